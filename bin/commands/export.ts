@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
-import { DEFAULT_INFRA, exportTrinity, TRINITY_TARGETS, TrinityExportError, type TrinityInfra, type TrinityTarget } from "../../compiler/emit/trinity.js";
+import { DEFAULT_INFRA, exportTrinity, TRINITY_TARGETS, TrinityExportError, type TrinityInfra, type TrinityTarget } from "../../targets/trinity/export.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";

@@ -1,15 +1,15 @@
 /**
  * `tcod import trinity CONFIG.yaml [--out FILE.tcod]`: a Trinity-RFT config as an idiomatic .tcod
  * file. The result is checked before it is written: it must compile, and exporting it must give back
- * every curriculum key of the config (compiler/import/trinity.ts CURRICULUM_KEYS).
+ * every curriculum key of the config (targets/trinity/import.ts CURRICULUM_KEYS).
  */
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, render } from "../../compiler/index.js";
-import { exportTrinity, TrinityExportError } from "../../compiler/emit/trinity.js";
-import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportError } from "../../compiler/import/trinity.js";
+import { exportTrinity, TrinityExportError } from "../../targets/trinity/export.js";
+import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportError } from "../../targets/trinity/import.js";
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
 
 export function register(program: Command): void {

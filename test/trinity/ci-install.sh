@@ -8,7 +8,7 @@
 #        TRINITY_PYTHON=VENV_DIR/bin/python npx vitest run test/trinity)
 set -euo pipefail
 VENV="${1:-.venv-trinity}"
-TRINITY_VERSION="${TRINITY_VERSION:-0.6.0}"   # compiler/emit/trinity.ts TRINITY_UPSTREAM_VERSION
+TRINITY_VERSION="${TRINITY_VERSION:-0.6.0}"   # targets/trinity/export.ts TRINITY_UPSTREAM_VERSION
 python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --upgrade pip
 "$VENV/bin/pip" install --quiet --no-deps "trinity-rft==${TRINITY_VERSION}"

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { compileFile } from "../../compiler/index.js";
-import { exportTrinity, TrinityExportError } from "../../compiler/emit/trinity.js";
-import { officialB2f, officialF2b, recogniseB2f, recogniseF2b, simplify } from "../../compiler/emit/trinity-plugin/recognise.js";
+import { exportTrinity, TrinityExportError } from "../../targets/trinity/export.js";
+import { officialB2f, officialF2b, recogniseB2f, recogniseF2b, simplify } from "../../targets/trinity/plugin/recognise.js";
 import type { ExprTree } from "../../plan/expr.js";
 import { atodPlan, b2fPlan, b2fTree, f2bPlan, f2bTree, makePlan, opdPlan, turnopdPlan, TCOD_AGENT } from "./plans.js";
 

@@ -3,7 +3,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { importTrinity, TrinityImportError, resolvedConfig } from "../../compiler/import/trinity.js";
+import { importTrinity, TrinityImportError, resolvedConfig } from "../../targets/trinity/import.js";
 
 const F2B = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the generated plugin's pure-Python core (compiler/emit/trinity-plugin/tcod_runtime/core.py)
+"""Runs the generated plugin's pure-Python core (targets/trinity/plugin/tcod_runtime/core.py)
 for tcod's tests, with no torch, numpy or Trinity installed.
 
   py_parity.py vectors PATH   check the shared signal vectors (test/vectors/signals.json) for every
@@ -14,7 +14,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "compiler", "emit", "trinity-plugin"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "targets", "trinity", "plugin"))
 from tcod_runtime import core  # noqa: E402
 
 TOL = 1e-9

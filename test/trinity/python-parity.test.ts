@@ -15,10 +15,10 @@ import { grpoAdvantages } from "../../runtime/signals/grpo.js";
 import { blendAdvantages, weightByTurn } from "../../runtime/signals/mixture.js";
 import { tdurWeights } from "../../runtime/signals/tdur.js";
 import { evalRef } from "../../plan/expr.js";
-import { exportTrinity } from "../../compiler/emit/trinity.js";
-import { readTemplates } from "../../compiler/emit/trinity-plugin/generate.js";
+import { exportTrinity } from "../../targets/trinity/export.js";
+import { readTemplates } from "../../targets/trinity/plugin/generate.js";
 import { atodPlan } from "./plans.js";
-import { officialB2f, officialF2b } from "../../compiler/emit/trinity-plugin/recognise.js";
+import { officialB2f, officialF2b } from "../../targets/trinity/plugin/recognise.js";
 import { b2fTree, f2bTree, TCOD_AGENT, tdurTree } from "./plans.js";
 import { rng } from "../helpers/prng.js";
 

@@ -5,8 +5,8 @@
  * repeat_times, teacher temperature, interpolation; ScienceWorld b2f with two eval sets).
  */
 import { describe, expect, it } from "vitest";
-import { exportTrinity } from "../../compiler/emit/trinity.js";
-import { curriculumDifferences, curriculumValues } from "../../compiler/import/trinity.js";
+import { exportTrinity } from "../../targets/trinity/export.js";
+import { curriculumDifferences, curriculumValues } from "../../targets/trinity/import.js";
 import { roundTrip } from "./roundtrip.js";
 
 const CONFIGS = [

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compileFile, render } from "../../compiler/index.js";
-import { importTrinity, resolvedConfig } from "../../compiler/import/trinity.js";
+import { importTrinity, resolvedConfig } from "../../targets/trinity/import.js";
 
 export function roundTrip(path: string) {
   const text = readFileSync(path, "utf8");

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileFile } from "../../compiler/index.js";
-import { exportTrinity, TrinityExportError, TRINITY_UPSTREAM_VERSION, type TrinityTarget } from "../../compiler/emit/trinity.js";
+import { exportTrinity, TrinityExportError, TRINITY_UPSTREAM_VERSION, type TrinityTarget } from "../../targets/trinity/export.js";
 import { atodPlan, b2fPlan, f2bPlan, opdPlan, turnopdPlan } from "./plans.js";
 import { roundTrip } from "./roundtrip.js";
 

@@ -52,12 +52,12 @@ type TemplateName = (typeof TEMPLATE_FILES)[number];
 
 /**
  * Where the templates are: beside this module when run from source; from the bundled CLI (dist/,
- * dist/chunks/…) under the package root's compiler/emit/trinity-plugin/, found by walking up.
+ * dist/chunks/…) under the package root's targets/trinity/plugin/, found by walking up.
  */
 function templateDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   const candidates = [here];
-  for (let d = here, i = 0; i < 6; i++, d = dirname(d)) candidates.push(join(d, "compiler", "emit", "trinity-plugin"));
+  for (let d = here, i = 0; i < 6; i++, d = dirname(d)) candidates.push(join(d, "targets", "trinity", "plugin"));
   for (const c of candidates) if (existsSync(join(c, "tcod_runtime", "core.py"))) return c;
   throw new Error(`tcod: cannot find the Trinity plugin templates (looked in ${candidates.join(", ")}); the installation is incomplete`);
 }

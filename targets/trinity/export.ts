@@ -18,8 +18,8 @@
 import { stringify } from "yaml";
 import { evalScalar, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
 import { nodeOf, nodesOf, type Plan, type AgentFormat } from "../../plan/schema.js";
-import { constantOverRun, recogniseB2f, recogniseF2b, treeOf } from "./trinity-plugin/recognise.js";
-import { generatePlugin, type PluginSpec, type PluginFiles } from "./trinity-plugin/generate.js";
+import { constantOverRun, recogniseB2f, recogniseF2b, treeOf } from "./plugin/recognise.js";
+import { generatePlugin, type PluginSpec, type PluginFiles } from "./plugin/generate.js";
 
 export type TrinityTarget = "tcod-fork" | "upstream";
 export const TRINITY_TARGETS: readonly TrinityTarget[] = ["tcod-fork", "upstream"];

@@ -1,6 +1,6 @@
 /**
  * Trinity-RFT config (YAML) → an idiomatic `.tcod` file (std/envs, std/tcod f2b/b2f, std/loss opd).
- * The inverse of compiler/emit/trinity.ts on every curriculum-relevant key: exporting the imported
+ * The inverse of targets/trinity/export.ts on every curriculum-relevant key: exporting the imported
  * file gives those keys back with the same values (test/trinity/roundtrip.test.ts).
  *
  * OmegaConf interpolation: `${oc.env:VAR,default}` becomes its default (tcod is pure and never reads
