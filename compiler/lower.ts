@@ -5,11 +5,12 @@
  */
 import type { Span } from "../grammar/ast.js";
 import { evalScalar, type ExprDef, type ScalarVars, type ValueRef } from "../plan/expr.js";
-import { NODE_IDS } from "../plan/nodes.js";
 import { PLAN_SCHEMA_ID } from "../plan/version.js";
+import { DEFAULT_LOG_RATIO_CLAMP } from "../plan/defaults.js";
 import type {
-  AdvantageTerm, AgentFormat, BackendSpec, EnvSpec, ModelSpec, Plan, PlanNode,
+  AdaptiveDepth, AdvantageTerm, AgentFormat, BackendSpec, EnvSpec, ModelSpec, Plan, PlanNode,
 } from "../plan/schema.js";
+import { methodGraph } from "./graph.js";
 import { AGGREGATES } from "./builtins.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { d } from "./diagnostics/index.js";
@@ -193,13 +194,14 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
 
   // ---- episode planner ----
   const planner: Extract<PlanNode, { kind: "EpisodePlanner" }>["params"] = { maxTurns, truncatedReward: 0 };
+  let adaptive: AdaptiveDepth | undefined;
   const horizon = val("horizon");
   if (horizon?.kind === "scalar") {
     L.range(horizon, "horizon", (v) => v >= 1, "≥ 1 turn", span("horizon"), maxTurns);
     planner.horizon = L.ref("horizon", horizon);
   } else if (horizon?.kind === "object") {
     const rule = horizon.fields.get("rule") as Obj;
-    planner.adaptive = {
+    adaptive = {
       probeEvery: num(horizon, "probe_every"), probeEpisodes: num(horizon, "probe_episodes"),
       rule: str(rule, "kind") === "coverage" ? { kind: "coverage", keep: num(rule, "keep") } : { kind: "divergence", ratio: num(rule, "ratio") },
       initial: Math.min(num(horizon, "initial"), maxTurns), min: num(horizon, "min"),
@@ -214,6 +216,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   // ---- loss ----
   const loss: Loss = (val("loss") as Loss | undefined) ?? { kind: "loss", terms: [{ kind: "opd", coef: { kind: "scalar", type: "number", dim: {}, level: "const", tree: { op: "const", value: 1 }, reads: [], span: cv.decl.nameSpan }, params: new Map(), span: cv.decl.nameSpan }], span: cv.decl.nameSpan };
   const terms: AdvantageTerm[] = [];
+  let grpo: { normalize: boolean; eps: number } | undefined;
   loss.terms.forEach((t, i) => {
     const id = `loss.${i}.${t.kind}.coef`;
     if (!L.checkLevel(t.coef, "step", span("loss"))) return;
@@ -229,7 +232,8 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
         ev.report(d.invalidValue({ what: "grpo term", detail: "GRPO needs at least 2 rollouts per task to form a group", hint: `Write \`batch: ${tasksPerStep} tasks × 8 rollouts\`.` }), t.span);
         L.ok = false;
       }
-      terms.push({ kind: "grpo", coef, normalize: constValue(param("normalize") as Scalar) !== 0, eps: constValue(param("eps") as Scalar) ?? 1e-6 });
+      terms.push({ kind: "grpo", coef });
+      grpo = { normalize: constValue(param("normalize") as Scalar) !== 0, eps: constValue(param("eps") as Scalar) ?? 1e-6 };
     } else terms.push({ kind: "sft", coef });
   });
   const mode = (loss.aggregate?.mode ?? "token_mean") as (typeof AGGREGATES)[number];
@@ -274,42 +278,27 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   const models: Record<string, ModelSpec> = { [teacherName]: lowerModel(teacher), [studentName]: lowerModel(student) };
   const envs: Record<string, EnvSpec> = { train: lowerEnv(env, maxTurns) };
 
-  const nodes: PlanNode[] = [
-    { id: NODE_IDS.TaskSampler, kind: "TaskSampler", params: { env: "train", tasksPerStep, rolloutsPerTask, seed } },
-    { id: NODE_IDS.EpisodePlanner, kind: "EpisodePlanner", params: planner },
-    { id: NODE_IDS.Rollout, kind: "Rollout", params: { student: studentName, env: "train", agent: "default", temperature: temperature ? L.ref("temperature", temperature) : 1.0 } },
-    { id: NODE_IDS.TeacherScore, kind: "TeacherScore", params: { teacher: teacherName, temperature: teacherTemp, topk: terms.some((t) => t.kind === "opd" && t.estimator === "topk") ? 20 : 0 } },
-    { id: NODE_IDS.TurnStats, kind: "TurnStats", params: {} },
-  ];
-  const edges: Plan["graph"]["edges"] = [
-    { from: "tasks.tasks", to: "planner.tasks" }, { from: "planner.episodes", to: "rollout.episodes" },
-    { from: "rollout.turns", to: "teacher.turns" }, { from: "teacher.scored", to: "stats.scored" },
-  ];
+  let turnWeights: Extract<PlanNode, { kind: "TurnWeights" }>["params"] | undefined;
   if (loss.weights) {
     L.checkLevel(loss.weights, "turn", span("loss"));
     // Always an expression, even when constant: the runtime evaluates it over the turns of a batch.
     L.exprs["turn_weights"] = { level: "turn", unit: "", tree: loss.weights.tree, origin: ctx.describe(loss.weights.span) };
-    nodes.push({ id: NODE_IDS.TurnWeights, kind: "TurnWeights", params: { weight: { expr: "turn_weights" } } });
-    edges.push({ from: "stats.stats", to: "weights.stats" }, { from: "weights.weighted", to: "advantage.turns" });
-  } else {
-    edges.push({ from: "stats.stats", to: "advantage.turns" });
+    turnWeights = { weight: { expr: "turn_weights" } };
   }
-  nodes.push(
-    { id: NODE_IDS.Advantage, kind: "Advantage", params: { terms, aggregate, rows: rows as "turn" } },
-    { id: NODE_IDS.Update, kind: "Update", params: {
-      optimizer: {
-        kind: "adamw", lr: lrS ? L.ref("lr", lrS) : 1e-6, betas: [betas[0]!, betas[1]!],
-        eps: opt ? num(opt, "eps") : 1e-8, weightDecay: opt ? num(opt, "weight_decay") : 0.01, gradClip: opt ? num(opt, "grad_clip") : 1.0,
-      },
-      lossFn: (opt ? str(opt, "loss_fn") : "ppo") as "ppo", clip: opt ? num(opt, "clip") : 0.2, trainBatchTurns: trainBatch, staleness,
-    } },
-    { id: NODE_IDS.WeightSync, kind: "WeightSync", params: { every: 1 } },
-  );
-  edges.push({ from: "advantage.rows", to: "update.rows" }, { from: "update.version", to: "sync.version" });
+  const rollout = { student: studentName, env: "train", agent: "default", temperature: temperature ? L.ref("temperature", temperature) : 1.0 };
+  const update: Extract<PlanNode, { kind: "Update" }>["params"] = {
+    optimizer: {
+      kind: "adamw", lr: lrS ? L.ref("lr", lrS) : 1e-6, betas: [betas[0]!, betas[1]!],
+      eps: opt ? num(opt, "eps") : 1e-8, weightDecay: opt ? num(opt, "weight_decay") : 0.01, gradClip: opt ? num(opt, "grad_clip") : 1.0,
+    },
+    lossFn: (opt ? str(opt, "loss_fn") : "ppo") as "ppo", clip: opt ? num(opt, "clip") : 0.2, logRatioClamp: DEFAULT_LOG_RATIO_CLAMP,
+    trainBatchTurns: trainBatch, staleness,
+  };
 
   const evals = val("eval");
   const evalList = !evals ? [] : evals.kind === "list" ? (evals.items as Obj[]) : [evals as Obj];
   const usedNames = new Set<string>();
+  const evalNodes: Extract<PlanNode, { kind: "Evaluate" }>["params"][] = [];
   for (const e of evalList) {
     const eenv = e.fields.get("env") as Obj;
     let name = str(e, "name") || str(eenv, "split");
@@ -317,11 +306,20 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     usedNames.add(name);
     const evMax = num(e, "max_turns") || maxTurnsFor(eenv, env, maxTurns);
     envs[`eval-${name}`] = lowerEnv(eenv, evMax);
-    nodes.push({ id: `${NODE_IDS.Evaluate}-${name}`, kind: "Evaluate", params: {
+    evalNodes.push({
       name, env: `eval-${name}`, every: num(e, "every"), tasks: num(e, "tasks"), temperature: num(e, "temperature"), maxTurns: evMax, atStart: bool(e, "at_start"),
-    } });
+      student: studentName, agent: "default",
+    });
   }
-  nodes.push({ id: NODE_IDS.Checkpoint, kind: "Checkpoint", params: { every: checkpointEvery } });
+  const graph = methodGraph({
+    tasks: { env: "train", tasksPerStep, rolloutsPerTask, seed },
+    planner, ...(adaptive ? { adaptive } : {}), rollout,
+    teacher: { teacher: teacherName, temperature: teacherTemp, topk: terms.some((t) => t.kind === "opd" && t.estimator === "topk") ? 20 : 0,
+      distributions: terms.some((t) => t.kind === "opd" && t.estimator === "full") },
+    ...(turnWeights ? { turnWeights } : {}), ...(grpo ? { grpo } : {}),
+    advantage: { terms, aggregate, rows: rows as "turn" }, update, sync: { every: 1 },
+    evals: evalNodes, checkpoint: { every: checkpointEvery },
+  });
 
   if (!L.ok || ev.sink.errorCount > errorsBefore) return undefined;
   return {
@@ -332,7 +330,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     clock: { steps, seed },
     resources: { models, envs, agents: { default: agent } },
     exprs: L.exprs,
-    graph: { nodes, edges },
+    graph,
     ...(ctx.extensions ? { extensions: ctx.extensions } : {}),
   };
 }

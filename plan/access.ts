@@ -1,12 +1,25 @@
 /** zod-free helpers over a plan: find nodes, print deterministically. */
-import type { NodeKind, NodeOf, Plan } from "./schema.js";
+import { NODE_IDS } from "./nodes.js";
+import type { AdaptiveDepth, NodeKind, NodeOf, Plan } from "./schema.js";
 
-/** The node of a kind in a plan, if present (a plan holds at most one node of each kind). */
+/**
+ * The node of a kind: the one with the kind's conventional id (plan/nodes.ts NODE_IDS) when there is
+ * one — the main chain's node where a method adds a second (the TurnOPD probe's Rollout and
+ * TeacherScore) — else the first of the kind.
+ */
 export function nodeOf<K extends NodeKind>(plan: Plan, kind: K): NodeOf<K> | undefined {
-  return plan.graph.nodes.find((n) => n.kind === kind) as NodeOf<K> | undefined;
+  const all = nodesOf(plan, kind);
+  return all.find((n) => n.id === NODE_IDS[kind]) ?? all[0];
 }
 export function nodesOf<K extends NodeKind>(plan: Plan, kind: K): NodeOf<K>[] {
   return plan.graph.nodes.filter((n) => n.kind === kind) as NodeOf<K>[];
+}
+
+/** TurnOPD adaptive depth (the Probe and DepthRule nodes), if the plan has it. */
+export function adaptiveDepthOf(plan: Plan): AdaptiveDepth | undefined {
+  const probe = nodeOf(plan, "Probe"), rule = nodeOf(plan, "DepthRule");
+  if (!probe || !rule) return undefined;
+  return { probeEvery: probe.params.every, probeEpisodes: probe.params.episodes, rule: rule.params.rule, initial: rule.params.initial, min: rule.params.min };
 }
 
 /** Deterministic JSON: keys sorted, two-space indent, trailing newline. Same plan → same bytes. */

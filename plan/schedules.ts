@@ -25,7 +25,7 @@ export function planSchedules(plan: Plan): Schedule[] {
   };
   const planner = nodeOf(plan, "EpisodePlanner");
   if (planner) {
-    push("horizon", planner.params.horizon ?? (planner.params.adaptive ? undefined : planner.params.maxTurns), "turns");
+    push("horizon", planner.params.horizon ?? (nodeOf(plan, "DepthRule") ? undefined : planner.params.maxTurns), "turns");
     push("prefix", planner.params.prefix, "turns");
   }
   const adv = nodeOf(plan, "Advantage");

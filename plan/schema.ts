@@ -1,10 +1,14 @@
 /**
- * The plan: schema `tcod.plan/1`, the one contract between compiler and runtime.
- * The compiler validates a plan before writing it; the runtime validates it on load.
+ * The plan: schema `tcod.plan/2`, the one contract between compiler and runtime.
+ * The compiler validates a plan before writing it; the runtime validates it on load. Validation is
+ * the zod schema below, then the graph check (plan/graph.ts): edges against the typed ports of
+ * plan/nodes.ts. A `tcod.plan/1` plan is converted on load (plan/convert.ts).
  */
 import { z } from "zod";
 import { ExprDefSchema, ValueRefSchema } from "./expr-schema.js";
-import { PLAN_SCHEMA_ID } from "./version.js";
+import { PLAN_SCHEMA_ID, PLAN_SCHEMA_V1 } from "./version.js";
+import { checkGraph } from "./graph.js";
+import { convertPlanV1, PlanVersionError } from "./convert.js";
 
 export { PLAN_SCHEMA_ID };
 
@@ -130,23 +134,26 @@ export const AdvantageTermSchema = z.discriminatedUnion("kind", [
   /** c·(log p_T − log p_S) on sampled tokens (k1); `topk`/`full` use richer teacher output. */
   z.object({ kind: z.literal("opd"), coef: Ref, estimator: z.enum(["k1", "topk", "full"]) }).strict(),
   /** Group-normalised episode reward broadcast to the episode's tokens. */
-  z.object({ kind: z.literal("grpo"), coef: Ref, normalize: z.boolean(), eps: z.number() }).strict(),
-  /** Cross-entropy on expert demonstrations. */
+  /** Its advantages come from the GroupAdvantage node wired to the Advantage node's `grpo` input. */
+  z.object({ kind: z.literal("grpo"), coef: Ref }).strict(),
+  /** Cross-entropy on expert demonstrations (a Demonstrations node wired to TurnStats `demos`). */
   z.object({ kind: z.literal("sft"), coef: Ref }).strict(),
 ]);
 export type AdvantageTerm = z.infer<typeof AdvantageTermSchema>;
 
-export const AdaptiveDepthSchema = z.object({
-  probeEvery: PosInt,
-  probeEpisodes: PosInt,
-  rule: z.discriminatedUnion("kind", [
-    z.object({ kind: z.literal("coverage"), keep: z.number().min(0).max(1) }).strict(),
-    z.object({ kind: z.literal("divergence"), ratio: z.number().positive() }).strict(),
-  ]),
-  initial: PosInt,
-  min: PosInt,
-}).strict();
-export type AdaptiveDepth = z.infer<typeof AdaptiveDepthSchema>;
+export const DepthRuleSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("coverage"), keep: z.number().min(0).max(1) }).strict(),
+  z.object({ kind: z.literal("divergence"), ratio: z.number().positive() }).strict(),
+]);
+
+/** TurnOPD adaptive depth as a whole (the Probe and DepthRule nodes together): `adaptiveDepthOf(plan)`. */
+export interface AdaptiveDepth {
+  probeEvery: number;
+  probeEpisodes: number;
+  rule: z.infer<typeof DepthRuleSchema>;
+  initial: number;
+  min: number;
+}
 
 export const NodeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("TaskSampler"), params: z.object({
@@ -158,20 +165,46 @@ export const NodeSchema = z.discriminatedUnion("kind", [
     horizon: Ref.optional(),
     /** Expert-prefix length to replay (TCOD-b2f); the student gets maxTurns − prefix turns. */
     prefix: Ref.optional(),
-    adaptive: AdaptiveDepthSchema.optional(),
     /** Reward of a training episode cut by the horizon before the env is done (TCOD: 0). */
     truncatedReward: z.number(),
+  }).strict() }).strict(),
+  z.object({ id: z.string(), kind: z.literal("Probe"), params: z.object({
+    /** Env whose split the probe tasks come from (a seeded permutation per probe step). */
+    env: z.string(),
+    every: PosInt,
+    episodes: PosInt,
+    /** Probe episodes run the full horizon. */
+    maxTurns: PosInt,
+    truncatedReward: z.number(),
+  }).strict() }).strict(),
+  z.object({ id: z.string(), kind: z.literal("DepthRule"), params: z.object({
+    rule: DepthRuleSchema,
+    /** Cap before the first probe. */
+    initial: PosInt,
+    min: PosInt,
+    maxTurns: PosInt,
+  }).strict() }).strict(),
+  z.object({ id: z.string(), kind: z.literal("Demonstrations"), params: z.object({
+    env: z.string(), agent: z.string(), maxTurns: PosInt,
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("Rollout"), params: z.object({
     student: z.string(), env: z.string(), agent: z.string(), temperature: Ref,
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("TeacherScore"), params: z.object({
-    teacher: z.string(), temperature: z.number(), topk: Int.min(0),
+    teacher: z.string(), temperature: z.number(),
+    /** Top-k alternatives the teacher (and the student) report per token; 0 = none (the topk estimator needs ≥ 1). */
+    topk: Int.min(0),
+    /** Keep the teacher's full next-token distributions (the opd "full" estimator). */
+    distributions: z.boolean(),
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("TurnStats"), params: z.object({}).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("TurnWeights"), params: z.object({
     /** A turn-level expression; its values multiply each turn's advantages. */
     weight: z.object({ expr: z.string() }).strict(),
+  }).strict() }).strict(),
+  z.object({ id: z.string(), kind: z.literal("GroupAdvantage"), params: z.object({
+    /** Divide by the group's reward std (+ eps), or only centre on the group mean. */
+    normalize: z.boolean(), eps: z.number(),
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("Advantage"), params: z.object({
     terms: z.array(AdvantageTermSchema).min(1), aggregate: AggregateSchema,
@@ -185,6 +218,8 @@ export const NodeSchema = z.discriminatedUnion("kind", [
     }).strict(),
     lossFn: z.enum(["importance_sampling", "ppo"]),
     clip: z.number(),
+    /** importance_sampling: the log-ratio log π − log π_old is clamped to [−c, c] before exp (runtime/signals/losses.ts). */
+    logRatioClamp: z.number().positive(),
     /** Turns per optimiser update (Trinity train_batch_size); 0 = every turn of the step at once. */
     trainBatchTurns: Int.min(0),
     /** Drop samples whose policy version is older than step − staleness (0 = synchronous). */
@@ -194,6 +229,8 @@ export const NodeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("Evaluate"), params: z.object({
     name: z.string(), env: z.string(), every: PosInt, tasks: PosInt, temperature: z.number(), maxTurns: PosInt,
     atStart: z.boolean(),
+    /** The model and agent format it plays with (the Rollout node's). */
+    student: z.string(), agent: z.string(),
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("Checkpoint"), params: z.object({ every: PosInt }).strict() }).strict(),
 ]);
@@ -201,9 +238,12 @@ export type PlanNode = z.infer<typeof NodeSchema>;
 export type NodeKind = PlanNode["kind"];
 export type NodeOf<K extends NodeKind> = Extract<PlanNode, { kind: K }>;
 
+/** `node.port` → `node.port`. `clock`: the value crosses to the next step (the only way a cycle may close). */
 export const EdgeSchema = z.object({
   from: z.string().regex(/^[\w-]+\.[\w]+$/), to: z.string().regex(/^[\w-]+\.[\w]+$/),
+  clock: z.boolean().optional(),
 }).strict();
+export type PlanEdge = z.infer<typeof EdgeSchema>;
 
 export const PlanSchema = z.object({
   schema: z.literal(PLAN_SCHEMA_ID),
@@ -232,15 +272,33 @@ export class PlanError extends Error {
   constructor(message: string, readonly issues: { path: string; message: string }[]) { super(message); }
 }
 
-/** Validates unknown data as a plan; errors name the JSON path of each problem. */
+/**
+ * Validates unknown data as a plan: the schema, then the graph (plan/graph.ts). A tcod.plan/1 plan
+ * is converted first (plan/convert.ts). Errors name the JSON path of each problem, and graph errors
+ * the edge or node.
+ */
 export function parsePlan(data: unknown): Plan {
-  const r = PlanSchema.safeParse(data);
-  if (r.success) return r.data;
-  const issues = r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
-  throw new PlanError(
-    `invalid plan (${PLAN_SCHEMA_ID}):\n` + issues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"),
-    issues,
-  );
+  let input = data;
+  if (input && typeof input === "object" && (input as { schema?: unknown }).schema === PLAN_SCHEMA_V1) {
+    try {
+      input = convertPlanV1(input as Record<string, unknown>);
+    } catch (e) {
+      if (e instanceof PlanVersionError) throw new PlanError(e.message, [{ path: "$.schema", message: e.message }]);
+      throw e;
+    }
+  }
+  const r = PlanSchema.safeParse(input);
+  if (!r.success) {
+    const issues = r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+    const v = input && typeof input === "object" ? (input as { schema?: unknown }).schema : undefined;
+    const hint = typeof v === "string" && v !== PLAN_SCHEMA_ID ? ` (this plan says "${v}"; recompile it from its source with \`tcod compile FILE.tcod\`)` : "";
+    throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID})${hint}:\n` + issues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), issues);
+  }
+  const graphIssues = checkGraph(r.data);
+  if (graphIssues.length > 0) {
+    throw new PlanError(`invalid plan graph:\n` + graphIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), graphIssues);
+  }
+  return r.data;
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
@@ -253,4 +311,4 @@ export function planJsonSchema(): unknown {
   return z.toJSONSchema(PlanSchema, { unrepresentable: "any" });
 }
 
-export { nodeOf, nodesOf, stringifyPlan } from "./access.js";
+export { adaptiveDepthOf, nodeOf, nodesOf, stringifyPlan } from "./access.js";

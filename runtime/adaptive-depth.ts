@@ -75,7 +75,7 @@ export function divergenceCap(kl: readonly number[], ratio: number, minBaseline 
 }
 
 /** The new cap after a probe: the rule's value, shrinking at most one turn per probe, within [min, hMax]. */
-export function nextAdaptiveCap(rule: AdaptiveDepth, profile: ProbeProfile, lastCap: number, hMax: number): number {
+export function nextAdaptiveCap(rule: Pick<AdaptiveDepth, "rule" | "min">, profile: ProbeProfile, lastCap: number, hMax: number): number {
   const raw = rule.rule.kind === "coverage"
     ? coverageCap(profile.running, rule.rule.keep)
     : divergenceCap(profile.kl, rule.rule.ratio);

@@ -28,8 +28,8 @@ export class CurriculumState {
   probes: ProbeRecord[] = [];
 
   constructor(private readonly plan: Plan, private readonly ext: ExtFns = {}) {
-    const planner = plan.graph.nodes.find((n) => n.kind === "EpisodePlanner");
-    this.adaptiveCap = planner?.kind === "EpisodePlanner" && planner.params.adaptive ? planner.params.adaptive.initial : null;
+    const depth = plan.graph.nodes.find((n) => n.kind === "DepthRule");
+    this.adaptiveCap = depth?.kind === "DepthRule" ? depth.params.initial : null;
   }
 
   stepVars(step: number): ScalarVars {

@@ -122,6 +122,8 @@ export interface StudentBackend {
   /** forward_backward over rows, then one optimiser step. */
   train(rows: TrainRow[], opt: {
     lr: number; lossFn: "importance_sampling" | "ppo"; clip: number; gradClip: number;
+    /** importance_sampling: clamp of the log-ratio before exp (runtime/signals/losses.ts); absent = the default bound. */
+    logRatioClamp?: number;
     /** AdamW settings from the plan's optimizer, where the backend runs the optimiser itself. */
     betas?: [number, number]; eps?: number; weightDecay?: number;
   }): Promise<TrainStats>;

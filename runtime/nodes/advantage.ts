@@ -2,9 +2,10 @@
  * Advantage: the per-token advantage of the learner batch, Σ_terms (coef(step) · term), each turn
  * scaled by its TurnWeights value when the plan has one.
  * - opd (k1): c·(log p_T − log p_S) on sampled tokens (Trinity `multi_turn_opd`);
- * - grpo: group-normalised episode reward broadcast to the episode's tokens;
- * - sft: c on every token of the expert demonstrations (nodes/demonstrations.ts), 0 on student
- *   tokens; opd and grpo are 0 on demonstrations (teacher logprobs = student's, singleton groups).
+ * - grpo: c × the group-normalised episode rewards of the `grpo` input (a GroupAdvantage node);
+ * - sft: c on every token of the expert demonstrations (signals/sft.ts; the rows that came in
+ *   through TurnStats `demos`), 0 on student tokens; opd and grpo are 0 on demonstrations (teacher
+ *   logprobs = student's, singleton groups).
  * - opd with estimator "full": no advantage; its coefficient goes into per-token exact-KL
  *   coefficients (`klCoefs`), which Update passes to the student with the teacher's full
  *   distributions, so the loss adds c·KL(p_S(·|t) ‖ q_t) at each student token (grpo/sft terms
@@ -14,9 +15,21 @@
 import type { NodeOf } from "../../plan/schema.js";
 import { opdAdvantages, opdAdvantagesFromKl } from "../signals/opd.js";
 import { klEstimate, topKReverseKl } from "../signals/kl.js";
-import { grpoAdvantages } from "../signals/grpo.js";
+import { sftAdvantages } from "../signals/sft.js";
 import type { RunContext } from "./context.js";
+import { input, type AdvantageData, type Executor } from "./executor.js";
 import type { LearnerBatch } from "./turn-stats.js";
+import { aggregationAt } from "./update.js";
+
+export const advantageExecutor: Executor<"Advantage"> = {
+  async run(node, inputs, ctx) {
+    const batch = input<LearnerBatch>(inputs, "stats")!;
+    const grpo = input<AdvantageData>(inputs, "grpo");
+    const r = runAdvantage(node, ctx, batch, ctx.step, input<Float64Array>(inputs, "weights"), grpo?.advantages);
+    const out: AdvantageData = { batch, ...r, aggregate: aggregationAt(ctx, node.params.aggregate, ctx.step) };
+    return { advantages: out };
+  },
+};
 
 export interface AdvantageResult {
   advantages: Float64Array;
@@ -28,21 +41,12 @@ export interface AdvantageResult {
 
 export class UnsupportedTermError extends Error {}
 
-export const usesTopk = (node: NodeOf<"Advantage">): boolean => node.params.terms.some((t) => t.kind === "opd" && t.estimator === "topk");
-
-export function checkAdvantageSupported(node: NodeOf<"Advantage">, teacher?: NodeOf<"TeacherScore">): void {
-  if (usesTopk(node) && teacher && teacher.params.topk < 1) {
-    throw new UnsupportedTermError(`the opd estimator "topk" needs TeacherScore topk ≥ 1 (got ${teacher.params.topk}); set how many alternatives the teacher reports`);
-  }
-}
-
 /** Does the loss have an exact-KL (opd "full") term, so TeacherScore asks for full distributions? */
 export const usesFull = (node: NodeOf<"Advantage">): boolean => node.params.terms.some((t) => t.kind === "opd" && t.estimator === "full");
 
-/** Does the loss have an sft term (so the explorer builds demonstrations)? */
-export const needsDemonstrations = (node: NodeOf<"Advantage">): boolean => node.params.terms.some((t) => t.kind === "sft");
-
-export function runAdvantage(node: NodeOf<"Advantage">, ctx: RunContext, batch: LearnerBatch, step: number, turnWeights?: Float64Array): AdvantageResult {
+export function runAdvantage(
+  node: NodeOf<"Advantage">, ctx: Pick<RunContext, "state">, batch: LearnerBatch, step: number, turnWeights?: Float64Array, groupAdvantages?: Float64Array,
+): AdvantageResult {
   const n = batch.layout.mask.length;
   const adv = new Float64Array(n);
   let klCoefs: Float64Array | undefined;
@@ -63,19 +67,13 @@ export function runAdvantage(node: NodeOf<"Advantage">, ctx: RunContext, batch: 
           : opdAdvantages(batch.layout, batch.logpStudent, batch.logpTeacher, { coef: c });
         break;
       case "grpo": {
-        const g = grpoAdvantages(batch.layout, batch.rewards, batch.groupOf, batch.episodeOfRow, { normalize: term.normalize, eps: term.eps });
-        a = g.map((x) => c * x);
+        if (!groupAdvantages) throw new UnsupportedTermError("the grpo term needs group advantages on the Advantage node's grpo input (a GroupAdvantage node)");
+        a = groupAdvantages.map((x) => c * x);
         break;
       }
-      case "sft": {
-        a = new Float64Array(n);
-        const { rowStart, mask } = batch.layout;
-        for (let r = 0; r < batch.rows.length; r++) {
-          if (batch.episodeOfRow[r]! < batch.studentEpisodes) continue;
-          for (let t = rowStart[r]!; t < rowStart[r + 1]!; t++) a[t] = c * mask[t]!;
-        }
+      case "sft":
+        a = sftAdvantages(batch.layout, c, Uint8Array.from(batch.episodeOfRow, (e) => (e >= batch.studentEpisodes ? 1 : 0)));
         break;
-      }
     }
     for (let t = 0; t < n; t++) adv[t]! += a[t]!;
   }

@@ -12,11 +12,19 @@ import { runEpisode, type EpisodeSpec, type Sampler } from "../rollout.js";
 import type { ExperienceRow } from "../replay.js";
 import { turnRows } from "../replay.js";
 import type { RunContext } from "./context.js";
+import { input, type Executor, type PortData } from "./executor.js";
 import type { SampledTask } from "./task-sampler.js";
 import { withRetries } from "./retry.js";
 
 /** Episode indices of demonstrations sort after the step's student episodes. */
 export const DEMO_EPISODE_BASE = 1_000_000;
+
+export const demonstrationsExecutor: Executor<"Demonstrations"> = {
+  async run(node, inputs, ctx) {
+    const t = input<PortData["Tasks"]>(inputs, "tasks")!;
+    return { demos: await buildDemonstrations(ctx, node.params.env, node.params.agent, t.tasks, ctx.step, ctx.syncedStep, node.params.maxTurns) };
+  },
+};
 
 export async function buildDemonstrations(
   ctx: RunContext, envId: string, agentId: string, tasks: SampledTask[], step: number, policyStep: number, maxTurns: number,

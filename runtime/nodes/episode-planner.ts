@@ -1,6 +1,6 @@
 /**
  * EpisodePlanner: the schedule in force for each episode of a step (reference §1.5–1.6).
- * - horizon cap H (TCOD-f2b) or the TurnOPD adaptive cap; the student plays min(H, Hmax − p) turns;
+ * - horizon cap H (TCOD-f2b) or the TurnOPD adaptive cap (the `depth` input); the student plays min(H, Hmax − p) turns;
  * - expert prefix p (TCOD-b2f), from the plan's episode-level expression with
  *   `episode.expert_length` = L (0 when the task has no expert path); p is floored and clamped to
  *   [0, L] (the official formula already keeps it ≤ L − 1), and the student gets Hmax − p turns.
@@ -8,23 +8,34 @@
  */
 import type { NodeOf } from "../../plan/schema.js";
 import { mixSeed, SEED_PURPOSE } from "../seeds.js";
-import type { EpisodeSpec } from "../rollout.js";
 import type { RunContext } from "./context.js";
+import { input, type EpisodePlan, type Executor, type PortData } from "./executor.js";
 import type { SampledTask } from "./task-sampler.js";
 
 export interface PlannerInput {
   tasks: SampledTask[];
   rolloutsPerTask: number;
   envId: string;
-  temperature: number;
   step: number;
+  /** The TurnOPD adaptive cap (DepthRule), when the planner's `depth` input is connected. */
+  depth?: number;
 }
 
-export async function runEpisodePlanner(node: NodeOf<"EpisodePlanner">, ctx: RunContext, input: PlannerInput): Promise<EpisodeSpec[]> {
+export const episodePlannerExecutor: Executor<"EpisodePlanner"> = {
+  async run(node, inputs, ctx) {
+    const t = input<PortData["Tasks"]>(inputs, "tasks")!;
+    const depth = input<number>(inputs, "depth");
+    return { plans: await runEpisodePlanner(node, ctx, {
+      tasks: t.tasks, rolloutsPerTask: t.rolloutsPerTask, envId: t.env, step: ctx.step, ...(depth !== undefined ? { depth } : {}),
+    }) };
+  },
+};
+
+export async function runEpisodePlanner(node: NodeOf<"EpisodePlanner">, ctx: RunContext, input: PlannerInput): Promise<EpisodePlan[]> {
   const p = node.params;
   const pool = ctx.envs.get(input.envId)!;
   const needsExpert = p.prefix !== undefined || ctx.state.reads(p.horizon, "episode.expert_length");
-  const specs: EpisodeSpec[] = [];
+  const specs: EpisodePlan[] = [];
   for (const { task, group } of input.tasks) {
     let expert: readonly string[] = [];
     if (needsExpert) {
@@ -32,7 +43,7 @@ export async function runEpisodePlanner(node: NodeOf<"EpisodePlanner">, ctx: Run
     }
     const vars = ctx.state.episodeVars(input.step, expert.length, p.maxTurns);
     let cap = p.maxTurns;
-    if (p.adaptive) cap = ctx.state.adaptiveCap ?? p.adaptive.initial;
+    if (input.depth !== undefined) cap = input.depth;
     else if (p.horizon !== undefined) cap = Math.floor(ctx.state.atEpisode(p.horizon, vars));
     if (cap < 1) throw new Error(`the horizon evaluates to ${cap} turns at step ${input.step}; it must be at least 1 turn`);
     cap = Math.min(cap, p.maxTurns);
@@ -44,7 +55,7 @@ export async function runEpisodePlanner(node: NodeOf<"EpisodePlanner">, ctx: Run
       const index = group * input.rolloutsPerTask + r;
       specs.push({
         index, task, group, prefixActions: expert.slice(0, prefix), studentTurns, capped: studentTurns < budget,
-        truncatedReward: p.truncatedReward, temperature: input.temperature,
+        truncatedReward: p.truncatedReward,
         seed: mixSeed(ctx.seed, SEED_PURPOSE.sample, input.step, index), horizon: cap, expertLength: expert.length,
       });
     }

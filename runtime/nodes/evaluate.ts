@@ -8,13 +8,22 @@ import type { NodeOf } from "../../plan/schema.js";
 import type { EpisodeSpec } from "../rollout.js";
 import { mixSeed, SEED_PURPOSE } from "../seeds.js";
 import type { RunContext } from "./context.js";
-import { runRollout } from "./rollout.js";
+import { input, type Executor, type PortData } from "./executor.js";
+import { playEpisodes } from "./rollout.js";
 
 export interface EvalRow {
   kind: "eval"; name: string; step: number; successRate: number; meanReward: number; meanTurns: number; episodes: number;
 }
 
-export async function runEvaluate(node: NodeOf<"Evaluate">, rollout: NodeOf<"Rollout">, ctx: RunContext, step: number): Promise<EvalRow> {
+/** Evaluates the weights on its `policy` input; the run state calls it at the clock points of `every` (and step 0 with atStart). */
+export const evaluateExecutor: Executor<"Evaluate"> = {
+  async run(node, inputs, ctx) {
+    const policy = input<PortData["Weights"]>(inputs, "policy")!;
+    return { metrics: await runEvaluate(node, ctx, ctx.step, policy.step) };
+  },
+};
+
+export async function runEvaluate(node: NodeOf<"Evaluate">, ctx: RunContext, step: number, policyStep: number): Promise<EvalRow> {
   const p = node.params;
   const spec = ctx.plan.resources.envs[p.env];
   const pool = ctx.envs.get(p.env);
@@ -26,7 +35,7 @@ export async function runEvaluate(node: NodeOf<"Evaluate">, rollout: NodeOf<"Rol
     truncatedReward: 0, temperature: p.temperature, seed: mixSeed(ctx.seed, SEED_PURPOSE.eval, i),
     horizon: p.maxTurns, expertLength: 0,
   }));
-  const records = await runRollout(rollout, ctx, episodes, p.env);
+  const records = await playEpisodes({ agent: p.agent, env: p.env }, ctx, episodes, policyStep);
   const n = records.length;
   return {
     kind: "eval", name: p.name, step,

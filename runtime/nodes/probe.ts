@@ -1,37 +1,43 @@
 /**
- * The TurnOPD probe (EpisodePlanner.adaptive): `probeEpisodes` full-horizon episodes with the
- * current student, scored by the teacher; their per-turn profile moves the cap (adaptive-depth.ts).
+ * The TurnOPD branch of the graph. Probe: every `every` steps, `episodes` full-horizon episodes on
+ * tasks of a seeded permutation of the env's split (nothing on other steps); a Rollout and a
+ * TeacherScore node play and score them like any episodes. DepthRule: from the scored probe
+ * episodes' per-turn KL profile it moves the adaptive cap (adaptive-depth.ts) and records the probe
+ * in the curriculum state; it outputs the cap in force every step (the planner's `depth` input).
  */
-import type { NodeOf } from "../../plan/schema.js";
-import { nextAdaptiveCap, probeProfile, type ProbeProfile } from "../adaptive-depth.js";
-import type { EpisodeSpec } from "../rollout.js";
+import { nextAdaptiveCap, probeProfile } from "../adaptive-depth.js";
+import type { ScoredEpisode } from "../replay.js";
 import { mixSeed, permutation, SEED_PURPOSE } from "../seeds.js";
-import type { RunContext } from "./context.js";
-import { runRollout } from "./rollout.js";
-import { runTeacherScore } from "./teacher-score.js";
+import { turnKlMeans } from "../signals/kl.js";
+import { input, type EpisodePlan, type Executor } from "./executor.js";
 
-export async function runProbe(
-  planner: NodeOf<"EpisodePlanner">, rollout: NodeOf<"Rollout">, teacher: NodeOf<"TeacherScore">, ctx: RunContext,
-  step: number, temperature: number,
-): Promise<{ cap: number; profile: ProbeProfile }> {
-  const a = planner.params.adaptive!;
-  const spec = ctx.plan.resources.envs[rollout.params.env]!;
-  const all = await ctx.envs.get(rollout.params.env)!.tasks(spec.split);
-  const perm = permutation(all.length, mixSeed(ctx.seed, SEED_PURPOSE.probe, step));
-  const episodes: EpisodeSpec[] = Array.from({ length: a.probeEpisodes }, (_, i) => ({
-    index: i, task: all[perm[i % all.length]!]!, group: i, prefixActions: [], studentTurns: planner.params.maxTurns,
-    capped: false, truncatedReward: planner.params.truncatedReward, temperature,
-    seed: mixSeed(ctx.seed, SEED_PURPOSE.probe, step, i), horizon: planner.params.maxTurns, expertLength: 0,
-  }));
-  const scored = await runTeacherScore(teacher, ctx, await runRollout(rollout, ctx, episodes));
-  const profile = probeProfile(scored.map((e) => ({
-    turnKl: e.record.turns.map((t, i) => {
-      const tl = e.teacher[i]!;
-      let s = 0;
-      for (let j = 0; j < t.logprobs.length; j++) s += t.logprobs[j]! - tl[j]!;
-      return t.logprobs.length > 0 ? s / t.logprobs.length : 0;
-    }),
-  })));
-  const last = ctx.state.adaptiveCap ?? a.initial;
-  return { cap: nextAdaptiveCap(a, profile, last, planner.params.maxTurns), profile };
-}
+export const probeExecutor: Executor<"Probe"> = {
+  async run(node, _inputs, ctx) {
+    const p = node.params;
+    if (ctx.step % p.every !== 0) return {};
+    const spec = ctx.plan.resources.envs[p.env];
+    const pool = ctx.envs.get(p.env);
+    if (!spec || !pool) throw new Error(`Probe: env ${p.env} is not in the plan's resources`);
+    const all = await pool.tasks(spec.split);
+    const perm = permutation(all.length, mixSeed(ctx.seed, SEED_PURPOSE.probe, ctx.step));
+    const plans: EpisodePlan[] = Array.from({ length: p.episodes }, (_, i) => ({
+      index: i, task: all[perm[i % all.length]!]!, group: i, prefixActions: [], studentTurns: p.maxTurns,
+      capped: false, truncatedReward: p.truncatedReward,
+      seed: mixSeed(ctx.seed, SEED_PURPOSE.probe, ctx.step, i), horizon: p.maxTurns, expertLength: 0,
+    }));
+    return { plans };
+  },
+};
+
+export const depthRuleExecutor: Executor<"DepthRule"> = {
+  async run(node, inputs, ctx) {
+    const p = node.params;
+    const scored = input<ScoredEpisode[]>(inputs, "scores");
+    if (scored) {
+      const profile = probeProfile(scored.map((e) => ({ turnKl: turnKlMeans(e.record.turns.map((t) => t.logprobs), e.teacher) })));
+      const cap = nextAdaptiveCap(p, profile, ctx.state.adaptiveCap ?? p.initial, p.maxTurns);
+      ctx.state.recordProbe(ctx.step, cap, profile);
+    }
+    return { depth: ctx.state.adaptiveCap ?? p.initial };
+  },
+};

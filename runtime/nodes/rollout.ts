@@ -1,10 +1,13 @@
 /**
  * Rollout: plays the planned episodes concurrently (bounded by the env pool and the student's
- * concurrency limit), each with retries on env/backend faults. Results come back in episode order.
+ * concurrency limit), each with retries on env/backend faults, at the node's temperature for the
+ * step. Results come back in episode order; each records the policy step it sampled with (the
+ * `policy` input, which reaches the explorer through the step clock).
  */
 import type { NodeOf } from "../../plan/schema.js";
 import { runEpisode, type EpisodeRecord, type EpisodeSpec, type Sampler } from "../rollout.js";
 import type { RunContext } from "./context.js";
+import { input, type EpisodePlan, type Executor, type PortData } from "./executor.js";
 import { withRetries } from "./retry.js";
 
 export function studentSampler(ctx: RunContext): Sampler {
@@ -15,17 +18,26 @@ export function studentSampler(ctx: RunContext): Sampler {
   };
 }
 
-export async function runRollout(
-  node: NodeOf<"Rollout">, ctx: RunContext, episodes: EpisodeSpec[], envId = node.params.env,
+export const rolloutExecutor: Executor<"Rollout"> = {
+  async run(node, inputs, ctx) {
+    const plans = input<EpisodePlan[]>(inputs, "plans")!;
+    const policy = input<PortData["Weights"]>(inputs, "policy")!;
+    const temperature = ctx.state.atStep(node.params.temperature, ctx.step);
+    return { episodes: await playEpisodes(node.params, ctx, plans.map((p) => ({ ...p, temperature })), policy.step) };
+  },
+};
+
+/** Plays episodes with the student through an agent format on an env pool; `policyStep` is recorded on each sample. */
+export async function playEpisodes(
+  who: Pick<NodeOf<"Rollout">["params"], "agent" | "env">, ctx: RunContext, episodes: EpisodeSpec[], policyStep: number,
 ): Promise<EpisodeRecord[]> {
-  const format = ctx.plan.resources.agents[node.params.agent];
-  if (!format) throw new Error(`Rollout: agent format ${node.params.agent} is not in the plan's resources`);
-  const pool = ctx.envs.get(envId);
-  if (!pool) throw new Error(`Rollout: env ${envId} is not in the plan's resources`);
+  const format = ctx.plan.resources.agents[who.agent];
+  if (!format) throw new Error(`Rollout: agent format ${who.agent} is not in the plan's resources`);
+  const pool = ctx.envs.get(who.env);
+  if (!pool) throw new Error(`Rollout: env ${who.env} is not in the plan's resources`);
   const sample = studentSampler(ctx);
-  const version = ctx.syncedStep;
   const out = await Promise.all(episodes.map((spec) =>
     withRetries(ctx, `episode ${spec.index} (task ${spec.task.id})`, () =>
-      pool.with((env) => runEpisode(env, sample, format, ctx.tokenizer, spec, version)))));
+      pool.with((env) => runEpisode(env, sample, format, ctx.tokenizer, spec, policyStep)))));
   return out.sort((a, b) => a.spec.index - b.spec.index);
 }

@@ -7,8 +7,15 @@ import type { NodeOf } from "../../plan/schema.js";
 import type { TaskRef } from "../envs/env.js";
 import { mixSeed, permutation, SEED_PURPOSE } from "../seeds.js";
 import type { RunContext } from "./context.js";
+import type { Executor } from "./executor.js";
 
 export interface SampledTask { task: TaskRef; group: number }
+
+export const taskSamplerExecutor: Executor<"TaskSampler"> = {
+  async run(node, _inputs, ctx) {
+    return { tasks: { env: node.params.env, rolloutsPerTask: node.params.rolloutsPerTask, tasks: await runTaskSampler(node, ctx, ctx.step) } };
+  },
+};
 
 export async function runTaskSampler(node: NodeOf<"TaskSampler">, ctx: RunContext, step: number): Promise<SampledTask[]> {
   const spec = ctx.plan.resources.envs[node.params.env];

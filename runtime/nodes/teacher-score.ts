@@ -8,6 +8,7 @@ import type { EpisodeRecord } from "../rollout.js";
 import type { ScoredEpisode } from "../replay.js";
 import type { RunContext } from "./context.js";
 import { withRetries } from "./retry.js";
+import { input, type Executor } from "./executor.js";
 
 /**
  * The opd "full" estimator trains on the exact reverse KL, which needs a teacher that returns full
@@ -31,6 +32,13 @@ export function checkFullDistributionBackends(ctx: Pick<RunContext, "student" | 
  * With `withTopk` (the `topk` OPD estimator), the teacher's and the student's top-k alternatives of
  * every response token are kept too (one extra student score call per episode).
  */
+export const teacherScoreExecutor: Executor<"TeacherScore"> = {
+  async run(node, inputs, ctx) {
+    const episodes = input<EpisodeRecord[]>(inputs, "episodes")!;
+    return { scores: await runTeacherScore(node, ctx, episodes, node.params.topk > 0, node.params.distributions) };
+  },
+};
+
 export async function runTeacherScore(
   node: NodeOf<"TeacherScore">, ctx: RunContext, episodes: EpisodeRecord[], withTopk = false, withDistributions = false,
 ): Promise<ScoredEpisode[]> {

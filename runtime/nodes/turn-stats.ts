@@ -2,15 +2,28 @@
  * TurnStats: the learner batch flattened onto one token axis (signals/layout) with one entry per
  * turn: `turn.index`, `turn.kl` (mean per-token reverse KL, k1), `turn.entropy`, `turn.tokens`,
  * `episode.turns`. Episodes, groups and turns get dense ids in row order, which is sorted, so the
- * ids do not depend on scheduling.
+ * ids do not depend on scheduling. The per-turn numbers are signals' `turnStats` over the k1 token KL
+ * and the surprisal −log p_S (the entropy estimate every backend can give; TurnWeights replaces it by
+ * the exact entropy where its expression reads `turn.entropy` and the backend returns it).
  *
- * `turn.entropy` is the student's exact entropy where the backend's score() returns it and the
- * plan reads it (T-DUR); otherwise the mean surprisal −log p_S of the sampled tokens (DESIGN §5).
+ * Both inputs arrive through the replay buffer, as experience rows: `scores` (student episodes) and
+ * `demos` (expert demonstrations of an sft term).
  */
 import type { TurnBatch } from "../../plan/expr.js";
 import type { ExperienceRow } from "../replay.js";
 import type { TokenLayout } from "../signals/layout.js";
+import { surprisal, tokenKl } from "../signals/kl.js";
+import { turnStats } from "../signals/tdur.js";
 import type { RunContext } from "./context.js";
+import { input, type Executor } from "./executor.js";
+
+export const turnStatsExecutor: Executor<"TurnStats"> = {
+  async run(_node, inputs, ctx) {
+    const scores = input<ExperienceRow[]>(inputs, "scores") ?? [];
+    const demos = input<ExperienceRow[]>(inputs, "demos") ?? [];
+    return { stats: runTurnStats(ctx, [...scores, ...demos], ctx.step) };
+  },
+};
 
 export interface LearnerBatch {
   rows: ExperienceRow[];
@@ -27,7 +40,7 @@ export interface LearnerBatch {
   studentEpisodes: number;
 }
 
-export async function runTurnStats(ctx: RunContext, taken: ExperienceRow[], step: number, exactEntropy: boolean): Promise<LearnerBatch> {
+export function runTurnStats(ctx: Pick<RunContext, "state">, taken: ExperienceRow[], step: number): LearnerBatch {
   // Student rows first, then expert demonstrations (sft): the turn table (`turns`, turn-level
   // expressions, KL metrics) covers student turns only; demonstration turns get the ids after them.
   const rows = [...taken.filter((r) => !r.demo), ...taken.filter((r) => r.demo)];
@@ -40,7 +53,7 @@ export async function runTurnStats(ctx: RunContext, taken: ExperienceRow[], step
   const logpStudent = new Float64Array(n), logpTeacher = new Float64Array(n);
   const episodeOfRow = new Int32Array(rows.length);
   const rewards: number[] = [], groups: number[] = [];
-  const turnEpisode: number[] = [], turnIndex: number[] = [], klSum: number[] = [], surpSum: number[] = [], count: number[] = [];
+  const turnEpisode: number[] = [], turnIndex: number[] = [];
   rows.forEach((r, i) => {
     if (r.demo && studentTurns < 0) studentTurns = turnIds.size;
     const ek = `${r.step}:${r.episode}`;
@@ -66,44 +79,44 @@ export async function runTurnStats(ctx: RunContext, taken: ExperienceRow[], step
         if (known === undefined) {
           u = turnIds.size;
           turnIds.set(tk, u);
-          turnEpisode.push(e); turnIndex.push(lastTurn); klSum.push(0); surpSum.push(0); count.push(0);
+          turnEpisode.push(e); turnIndex.push(lastTurn);
         } else u = known;
       }
       mask[s + j] = 1;
       turnOf[s + j] = u;
       logpStudent[s + j] = r.logprobs[j]!;
       logpTeacher[s + j] = r.teacherLogprobs[j]!;
-      klSum[u]! += r.logprobs[j]! - r.teacherLogprobs[j]!;
-      surpSum[u]! -= r.logprobs[j]!;
-      count[u]!++;
     }
   });
+  const layout: TokenLayout = { rowStart, mask, turnOf };
+  const perTurn = turnStats(layout, Int32Array.from(turnEpisode), tokenKl(logpStudent, logpTeacher, mask), surprisal(logpStudent, mask));
   const U = studentTurns < 0 ? turnIds.size : studentTurns;
   const turnsPerEpisode = new Map<number, number>();
   for (const e of turnEpisode) turnsPerEpisode.set(e, (turnsPerEpisode.get(e) ?? 0) + 1);
-  const entropy = Float64Array.from({ length: U }, (_, u) => surpSum[u]! / count[u]!);
-  if (exactEntropy) await fillExactEntropy(ctx, rows, turnOf, rowStart, entropy);
   const studentEpisodes = U > 0 ? turnEpisode[U - 1]! + 1 : 0;
+  const student = perTurn.slice(0, U);
   const turns: TurnBatch = {
     n: U,
     episodeOf: Int32Array.from(turnEpisode.slice(0, U)),
     vars: {
       "turn.index": Float64Array.from(turnIndex.slice(0, U)),
-      "turn.kl": Float64Array.from({ length: U }, (_, u) => klSum[u]! / count[u]!),
-      "turn.entropy": entropy,
-      "turn.tokens": Float64Array.from(count.slice(0, U)),
+      "turn.kl": Float64Array.from(student, (t) => t.klMean),
+      "turn.entropy": Float64Array.from(student, (t) => t.entropyMean),
+      "turn.tokens": Float64Array.from(student, (t) => t.tokens),
       "episode.turns": Float64Array.from(turnEpisode.slice(0, U), (e) => turnsPerEpisode.get(e)!),
     },
     scalars: ctx.state.stepVars(step),
   };
   return {
-    rows, layout: { rowStart, mask, turnOf }, logpStudent, logpTeacher, episodeOfRow,
+    rows, layout, logpStudent, logpTeacher, episodeOfRow,
     rewards: Float64Array.from(rewards), groupOf: Int32Array.from(groups), turns, studentEpisodes,
   };
 }
 
 /** Student entropy per turn from the backend (per-turn rows only: prompt = tokens before the mask). */
-async function fillExactEntropy(ctx: RunContext, rows: ExperienceRow[], turnOf: Int32Array, rowStart: Int32Array, entropy: Float64Array): Promise<void> {
+export async function fillExactEntropy(ctx: RunContext, batch: LearnerBatch): Promise<void> {
+  const { rows } = batch, { turnOf, rowStart } = batch.layout as Required<TokenLayout>;
+  const entropy = batch.turns.vars["turn.entropy"]!;
   const reqs = rows.map((r) => {
     const first = r.mask.indexOf(1);
     return first < 0 ? null : { prompt: r.tokens.slice(0, first), completion: r.tokens.slice(first), temperature: 1 };

@@ -11,11 +11,42 @@ import type { ExperienceRow } from "../replay.js";
 import { lossWeights, type Aggregation } from "../signals/aggregate.js";
 import type { TokenLayout } from "../signals/layout.js";
 import type { RunContext } from "./context.js";
+import { input, type AdvantageData, type Executor, type PortData } from "./executor.js";
 import type { LearnerBatch } from "./turn-stats.js";
+
+export const updateExecutor: Executor<"Update"> = {
+  async run(node, inputs, ctx) {
+    const a = input<AdvantageData>(inputs, "advantages")!;
+    if (!a.aggregate) throw new Error(`Update node "${node.id}": its advantages input must come from an Advantage node (which sets the loss aggregation), not a GroupAdvantage node`);
+    const update = await runUpdate(node, ctx, a.batch, a.advantages, a.aggregate, ctx.step, a.klCoefs);
+    const weights: PortData["Weights"] = { step: ctx.step, version: ctx.student.version(), update };
+    return { weights };
+  },
+};
+
+/**
+ * WeightSync: the updated weights become the ones the explorer samples with (every step); its
+ * `policy` output reaches the Rollout nodes through the step clock.
+ */
+export const weightSyncExecutor: Executor<"WeightSync"> = {
+  async run(_node, inputs) {
+    const w = input<PortData["Weights"]>(inputs, "weights")!;
+    const policy: PortData["Weights"] = { step: w.step, version: w.version };
+    return { policy };
+  },
+};
+
+/** Checkpoint: a clock node; writes the run's checkpoint every `every` steps. */
+export const checkpointExecutor: Executor<"Checkpoint"> = {
+  async run(node, _inputs, ctx) {
+    if (ctx.step % node.params.every === 0) await ctx.saveCheckpoint();
+    return {};
+  },
+};
 
 export interface UpdateResult { updates: number; loss: number; gradNorm: number; tokens: number; lr: number }
 
-export function aggregationAt(ctx: RunContext, agg: Aggregate, step: number): Aggregation {
+export function aggregationAt(ctx: Pick<RunContext, "state">, agg: Aggregate, step: number): Aggregation {
   return agg.kind === "progressive" ? { kind: "progressive", weight: ctx.state.atStep(agg.weight, step) } : agg;
 }
 
@@ -65,7 +96,7 @@ export async function runUpdate(
       });
     }
     const st: TrainStats = await ctx.student.train(rows, {
-      lr, lossFn: p.lossFn, clip: p.clip, gradClip: p.optimizer.gradClip,
+      lr, lossFn: p.lossFn, clip: p.clip, gradClip: p.optimizer.gradClip, logRatioClamp: p.logRatioClamp,
       betas: p.optimizer.betas, eps: p.optimizer.eps, weightDecay: p.optimizer.weightDecay,
     });
     loss += st.loss; gradNorm += st.gradNorm; tokens += st.tokens; updates++;

@@ -271,3 +271,18 @@ export function topKEntropy(list: TopK, tail: TailRule = "lump"): number {
   }
   return h;
 }
+
+/**
+ * Mean k1 reverse KL (log p_S − log p_T) of each turn's sampled tokens, from per-turn logprob
+ * lists; 0 for a turn without tokens. The per-turn profile of the TurnOPD probe.
+ */
+export function turnKlMeans(student: readonly (readonly number[])[], teacher: readonly (readonly number[])[]): number[] {
+  if (student.length !== teacher.length) throw new SignalError(`turnKlMeans: ${student.length} student turns but ${teacher.length} teacher turns.`);
+  return student.map((s, i) => {
+    const t = teacher[i]!;
+    if (t.length !== s.length) throw new SignalError(`turnKlMeans: turn ${i} has ${s.length} student logprobs but ${t.length} teacher logprobs.`);
+    let sum = 0;
+    for (let j = 0; j < s.length; j++) sum += klEstimate(s[j]!, t[j]!);
+    return s.length > 0 ? sum / s.length : 0;
+  });
+}

@@ -6,11 +6,19 @@
  */
 import { SignalError, type TokenLayout, expectTokens } from "./layout.js";
 
-/** Advantage 1 on expert action tokens (mask 1), 0 on env tokens. */
-export function sftAdvantages(layout: TokenLayout, coef = 1): Float64Array {
+/**
+ * Advantage `coef` on expert action tokens (mask 1), 0 on env tokens. With `demoRows` (1 per row that
+ * is a demonstration), only those rows' tokens: a batch that mixes student rows and demonstrations.
+ */
+export function sftAdvantages(layout: TokenLayout, coef = 1, demoRows?: Uint8Array): Float64Array {
   if (!Number.isFinite(coef)) throw new SignalError(`sftAdvantages: coef is ${coef}; expected a finite number.`);
   const out = new Float64Array(layout.mask.length);
-  for (let t = 0; t < out.length; t++) out[t] = layout.mask[t]! * coef;
+  const rows = layout.rowStart.length - 1;
+  if (demoRows && demoRows.length !== rows) throw new SignalError(`sftAdvantages: ${demoRows.length} row flags for ${rows} rows.`);
+  for (let r = 0; r < rows; r++) {
+    if (demoRows && demoRows[r] !== 1) continue;
+    for (let t = layout.rowStart[r]!; t < layout.rowStart[r + 1]!; t++) out[t] = coef * layout.mask[t]!;
+  }
   return out;
 }
 

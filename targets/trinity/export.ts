@@ -17,7 +17,7 @@
  */
 import { stringify } from "yaml";
 import { evalScalar, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
-import { nodeOf, nodesOf, type Plan, type AgentFormat } from "../../plan/schema.js";
+import { adaptiveDepthOf, nodeOf, nodesOf, type Plan, type AgentFormat } from "../../plan/schema.js";
 import { constantOverRun, recogniseB2f, recogniseF2b, treeOf } from "./plugin/recognise.js";
 import { generatePlugin, type PluginSpec, type PluginFiles } from "./plugin/generate.js";
 
@@ -138,6 +138,8 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   const checkpoint = nodeOf(plan, "Checkpoint")?.params;
   const turnWeights = nodeOf(plan, "TurnWeights")?.params;
   const evals = nodesOf(plan, "Evaluate").map((n) => n.params);
+  const adaptive = adaptiveDepthOf(plan);
+  const grpo = nodeOf(plan, "GroupAdvantage")?.params;
 
   // ---- resources ----
   const student = plan.resources.models[rollout.student];
@@ -167,7 +169,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   const noPrefix = prefixTree === undefined || isConstantZero(prefixTree, steps, planner.maxTurns);
   let official: { method: "OPD" | "TCOD_f2b" | "TCOD_b2f"; k?: number } | undefined;
   const whyPlugin: string[] = [];
-  if (planner.adaptive) whyPlugin.push("TurnOPD adaptive depth");
+  if (adaptive) whyPlugin.push("TurnOPD adaptive depth");
   if (planner.truncatedReward !== 0) whyPlugin.push(`truncated-episode reward ${planner.truncatedReward} (TCOD: 0)`);
   if (!isTcodAgent(agent)) whyPlugin.push(`agent format '${agent.name}' (TCOD workflows hard-code TCOD's prompt format)`);
   const rolloutTemp = constantOverRun(rollout.temperature, plan.exprs, steps);
@@ -175,7 +177,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
     fail("temperature", "a sampling-temperature schedule cannot be exported: Trinity fixes rollout_args.temperature for the run", "Use a constant `temperature:`.", originOf(rollout.temperature));
   }
   if (teacherScore.topk > 0) fail("teacher top-k scoring", `the teacher scores top-${teacherScore.topk} alternatives, but Trinity's teacher scoring returns only the sampled token's logprob`, "Use the k1 estimator (`opd()` default) for Trinity exports.");
-  if (!planner.adaptive && whyPlugin.length === 0) {
+  if (!adaptive && whyPlugin.length === 0) {
     if (noHorizon && noPrefix) official = { method: "OPD" };
     else if (noPrefix && horizonTree) {
       const k = recogniseF2b(horizonTree, pacingCtx);
@@ -370,7 +372,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
           maxTurns: planner.maxTurns, totalSteps: steps, truncatedReward: planner.truncatedReward,
           ...(planner.horizon !== undefined ? { horizon: planner.horizon } : {}),
           ...(planner.prefix !== undefined ? { prefix: planner.prefix } : {}),
-          ...(planner.adaptive ? { adaptive: planner.adaptive } : {}),
+          ...(adaptive ? { adaptive } : {}),
         },
         agent,
         temperature: rolloutTemp!,
@@ -378,7 +380,8 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
       } : undefined,
       advantage: needsPluginAdvantage ? {
         name: pluginAdvantageName,
-        terms: advantage.terms,
+        // The plugin's grpo term carries its normalisation (the plan's GroupAdvantage node).
+        terms: advantage.terms.map((t) => (t.kind === "grpo" ? { ...t, normalize: grpo?.normalize ?? true, eps: grpo?.eps ?? 1e-6 } : t)),
         aggregate: advantage.aggregate,
         ...(turnWeights ? { turnWeights: turnWeights.weight } : {}),
         maxTurns: planner.maxTurns,

@@ -33,7 +33,8 @@ export interface PluginSpec {
   } | undefined;
   advantage: {
     name: string;
-    terms: AdvantageTerm[];
+    /** grpo terms carry the GroupAdvantage node's normalize/eps. */
+    terms: (AdvantageTerm | { kind: "grpo"; coef: ValueRef; normalize: boolean; eps: number })[];
     aggregate: Aggregate;
     turnWeights?: { expr: string };
     maxTurns: number;

@@ -1,0 +1,158 @@
+/**
+ * The run state: the step clock, checkpoints and metrics. It drives the staleness pipeline one
+ * iteration at a time, runs the clock nodes (Evaluate at step 0 with atStart and every `every`
+ * steps; Checkpoint every `every` iterations), writes the metrics rows, and saves and restores
+ * everything a resumed run needs. A fault in an iteration (RunFault) rolls the iteration back unless
+ * the update already changed the weights, then stops with a checkpoint.
+ */
+import type { NodeOf, Plan } from "../plan/schema.js";
+import type { CurriculumState } from "./curriculum-state.js";
+import { MetricsWriter, type MetricsRow } from "./metrics.js";
+import { CHECKPOINT_FORMAT, loadStudent, readCheckpoint, writeCheckpoint, type CheckpointState } from "./checkpoint.js";
+import { RunFault, type RunContext } from "./nodes/context.js";
+import type { EvalRow } from "./nodes/evaluate.js";
+import { inputsOf, PlanShapeError, runNode, type Latest, type RunGraph } from "./graph.js";
+import type { Explorer } from "./explorer.js";
+import type { Learner } from "./learner.js";
+import type { StalenessPipeline } from "./pipeline.js";
+import type { StepContext } from "./nodes/executor.js";
+
+export type RunStatus = "completed" | "interrupted" | "stopped" | "failed";
+
+export interface RunResult {
+  status: RunStatus;
+  /** Training steps completed. */
+  step: number;
+  runDir: string;
+  metricsPath: string;
+  message?: string;
+}
+
+export interface ClockOptions {
+  resume?: boolean;
+  /** The seed asked for on the command line (a resume must match the checkpoint's). */
+  seed?: number;
+  stopAfter?: number;
+  signal?: AbortSignal;
+  onStart?: (info: { steps: number; startStep: number; runDir: string }) => void;
+  onRow?: (row: MetricsRow) => void;
+}
+
+export class RunState {
+  iteration = 0;
+  learnerStep = 0;
+  private readonly metrics: MetricsWriter;
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly g: RunGraph,
+    private readonly ctx: RunContext,
+    private readonly state: CurriculumState,
+    private readonly pipeline: StalenessPipeline,
+    private readonly latest: Latest,
+    private readonly stepCtx: (step: number) => StepContext,
+    readonly runDir: string,
+    readonly metricsPath: string,
+    private readonly opts: ClockOptions,
+  ) {
+    this.metrics = new MetricsWriter(metricsPath);
+  }
+
+  private emit(row: MetricsRow): void { this.metrics.write(row); this.opts.onRow?.(row); }
+
+  snapshot(): CheckpointState {
+    const p = this.pipeline.snapshot();
+    return {
+      format: CHECKPOINT_FORMAT, planName: this.plan.name, seed: this.ctx.seed, iteration: this.iteration, learnerStep: this.learnerStep,
+      curriculum: this.state.snapshot(), buffer: p.buffer, pending: p.pending, unscored: p.unscored,
+      counters: { droppedFailed: this.ctx.counters.droppedFailed, droppedStale: this.pipeline.buffer.droppedStale },
+      metricsOffset: this.metrics.offset(), savedAt: new Date().toISOString(),
+    };
+  }
+
+  restore(ck: CheckpointState): void {
+    this.iteration = ck.iteration;
+    this.learnerStep = ck.learnerStep;
+    this.ctx.syncedStep = ck.learnerStep;
+    this.latest.reset();
+    this.state.restore(ck.curriculum);
+    this.pipeline.restore(ck);
+    this.ctx.counters.droppedFailed = ck.counters.droppedFailed;
+  }
+
+  checkpoint = (): Promise<void> => writeCheckpoint(this.runDir, this.snapshot(), this.ctx.student);
+
+  /** The Evaluate nodes due after training step u (u = 0: the start), each a metrics row. */
+  private async evaluateAt(u: number): Promise<void> {
+    const T = this.plan.clock.steps;
+    for (const ev of this.g.clock.filter((n): n is NodeOf<"Evaluate"> => n.kind === "Evaluate")) {
+      if (!(u === 0 ? ev.params.atStart : u % ev.params.every === 0 || u === T)) continue;
+      const t0 = performance.now();
+      const out = await runNode(ev, inputsOf(this.g, ev, new Map(), this.latest), this.stepCtx(u));
+      this.emit({ ...(out.metrics as EvalRow), time: { eval: (performance.now() - t0) / 1000 } });
+    }
+  }
+
+  private async checkpointNodes(t: number): Promise<void> {
+    for (const n of this.g.clock) if (n.kind === "Checkpoint") await runNode(n, {}, this.stepCtx(t));
+  }
+
+  /** Runs (or resumes) the clock to completion, interruption, a stop point or a fault. */
+  async run(explorer: Explorer, learner: Learner): Promise<RunResult> {
+    const { runDir, metricsPath, opts, plan } = this;
+    const T = plan.clock.steps;
+    if (opts.resume) {
+      const ck = readCheckpoint(runDir);
+      if (ck.planName !== plan.name) throw new PlanShapeError(`the checkpoint in ${runDir} belongs to plan "${ck.planName}", not "${plan.name}"`);
+      if (opts.seed !== undefined && opts.seed !== ck.seed) throw new PlanShapeError(`the run in ${runDir} used seed ${ck.seed}; resume it without --seed or with --seed ${ck.seed}`);
+      this.ctx.seed = ck.seed;
+      await loadStudent(runDir, this.ctx.student);
+      this.restore(ck);
+      this.metrics.open(ck.metricsOffset);
+    } else {
+      this.metrics.open();
+    }
+    opts.onStart?.({ steps: T, startStep: this.learnerStep, runDir });
+    if (!opts.resume) {
+      await this.evaluateAt(0);
+      // Step 0 is a resume point too: an interrupted first step must not repeat the start eval.
+      await this.checkpoint();
+    }
+    const last = this.pipeline.iterations;
+    for (let t = this.iteration + 1; t <= last; t++) {
+      if (opts.signal?.aborted) {
+        await this.checkpoint();
+        return { status: "interrupted", step: this.learnerStep, runDir, metricsPath, message: `interrupted after step ${this.learnerStep}; resume with --resume ${runDir}` };
+      }
+      const before = this.snapshot();
+      learner.mutated = false;
+      try {
+        const row = await this.pipeline.iterate(t, explorer, learner);
+        if (row) {
+          this.learnerStep = row.step;
+          this.emit(row);
+          const te = performance.now();
+          await this.evaluateAt(row.step);
+          row.time.eval = (performance.now() - te) / 1000;
+        }
+        this.iteration = t;
+        this.state.step = Math.min(t, T);
+      } catch (e) {
+        if (!(e instanceof RunFault)) throw e;
+        // Nothing of this iteration is kept unless the update already changed the weights.
+        if (!learner.mutated) this.restore({ ...before, counters: { ...before.counters, droppedFailed: this.ctx.counters.droppedFailed } });
+        else { this.iteration = t; this.state.step = Math.min(t, T); }
+        await this.checkpoint();
+        return { status: "failed", step: this.learnerStep, runDir, metricsPath, message: `${e.message}. The run stopped with a checkpoint after step ${this.learnerStep}; fix the cause and continue with --resume ${runDir}` };
+      }
+      await this.checkpointNodes(t);
+      if (opts.stopAfter !== undefined && t >= opts.stopAfter && t < last) {
+        await this.checkpoint();
+        return { status: "stopped", step: this.learnerStep, runDir, metricsPath, message: `stopped after step ${this.learnerStep}` };
+      }
+    }
+    await this.checkpoint();
+    return { status: "completed", step: this.learnerStep, runDir, metricsPath };
+  }
+}
+
