@@ -77,7 +77,7 @@ describe("tcod CLI", () => {
     const r = tcod("compile", "examples/alfworld/tcod-f2b.tcod", "--out", out, "--set", "alfworld_tcod_f2b.steps=500");
     expect(r.status).toBe(0);
     const plan = JSON.parse(readFileSync(join(out, "alfworld_tcod_f2b.plan.json"), "utf8")) as { schema: string; clock: { steps: number } };
-    expect(plan.schema).toBe("tcod.plan/1");
+    expect(plan.schema).toBe("tcod.plan/2");
     expect(plan.clock.steps).toBe(500);
     // A bare field name sets that field of every curriculum of the file.
     expect(tcod("compile", "examples/alfworld/tcod-f2b.tcod", "--out", out, "--set", "steps=12").status).toBe(0);

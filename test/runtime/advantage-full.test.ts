@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { NodeOf } from "../../plan/schema.js";
 import { runAdvantage, usesFull } from "../../runtime/nodes/advantage.js";
+import { grpoAdvantages } from "../../runtime/signals/grpo.js";
 import type { RunContext } from "../../runtime/nodes/context.js";
 import { checkFullDistributionBackends } from "../../runtime/nodes/teacher-score.js";
 import type { LearnerBatch } from "../../runtime/nodes/turn-stats.js";
@@ -30,13 +31,15 @@ describe("Advantage with the opd full estimator", () => {
   it("puts c × turn weight into exact-KL coefficients on student tokens only; grpo and sft advantages are unchanged beside it", () => {
     const full: Terms = [
       { kind: "opd", coef: 0.7, estimator: "full" },
-      { kind: "grpo", coef: 0.3, normalize: true, eps: 1e-6, group: 0 },
+      { kind: "grpo", coef: 0.3 },
       { kind: "sft", coef: 0.5 },
     ] as Terms;
     const weights = Float64Array.from([2, 0.5]);
-    const r = runAdvantage(node(full), ctx, batch(), 1, weights);
+    const b = batch();
+    const group = grpoAdvantages(b.layout, b.rewards, b.groupOf, b.episodeOfRow, { normalize: true, eps: 1e-6 });
+    const r = runAdvantage(node(full), ctx, b, 1, weights, group);
     expect(Array.from(r.klCoefs!)).toEqual([0, 0, 1.4, 1.4, 0, 0.35, 0.35, 0.35, 0, 0, 0].map((x) => expect.closeTo(x, 12)));
-    const without = runAdvantage(node(full.slice(1)), ctx, batch(), 1, weights);
+    const without = runAdvantage(node(full.slice(1)), ctx, batch(), 1, weights, group);
     expect(without.klCoefs).toBeUndefined();
     expect(Array.from(r.advantages)).toEqual(Array.from(without.advantages));
     expect(r.coefs).toEqual({ opd: 0.7, grpo: 0.3, sft: 0.5 });

@@ -205,7 +205,8 @@ describe("engine", () => {
       expect(r.advantages[i]).toBeCloseTo(r.tokens[i] === END ? 0.25 : expected, 12);
     });
     expect(expected).not.toBeCloseTo(0.25, 3);
-    await expect(harness(testPlan({ steps: 1, estimator: "topk", topk: 0 })).run()).rejects.toThrow(/TeacherScore topk ≥ 1/);
+    // refused when the plan is loaded: the graph check ties the estimator to the TeacherScore node
+    expect(() => testPlan({ steps: 1, estimator: "topk", topk: 0 })).toThrow(/TeacherScore topk ≥ 1 \(node "teacher" has topk 0\)/);
     // full needs backends with distributions / exact-KL training; these doubles have neither
     await expect(harness(testPlan({ steps: 1, estimator: "full" })).run()).rejects.toThrow(/"full" cannot run here: the teacher backend does not return full next-token distributions; the student backend does not train on exact-KL targets/);
   });

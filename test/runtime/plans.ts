@@ -1,6 +1,7 @@
-/** Hand-written plans (tcod.plan/1) for runtime tests, validated by the plan schema. */
-import { parsePlan, type AgentFormat, type Plan } from "../../plan/schema.js";
+/** Plans for runtime tests: presets over the shared builder (test/helpers/plans.ts). */
+import type { AgentFormat, Plan } from "../../plan/schema.js";
 import type { ExprDef } from "../../plan/expr.js";
+import { assemblePlan, type TestTerm } from "../helpers/plans.js";
 
 export const TAGS_FORMAT: AgentFormat = {
   name: "test-tags",
@@ -87,38 +88,25 @@ export function testPlan(o: TestPlanOptions = {}): Plan {
     ? { kind: "embedded" as const, smoothing: 0.1, features: o.features ?? 4096 }
     : { kind: "embedded" as const, smoothing: 0.1, features: 16 };
   const env = (split: string) => ({ kind: o.envKind ?? "counter", split, maxTurns, pool: o.pool ?? 4, params: {} });
-  const nodes: unknown[] = [
-    { id: "tasks", kind: "TaskSampler", params: { env: "train", tasksPerStep: o.tasksPerStep ?? 3, rolloutsPerTask: o.rolloutsPerTask ?? 1, seed: 0 } },
-    { id: "planner", kind: "EpisodePlanner", params: {
-      maxTurns, truncatedReward: 0,
-      ...(o.horizon ? { horizon: { expr: "horizon" } } : {}), ...(o.prefix ? { prefix: { expr: "prefix" } } : {}),
-      ...(o.adaptive ? { adaptive: o.adaptive } : {}),
-    } },
-    { id: "rollout", kind: "Rollout", params: { student: "student", env: "train", agent: "agent", temperature: o.temperature ?? 1 } },
-    { id: "teacher", kind: "TeacherScore", params: { teacher: "teacher", temperature: 1, topk: o.topk ?? 0 } },
-    { id: "stats", kind: "TurnStats", params: {} },
-    { id: "advantage", kind: "Advantage", params: {
-      terms: [{ kind: "opd", coef: 1, estimator: o.estimator ?? "k1" }, ...(o.grpo ? [{ kind: "grpo", coef: 0.5, normalize: true, eps: 1e-6 }] : []),
-        ...(o.sft !== undefined ? [{ kind: "sft", coef: o.sft }] : [])],
-      aggregate: { kind: "seq_mean_token_mean" },
-    } },
-    { id: "update", kind: "Update", params: {
+  const terms: TestTerm[] = [{ kind: "opd", coef: 1, estimator: o.estimator ?? "k1" },
+    ...(o.grpo ? [{ kind: "grpo" as const, coef: 0.5, normalize: true, eps: 1e-6 }] : []),
+    ...(o.sft !== undefined ? [{ kind: "sft" as const, coef: o.sft }] : [])];
+  return assemblePlan({
+    name: o.name ?? "test-run", steps: o.steps ?? 4, seed: 7, exprs,
+    models: { student: { path: "student", backend }, teacher: { path: "teacher", backend } },
+    envs: { train: env(o.split ?? "train"), ...(o.evalEvery ? { valid: env(o.evalSplit ?? "valid_seen") } : {}) },
+    agents: { agent: o.agent ?? TAGS_FORMAT },
+    tasks: { env: "train", tasksPerStep: o.tasksPerStep ?? 3, rolloutsPerTask: o.rolloutsPerTask ?? 1, seed: 0 },
+    planner: { maxTurns, truncatedReward: 0, ...(o.horizon ? { horizon: { expr: "horizon" } } : {}), ...(o.prefix ? { prefix: { expr: "prefix" } } : {}) },
+    ...(o.adaptive ? { adaptive: o.adaptive } : {}),
+    rollout: { student: "student", env: "train", agent: "agent", temperature: o.temperature ?? 1 },
+    teacher: { teacher: "teacher", temperature: 1, topk: o.topk ?? 0 },
+    terms, aggregate: { kind: "seq_mean_token_mean" },
+    update: {
       optimizer: { kind: "adamw", lr: o.lr ?? 0.1, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, gradClip: 1 },
       lossFn: "importance_sampling", clip: 0.2, trainBatchTurns: o.trainBatchTurns ?? 0, staleness: o.staleness ?? 0,
-    } },
-    { id: "sync", kind: "WeightSync", params: { every: 1 } },
-  ];
-  if (o.evalEvery) nodes.push({ id: "eval-valid", kind: "Evaluate", params: { name: "valid", env: "valid", every: o.evalEvery, tasks: o.evalTasks ?? 3, temperature: 0, maxTurns, atStart: true } });
-  if (o.checkpointEvery) nodes.push({ id: "checkpoint", kind: "Checkpoint", params: { every: o.checkpointEvery } });
-  return parsePlan({
-    schema: "tcod.plan/1", name: o.name ?? "test-run", sources: [],
-    clock: { steps: o.steps ?? 4, seed: 7 },
-    resources: {
-      models: { student: { path: "student", backend }, teacher: { path: "teacher", backend } },
-      envs: { train: env(o.split ?? "train"), ...(o.evalEvery ? { valid: env(o.evalSplit ?? "valid_seen") } : {}) },
-      agents: { agent: o.agent ?? TAGS_FORMAT },
     },
-    exprs,
-    graph: { nodes, edges: [] },
+    evals: o.evalEvery ? [{ name: "valid", env: "valid", every: o.evalEvery, tasks: o.evalTasks ?? 3, temperature: 0, maxTurns, atStart: true }] : [],
+    ...(o.checkpointEvery ? { checkpointEvery: o.checkpointEvery } : {}),
   });
 }

@@ -1,9 +1,11 @@
 /**
- * Hand-made plans (validated against PlanSchema) for the five methods, shaped like the official TCOD
- * ALFWorld configs, to develop and test the Trinity export against independently of the compiler.
+ * Plans for the five methods, shaped like the official TCOD ALFWorld configs, to develop and test
+ * the Trinity export against independently of the compiler's lowering: presets over the shared
+ * builder (test/helpers/plans.ts).
  */
-import { parsePlan, PLAN_SCHEMA_ID, type Plan, type AgentFormat, type PlanNode } from "../../plan/schema.js";
+import type { AdaptiveDepth, Plan, AgentFormat, PlanNode } from "../../plan/schema.js";
 import type { ExprTree } from "../../plan/expr.js";
+import { assemblePlan, type TestTerm } from "../helpers/plans.js";
 
 const c = (value: number): ExprTree => ({ op: "const", value });
 const v = (name: "step" | "episode.expert_length" | "turn.kl" | "turn.entropy" | "episode.turns"): ExprTree => ({ op: "var", name });
@@ -42,8 +44,8 @@ export interface PlanOptions {
   steps?: number;
   horizon?: ExprTree;
   prefix?: ExprTree;
-  adaptive?: Extract<PlanNode, { kind: "EpisodePlanner" }>["params"]["adaptive"];
-  terms?: Extract<PlanNode, { kind: "Advantage" }>["params"]["terms"];
+  adaptive?: AdaptiveDepth;
+  terms?: TestTerm[];
   aggregate?: Extract<PlanNode, { kind: "Advantage" }>["params"]["aggregate"];
   turnWeights?: ExprTree;
   extraExprs?: Record<string, ExprTree>;
@@ -64,50 +66,37 @@ export function makePlan(p: PlanOptions): Plan {
   const env = (split: string, file: string) => ({
     kind: p.envKind ?? "alfworld", split, maxTurns: 30, taskFile: file, pool: 4, params: {},
   });
-  const nodes: PlanNode[] = [
-    { id: "tasks", kind: "TaskSampler", params: { env: "train", tasksPerStep: 16, rolloutsPerTask: p.rollouts ?? 1, seed: 42 } },
-    { id: "planner", kind: "EpisodePlanner", params: {
+  return assemblePlan({
+    name: p.name, steps, seed: 42, exprs,
+    models: {
+      teacher: { path: "/path/to/teacher", backend: { kind: "openai", url: "http://127.0.0.1:8001/v1", dialect: "vllm", concurrency: 32, timeoutMs: 300000 } },
+      student: { path: p.student ?? "Qwen/Qwen2.5-1.5B-Instruct", backend: { kind: "worker", url: "http://127.0.0.1:8100", start: false, concurrency: 32, timeoutMs: 600000 } },
+    },
+    envs: {
+      train: env("train", "/path/to/alfworld_data/train_expert.jsonl"),
+      ...(p.evals === false ? {} : { eval_seen: env("test", "/path/to/alfworld_data/test.jsonl") }),
+    },
+    agents: { default: p.agent ?? TCOD_AGENT },
+    tasks: { env: "train", tasksPerStep: 16, rolloutsPerTask: p.rollouts ?? 1, seed: 42 },
+    planner: {
       maxTurns: 30, truncatedReward: 0,
       ...(p.horizon ? { horizon: { expr: "horizon" } } : {}),
       ...(p.prefix ? { prefix: { expr: "prefix" } } : {}),
-      ...(p.adaptive ? { adaptive: p.adaptive } : {}),
-    } },
-    { id: "rollout", kind: "Rollout", params: { student: "student", env: "train", agent: "default", temperature: 1.0 } },
-    { id: "teacher", kind: "TeacherScore", params: { teacher: "teacher", temperature: 1.0, topk: 0 } },
-    { id: "stats", kind: "TurnStats", params: {} },
-    ...(p.turnWeights ? [{ id: "weights", kind: "TurnWeights", params: { weight: { expr: "turn_weights" } } } as PlanNode] : []),
-    { id: "advantage", kind: "Advantage", params: {
-      terms: p.terms ?? [{ kind: "opd", coef: 1.0, estimator: "k1" }],
-      aggregate: p.aggregate ?? { kind: "token_mean" },
-    } },
-    { id: "update", kind: "Update", params: {
+    },
+    ...(p.adaptive ? { adaptive: p.adaptive } : {}),
+    rollout: { student: "student", env: "train", agent: "default", temperature: 1.0 },
+    teacher: { teacher: "teacher", temperature: 1.0, topk: 0 },
+    ...(p.turnWeights ? { turnWeights: "turn_weights" } : {}),
+    terms: p.terms ?? [{ kind: "opd", coef: 1.0, estimator: "k1" }],
+    aggregate: p.aggregate ?? { kind: "token_mean" },
+    update: {
       optimizer: { kind: "adamw", lr: p.lr ?? 1e-6, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, gradClip: 1.0 },
       lossFn: "ppo", clip: 0.2, trainBatchTurns: 64, staleness: 2,
-    } },
-    { id: "sync", kind: "WeightSync", params: { every: 1 } },
-    { id: "checkpoint", kind: "Checkpoint", params: { every: steps } },
-    ...(p.evals === false ? [] : [
-      { id: "eval-alfworld_eval_seen", kind: "Evaluate", params: { name: "alfworld_eval_seen", env: "eval_seen", every: 5, tasks: 160, temperature: 0.4, maxTurns: 30, atStart: true } } as PlanNode,
-    ]),
-  ];
-  return parsePlan({
-    schema: PLAN_SCHEMA_ID,
-    name: p.name,
-    sources: [],
-    clock: { steps, seed: 42 },
-    resources: {
-      models: {
-        teacher: { path: "/path/to/teacher", backend: { kind: "openai", url: "http://127.0.0.1:8001/v1", dialect: "vllm", concurrency: 32, timeoutMs: 300000 } },
-        student: { path: p.student ?? "Qwen/Qwen2.5-1.5B-Instruct", backend: { kind: "worker", url: "http://127.0.0.1:8100", start: false, concurrency: 32, timeoutMs: 600000 } },
-      },
-      envs: {
-        train: env("train", "/path/to/alfworld_data/train_expert.jsonl"),
-        ...(p.evals === false ? {} : { eval_seen: env("test", "/path/to/alfworld_data/test.jsonl") }),
-      },
-      agents: { default: p.agent ?? TCOD_AGENT },
     },
-    exprs,
-    graph: { nodes, edges: [] },
+    checkpointEvery: steps,
+    evals: p.evals === false ? [] : [
+      { name: "alfworld_eval_seen", env: "eval_seen", every: 5, tasks: 160, temperature: 0.4, maxTurns: 30, atStart: true },
+    ],
   });
 }
 
