@@ -37,6 +37,7 @@ export const USER_ERROR_CODES = {
   TC7007: "Experience rows of a shape the update cannot take (e.g. trajectory rows of an episode without student turns).",
   TC7008: "Per-token signals whose shapes disagree (rows, masks, logprobs).",
   TC7009: "A command-line request that cannot be carried out (a missing file, a run folder already in use, a bad flag).",
+  TC7010: "A plan's TypeScript extension bundle is missing or does not load (compile the .tcod file again).",
   TC7101: "A Trinity-RFT config has keys tcod cannot express; each problem names its YAML path and line.",
   TC7102: "A plan uses what Trinity-RFT cannot run; each problem names the construct.",
 } as const;
