@@ -38,6 +38,7 @@ export const USER_ERROR_CODES = {
   TC7008: "Per-token signals whose shapes disagree (rows, masks, logprobs).",
   TC7009: "A command-line request that cannot be carried out (a missing file, a run folder already in use, a bad flag).",
   TC7010: "A plan's TypeScript extension bundle is missing or does not load (compile the .tcod file again).",
+  TC7011: "A metrics sink cannot start (e.g. --wandb without the wandb Python package).",
   TC7101: "A Trinity-RFT config has keys tcod cannot express; each problem names its YAML path and line.",
   TC7102: "A plan uses what Trinity-RFT cannot run; each problem names the construct.",
 } as const;

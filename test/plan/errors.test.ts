@@ -13,6 +13,7 @@ import { UnsupportedTermError } from "../../runtime/nodes/advantage.js";
 import { TrajectoryShapeError } from "../../runtime/replay.js";
 import { SignalError } from "../../runtime/signals/layout.js";
 import { ExtensionError } from "../../runtime/extensions.js";
+import { WandbError } from "../../runtime/sinks/wandb.js";
 import { TrinityExportError } from "../../targets/trinity/export.js";
 import { importTrinity, TrinityImportError } from "../../targets/trinity/import.js";
 
@@ -21,7 +22,7 @@ describe("UserError", () => {
     new PlanError("bad", [{ path: "$.clock.steps", message: "Too small" }], "p.json"),
     new PlanShapeError("Rollout names env x"), new EnvConfigError("no split", "texthouse", "use train"),
     new BackendError("down", "http://x", true, "start it"), new ExprError("no var"), new UnsupportedTermError("topk"),
-    new TrajectoryShapeError("empty"), new SignalError("rows"), new UsageError("no file"), new ExtensionError("no bundle"),
+    new TrajectoryShapeError("empty"), new SignalError("rows"), new UsageError("no file"), new ExtensionError("no bundle"), new WandbError("no wandb", "pip install wandb"),
     new TrinityImportError("c.yaml", [{ path: "algorithm.x", line: 3, column: 5, message: "unknown", hint: "remove it" }]),
     new TrinityExportError([{ construct: "env", message: "no workflow", hint: "use alfworld" }]),
   ];
@@ -36,7 +37,7 @@ describe("UserError", () => {
   it("renders position, code, message and hint", () => {
     expect(formatUserError(samples[0]!)).toBe("p.json error TC7001: Too small (at $.clock.steps)");
     expect(formatUserError(samples[2]!, "tcod run")).toBe("tcod run error TC7003: no split\n  hint: use train");
-    expect(formatUserError(samples[10]!)).toBe("c.yaml:3:5 error TC7101: unknown (at algorithm.x)\n  hint: remove it");
+    expect(formatUserError(samples[11]!)).toBe("c.yaml:3:5 error TC7101: unknown (at algorithm.x)\n  hint: remove it");
   });
 
   it("a real plan and a real Trinity config fail as user errors", () => {
