@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { evalRef } from "../../plan/expr.js";
+import { nodeOf } from "../../plan/schema.js";
 import { layoutFromRows } from "../../runtime/signals/layout.js";
 import { opdAdvantages } from "../../runtime/signals/opd.js";
 import { grpoAdvantages } from "../../runtime/signals/grpo.js";
@@ -86,8 +87,7 @@ describe("plugin inside Trinity-RFT's classes", () => {
       const layout = layoutFromRows(rows.map((x) => ({ mask: x.mask })));
       const flat = (k: "logp_student" | "logp_teacher") => Float64Array.from(rows.flatMap((x) => x[k]));
       const vars = { step, total_steps: 250 };
-      const adv = plan.graph.nodes.find((n) => n.kind === "Advantage")!.params as { terms: { coef: never }[] };
-      const kappa = evalRef(adv.terms[0]!.coef, plan.exprs, vars);
+      const kappa = evalRef(nodeOf(plan, "Advantage")!.params.terms[0]!.coef, plan.exprs, vars);
       const rho = evalRef({ expr: "rho" }, plan.exprs, vars);
       const episodeOfRow = Int32Array.from(rows.map((x) => x.episode));
       const opd = opdAdvantages(layout, flat("logp_student"), flat("logp_teacher"));
