@@ -19,6 +19,8 @@ import { parseDim } from "./units.js";
 import type { Scalar, Scope, Value } from "./values.js";
 
 export { render, toJsonLine, type Diagnostic } from "./diagnostics/index.js";
+/** A syntax error of grammar/ as the catalogue message the compiler reports for it. */
+export { syntaxMessage } from "./modules.js";
 
 export interface CompileOptions {
   /** `CURRICULUM.FIELD=VALUE` or `LET=VALUE`, typed and checked like source. */

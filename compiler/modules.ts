@@ -272,7 +272,7 @@ function isInside(p: string, root: string): boolean {
   return rel === "" || (!rel.startsWith("..") && !rel.startsWith(sep));
 }
 
-function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
+export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
   const code = er.code as Code;
   switch (code) {
     case "TC1001": return d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else" });
