@@ -4,7 +4,7 @@
  * RUN_DIR/checkpoint/ and RUN_DIR/report.html. Exit 0 done, 1 user error or a run stopped by faults,
  * 130 interrupted (Ctrl-C; the run checkpoints first), 2 internal error.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
@@ -15,6 +15,8 @@ import { runPlan, PlanShapeError } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { createProgress } from "../../runtime/progress.js";
+import { openSinks } from "../../runtime/sinks/index.js";
+import { WandbError } from "../../runtime/sinks/wandb.js";
 import { EnvConfigError } from "../../runtime/envs/env.js";
 import { BackendError } from "../../runtime/backends/backend.js";
 import { UnsupportedTermError } from "../../runtime/nodes/advantage.js";
@@ -25,7 +27,7 @@ import { collect, printDiagnostics } from "../report-diagnostics.js";
 
 export const EXIT_INTERRUPTED = 130;
 
-interface RunFlags { out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean }
+interface RunFlags { out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string }
 
 class UserError extends Error {}
 
@@ -39,13 +41,15 @@ export function register(program: Command): void {
     .option("--set <target=value>", "override a curriculum field (.tcod) or a plan JSON path (.json); repeatable", collect, [])
     .option("--curriculum <name>", "the curriculum (or sweep point) to run when the file has several")
     .option("-q, --quiet", "no progress output")
+    .option("--no-tensorboard", "do not write TensorBoard event files into the run folder")
+    .option("--wandb <project>", "also log to this Weights & Biases project (needs the wandb Python package; WANDB_MODE=offline works without an account)")
     .action(async (file: string | undefined, o: RunFlags) => {
       try {
         process.exitCode = await run(file, o);
       } catch (e) {
         if (!isUserError(e)) throw e;
         process.stderr.write(`tcod run: error: ${e.message}\n`);
-        const hint = e instanceof EnvConfigError || e instanceof BackendError ? e.hint : undefined;
+        const hint = e instanceof EnvConfigError || e instanceof BackendError || e instanceof WandbError ? e.hint : undefined;
         if (hint) process.stderr.write(`  hint: ${hint}\n`);
         process.exitCode = EXIT_USER;
       }
@@ -55,7 +59,7 @@ export function register(program: Command): void {
 function isUserError(e: unknown): e is Error & { hint?: string } {
   return e instanceof UserError || e instanceof PlanError || e instanceof PlanShapeError || e instanceof EnvConfigError
     || e instanceof BackendError || e instanceof ExprError || e instanceof UnsupportedTermError || e instanceof TrajectoryShapeError
-    || e instanceof SignalError || e instanceof ExtensionError;
+    || e instanceof SignalError || e instanceof ExtensionError || e instanceof WandbError;
 }
 
 async function run(file: string | undefined, o: RunFlags): Promise<number> {
@@ -96,15 +100,20 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     } else process.exit(EXIT_INTERRUPTED);
   };
   process.on("SIGINT", onSigint);
+  mkdirSync(runDir, { recursive: true });
+  const sinks = await openSinks({
+    runDir, name: plan.name, config: plan, ...(o.tensorboard === false ? { tensorboard: false } : {}), ...(o.wandb ? { wandbProject: o.wandb } : {}),
+  });
   let result;
   try {
     result = await runPlan(plan, {
       runDir, ...(seed !== undefined ? { seed } : {}), resume: !!o.resume, signal: abort.signal, ext,
-      onStart: (i) => progress.start(i), onRow: (r) => progress.row(r),
+      onStart: (i) => progress.start(i), onRow: (r) => { progress.row(r); sinks.row(r); },
     });
   } finally {
     process.off("SIGINT", onSigint);
     progress.stop();
+    await sinks.close();
   }
   const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status });
   const out = process.stdout;
