@@ -20,6 +20,8 @@ import { parseDim } from "./units.js";
 import type { Scalar, Scope, Value } from "./values.js";
 
 export { render, toJsonLine, type Diagnostic } from "./diagnostics/index.js";
+/** A syntax error of grammar/ as the catalogue message the compiler reports for it. */
+export { syntaxMessage } from "./modules.js";
 
 /**
  * A file that did not compile, thrown where a command needs its plans (`tcod run FILE.tcod`). Its
