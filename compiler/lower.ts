@@ -10,8 +10,8 @@ import { DEFAULT_LOG_RATIO_CLAMP } from "../plan/defaults.js";
 import type {
   AdaptiveDepth, AdvantageTerm, AgentFormat, BackendSpec, EnvSpec, ModelSpec, Plan, PlanNode,
 } from "../plan/schema.js";
+import type { AggregateKind } from "../plan/enums.js";
 import { methodGraph } from "./graph.js";
-import { AGGREGATES } from "./builtins.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { d } from "./diagnostics/index.js";
 import type { Evaluator } from "./evaluate.js";
@@ -236,7 +236,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
       grpo = { normalize: constValue(param("normalize") as Scalar) !== 0, eps: constValue(param("eps") as Scalar) ?? 1e-6 };
     } else terms.push({ kind: "sft", coef });
   });
-  const mode = (loss.aggregate?.mode ?? "token_mean") as (typeof AGGREGATES)[number];
+  const mode = (loss.aggregate?.mode ?? "token_mean") as AggregateKind;
   let aggregate: Extract<PlanNode, { kind: "Advantage" }>["params"]["aggregate"];
   if (mode === "progressive") {
     const w = loss.aggregate!.weight!;

@@ -6,8 +6,9 @@
  *   properties and type names may be keywords (`model: …`, `x.in`, `list<model>`).
  * - Unit words (`steps`, `turn`, …) are ordinary identifiers; the parser attaches them to a number.
  * - `×` and `*` are the same token (`Star`).
- * - `//` and `/* *\/` comments are skipped; `///` and `/** *\/` doc comments go to the `docs` group so
- *   the AST builder can give declarations their `doc`.
+ * - `//` and `/* *\/` comments go to the `comments` group (the parser never sees them; the formatter
+ *   and the language server do); `///` and `/** *\/` doc comments go to the `docs` group so the AST
+ *   builder can give declarations their `doc`.
  * - Malformed input never throws: an unterminated string is still a `StringLiteral` (category) so the
  *   parser carries on, an unterminated block comment goes to the `errors` group, and invalid
  *   characters are Chevrotain lexer errors. `lexTcod` turns all three into `LexDiagnostic`s.
@@ -25,42 +26,42 @@ export const CompareOp = createToken({ name: "CompareOp", pattern: Lexer.NA, lab
 // ---- trivia ------------------------------------------------------------------------------------
 
 export const WhiteSpace = createToken({
-  name: "WhiteSpace", pattern: /[ \t\r\n\f\v\uFEFF]+/, group: Lexer.SKIPPED, line_breaks: true,
+  name: "WhiteSpace", pattern: /[ \t\r\n\f\v\uFEFF]+/, start_chars_hint: [" ", "\t", "\r", "\n", "\f", "\v", "\uFEFF"], group: Lexer.SKIPPED, line_breaks: true,
 });
 /** `/// text`; `////…` is an ordinary comment (a ruler, not documentation). */
 export const DocLineComment = createToken({
-  name: "DocLineComment", pattern: /\/\/\/(?!\/)[^\r\n]*/, group: "docs",
+  name: "DocLineComment", pattern: /\/\/\/(?!\/)[^\r\n]*/, start_chars_hint: ["/"], group: "docs", line_breaks: false,
 });
-export const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, group: Lexer.SKIPPED });
+export const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, start_chars_hint: ["/"], group: "comments", line_breaks: false });
 /** `/** text *\/`; `/**\/` is an empty ordinary comment. */
 export const DocBlockComment = createToken({
-  name: "DocBlockComment", pattern: /\/\*\*(?!\/)[\s\S]*?\*\//, group: "docs", line_breaks: true,
+  name: "DocBlockComment", pattern: /\/\*\*(?!\/)[\s\S]*?\*\//, start_chars_hint: ["/"], group: "docs", line_breaks: true,
 });
 export const BlockComment = createToken({
-  name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, group: Lexer.SKIPPED, line_breaks: true,
+  name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, start_chars_hint: ["/"], group: "comments", line_breaks: true,
 });
 /** A `/*` that is never closed swallows the rest of the file; reported as TC1005. */
 export const UnterminatedComment = createToken({
-  name: "UnterminatedComment", pattern: /\/\*[\s\S]*/, group: "errors", line_breaks: true,
+  name: "UnterminatedComment", pattern: /\/\*[\s\S]*/, start_chars_hint: ["/"], group: "errors", line_breaks: true,
 });
 
 // ---- literals ----------------------------------------------------------------------------------
 
 export const StringLiteral = createToken({
-  name: "StringLiteral", pattern: /"(?:[^"\\\r\n]|\\.)*"/, label: "a string",
+  name: "StringLiteral", pattern: /"(?:[^"\\\r\n]|\\.)*"/, start_chars_hint: ['"'], line_breaks: false, label: "a string",
 });
 /**
  * A string cut off by the end of the line or file. It is a `StringLiteral` for the parser (so one
  * missing quote is one error, not a cascade) and reported by the lexer as TC1002.
  */
 export const UnterminatedString = createToken({
-  name: "UnterminatedString", pattern: /"(?:[^"\\\r\n]|\\.)*\\?/, categories: [StringLiteral], label: "a string",
+  name: "UnterminatedString", pattern: /"(?:[^"\\\r\n]|\\.)*\\?/, start_chars_hint: ['"'], line_breaks: false, categories: [StringLiteral], label: "a string",
 });
 export const NumberLiteral = createToken({
-  name: "NumberLiteral", pattern: /\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/, label: "a number",
+  name: "NumberLiteral", pattern: /\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/, start_chars_hint: [..."0123456789"], line_breaks: false, label: "a number",
 });
 export const Identifier = createToken({
-  name: "Identifier", pattern: /[A-Za-z_][A-Za-z0-9_]*/, categories: [AnyName], label: "a name",
+  name: "Identifier", pattern: /[A-Za-z_][A-Za-z0-9_]*/, start_chars_hint: [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"], line_breaks: false, categories: [AnyName], label: "a name",
 });
 
 // ---- keywords ----------------------------------------------------------------------------------
@@ -69,6 +70,7 @@ function keyword(word: string): TokenType {
   const name = word[0]!.toUpperCase() + word.slice(1);
   return createToken({
     name, pattern: new RegExp(word), longer_alt: Identifier, categories: [AnyName], label: `'${word}'`,
+    start_chars_hint: [word[0]!], line_breaks: false,
   });
 }
 
@@ -76,7 +78,7 @@ export const Import = keyword("import");
 /** `from` is contextual: a keyword only after an import's `}`, a name elsewhere (`linear(from: 1.0, …)`,
  *  `fn linear(from: quantity, …) = from + …`). Its Identifier category lets every name position accept it. */
 export const From = createToken({
-  name: "From", pattern: /from/, longer_alt: Identifier, categories: [AnyName, Identifier], label: "'from'",
+  name: "From", pattern: /from/, start_chars_hint: ["f"], line_breaks: false, longer_alt: Identifier, categories: [AnyName, Identifier], label: "'from'",
 });
 export const Export = keyword("export");
 export const As = keyword("as");
@@ -106,8 +108,19 @@ export const keywords: readonly TokenType[] = [
 
 // ---- punctuation and operators -----------------------------------------------------------------
 
+/**
+ * The characters a punctuation pattern can start with. Every token carries `start_chars_hint`, so the
+ * lexer's first-character table is built without analysing each regular expression at start-up
+ * (test/grammar/precomputed.test.ts checks the hints against Chevrotain's own analysis).
+ */
+function startChars(pattern: RegExp): string[] {
+  const src = pattern.source;
+  if (src === "\\*|×") return ["*", "×"];
+  return [src.startsWith("\\") ? src[1]! : src[0]!];
+}
+
 const punct = (name: string, pattern: RegExp, label: string, categories: TokenType[] = []): TokenType =>
-  createToken({ name, pattern, label, categories });
+  createToken({ name, pattern, label, categories, start_chars_hint: startChars(pattern), line_breaks: false });
 
 export const DotDot = punct("DotDot", /\.\./, "'..'");
 export const Dot = punct("Dot", /\./, "'.'");
@@ -175,6 +188,8 @@ export interface LexDiagnostic {
 export interface LexResult {
   tokens: IToken[];
   docs: IToken[];
+  /** Ordinary `//` and `/* *\/` comments (not given to the parser). */
+  comments: IToken[];
   diagnostics: LexDiagnostic[];
   /** Offset where an unterminated block comment starts (everything after it is comment), if any. */
   unterminatedCommentAt?: number;
@@ -223,6 +238,7 @@ export function lexTcod(text: string): LexResult {
   return {
     tokens: result.tokens,
     docs: result.groups["docs"] ?? [],
+    comments: result.groups["comments"] ?? [],
     diagnostics,
     ...(unterminatedCommentAt !== undefined ? { unterminatedCommentAt } : {}),
   };

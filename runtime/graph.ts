@@ -13,6 +13,7 @@
  * A node runs when every required input has a value; a node with a missing required input is skipped
  * for the step (e.g. the probe branch on steps without a probe).
  */
+import { UserError } from "../plan/errors.js";
 import { NODE_SPECS, type PortSpec } from "../plan/nodes.js";
 import { parseEndpoint, phaseOf, topoOrder } from "../plan/graph.js";
 import type { NodeOf, Plan, PlanEdge, PlanNode } from "../plan/schema.js";
@@ -21,7 +22,10 @@ import type { PortData, PortValues, StepContext } from "./nodes/executor.js";
 import type { RunContext } from "./nodes/context.js";
 import type { RowShape } from "./replay.js";
 
-export class PlanShapeError extends Error {}
+/** A plan whose graph this runtime cannot run (TC7002). */
+export class PlanShapeError extends UserError {
+  readonly code = "TC7002";
+}
 
 export interface RunGraph {
   explore: PlanNode[];

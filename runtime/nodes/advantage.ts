@@ -12,6 +12,7 @@
  *   keep their advantages beside it, e.g. ATOD's κ·opd + ρ·grpo).
  * TurnWeights multiply student turns only (advantages and KL coefficients alike).
  */
+import { UserError } from "../../plan/errors.js";
 import type { NodeOf } from "../../plan/schema.js";
 import { opdAdvantages, opdAdvantagesFromKl } from "../signals/opd.js";
 import { klEstimate, topKReverseKl } from "../signals/kl.js";
@@ -39,7 +40,9 @@ export interface AdvantageResult {
   coefs: Record<string, number>;
 }
 
-export class UnsupportedTermError extends Error {}
+export class UnsupportedTermError extends UserError {
+  readonly code = "TC7006";
+}
 
 /** Does the loss have an exact-KL (opd "full") term, so TeacherScore asks for full distributions? */
 export const usesFull = (node: NodeOf<"Advantage">): boolean => node.params.terms.some((t) => t.kind === "opd" && t.estimator === "full");

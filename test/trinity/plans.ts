@@ -95,7 +95,7 @@ export function makePlan(p: PlanOptions): Plan {
     },
     checkpointEvery: steps,
     evals: p.evals === false ? [] : [
-      { name: "alfworld_eval_seen", env: "eval_seen", every: 5, tasks: 160, temperature: 0.4, maxTurns: 30, atStart: true },
+      { name: "alfworld_eval_seen", env: "eval_seen", every: 5, tasks: 10, temperature: 0.4, maxTurns: 30, atStart: true },
     ],
   });
 }
