@@ -11,8 +11,8 @@ describe("generated docs are up to date (npm run docs)", () => {
   it("docs/stdlib.md", () => expect(docs("stdlib.md")).toBe(stdlibReference()));
   it("docs/diagnostics.md", () => expect(docs("diagnostics.md")).toBe(diagnosticsReference()));
   it("docs/plan.schema.json", () => expect(JSON.parse(docs("plan.schema.json"))).toEqual(planJsonSchema()));
-  it("the JSON Schema describes tcod.plan/1", () => {
+  it("the JSON Schema describes tcod.plan/2", () => {
     const s = planJsonSchema() as { properties: Record<string, { const?: string }> };
-    expect(s.properties["schema"]!.const).toBe("tcod.plan/1");
+    expect(s.properties["schema"]!.const).toBe("tcod.plan/2");
   });
 });

@@ -85,7 +85,8 @@ export function makePlan(p: PlanOptions): Plan {
     },
     ...(p.adaptive ? { adaptive: p.adaptive } : {}),
     rollout: { student: "student", env: "train", agent: "default", temperature: 1.0 },
-    teacher: { teacher: "teacher", temperature: 1.0, topk: 0 },
+    // as the compiler does: the topk estimator asks the teacher for 20 alternatives
+    teacher: { teacher: "teacher", temperature: 1.0, topk: (p.terms ?? []).some((t) => t.kind === "opd" && t.estimator === "topk") ? 20 : 0 },
     ...(p.turnWeights ? { turnWeights: "turn_weights" } : {}),
     terms: p.terms ?? [{ kind: "opd", coef: 1.0, estimator: "k1" }],
     aggregate: p.aggregate ?? { kind: "token_mean" },
