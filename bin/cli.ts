@@ -5,10 +5,11 @@
 import { Command } from "commander";
 import { registerCommands } from "./commands/index.js";
 import { EXIT_INTERNAL } from "./exit.js";
+import { TCOD_VERSION } from "./version.js";
 
 const program = new Command("tcod")
   .description("Curricula for on-policy distillation of multi-turn LLM agents.")
-  .version("0.1.0")
+  .version(TCOD_VERSION)
   .showHelpAfterError();
 
 try {
