@@ -14,6 +14,7 @@ import { basename, join, resolve } from "node:path";
 import pLimit from "p-limit";
 import { safeFileName, type CompiledPlan } from "../compiler/index.js";
 import { stringifyPlan } from "../plan/access.js";
+import { UsageError } from "../plan/errors.js";
 
 export type PointStatus = "pending" | "running" | "completed" | "interrupted" | "failed";
 
@@ -21,10 +22,10 @@ export interface SweepPoint { name: string; dir: string; settings: string[]; sta
 
 export interface SweepRecord { file: string; overrides: string[]; points: SweepPoint[] }
 
-export class SweepError extends Error {
-  constructor(message: string, readonly hint: string) {
-    super(message);
-    this.name = "SweepError";
+/** A sweep folder that cannot take this sweep (TC7009). */
+export class SweepError extends UsageError {
+  constructor(message: string, hint: string) {
+    super(message, { hint });
   }
 }
 
