@@ -91,7 +91,7 @@ export function compileFile(path: string, opts: CompileOptions = {}): CompileRes
   }
   // `--set steps=500` (a field name, not a let) sets that field of every curriculum of the file.
   const lets = new Set(entry.ast?.decls.filter((x) => x.kind === "let").map((x) => (x as { name: string }).name) ?? []);
-  const expanded = overrides.flatMap((s) => (s.target.length === 1 && !lets.has(s.target[0]!) && s.target[0]! in CURRICULUM_FIELDS && entry.curricula.length
+  const expanded = overrides.flatMap((s) => (s.target.length === 1 && !lets.has(s.target[0]!) && Object.hasOwn(CURRICULUM_FIELDS, s.target[0]!) && entry.curricula.length
     ? entry.curricula.map((c) => ({ ...s, target: [c.name, s.target[0]!] }))
     : [s]));
   // Only valid overrides are applied; the others were reported.
@@ -246,7 +246,7 @@ function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolea
   const lets = entry.ast ? entry.ast.decls.filter((x) => x.kind === "let").map((x) => (x as { name: string }).name) : [];
   const targets = [...lets, ...curricula.map((c) => `${c}.<field>`)];
   const ok = s.target.length === 1 ? lets.includes(s.target[0]!) : s.target.length === 2 && curricula.includes(s.target[0]!);
-  if (ok && s.target.length === 2 && !(s.target[1]! in CURRICULUM_FIELDS)) {
+  if (ok && s.target.length === 2 && !Object.hasOwn(CURRICULUM_FIELDS, s.target[1]!)) {
     const names = Object.keys(CURRICULUM_FIELDS);
     sink.add(d.unknownField({ field: s.target[1]!, owner: `curriculum '${s.target[0]}'`, suggestion: didYouMean(s.target[1]!, names), available: names.join(", ") }), s.expr.span);
     return false;
