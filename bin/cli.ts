@@ -4,7 +4,8 @@
  */
 import { Command } from "commander";
 import { registerCommands } from "./commands/index.js";
-import { EXIT_INTERNAL } from "./exit.js";
+import { asCliErrors, printCliErrors } from "./errors.js";
+import { EXIT_INTERNAL, EXIT_USER } from "./exit.js";
 
 const program = new Command("tcod")
   .description("Curricula for on-policy distillation of multi-turn LLM agents.")
@@ -15,7 +16,12 @@ try {
   await registerCommands(program, process.argv.slice(2));
   await program.parseAsync(process.argv);
 } catch (e) {
-  // User errors are reported by each command with a code and exit 1; anything reaching here is a bug.
+  // A user error is a coded message and exit 1; anything else reaching here is a bug.
+  const coded = asCliErrors(e);
+  if (coded) {
+    printCliErrors(process.argv.slice(2).find((a) => !a.startsWith("-")) ?? "", coded);
+    process.exit(EXIT_USER);
+  }
   console.error(`tcod: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   process.exit(EXIT_INTERNAL);
 }

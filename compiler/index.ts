@@ -236,9 +236,16 @@ function shiftSpan(s: Span, by: number): Span {
   if (by === 0) return s;
   return { file: s.file, start: { ...s.start, offset: s.start.offset + by, column: s.start.column + by }, end: { ...s.end, offset: s.end.offset + by, column: s.end.column + by } };
 }
+/** A copy of an AST with every span moved by `by` columns (a structural copy: numbers such as 1e999 = Infinity survive). */
 function shiftExpr<T>(e: T, by: number): T {
   if (by === 0) return e;
-  return JSON.parse(JSON.stringify(e), (k, v) => (v && typeof v === "object" && "start" in v && "end" in v && "file" in v ? shiftSpan(v as Span, by) : v)) as T;
+  const copy = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(copy);
+    if (v === null || typeof v !== "object") return v;
+    if ("start" in v && "end" in v && "file" in v) return shiftSpan(v as Span, by);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copy(x)]));
+  };
+  return copy(e) as T;
 }
 
 function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolean {

@@ -9,6 +9,9 @@ import { compileFile, safeFileName } from "../../compiler/index.js";
 import { DEFAULT_INFRA, exportTrinity, TRINITY_TARGETS, TrinityExportError, type TrinityInfra, type TrinityTarget } from "../../targets/trinity/export.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
+import { d } from "../../compiler/diagnostics/index.js";
+import { CliError, fail, printCliErrors } from "../errors.js";
+import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
@@ -23,21 +26,26 @@ export function register(program: Command): void {
     .option("--curriculum <name>", "export only this curriculum (.tcod input)")
     .option("--json", "print what was written as JSON lines")
     .action((format: string, input: string, o: { out: string; target: string; infra: string[]; set: string[]; curriculum?: string; json?: boolean }) => {
-      const fail = (msg: string) => { process.stderr.write(`tcod export: ${msg}\n`); process.exitCode = EXIT_USER; };
-      if (format !== "trinity") return fail(`unknown format '${format}'; the formats are: trinity`);
-      if (!(TRINITY_TARGETS as readonly string[]).includes(o.target)) return fail(`unknown --target '${o.target}'; use ${TRINITY_TARGETS.join(" or ")}`);
+      if (format !== "trinity") fail(d.badOption({ option: "format", value: format, detail: "unknown format", hint: "The formats are: trinity." }));
+      if (!(TRINITY_TARGETS as readonly string[]).includes(o.target)) fail(d.badOption({ option: "--target", value: o.target, detail: "unknown target", hint: `Use ${TRINITY_TARGETS.join(" or ")}.` }));
       const infra = parseInfra(o.infra);
-      if (typeof infra === "string") return fail(infra);
+      if (typeof infra === "string") fail(d.badOption({ option: "--infra", value: o.infra.join(" "), detail: infra, hint: `Keys: ${Object.keys(DEFAULT_INFRA).join(", ")}.` }));
       let plans: Plan[];
       if (input.endsWith(".json")) {
-        try { plans = [parsePlan(JSON.parse(readFileSync(input, "utf8")))]; }
-        catch (e) { return fail(`${input}: ${e instanceof PlanError || e instanceof SyntaxError ? e.message : String(e)}`); }
+        let text: string;
+        try { text = readFileSync(input, "utf8"); } catch (e) { return fail(d.cannotRead({ path: input, reason: (e as Error).message })); }
+        try { plans = [parsePlan(JSON.parse(text))]; }
+        catch (e) {
+          if (e instanceof PlanError || e instanceof SyntaxError) fail(d.invalidPlan({ file: input, detail: e.message }));
+          throw e;
+        }
       } else {
         const r = compileFile(input, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}) });
         printDiagnostics(r, false);
         if (!r.ok) { process.exitCode = EXIT_USER; return; }
         plans = r.plans.map((p) => p.plan);
       }
+      ensureOutDir(o.out);
       let failed = false;
       for (const plan of plans) {
         const base = safeFileName(plan.name);
@@ -56,7 +64,9 @@ export function register(program: Command): void {
         } catch (err) {
           if (!(err instanceof TrinityExportError)) throw err;
           failed = true;
-          process.stderr.write(`tcod export: plan '${plan.name}': ${err.message}\n`);
+          for (const i of err.issues) {
+            printCliErrors("export", [new CliError(d.exportError({ plan: plan.name, detail: `${i.construct}${i.origin ? ` (${i.origin})` : ""}: ${i.message}`, hint: i.hint }))]);
+          }
         }
       }
       process.exitCode = failed ? EXIT_USER : EXIT_OK;

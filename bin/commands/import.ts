@@ -10,7 +10,12 @@ import type { Command } from "commander";
 import { compileFile, render } from "../../compiler/index.js";
 import { exportTrinity, TrinityExportError } from "../../targets/trinity/export.js";
 import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportError } from "../../targets/trinity/import.js";
-import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
+import { d } from "../../compiler/diagnostics/index.js";
+import { CliError, fail, registerErrorClass } from "../errors.js";
+import { EXIT_OK } from "../exit.js";
+import { ensureOutFile } from "../out-path.js";
+
+registerErrorClass(TrinityImportError, (e) => e.issues.map((i) => new CliError(d.importError({ detail: `${i.message} (at ${i.path})`, hint: i.hint }), `${e.file}:${i.line}:${i.column}`)));
 
 export function register(program: Command): void {
   program.command("import")
@@ -20,22 +25,17 @@ export function register(program: Command): void {
     .option("-o, --out <file>", "write the .tcod here (default: print it)")
     .option("--no-verify", "skip compiling the result and comparing its export with the config")
     .action((format: string, config: string, o: { out?: string; verify: boolean }) => {
-      if (format !== "trinity") { process.stderr.write(`tcod import: unknown format '${format}'; the formats are: trinity\n`); process.exitCode = EXIT_USER; return; }
+      if (format !== "trinity") fail(d.badOption({ option: "format", value: format, detail: "unknown format", hint: "The formats are: trinity." }));
+      if (o.out) ensureOutFile(o.out);
       let text: string;
       try { text = readFileSync(config, "utf8"); }
-      catch (e) { process.stderr.write(`tcod import: cannot read ${config}: ${(e as Error).message}\n`); process.exitCode = EXIT_USER; return; }
-      let imported;
-      try { imported = importTrinity(text, config); }
-      catch (e) {
-        if (!(e instanceof TrinityImportError)) throw e;
-        process.stderr.write(`${e.message}\n${e.issues.length} error(s)\n`);
-        process.exitCode = EXIT_USER;
-        return;
-      }
+      catch (e) { return fail(d.cannotRead({ path: config, reason: (e as Error).message })); }
+      // A TrinityImportError becomes one coded error per issue, at its YAML line and column (registered above).
+      const imported = importTrinity(text, config);
       for (const n of imported.notes) process.stderr.write(`note: ${n}\n`);
       if (o.verify) {
         const problem = verify(imported.source, imported.curriculum, text, config, o.out);
-        if (problem) { process.stderr.write(`tcod import: internal error: ${problem}\n`); process.exitCode = EXIT_INTERNAL; return; }
+        if (problem) fail(d.importNotFaithful({ detail: problem }), config);
       }
       if (o.out) {
         const tmp = `${o.out}.tmp-${process.pid}`;

@@ -4,30 +4,26 @@
  * RUN_DIR/checkpoint/ and RUN_DIR/report.html. Exit 0 done, 1 user error or a run stopped by faults,
  * 130 interrupted (Ctrl-C; the run checkpoints first), 2 internal error.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
+import { d } from "../../compiler/diagnostics/index.js";
 import { compileFile, safeFileName } from "../../compiler/index.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
-import { ExprError } from "../../plan/expr.js";
-import { ExtensionError, loadExtensions } from "../../runtime/extensions.js";
-import { runPlan, PlanShapeError } from "../../runtime/engine.js";
+import { loadExtensions } from "../../runtime/extensions.js";
+import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { createProgress } from "../../runtime/progress.js";
-import { EnvConfigError } from "../../runtime/envs/env.js";
-import { BackendError } from "../../runtime/backends/backend.js";
-import { UnsupportedTermError } from "../../runtime/nodes/advantage.js";
-import { TrajectoryShapeError } from "../../runtime/replay.js";
-import { SignalError } from "../../runtime/signals/layout.js";
-import { EXIT_OK, EXIT_USER } from "../exit.js";
+import { fail } from "../errors.js";
+import "../runtime-errors.js";
+import { EXIT_OK } from "../exit.js";
+import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 
 export const EXIT_INTERRUPTED = 130;
 
 interface RunFlags { out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean }
-
-class UserError extends Error {}
 
 export function register(program: Command): void {
   program.command("run")
@@ -40,22 +36,9 @@ export function register(program: Command): void {
     .option("--curriculum <name>", "the curriculum (or sweep point) to run when the file has several")
     .option("-q, --quiet", "no progress output")
     .action(async (file: string | undefined, o: RunFlags) => {
-      try {
-        process.exitCode = await run(file, o);
-      } catch (e) {
-        if (!isUserError(e)) throw e;
-        process.stderr.write(`tcod run: error: ${e.message}\n`);
-        const hint = e instanceof EnvConfigError || e instanceof BackendError ? e.hint : undefined;
-        if (hint) process.stderr.write(`  hint: ${hint}\n`);
-        process.exitCode = EXIT_USER;
-      }
+      // User errors are thrown as coded errors (bin/errors.ts, bin/runtime-errors.ts) and printed by cli.ts.
+      process.exitCode = await run(file, o);
     });
-}
-
-function isUserError(e: unknown): e is Error & { hint?: string } {
-  return e instanceof UserError || e instanceof PlanError || e instanceof PlanShapeError || e instanceof EnvConfigError
-    || e instanceof BackendError || e instanceof ExprError || e instanceof UnsupportedTermError || e instanceof TrajectoryShapeError
-    || e instanceof SignalError || e instanceof ExtensionError;
 }
 
 async function run(file: string | undefined, o: RunFlags): Promise<number> {
@@ -66,21 +49,23 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
   if (o.resume) {
     runDir = o.resume;
     const saved = join(runDir, "plan.json");
-    if (!existsSync(saved)) throw new UserError(`${runDir} is not a run folder (no plan.json); give the --out folder of an earlier run`);
+    if (!existsSync(runDir) || !statSync(runDir).isDirectory()) fail(d.badRunFolder({ dir: runDir, detail: "no such folder", hint: "Give the --out folder of an earlier run." }));
+    if (!existsSync(saved)) fail(d.badRunFolder({ dir: runDir, detail: `it is not a run folder (no ${saved})`, hint: "Give the --out folder of an earlier run." }));
     plan = loadPlanJson(saved, []);
     if (file) {
       const given = loadPlan(file, o).plan;
-      if (given.name !== plan.name) throw new UserError(`${file} compiles to plan "${given.name}", but ${runDir} holds a run of "${plan.name}"`);
+      if (given.name !== plan.name) fail(d.badRunFolder({ dir: runDir, detail: `${file} compiles to plan "${given.name}", but the folder holds a run of "${plan.name}"`, hint: "Resume with the file the run was started from, or only --resume RUN_DIR." }));
     }
-    if (o.set.length) throw new UserError("--set cannot change a run being resumed; start a new run instead");
+    if (o.set.length) fail(d.usage({ detail: "--set cannot change a run being resumed", hint: "Start a new run (with --out) to change the plan." }));
     const b = plan.extensions ? join(runDir, plan.extensions.bundle) : undefined;
     if (b && existsSync(b)) bundle = readFileSync(b, "utf8");
   } else {
-    if (!file) throw new UserError("give a .tcod file or a plan .json to run (or --resume RUN_DIR)");
+    if (!file) fail(d.usage({ detail: "tcod run needs a .tcod file or a plan .json", hint: "tcod run FILE.tcod [--out RUN_DIR], or tcod run --resume RUN_DIR." }));
     ({ plan, bundle } = loadPlan(file, o));
     runDir = o.out ?? join("runs", `${safeFileName(plan.name)}-${timestamp()}`);
+    ensureOutDir(runDir);
     if (existsSync(join(runDir, "metrics.jsonl"))) {
-      throw new UserError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`);
+      fail(d.usage({ detail: `${runDir} already holds a run`, hint: `Continue it with --resume ${runDir}, or choose another --out.` }));
     }
   }
   const ext = await loadExtensions(plan, bundle, runDir);
@@ -119,15 +104,14 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
       out.write(`${result.message}\nreport: ${report}\n`);
       return EXIT_OK;
     case "failed":
-      process.stderr.write(`tcod run: error: ${result.message}\n`);
       out.write(`report: ${report}\n`);
-      return EXIT_USER;
+      return fail(d.runStopped({ detail: result.message ?? "a step failed", hint: `Fix the cause above, then continue with --resume ${runDir}.` }));
   }
 }
 
 function parseSeed(s: string): number {
   const n = Number(s);
-  if (!Number.isSafeInteger(n)) throw new UserError(`--seed ${s}: expected an integer`);
+  if (!/^\s*-?\d+\s*$/.test(s) || !Number.isSafeInteger(n)) fail(d.badOption({ option: "--seed", value: s, detail: "expected an integer", hint: "e.g. --seed 7" }));
   return n;
 }
 
@@ -136,7 +120,7 @@ function timestamp(): string {
 }
 
 function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } {
-  if (!existsSync(file)) throw new UserError(`${file}: no such file`);
+  if (!existsSync(file)) fail(d.cannotRead({ path: file, reason: "no such file" }));
   if (file.endsWith(".json")) {
     const plan = loadPlanJson(file, o.set);
     const b = plan.extensions ? join(dirname(file), plan.extensions.bundle) : undefined;
@@ -144,13 +128,16 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } {
   }
   const r = compileFile(file, { overrides: o.set });
   printDiagnostics(r, false);
-  if (!r.ok) throw new UserError(`${file} did not compile (errors above)`);
+  if (!r.ok) fail(d.usage({ detail: `${file} did not compile (errors above)`, hint: "Fix the errors above; tcod check FILE lists them all." }));
   const want = o.curriculum;
   const plans = want ? r.plans.filter((p) => p.plan.name === want || p.curriculum.name === want) : r.plans;
   const names = r.plans.map((p) => p.plan.name);
-  if (plans.length === 0) throw new UserError(want ? `no curriculum or sweep point named "${want}" in ${file}; available: ${names.join(", ")}` : `${file} declares no curriculum`);
+  if (plans.length === 0) {
+    fail(want ? d.badOption({ option: "--curriculum", value: want, detail: `${file} has no curriculum or sweep point of that name`, hint: `Available: ${names.join(", ")}.` })
+      : d.usage({ detail: `${file} declares no curriculum`, hint: "Declare one with `curriculum NAME { … }` (docs/LANGUAGE.md)." }));
+  }
   if (plans.length > 1) {
-    throw new UserError(`${file} compiles to ${plans.length} plans (${names.join(", ")}); choose one with --curriculum NAME, or compile the sweep with tcod compile and run each plan`);
+    fail(d.usage({ detail: `${file} compiles to ${plans.length} plans (${names.join(", ")})`, hint: "Choose one with --curriculum NAME, or compile the sweep with tcod compile and run each plan." }));
   }
   const c = plans[0]!;
   return c.bundle ? { plan: c.plan, bundle: c.bundle } : { plan: c.plan };
@@ -162,17 +149,17 @@ function loadPlanJson(file: string, sets: string[]): Plan {
   try {
     data = JSON.parse(readFileSync(file, "utf8"));
   } catch (e) {
-    throw new UserError(`${file}: not valid JSON (${(e as Error).message})`);
+    return fail(e instanceof SyntaxError ? d.invalidPlan({ file, detail: `not valid JSON (${e.message})` }) : d.cannotRead({ path: file, reason: (e as Error).message }));
   }
   for (const s of sets) {
     const eq = s.indexOf("=");
-    if (eq <= 0) throw new UserError(`--set ${s}: expected path=value, e.g. clock.steps=20`);
+    if (eq <= 0) fail(d.badPlanOverride({ text: s, detail: "expected PATH=VALUE" }));
     setPath(data, s.slice(0, eq).split("."), parseValue(s.slice(eq + 1)), s);
   }
   try {
     return parsePlan(data);
   } catch (e) {
-    if (e instanceof PlanError) throw new PlanError(`${file}: ${e.message}`, e.issues);
+    if (e instanceof PlanError) fail(d.invalidPlan({ file, detail: e.message }));
     throw e;
   }
 }
@@ -181,14 +168,16 @@ function parseValue(v: string): unknown {
   try { return JSON.parse(v); } catch { return v; }
 }
 
+/** Sets an existing field of the plan's own data; never walks into or creates a prototype's members. */
 function setPath(root: unknown, path: string[], value: unknown, text: string): void {
-  let cur = root as Record<string, unknown>;
+  const own = (o: unknown, k: string): boolean => o !== null && typeof o === "object" && Object.hasOwn(o, k) && k !== "__proto__";
+  let cur = root;
   for (let i = 0; i < path.length - 1; i++) {
-    const next = cur?.[path[i]!];
-    if (next === null || typeof next !== "object") throw new UserError(`--set ${text}: the plan has no object at ${path.slice(0, i + 1).join(".")}`);
-    cur = next as Record<string, unknown>;
+    if (!own(cur, path[i]!)) fail(d.badPlanOverride({ text, detail: `the plan has no field ${path.slice(0, i + 1).join(".")}` }));
+    cur = (cur as Record<string, unknown>)[path[i]!];
+    if (cur === null || typeof cur !== "object") fail(d.badPlanOverride({ text, detail: `${path.slice(0, i + 1).join(".")} is not an object` }));
   }
   const last = path[path.length - 1]!;
-  if (!(last in cur)) throw new UserError(`--set ${text}: the plan has no field ${path.join(".")}`);
-  cur[last] = value;
+  if (!own(cur, last)) fail(d.badPlanOverride({ text, detail: `the plan has no field ${path.join(".")}` }));
+  (cur as Record<string, unknown>)[last] = value;
 }
