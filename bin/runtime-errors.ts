@@ -12,6 +12,7 @@ import { ExtensionError } from "../runtime/extensions.js";
 import { UnsupportedTermError } from "../runtime/nodes/advantage.js";
 import { TrajectoryShapeError } from "../runtime/replay.js";
 import { SignalError } from "../runtime/signals/layout.js";
+import { WandbError } from "../runtime/sinks/wandb.js";
 import { registerErrorClass } from "./errors.js";
 
 const BACKEND_HINT = "Check that the server is running and reachable, and that the model spec names it (docs: runtime/backends/openai/README.md).";
@@ -26,3 +27,4 @@ registerErrorClass(SignalError, (e) => d.planNotRunnable({ detail: e.message, hi
 registerErrorClass(EnvConfigError, (e) => d.environmentError({ detail: e.message, hint: e.hint ?? "Check the env's split, task file and server in the curriculum." }));
 registerErrorClass(EnvError, (e) => d.environmentError({ detail: e.message, hint: "The environment failed repeatedly; check its server or bridge, then continue with --resume." }));
 registerErrorClass(BackendError, (e) => d.backendError({ detail: e.message, hint: e.hint ?? BACKEND_HINT }));
+registerErrorClass(WandbError, (e) => d.metricsSinkError({ detail: e.message, hint: e.hint }));

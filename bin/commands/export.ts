@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
-import { DEFAULT_INFRA, exportTrinity, TRINITY_TARGETS, TrinityExportError, type TrinityInfra, type TrinityTarget } from "../../targets/trinity/export.js";
+import { DEFAULT_INFRA, exportTrinity, parseInfra, TRINITY_TARGETS, TrinityExportError, type TrinityTarget } from "../../targets/trinity/export.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { d } from "../../compiler/diagnostics/index.js";
@@ -21,7 +21,7 @@ export function register(program: Command): void {
     .argument("<input>", ".tcod file or compiled .plan.json")
     .option("-o, --out <dir>", "output folder", "out/trinity")
     .option("--target <target>", `Trinity-RFT flavour: ${TRINITY_TARGETS.join(" | ")}`, "tcod-fork")
-    .option("--infra <key=value>", `cluster setting, repeatable (${Object.keys(DEFAULT_INFRA).join(", ")})`, collect, [])
+    .option("--infra <key=value>", `cluster setting, repeatable (${Object.keys(DEFAULT_INFRA).filter((k) => k !== "envVars").join(", ")}, env_vars.NAME for explorer.env_vars)`, collect, [])
     .option("--set <target=value>", "override a curriculum field or a let (repeatable; .tcod input)", collect, [])
     .option("--curriculum <name>", "export only this curriculum (.tcod input)")
     .option("--json", "print what was written as JSON lines")
@@ -71,23 +71,6 @@ export function register(program: Command): void {
       }
       process.exitCode = failed ? EXIT_USER : EXIT_OK;
     });
-}
-
-function parseInfra(items: string[]): Partial<TrinityInfra> | string {
-  const out: Record<string, string | number> = {};
-  for (const item of items) {
-    const m = /^(\w+)=(.*)$/.exec(item);
-    if (!m) return `cannot parse --infra '${item}'; write KEY=VALUE, e.g. --infra gpuPerNode=4`;
-    const key = m[1]!;
-    if (!(key in DEFAULT_INFRA)) return `unknown --infra key '${key}'; keys: ${Object.keys(DEFAULT_INFRA).join(", ")}`;
-    const def = DEFAULT_INFRA[key as keyof TrinityInfra];
-    if (typeof def === "number") {
-      const n = Number(m[2]);
-      if (!Number.isFinite(n)) return `--infra ${key} needs a number, got '${m[2]}'`;
-      out[key] = n;
-    } else out[key] = m[2]!;
-  }
-  return out as Partial<TrinityInfra>;
 }
 
 function writeAtomic(path: string, text: string): void {

@@ -4,7 +4,7 @@
  * RUN_DIR/checkpoint/ and RUN_DIR/report.html. Exit 0 done, 1 user error or a run stopped by faults,
  * 130 interrupted (Ctrl-C; the run checkpoints first), 2 internal error.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { d } from "../../compiler/diagnostics/index.js";
@@ -15,6 +15,7 @@ import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { createProgress } from "../../runtime/progress.js";
+import { openSinks } from "../../runtime/sinks/index.js";
 import { fail } from "../errors.js";
 import "../runtime-errors.js";
 import { EXIT_OK } from "../exit.js";
@@ -23,7 +24,7 @@ import { collect, printDiagnostics } from "../report-diagnostics.js";
 
 export const EXIT_INTERRUPTED = 130;
 
-interface RunFlags { out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean }
+interface RunFlags { out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string }
 
 export function register(program: Command): void {
   program.command("run")
@@ -35,6 +36,8 @@ export function register(program: Command): void {
     .option("--set <target=value>", "override a curriculum field (.tcod) or a plan JSON path (.json); repeatable", collect, [])
     .option("--curriculum <name>", "the curriculum (or sweep point) to run when the file has several")
     .option("-q, --quiet", "no progress output")
+    .option("--no-tensorboard", "do not write TensorBoard event files into the run folder")
+    .option("--wandb <project>", "also log to this Weights & Biases project (needs the wandb Python package; WANDB_MODE=offline works without an account)")
     .action(async (file: string | undefined, o: RunFlags) => {
       // User errors are thrown as coded errors (bin/errors.ts, bin/runtime-errors.ts) and printed by cli.ts.
       process.exitCode = await run(file, o);
@@ -81,15 +84,20 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     } else process.exit(EXIT_INTERRUPTED);
   };
   process.on("SIGINT", onSigint);
+  mkdirSync(runDir, { recursive: true });
+  const sinks = await openSinks({
+    runDir, name: plan.name, config: plan, ...(o.tensorboard === false ? { tensorboard: false } : {}), ...(o.wandb ? { wandbProject: o.wandb } : {}),
+  });
   let result;
   try {
     result = await runPlan(plan, {
       runDir, ...(seed !== undefined ? { seed } : {}), resume: !!o.resume, signal: abort.signal, ext,
-      onStart: (i) => progress.start(i), onRow: (r) => progress.row(r),
+      onStart: (i) => progress.start(i), onRow: (r) => { progress.row(r); sinks.row(r); },
     });
   } finally {
     process.off("SIGINT", onSigint);
     progress.stop();
+    await sinks.close();
   }
   const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status });
   const out = process.stdout;

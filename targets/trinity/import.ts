@@ -22,6 +22,9 @@ export class TrinityImportError extends Error {
 }
 
 export interface TrinityImport {
+  /** Cluster settings of the config that `tcod export trinity --infra` takes back (explorer.env_vars…),
+   *  as `--infra` arguments; they are not curriculum, so the .tcod file only mentions them. */
+  infra: string[];
   /** The .tcod source text. */
   source: string;
   /** The curriculum's name in it. */
@@ -270,7 +273,8 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
     const args = [
       `every: ${evalInterval} steps`,
       `env: ${envCall(env, tcodSplit, path ?? "", maxTurns)}`,
-      ...(evalSteps !== undefined ? [`tasks: ${evalSteps * tasks} tasks`] : []),
+      // An eval taskset's total_steps is the maximum number of tasks per evaluation (the fork's explorer).
+      ...(evalSteps !== undefined ? [`tasks: ${evalSteps} tasks`] : []),
       `temperature: ${num(evalTemp)}`,
       ...(evalMax !== undefined && evalMax !== maxTurns ? [`max_turns: ${evalMax} turns`] : []),
       `name: ${JSON.stringify(name)}`,
@@ -286,6 +290,21 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
       ? `name '${givenName}' is a tcod keyword and cannot name the curriculum`
       : `name ${JSON.stringify(givenName)} cannot name a tcod curriculum (ASCII letters, digits and _, not starting with a digit)`,
     `Rename it, e.g. name: "${typeof givenName === "string" ? identifier(givenName) : "imported"}${typeof givenName === "string" && TCOD_KEYWORDS.has(givenName) ? "_run" : ""}".`);
+  }
+
+  // ---- cluster settings `tcod export --infra` takes back ----
+  const infra: string[] = [];
+  const envVars = r.get(["explorer", "env_vars"]);
+  if (envVars !== undefined) {
+    if (!envVars || typeof envVars !== "object" || Array.isArray(envVars)) r.fail(["explorer", "env_vars"], "explorer.env_vars must be a mapping of variable names to values", "e.g. env_vars: { TMPDIR: /dev/shm/tmp }");
+    else {
+      for (const k of Object.keys(envVars)) {
+        const v = r.get(["explorer", "env_vars", k]);
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) r.fail(["explorer", "env_vars", k], `environment variable name '${k}' is not valid`, "Use letters, digits and _.");
+        else if (v === undefined || typeof v === "object") r.fail(["explorer", "env_vars", k], `explorer.env_vars.${k} must be a string`, "Quote the value.");
+        else infra.push(`env_vars.${k}=${String(v)}`);
+      }
+    }
   }
 
   if (r.issues.length) throw new TrinityImportError(file, r.issues);
@@ -331,6 +350,7 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   const src = [
     `// Imported from ${file} by \`tcod import trinity\` (Trinity-RFT workflow ${wf || "OPD"}).`,
     `// Cluster settings (GPUs, engines, Ray) are not curriculum: pass them to \`tcod export trinity\`.`,
+    ...(infra.length > 0 ? [`// infra: ${infra.map((i) => `--infra ${shellWord(i)}`).join(" ")}`] : []),
     ...r.notes.map((n) => `// note: ${n}`),
     ...imports,
     "",
@@ -343,7 +363,7 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
     "}",
     "",
   ].join("\n");
-  return { source: src, curriculum, notes: r.notes };
+  return { source: src, curriculum, notes: r.notes, infra };
 }
 
 function envCall(env: string, split: string, taskFile: string, maxTurns: number, extra = ""): string {
@@ -365,6 +385,11 @@ function num(x: number): string {
 
 /** Reserved words of the tcod language (docs/LANGUAGE.md, Lexical). */
 const TCOD_KEYWORDS = new Set(["import", "export", "as", "let", "fn", "return", "model", "curriculum", "with", "sweep", "product", "zip", "in", "if", "then", "else", "and", "or", "not", "true", "false"]);
+
+/** A shell word: bare when safe, else single-quoted. */
+function shellWord(s: string): string {
+  return /^[\w./:=@,+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
 
 function identifier(s: string): string {
   const id = s.replace(/[^A-Za-z0-9_]/g, "_").replace(/^(\d)/, "_$1");
@@ -398,6 +423,8 @@ export const CURRICULUM_KEYS: readonly string[] = [
   "explorer.eval_interval", "explorer.eval_on_startup",
   "synchronizer.sync_interval",
   "trainer.total_steps", "trainer.save_interval", "trainer.grad_clip",
+  // Not curriculum, but kept: the import hands them to `tcod export trinity --infra env_vars.NAME=…`.
+  "explorer.env_vars.*",
 ];
 
 /** Every concrete path of `obj` matching a pattern of CURRICULUM_KEYS, with its value. */
