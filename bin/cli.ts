@@ -4,7 +4,7 @@
  */
 import { Command } from "commander";
 import { registerCommands } from "./commands/index.js";
-import { asCliErrors, printCliErrors } from "./errors.js";
+import { formatUserError, UserError } from "../plan/errors.js";
 import { EXIT_INTERNAL, EXIT_USER } from "./exit.js";
 
 const program = new Command("tcod")
@@ -16,12 +16,12 @@ try {
   await registerCommands(program, process.argv.slice(2));
   await program.parseAsync(process.argv);
 } catch (e) {
-  // A user error is a coded message and exit 1; anything else reaching here is a bug.
-  const coded = asCliErrors(e);
-  if (coded) {
-    printCliErrors(process.argv.slice(2).find((a) => !a.startsWith("-")) ?? "", coded);
+  // A user error a command did not report itself: printed with its code and hint, exit 1.
+  if (e instanceof UserError) {
+    console.error(formatUserError(e, "tcod"));
     process.exit(EXIT_USER);
   }
+  // Anything else reaching here is a bug.
   console.error(`tcod: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   process.exit(EXIT_INTERNAL);
 }

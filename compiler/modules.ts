@@ -354,7 +354,7 @@ function realpath(p: string): string {
   try { return realpathSync(p); } catch { return p; }
 }
 
-function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
+export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
   const code = er.code as Code;
   switch (code) {
     case "TC1001": return d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else" });

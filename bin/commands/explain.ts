@@ -2,8 +2,7 @@ import { relative } from "node:path";
 import type { Command } from "commander";
 import { explain, formatExplanation } from "../../compiler/explain.js";
 import { compileFile } from "../../compiler/index.js";
-import { d } from "../../compiler/diagnostics/index.js";
-import { fail } from "../errors.js";
+import { UsageError } from "../../plan/errors.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 
@@ -12,7 +11,7 @@ export function naturals(option: string, text: string, example: string): number[
   const parts = text.split(",").map((x) => x.trim());
   const bad = parts.find((x) => !/^\d+$/.test(x) || !Number.isSafeInteger(Number(x)));
   if (bad !== undefined || parts.length === 0) {
-    fail(d.badOption({ option, value: text, detail: `${bad === undefined || bad === "" ? "an empty entry" : `'${bad}'`} is not a whole number ≥ 0`, hint: `Give comma-separated whole numbers, e.g. ${option} ${example}.` }));
+    throw new UsageError(`${option} ${text}: ${bad === undefined || bad === "" ? "an empty entry" : `'${bad}'`} is not a whole number ≥ 0`, { hint: `Give comma-separated whole numbers, e.g. ${option} ${example}.` });
   }
   return parts.map(Number);
 }
@@ -35,11 +34,11 @@ export function register(program: Command): void {
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       const compiled = r.plans[0];
       if (!compiled || path.length === 0) {
-        return fail(d.badOption({ option: "target", value: target, detail: "expected CURRICULUM.FIELD", hint: `e.g. ${compiled?.curriculum.name ?? "my_curriculum"}.horizon` }));
+        throw new UsageError(`target '${target}': write it as CURRICULUM.FIELD`, { hint: `e.g. ${compiled?.curriculum.name ?? "my_curriculum"}.horizon` });
       }
       const steps = steps0 ?? defaultSteps(compiled.plan.clock.steps);
       const e = explain(compiled, path, steps, lengths, r.sources, (f, l, c) => `${relative(process.cwd(), f) || f}:${l}:${c}`);
-      if ("error" in e) return fail(d.badOption({ option: "target", value: target, detail: e.error, hint: `Fields: ${e.available.join(", ")}.` }));
+      if ("error" in e) throw new UsageError(`target '${target}': ${e.error}`, { hint: `Fields: ${e.available.join(", ")}.` });
       process.stdout.write((o.json ? JSON.stringify(e) : formatExplanation(e)) + "\n");
       process.exitCode = EXIT_OK;
     });

@@ -9,10 +9,9 @@ import { compileFile, safeFileName } from "../../compiler/index.js";
 import { DEFAULT_INFRA, exportTrinity, parseInfra, TRINITY_TARGETS, TrinityExportError, type TrinityTarget } from "../../targets/trinity/export.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
-import { d } from "../../compiler/diagnostics/index.js";
-import { CliError, fail, printCliErrors } from "../errors.js";
+import { UsageError, type UserError } from "../../plan/errors.js";
 import { ensureOutDir } from "../out-path.js";
-import { collect, printDiagnostics } from "../report-diagnostics.js";
+import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
   program.command("export")
@@ -26,18 +25,17 @@ export function register(program: Command): void {
     .option("--curriculum <name>", "export only this curriculum (.tcod input)")
     .option("--json", "print what was written as JSON lines")
     .action((format: string, input: string, o: { out: string; target: string; infra: string[]; set: string[]; curriculum?: string; json?: boolean }) => {
-      if (format !== "trinity") fail(d.badOption({ option: "format", value: format, detail: "unknown format", hint: "The formats are: trinity." }));
-      if (!(TRINITY_TARGETS as readonly string[]).includes(o.target)) fail(d.badOption({ option: "--target", value: o.target, detail: "unknown target", hint: `Use ${TRINITY_TARGETS.join(" or ")}.` }));
+      const fail = (e: string | UserError) => { reportUserError(typeof e === "string" ? new UsageError(e) : e, "tcod export"); process.exitCode = EXIT_USER; };
+      if (format !== "trinity") return fail(`unknown format '${format}'; the formats are: trinity`);
+      if (!(TRINITY_TARGETS as readonly string[]).includes(o.target)) return fail(`unknown --target '${o.target}'; use ${TRINITY_TARGETS.join(" or ")}`);
       const infra = parseInfra(o.infra);
-      if (typeof infra === "string") fail(d.badOption({ option: "--infra", value: o.infra.join(" "), detail: infra, hint: `Keys: ${Object.keys(DEFAULT_INFRA).join(", ")}.` }));
+      if (typeof infra === "string") return fail(infra);
       let plans: Plan[];
       if (input.endsWith(".json")) {
-        let text: string;
-        try { text = readFileSync(input, "utf8"); } catch (e) { return fail(d.cannotRead({ path: input, reason: (e as Error).message })); }
-        try { plans = [parsePlan(JSON.parse(text))]; }
+        try { plans = [parsePlan(JSON.parse(readFileSync(input, "utf8")))]; }
         catch (e) {
-          if (e instanceof PlanError || e instanceof SyntaxError) fail(d.invalidPlan({ file: input, detail: e.message }));
-          throw e;
+          if (e instanceof PlanError) return fail(new PlanError(e.message, e.issues, input));
+          return fail(`${input}: ${e instanceof SyntaxError ? `not valid JSON (${e.message})` : String(e)}`);
         }
       } else {
         const r = compileFile(input, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}) });
@@ -64,9 +62,7 @@ export function register(program: Command): void {
         } catch (err) {
           if (!(err instanceof TrinityExportError)) throw err;
           failed = true;
-          for (const i of err.issues) {
-            printCliErrors("export", [new CliError(d.exportError({ plan: plan.name, detail: `${i.construct}${i.origin ? ` (${i.origin})` : ""}: ${i.message}`, hint: i.hint }))]);
-          }
+          reportUserError(err, `tcod export (plan '${plan.name}')`);
         }
       }
       process.exitCode = failed ? EXIT_USER : EXIT_OK;

@@ -10,12 +10,10 @@ import type { Command } from "commander";
 import { compileFile, render } from "../../compiler/index.js";
 import { exportTrinity, parseInfra, TrinityExportError } from "../../targets/trinity/export.js";
 import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportError } from "../../targets/trinity/import.js";
-import { d } from "../../compiler/diagnostics/index.js";
-import { CliError, fail, registerErrorClass } from "../errors.js";
-import { EXIT_OK } from "../exit.js";
+import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
+import { UsageError } from "../../plan/errors.js";
 import { ensureOutFile } from "../out-path.js";
-
-registerErrorClass(TrinityImportError, (e) => e.issues.map((i) => new CliError(d.importError({ detail: `${i.message} (at ${i.path})`, hint: i.hint }), `${e.file}:${i.line}:${i.column}`)));
+import { reportUserError } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
   program.command("import")
@@ -25,18 +23,25 @@ export function register(program: Command): void {
     .option("-o, --out <file>", "write the .tcod here (default: print it)")
     .option("--no-verify", "skip compiling the result and comparing its export with the config")
     .action((format: string, config: string, o: { out?: string; verify: boolean }) => {
-      if (format !== "trinity") fail(d.badOption({ option: "format", value: format, detail: "unknown format", hint: "The formats are: trinity." }));
+      if (format !== "trinity") throw new UsageError(`unknown format '${format}'`, { hint: "The formats are: trinity." });
       if (o.out) ensureOutFile(o.out);
       let text: string;
       try { text = readFileSync(config, "utf8"); }
-      catch (e) { return fail(d.cannotRead({ path: config, reason: (e as Error).message })); }
-      // A TrinityImportError becomes one coded error per issue, at its YAML line and column (registered above).
-      const imported = importTrinity(text, config);
+      catch (e) { throw new UsageError(`cannot read ${config}: ${(e as Error).message}`, { where: { file: config } }); }
+      let imported;
+      try { imported = importTrinity(text, config); }
+      catch (e) {
+        if (!(e instanceof TrinityImportError)) throw e;
+        reportUserError(e, "tcod import");
+        process.stderr.write(`${e.issues.length} error(s)\n`);
+        process.exitCode = EXIT_USER;
+        return;
+      }
       for (const n of imported.notes) process.stderr.write(`note: ${n}\n`);
       if (imported.infra.length > 0) process.stderr.write(`note: export with ${imported.infra.map((i) => `--infra '${i}'`).join(" ")} to keep the config's cluster settings\n`);
       if (o.verify) {
         const problem = verify(imported.source, imported.curriculum, imported.infra, text, config, o.out);
-        if (problem) fail(d.importNotFaithful({ detail: problem }), config);
+        if (problem) { process.stderr.write(`tcod import: internal error: ${problem}\n`); process.exitCode = EXIT_INTERNAL; return; }
       }
       if (o.out) {
         const tmp = `${o.out}.tmp-${process.pid}`;

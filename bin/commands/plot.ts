@@ -6,8 +6,7 @@ import { planSchedules, scheduleValues, stepGrid } from "../../plan/schedules.js
 import { sparkline } from "../../runtime/report/sparkline.js";
 import { lineChart } from "../../runtime/report/svg-chart.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
-import { d } from "../../compiler/diagnostics/index.js";
-import { fail } from "../errors.js";
+import { UsageError } from "../../plan/errors.js";
 import { ensureOutDir } from "../out-path.js";
 import { naturals } from "./explain.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
@@ -21,7 +20,7 @@ export function register(program: Command): void {
     .option("--expert-length <turns>", "expert length for episode-level schedules (b2f prefix)", "10")
     .action((file: string, o: { out?: string; set: string[]; expertLength: string }) => {
       const lengths = naturals("--expert-length", o.expertLength, "10");
-      if (lengths.length !== 1) fail(d.badOption({ option: "--expert-length", value: o.expertLength, detail: "plot takes one expert length", hint: "e.g. --expert-length 10; tcod explain takes several." }));
+      if (lengths.length !== 1) throw new UsageError(`--expert-length ${o.expertLength}: plot takes one expert length`, { hint: "e.g. --expert-length 10; tcod explain takes several." });
       if (o.out) ensureOutDir(o.out);
       const r = compileFile(file, { overrides: o.set });
       printDiagnostics(r, false);

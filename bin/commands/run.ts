@@ -7,20 +7,18 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
-import { d } from "../../compiler/diagnostics/index.js";
-import { compileFile, safeFileName } from "../../compiler/index.js";
+import { CompileError, compileFile, safeFileName } from "../../compiler/index.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
+import { UsageError, UserError } from "../../plan/errors.js";
 import { loadExtensions } from "../../runtime/extensions.js";
 import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { createProgress } from "../../runtime/progress.js";
 import { openSinks } from "../../runtime/sinks/index.js";
-import { fail } from "../errors.js";
-import "../runtime-errors.js";
-import { EXIT_OK } from "../exit.js";
+import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { ensureOutDir } from "../out-path.js";
-import { collect, printDiagnostics } from "../report-diagnostics.js";
+import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 
 export const EXIT_INTERRUPTED = 130;
 
@@ -39,8 +37,13 @@ export function register(program: Command): void {
     .option("--no-tensorboard", "do not write TensorBoard event files into the run folder")
     .option("--wandb <project>", "also log to this Weights & Biases project (needs the wandb Python package; WANDB_MODE=offline works without an account)")
     .action(async (file: string | undefined, o: RunFlags) => {
-      // User errors are thrown as coded errors (bin/errors.ts, bin/runtime-errors.ts) and printed by cli.ts.
-      process.exitCode = await run(file, o);
+      try {
+        process.exitCode = await run(file, o);
+      } catch (e) {
+        if (!(e instanceof UserError)) throw e;
+        reportUserError(e, "tcod run");
+        process.exitCode = EXIT_USER;
+      }
     });
 }
 
@@ -52,23 +55,23 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
   if (o.resume) {
     runDir = o.resume;
     const saved = join(runDir, "plan.json");
-    if (!existsSync(runDir) || !statSync(runDir).isDirectory()) fail(d.badRunFolder({ dir: runDir, detail: "no such folder", hint: "Give the --out folder of an earlier run." }));
-    if (!existsSync(saved)) fail(d.badRunFolder({ dir: runDir, detail: `it is not a run folder (no ${saved})`, hint: "Give the --out folder of an earlier run." }));
+    if (!existsSync(runDir) || !statSync(runDir).isDirectory()) throw new UsageError(`--resume ${runDir}: no such folder; give the --out folder of an earlier run`);
+    if (!existsSync(saved)) throw new UsageError(`${runDir} is not a run folder (no plan.json); give the --out folder of an earlier run`);
     plan = loadPlanJson(saved, []);
     if (file) {
       const given = loadPlan(file, o).plan;
-      if (given.name !== plan.name) fail(d.badRunFolder({ dir: runDir, detail: `${file} compiles to plan "${given.name}", but the folder holds a run of "${plan.name}"`, hint: "Resume with the file the run was started from, or only --resume RUN_DIR." }));
+      if (given.name !== plan.name) throw new UsageError(`${file} compiles to plan "${given.name}", but ${runDir} holds a run of "${plan.name}"`);
     }
-    if (o.set.length) fail(d.usage({ detail: "--set cannot change a run being resumed", hint: "Start a new run (with --out) to change the plan." }));
+    if (o.set.length) throw new UsageError("--set cannot change a run being resumed; start a new run instead");
     const b = plan.extensions ? join(runDir, plan.extensions.bundle) : undefined;
     if (b && existsSync(b)) bundle = readFileSync(b, "utf8");
   } else {
-    if (!file) fail(d.usage({ detail: "tcod run needs a .tcod file or a plan .json", hint: "tcod run FILE.tcod [--out RUN_DIR], or tcod run --resume RUN_DIR." }));
+    if (!file) throw new UsageError("give a .tcod file or a plan .json to run (or --resume RUN_DIR)");
     ({ plan, bundle } = loadPlan(file, o));
     runDir = o.out ?? join("runs", `${safeFileName(plan.name)}-${timestamp()}`);
     ensureOutDir(runDir);
     if (existsSync(join(runDir, "metrics.jsonl"))) {
-      fail(d.usage({ detail: `${runDir} already holds a run`, hint: `Continue it with --resume ${runDir}, or choose another --out.` }));
+      throw new UsageError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`);
     }
   }
   const ext = await loadExtensions(plan, bundle, runDir);
@@ -112,14 +115,15 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
       out.write(`${result.message}\nreport: ${report}\n`);
       return EXIT_OK;
     case "failed":
+      process.stderr.write(`tcod run: error: ${result.message}\n`);
       out.write(`report: ${report}\n`);
-      return fail(d.runStopped({ detail: result.message ?? "a step failed", hint: `Fix the cause above, then continue with --resume ${runDir}.` }));
+      return EXIT_USER;
   }
 }
 
 function parseSeed(s: string): number {
   const n = Number(s);
-  if (!/^\s*-?\d+\s*$/.test(s) || !Number.isSafeInteger(n)) fail(d.badOption({ option: "--seed", value: s, detail: "expected an integer", hint: "e.g. --seed 7" }));
+  if (!/^\s*-?\d+\s*$/.test(s) || !Number.isSafeInteger(n)) throw new UsageError(`--seed ${s}: expected an integer`, { hint: "e.g. --seed 7" });
   return n;
 }
 
@@ -128,7 +132,7 @@ function timestamp(): string {
 }
 
 function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } {
-  if (!existsSync(file)) fail(d.cannotRead({ path: file, reason: "no such file" }));
+  if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
   if (file.endsWith(".json")) {
     const plan = loadPlanJson(file, o.set);
     const b = plan.extensions ? join(dirname(file), plan.extensions.bundle) : undefined;
@@ -136,16 +140,13 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } {
   }
   const r = compileFile(file, { overrides: o.set });
   printDiagnostics(r, false);
-  if (!r.ok) fail(d.usage({ detail: `${file} did not compile (errors above)`, hint: "Fix the errors above; tcod check FILE lists them all." }));
+  if (!r.ok) throw new CompileError(file, r, true);
   const want = o.curriculum;
   const plans = want ? r.plans.filter((p) => p.plan.name === want || p.curriculum.name === want) : r.plans;
   const names = r.plans.map((p) => p.plan.name);
-  if (plans.length === 0) {
-    fail(want ? d.badOption({ option: "--curriculum", value: want, detail: `${file} has no curriculum or sweep point of that name`, hint: `Available: ${names.join(", ")}.` })
-      : d.usage({ detail: `${file} declares no curriculum`, hint: "Declare one with `curriculum NAME { … }` (docs/LANGUAGE.md)." }));
-  }
+  if (plans.length === 0) throw new UsageError(want ? `no curriculum or sweep point named "${want}" in ${file}; available: ${names.join(", ")}` : `${file} declares no curriculum`);
   if (plans.length > 1) {
-    fail(d.usage({ detail: `${file} compiles to ${plans.length} plans (${names.join(", ")})`, hint: "Choose one with --curriculum NAME, or compile the sweep with tcod compile and run each plan." }));
+    throw new UsageError(`${file} compiles to ${plans.length} plans (${names.join(", ")}); choose one with --curriculum NAME, or compile the sweep with tcod compile and run each plan`);
   }
   const c = plans[0]!;
   return c.bundle ? { plan: c.plan, bundle: c.bundle } : { plan: c.plan };
@@ -157,17 +158,17 @@ function loadPlanJson(file: string, sets: string[]): Plan {
   try {
     data = JSON.parse(readFileSync(file, "utf8"));
   } catch (e) {
-    return fail(e instanceof SyntaxError ? d.invalidPlan({ file, detail: `not valid JSON (${e.message})` }) : d.cannotRead({ path: file, reason: (e as Error).message }));
+    throw new UsageError(`${file}: not valid JSON (${(e as Error).message})`);
   }
   for (const s of sets) {
     const eq = s.indexOf("=");
-    if (eq <= 0) fail(d.badPlanOverride({ text: s, detail: "expected PATH=VALUE" }));
+    if (eq <= 0) throw new UsageError(`--set ${s}: expected path=value, e.g. clock.steps=20`);
     setPath(data, s.slice(0, eq).split("."), parseValue(s.slice(eq + 1)), s);
   }
   try {
     return parsePlan(data);
   } catch (e) {
-    if (e instanceof PlanError) fail(d.invalidPlan({ file, detail: e.message }));
+    if (e instanceof PlanError) throw new PlanError(`${file}: ${e.message}`, e.issues, file);
     throw e;
   }
 }
@@ -179,13 +180,14 @@ function parseValue(v: string): unknown {
 /** Sets an existing field of the plan's own data; never walks into or creates a prototype's members. */
 function setPath(root: unknown, path: string[], value: unknown, text: string): void {
   const own = (o: unknown, k: string): boolean => o !== null && typeof o === "object" && Object.hasOwn(o, k) && k !== "__proto__";
+  const hint = "Write --set PATH=VALUE with a path of the plan's own fields, e.g. --set clock.steps=20.";
   let cur = root;
   for (let i = 0; i < path.length - 1; i++) {
-    if (!own(cur, path[i]!)) fail(d.badPlanOverride({ text, detail: `the plan has no field ${path.slice(0, i + 1).join(".")}` }));
+    if (!own(cur, path[i]!)) throw new UsageError(`--set ${text}: the plan has no field ${path.slice(0, i + 1).join(".")}`, { hint });
     cur = (cur as Record<string, unknown>)[path[i]!];
-    if (cur === null || typeof cur !== "object") fail(d.badPlanOverride({ text, detail: `${path.slice(0, i + 1).join(".")} is not an object` }));
+    if (cur === null || typeof cur !== "object") throw new UsageError(`--set ${text}: the plan has no object at ${path.slice(0, i + 1).join(".")}`, { hint });
   }
   const last = path[path.length - 1]!;
-  if (!own(cur, last)) fail(d.badPlanOverride({ text, detail: `the plan has no field ${path.join(".")}` }));
+  if (!own(cur, last)) throw new UsageError(`--set ${text}: the plan has no field ${path.join(".")}`, { hint });
   (cur as Record<string, unknown>)[last] = value;
 }

@@ -67,27 +67,6 @@ export const catalogue = {
   TC6002: { name: "tsExportNotFound", severity: "error", message: "'{file}' exports no function '{name}'.{suggestion}", hint: "Exported functions: {available}." },
   TC6003: { name: "tsError", severity: "error", message: "TypeScript error in '{file}': {message}", hint: "Fix the TypeScript file; tcod bundles it with esbuild." },
 
-  // ---- TC7xxx: the command line and the run (tcod run, explain, plot, compile output) -------------
-  TC7001: { name: "badOption", severity: "error", message: "Invalid {option} '{value}': {detail}.", hint: "{hint}" },
-  TC7002: { name: "cannotWrite", severity: "error", message: "Cannot write {path}: {reason}.", hint: "{hint}" },
-  TC7003: { name: "cannotRead", severity: "error", message: "Cannot read {path}: {reason}.", hint: "Check the path and its permissions." },
-  TC7004: { name: "invalidPlan", severity: "error", message: "{file} is not a valid plan: {detail}", hint: "Compile the .tcod file again with `tcod compile`, or fix the plan at the JSON path named." },
-  TC7005: { name: "badPlanOverride", severity: "error", message: "--set {text}: {detail}.", hint: "For a plan JSON write --set PATH=VALUE with a path of the plan's own fields, e.g. --set clock.steps=20." },
-  TC7006: { name: "planNotRunnable", severity: "error", message: "The plan cannot run: {detail}", hint: "{hint}" },
-  TC7007: { name: "environmentError", severity: "error", message: "Environment error: {detail}", hint: "{hint}" },
-  TC7008: { name: "extensionError", severity: "error", message: "TypeScript extension error: {detail}", hint: "Extension functions must be pure, synchronous and return a finite number for every input; see docs/LANGUAGE.md#typescript-extensions." },
-  TC7009: { name: "backendError", severity: "error", message: "Backend error: {detail}", hint: "{hint}" },
-  TC7010: { name: "runtimeValue", severity: "error", message: "A value of the plan cannot be used at run time: {detail}", hint: "Check the schedule or weight with `tcod explain FILE CURRICULUM.FIELD --at STEPS`." },
-  TC7011: { name: "badRunFolder", severity: "error", message: "Cannot resume {dir}: {detail}", hint: "{hint}" },
-  TC7012: { name: "runStopped", severity: "error", message: "The run stopped: {detail}", hint: "{hint}" },
-  TC7013: { name: "usage", severity: "error", message: "{detail}", hint: "{hint}" },
-  TC7014: { name: "metricsSinkError", severity: "error", message: "Metrics sink error: {detail}", hint: "{hint}" },
-
-  // ---- TC8xxx: interop (tcod import, tcod export) --------------------------------------------------
-  TC8001: { name: "importError", severity: "error", message: "Cannot import this config: {detail}", hint: "{hint}" },
-  TC8002: { name: "exportError", severity: "error", message: "Cannot export plan '{plan}': {detail}", hint: "{hint}" },
-  TC8003: { name: "importNotFaithful", severity: "error", message: "The imported curriculum does not reproduce the config: {detail}", hint: "Write the .tcod by hand for this config, or report the config: tcod import should have refused it with a reason." },
-
   // ---- TC9xxx: internal ---------------------------------------------------------------------------
   TC9001: { name: "internalError", severity: "error", message: "Internal compiler error: {message}", hint: "This is a bug in tcod; please report it with the input file." },
 } as const satisfies Record<string, CatalogueEntry>;
