@@ -101,7 +101,7 @@ describe("tcod lsp", () => {
     expect(ds.length).toBeGreaterThan(0);
 
     // Quick fix for the did-you-mean.
-    const fixable = ds.find((d) => /Did you mean 'temperature'/.test(d.message))!;
+    const fixable = ds.find((d) => /Did you mean 'temperature'/.test(String(d.message)))!;
     expect(fixable).toBeTruthy();
     const actions = await conn.sendRequest("textDocument/codeAction", { textDocument: { uri: main() }, range: fixable.range, context: { diagnostics: [fixable] } }) as { title: string; edit: { changes: Record<string, { newText: string }[]> } }[];
     expect(actions[0]!.title).toBe("Change to 'temperature'");
