@@ -120,6 +120,10 @@ export class RunState {
     }
     const last = this.pipeline.iterations;
     for (let t = this.iteration + 1; t <= last; t++) {
+      // A step of the embedded backend may never leave the microtask queue, and signal handlers
+      // (Ctrl-C) run only from the event loop: let it turn once per step, so an interrupt is seen
+      // at the end of the step it arrived in, not at the next checkpoint's file I/O.
+      await new Promise<void>((r) => setImmediate(r));
       if (opts.signal?.aborted) {
         await this.checkpoint();
         return { status: "interrupted", step: this.learnerStep, runDir, metricsPath, message: `interrupted after step ${this.learnerStep}; resume with --resume ${runDir}` };
