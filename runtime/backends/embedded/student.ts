@@ -87,6 +87,14 @@ export interface EmbeddedStudentOptions {
    * student writes "take apple 3" where the prompt lists "take apple 2").
    */
   candidateLogOdds?: number;
+  /**
+   * Episode memory features (episode-memory.ts; default true): what the episode has shown so far —
+   * receptacles visited and explored, objects seen and where, what the agent holds and whether it
+   * processed it — read from the earlier user messages of the prompt (so only with a format whose
+   * chat memory keeps them). Why: the observable teacher explores what it has not seen and goes back
+   * to what it has; a bag of words over the last message cannot tell either.
+   */
+  memoryFeatures?: boolean;
   /** PPO dual-clip constant (Trinity clip_ratio_c). Default 3.0. */
   clipRatioC?: number;
   /**
@@ -213,6 +221,7 @@ export class EmbeddedStudent implements StudentBackend {
       userToken: tokenizer.specialId("<|user|>"), endToken: tokenizer.specialId("<|end|>"), wordKey,
       newlineToken: (opts.lineFeatures ?? true) && newline.length === 1 ? newline[0]! : -1,
       ...candidateTokens(tokenizer, opts.candidateFeatures ?? true),
+      ...(opts.memoryFeatures ?? true ? { decode: (ids: number[]) => tokenizer.decode(ids) } : {}),
     };
     this.stop = new Uint8Array(this.V);
     for (const s of tokenizer.stopTokens) this.stop[s] = 1;
