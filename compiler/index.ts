@@ -182,12 +182,12 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
   if (!plan) return undefined;
   let bundle: string | undefined;
   if (exts.length) {
-    try {
-      bundle = bundleExtensions(exts, dirname(abs));
-    } catch (e) {
-      sink.add(d.tsError({ file: exts.map((x) => x.display).join(", "), message: (e as Error).message.split("\n")[0]! }), decl.nameSpan);
+    const b = bundleExtensions(exts, dirname(abs));
+    if ("errors" in b) {
+      for (const message of b.errors) sink.add(d.tsError({ file: exts.map((x) => x.display).join(", "), message: `esbuild could not bundle it:\n${message}` }), decl.nameSpan);
       return undefined;
     }
+    bundle = b.text;
   }
   return { plan, curriculum: cv, settings: settings.map((s) => `${s.target.join(".")}=${s.text}`), ...(bundle ? { bundle } : {}) };
 }

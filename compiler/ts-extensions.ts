@@ -29,11 +29,13 @@ export function loadTsExtension(path: string, decl: ImportDecl, sink: Diagnostic
   const ext: TsExtension = { path, display, functions: [], exports: new Map() };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Project, Node } = require("ts-morph") as typeof import("ts-morph");
-  const project = new Project({ compilerOptions: { strict: true, target: 9, noEmit: true, skipLibCheck: true }, skipAddingFilesFromTsConfig: true });
+  const project = new Project({ compilerOptions: { strict: true, target: 9, module: 99, moduleResolution: 100, noEmit: true, skipLibCheck: true }, skipAddingFilesFromTsConfig: true });
   const sf = project.addSourceFileAtPath(path);
   for (const dg of sf.getPreEmitDiagnostics().slice(0, 5)) {
     const msg = dg.getMessageText();
-    sink.add(d.tsError({ file: display, message: `${typeof msg === "string" ? msg : msg.getMessageText()} (line ${dg.getLineNumber() ?? "?"})` }), decl.fromSpan);
+    const start = dg.getStart();
+    const at = start === undefined ? "" : (({ line, column }) => ` (line ${line}, column ${column})`)(sf.getLineAndColumnAtPos(start));
+    sink.add(d.tsError({ file: display, message: `${typeof msg === "string" ? msg : msg.getMessageText()}${at}` }), decl.fromSpan);
   }
   const exported = sf.getExportedDeclarations();
   const fnNames = [...exported.keys()];
@@ -118,12 +120,19 @@ export function bundleEntry(exts: TsExtension[]): string {
 }
 
 /** Bundles the extensions into one self-contained ES module (deterministic output). */
-export function bundleExtensions(exts: TsExtension[], resolveDir: string): string {
+export function bundleExtensions(exts: TsExtension[], resolveDir: string): { text: string } | { errors: string[] } {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const esbuild = require("esbuild") as typeof import("esbuild");
-  const out = esbuild.buildSync({
-    stdin: { contents: bundleEntry(exts), resolveDir, sourcefile: "tcod-extensions.mjs", loader: "js" },
-    bundle: true, format: "esm", platform: "neutral", write: false, legalComments: "none", logLevel: "silent",
-  });
-  return out.outputFiles[0]!.text;
+  try {
+    const out = esbuild.buildSync({
+      stdin: { contents: bundleEntry(exts), resolveDir, sourcefile: "tcod-extensions.mjs", loader: "js" }, absWorkingDir: resolveDir,
+      bundle: true, format: "esm", platform: "neutral", write: false, legalComments: "none", logLevel: "silent",
+    });
+    return { text: out.outputFiles[0]!.text };
+  } catch (e) {
+    // A BuildFailure carries every message with its file, line, column and source line: show them whole.
+    const messages = (e as { errors?: import("esbuild").Message[] }).errors;
+    if (!messages?.length) return { errors: [(e as Error).message] };
+    return { errors: esbuild.formatMessagesSync(messages, { kind: "error", color: false, terminalWidth: 100 }).map((m) => m.trim()) };
+  }
 }

@@ -25,42 +25,42 @@ export const CompareOp = createToken({ name: "CompareOp", pattern: Lexer.NA, lab
 // ---- trivia ------------------------------------------------------------------------------------
 
 export const WhiteSpace = createToken({
-  name: "WhiteSpace", pattern: /[ \t\r\n\f\v\uFEFF]+/, group: Lexer.SKIPPED, line_breaks: true,
+  name: "WhiteSpace", pattern: /[ \t\r\n\f\v\uFEFF]+/, start_chars_hint: [" ", "\t", "\r", "\n", "\f", "\v", "\uFEFF"], group: Lexer.SKIPPED, line_breaks: true,
 });
 /** `/// text`; `////…` is an ordinary comment (a ruler, not documentation). */
 export const DocLineComment = createToken({
-  name: "DocLineComment", pattern: /\/\/\/(?!\/)[^\r\n]*/, group: "docs",
+  name: "DocLineComment", pattern: /\/\/\/(?!\/)[^\r\n]*/, start_chars_hint: ["/"], group: "docs", line_breaks: false,
 });
-export const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, group: Lexer.SKIPPED });
+export const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, start_chars_hint: ["/"], group: Lexer.SKIPPED, line_breaks: false });
 /** `/** text *\/`; `/**\/` is an empty ordinary comment. */
 export const DocBlockComment = createToken({
-  name: "DocBlockComment", pattern: /\/\*\*(?!\/)[\s\S]*?\*\//, group: "docs", line_breaks: true,
+  name: "DocBlockComment", pattern: /\/\*\*(?!\/)[\s\S]*?\*\//, start_chars_hint: ["/"], group: "docs", line_breaks: true,
 });
 export const BlockComment = createToken({
-  name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, group: Lexer.SKIPPED, line_breaks: true,
+  name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, start_chars_hint: ["/"], group: Lexer.SKIPPED, line_breaks: true,
 });
 /** A `/*` that is never closed swallows the rest of the file; reported as TC1005. */
 export const UnterminatedComment = createToken({
-  name: "UnterminatedComment", pattern: /\/\*[\s\S]*/, group: "errors", line_breaks: true,
+  name: "UnterminatedComment", pattern: /\/\*[\s\S]*/, start_chars_hint: ["/"], group: "errors", line_breaks: true,
 });
 
 // ---- literals ----------------------------------------------------------------------------------
 
 export const StringLiteral = createToken({
-  name: "StringLiteral", pattern: /"(?:[^"\\\r\n]|\\.)*"/, label: "a string",
+  name: "StringLiteral", pattern: /"(?:[^"\\\r\n]|\\.)*"/, start_chars_hint: ['"'], line_breaks: false, label: "a string",
 });
 /**
  * A string cut off by the end of the line or file. It is a `StringLiteral` for the parser (so one
  * missing quote is one error, not a cascade) and reported by the lexer as TC1002.
  */
 export const UnterminatedString = createToken({
-  name: "UnterminatedString", pattern: /"(?:[^"\\\r\n]|\\.)*\\?/, categories: [StringLiteral], label: "a string",
+  name: "UnterminatedString", pattern: /"(?:[^"\\\r\n]|\\.)*\\?/, start_chars_hint: ['"'], line_breaks: false, categories: [StringLiteral], label: "a string",
 });
 export const NumberLiteral = createToken({
-  name: "NumberLiteral", pattern: /\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/, label: "a number",
+  name: "NumberLiteral", pattern: /\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/, start_chars_hint: [..."0123456789"], line_breaks: false, label: "a number",
 });
 export const Identifier = createToken({
-  name: "Identifier", pattern: /[A-Za-z_][A-Za-z0-9_]*/, categories: [AnyName], label: "a name",
+  name: "Identifier", pattern: /[A-Za-z_][A-Za-z0-9_]*/, start_chars_hint: [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"], line_breaks: false, categories: [AnyName], label: "a name",
 });
 
 // ---- keywords ----------------------------------------------------------------------------------
@@ -69,6 +69,7 @@ function keyword(word: string): TokenType {
   const name = word[0]!.toUpperCase() + word.slice(1);
   return createToken({
     name, pattern: new RegExp(word), longer_alt: Identifier, categories: [AnyName], label: `'${word}'`,
+    start_chars_hint: [word[0]!], line_breaks: false,
   });
 }
 
@@ -76,7 +77,7 @@ export const Import = keyword("import");
 /** `from` is contextual: a keyword only after an import's `}`, a name elsewhere (`linear(from: 1.0, …)`,
  *  `fn linear(from: quantity, …) = from + …`). Its Identifier category lets every name position accept it. */
 export const From = createToken({
-  name: "From", pattern: /from/, longer_alt: Identifier, categories: [AnyName, Identifier], label: "'from'",
+  name: "From", pattern: /from/, start_chars_hint: ["f"], line_breaks: false, longer_alt: Identifier, categories: [AnyName, Identifier], label: "'from'",
 });
 export const Export = keyword("export");
 export const As = keyword("as");
@@ -106,8 +107,19 @@ export const keywords: readonly TokenType[] = [
 
 // ---- punctuation and operators -----------------------------------------------------------------
 
+/**
+ * The characters a punctuation pattern can start with. Every token carries `start_chars_hint`, so the
+ * lexer's first-character table is built without analysing each regular expression at start-up
+ * (test/grammar/precomputed.test.ts checks the hints against Chevrotain's own analysis).
+ */
+function startChars(pattern: RegExp): string[] {
+  const src = pattern.source;
+  if (src === "\\*|×") return ["*", "×"];
+  return [src.startsWith("\\") ? src[1]! : src[0]!];
+}
+
 const punct = (name: string, pattern: RegExp, label: string, categories: TokenType[] = []): TokenType =>
-  createToken({ name, pattern, label, categories });
+  createToken({ name, pattern, label, categories, start_chars_hint: startChars(pattern), line_breaks: false });
 
 export const DotDot = punct("DotDot", /\.\./, "'..'");
 export const Dot = punct("Dot", /\./, "'.'");

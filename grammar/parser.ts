@@ -26,6 +26,15 @@ import {
   Model, MulOp, Not, NumberLiteral, Or, Percent, Product, RBracket, RCurly, Return, RParen, StringLiteral,
   Sweep, Then, True, unitWords, With, Zip,
 } from "./lexer.js";
+import { followsFromTables, TableLookahead, tablesOf, type GrammarTables } from "./precomputed.js";
+
+const MAX_LOOKAHEAD = 3;
+
+/** Set by scripts/build.mjs (esbuild `define`) to the tables of this grammar; absent from sources. */
+declare const TCOD_GRAMMAR_TABLES: GrammarTables | undefined;
+function bakedTables(): GrammarTables | undefined {
+  return typeof TCOD_GRAMMAR_TABLES === "undefined" ? undefined : TCOD_GRAMMAR_TABLES;
+}
 
 /** Where a rule expected something, the phrase a person would use ("an expression", not a token list). */
 const expectedInRule: Readonly<Record<string, string>> = {
@@ -95,16 +104,40 @@ export class TcodParser extends CstParser {
   /** Tokens after which a `,` is missing between two items on one line (`f(a: 1 b: 2)`): TC1004. */
   missingCommas: IToken[] = [];
 
-  constructor() {
+  /** The lookahead strategy; after construction without tables, it holds the paths it computed. */
+  readonly lookahead: TableLookahead;
+
+  /**
+   * `tables` (precomputed.ts): lookahead paths and re-sync follows computed at build time; without
+   * them Chevrotain computes both here, which is most of the CLI's start-up.
+   */
+  constructor(tables: GrammarTables | undefined = bakedTables()) {
+    const lookahead = new TableLookahead(tables, new Map(allTokens.map((t) => [t.name, t])), MAX_LOOKAHEAD);
     super(allTokens as TokenType[], {
       recoveryEnabled: true,
       nodeLocationTracking: "onlyOffset",
-      maxLookahead: 3,
+      maxLookahead: MAX_LOOKAHEAD,
+      lookaheadStrategy: lookahead,
       errorMessageProvider: expectedOnlyMessages,
       // The bundled CLI skips grammar validation at start-up (tests run it on the sources).
       skipValidations: process.env.TCOD_SKIP_GRAMMAR_VALIDATION === "1",
     });
+    this.lookahead = lookahead;
+    // With tables, Chevrotain's follow-set computation (done only when recovery is on) is skipped and
+    // the baked follow sets are installed instead. `recoveryEnabled`/`resyncFollows` are Chevrotain
+    // 11's fields for exactly this (traits/recoverable.js); the corpus test guards the equivalence.
+    const self = this as unknown as { recoveryEnabled: boolean; resyncFollows: Record<string, TokenType[]> };
+    if (tables) self.recoveryEnabled = false;
     this.performSelfAnalysis();
+    if (tables) {
+      self.recoveryEnabled = true;
+      self.resyncFollows = followsFromTables(tables, new Map(allTokens.map((t) => [t.name, t])));
+    }
+  }
+
+  /** The re-sync follow sets Chevrotain computed (for the build-time tables). */
+  followSets(): Record<string, TokenType[]> {
+    return (this as unknown as { resyncFollows: Record<string, TokenType[]> }).resyncFollows;
   }
 
   load(tokens: IToken[]): void {
@@ -562,3 +595,9 @@ export class TcodParser extends CstParser {
 
 /** The one parser of the process (grammar recorded once). */
 export const tcodParser = new TcodParser();
+
+/** This grammar's lookahead and follow tables, for scripts/build.mjs to bake into the bundle. */
+export function computeGrammarTables(): GrammarTables {
+  const p = new TcodParser(undefined);
+  return tablesOf(p.lookahead, p.followSets());
+}

@@ -3,10 +3,28 @@
 // demand. ts-morph (TypeScript extensions only) stays external and is loaded only when used.
 import { build } from "esbuild";
 import { existsSync, renameSync, rmSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 
 // Build beside dist/ and swap it in, so a CLI started meanwhile (a parallel test run) never sees a
 // half-written or emptied dist/.
 const tmp = `dist.tmp-${process.pid}`;
+
+// The parser's lookahead paths and re-sync follow sets depend on the grammar alone: compute them
+// here, once, and bake them into the bundle (grammar/precomputed.ts) instead of at every start.
+const tablesEntry = `${tmp}-tables.mjs`;
+await build({
+  stdin: { contents: 'export { computeGrammarTables } from "./grammar/parser.ts";', resolveDir: ".", loader: "ts" },
+  outfile: tablesEntry, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "warning",
+  define: { "process.env.TCOD_SKIP_GRAMMAR_VALIDATION": '"0"' },
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+});
+let grammarTables;
+try {
+  grammarTables = (await import(pathToFileURL(tablesEntry).href)).computeGrammarTables();
+} finally {
+  rmSync(tablesEntry, { force: true });
+}
+
 await build({
   entryPoints: { tcod: "bin/cli.ts" },
   outdir: tmp,
@@ -20,7 +38,7 @@ await build({
   chunkNames: "chunks/[name]-[hash]",
   external: ["ts-morph", "esbuild", "playwright-core"],
   // The grammar is validated by the tests (unbundled); the shipped CLI skips Chevrotain's validations.
-  define: { "process.env.TCOD_SKIP_GRAMMAR_VALIDATION": '"1"' },
+  define: { "process.env.TCOD_SKIP_GRAMMAR_VALIDATION": '"1"', TCOD_GRAMMAR_TABLES: JSON.stringify(grammarTables) },
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   logLevel: "warning",
 });

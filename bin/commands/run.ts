@@ -4,13 +4,13 @@
  * RUN_DIR/checkpoint/ and RUN_DIR/report.html. Exit 0 done, 1 user error or a run stopped by faults,
  * 130 interrupted (Ctrl-C; the run checkpoints first), 2 internal error.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
-import { ExprError, type ExtFns } from "../../plan/expr.js";
+import { ExprError } from "../../plan/expr.js";
+import { ExtensionError, loadExtensions } from "../../runtime/extensions.js";
 import { runPlan, PlanShapeError } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { writeReport } from "../../runtime/report/index.js";
@@ -55,7 +55,7 @@ export function register(program: Command): void {
 function isUserError(e: unknown): e is Error & { hint?: string } {
   return e instanceof UserError || e instanceof PlanError || e instanceof PlanShapeError || e instanceof EnvConfigError
     || e instanceof BackendError || e instanceof ExprError || e instanceof UnsupportedTermError || e instanceof TrajectoryShapeError
-    || e instanceof SignalError;
+    || e instanceof SignalError || e instanceof ExtensionError;
 }
 
 async function run(file: string | undefined, o: RunFlags): Promise<number> {
@@ -191,22 +191,4 @@ function setPath(root: unknown, path: string[], value: unknown, text: string): v
   const last = path[path.length - 1]!;
   if (!(last in cur)) throw new UserError(`--set ${text}: the plan has no field ${path.join(".")}`);
   cur[last] = value;
-}
-
-/** TypeScript extension functions from the plan's bundle (written beside the run). */
-async function loadExtensions(plan: Plan, bundle: string | undefined, runDir: string): Promise<ExtFns> {
-  if (!plan.extensions) return {};
-  if (!bundle) throw new UserError(`the plan uses TypeScript extensions but ${plan.extensions.bundle} is missing`);
-  const { mkdirSync } = await import("node:fs");
-  mkdirSync(runDir, { recursive: true });
-  const path = resolve(runDir, plan.extensions.bundle);
-  writeFileSync(path, bundle);
-  const mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
-  const fns: ExtFns = {};
-  for (const name of Object.keys(plan.extensions.functions)) {
-    const f = mod[name];
-    if (typeof f !== "function") throw new UserError(`extension bundle ${plan.extensions.bundle} does not export function ${name}`);
-    fns[name] = f as (...a: number[]) => number;
-  }
-  return fns;
 }

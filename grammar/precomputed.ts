@@ -1,0 +1,110 @@
+/**
+ * Start-up cost of the parser, paid at build time instead of at every start.
+ *
+ * Chevrotain's `performSelfAnalysis` computes, for every OR/OPTION/MANY of the grammar, the LL(k)
+ * lookahead paths, and (with recovery on) the re-sync follow sets of every rule reference. Both depend
+ * only on the grammar, and were most of a cold `tcod check`. `scripts/build.mjs` computes them once
+ * (`computeGrammarTables`) and bakes them into the bundle as `TCOD_GRAMMAR_TABLES`; the parser then
+ * builds its lookahead functions from the tables (`TableLookahead`) and takes the follow sets as they
+ * are. Run from sources (tests), no tables exist and Chevrotain computes everything as before;
+ * test/grammar/precomputed.test.ts checks both parsers agree on every file of the corpus.
+ *
+ * Tables name token types by name, so they are plain JSON.
+ */
+import {
+  getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type ILookaheadStrategy, type IToken, type OptionalProductionType,
+  type Rule, type TokenType,
+} from "chevrotain";
+
+export interface GrammarTables {
+  /** `rule|kind|occurrence` → lookahead paths per alternative, each path a list of token names. */
+  lookahead: Record<string, string[][][]>;
+  /** Chevrotain's re-sync follow sets: key → token names. */
+  follows: Record<string, string[]>;
+}
+
+const key = (rule: string, kind: string, occurrence: number) => `${rule}|${kind}|${occurrence}`;
+
+/**
+ * A lookahead strategy with the same decisions as Chevrotain's LL(k) one, reading its paths from
+ * `tables` (or computing them with Chevrotain's public `getLookaheadPaths` and recording them, when
+ * `tables` lacks a production: that is how the tables are made).
+ */
+export class TableLookahead implements ILookaheadStrategy {
+  private readonly llk: ILookaheadStrategy;
+  readonly recorded: Record<string, string[][][]> = {};
+
+  constructor(private readonly tables: GrammarTables | undefined, private readonly tokens: ReadonlyMap<string, TokenType>, maxLookahead: number) {
+    this.llk = new LLkLookaheadStrategy({ maxLookahead });
+  }
+
+  validate(options: Parameters<ILookaheadStrategy["validate"]>[0]): ReturnType<ILookaheadStrategy["validate"]> {
+    return this.llk.validate(options);
+  }
+
+  private paths(rule: Rule, kind: string, occurrence: number, maxLookahead: number): TokenType[][][] {
+    const k = key(rule.name, kind, occurrence);
+    const stored = this.tables?.lookahead[k];
+    if (stored) {
+      return stored.map((alt) => alt.map((path) => path.map((name) => {
+        const t = this.tokens.get(name);
+        if (!t) throw new Error(`grammar tables name an unknown token '${name}': rebuild (npm run build)`);
+        return t;
+      })));
+    }
+    const computed = getLookaheadPaths({ occurrence, rule, prodType: kind as OptionalProductionType | "Alternation", maxLookahead });
+    this.recorded[k] = computed.map((alt) => alt.map((path) => path.map((t) => t.name)));
+    return computed;
+  }
+
+  buildLookaheadForAlternation(options: { prodOccurrence: number; rule: Rule; maxLookahead: number; hasPredicates: boolean }): (orAlts?: { GATE?: () => boolean }[]) => number | undefined {
+    const alts = this.paths(options.rule, "Alternation", options.prodOccurrence, options.maxLookahead);
+    if (!options.hasPredicates && alts.every((alt) => alt.every((p) => p.length === 1))) {
+      // One token decides: a table from token type index to alternative (first alternative wins).
+      const choice = new Map<number, number>();
+      alts.forEach((alt, i) => {
+        for (const [t] of alt) {
+          for (const idx of [t!.tokenTypeIdx!, ...(t!.categoryMatches ?? [])]) if (!choice.has(idx)) choice.set(idx, i);
+        }
+      });
+      return function (this: Parser) {
+        return choice.get(this.LA(1).tokenTypeIdx!);
+      };
+    }
+    return function (this: Parser, orAlts?: { GATE?: () => boolean }[]) {
+      for (let i = 0; i < alts.length; i++) {
+        const gate = options.hasPredicates ? orAlts?.[i]?.GATE : undefined;
+        if (gate !== undefined && gate.call(this) === false) continue;
+        if (alts[i]!.some((path) => matches(this, path))) return i;
+      }
+      return undefined;
+    };
+  }
+
+  buildLookaheadForOptional(options: { prodOccurrence: number; rule: Rule; maxLookahead: number; prodType: OptionalProductionType }): () => boolean {
+    // Chevrotain's paths for an optional production: [inside, after]; only "inside" enters it.
+    const [inside = []] = this.paths(options.rule, options.prodType, options.prodOccurrence, options.maxLookahead);
+    return function (this: Parser) {
+      return inside.some((path) => matches(this, path));
+    };
+  }
+}
+
+interface Parser { LA(i: number): IToken }
+
+function matches(parser: Parser, path: TokenType[]): boolean {
+  for (let i = 0; i < path.length; i++) if (!tokenMatcher(parser.LA(i + 1), path[i]!)) return false;
+  return true;
+}
+
+/** The tables to bake in, from a parser constructed without tables (its strategy recorded every path). */
+export function tablesOf(strategy: TableLookahead, follows: Record<string, TokenType[]>): GrammarTables {
+  return {
+    lookahead: Object.fromEntries(Object.entries(strategy.recorded).sort(([a], [b]) => a.localeCompare(b))),
+    follows: Object.fromEntries(Object.entries(follows).sort(([a], [b]) => a.localeCompare(b)).map(([k, ts]) => [k, ts.map((t) => t.name)])),
+  };
+}
+
+export function followsFromTables(tables: GrammarTables, tokens: ReadonlyMap<string, TokenType>): Record<string, TokenType[]> {
+  return Object.fromEntries(Object.entries(tables.follows).map(([k, names]) => [k, names.map((n) => tokens.get(n)!)]));
+}

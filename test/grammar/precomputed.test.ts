@@ -1,0 +1,82 @@
+/**
+ * The start-up shortcuts of the grammar change nothing: a parser built from the build-time tables
+ * (grammar/precomputed.ts) decides exactly as Chevrotain's own analysis, and the lexer's start-char
+ * hints agree with a lexer that tries every pattern at every character (`safeMode`).
+ */
+import { Lexer, type IToken, type TokenType } from "chevrotain";
+import fc from "fast-check";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { astBuilder } from "../../grammar/cst-to-ast.js";
+import { allTokens, lexTcod } from "../../grammar/lexer.js";
+import { computeGrammarTables, tcodParser, TcodParser } from "../../grammar/parser.js";
+import { LineMap } from "../../grammar/spans.js";
+
+const ROOT = join(import.meta.dirname, "../..");
+
+function tcodFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    if (n === "node_modules") return [];
+    return statSync(p).isDirectory() ? tcodFiles(p) : n.endsWith(".tcod") ? [p] : [];
+  });
+}
+const corpus = ["examples", "stdlib", "test/fixtures", "test/grammar/samples"].flatMap((d) => tcodFiles(join(ROOT, d)));
+
+const tables = computeGrammarTables();
+const fromTables = new TcodParser(tables);
+
+function parseWith(parser: TcodParser, text: string): string {
+  const lexed = lexTcod(text);
+  parser.load(lexed.tokens);
+  const cst = parser.sourceFile();
+  const decls = astBuilder.build(cst, new LineMap("t.tcod", text), lexed.docs);
+  const errors = parser.errors.map((e) => `${e.name}@${e.token.startOffset}:${e.message}`);
+  return JSON.stringify({ decls, errors, insertions: parser.insertions.map((i) => i.expected.name), dangling: parser.danglingOperators.map((t) => t.startOffset), commas: parser.missingCommas.map((t) => t.startOffset) });
+}
+
+const tokenWords = [
+  "import", "{", "}", "from", '"std/tcod"', "let", "fn", "model", "curriculum", "sweep", "product", "zip", "with", "=", ":", ",",
+  "(", ")", "[", "]", "x", "steps", "1", "2.5", "turns", "+", "-", "*", "×", "/", "..", "<", ">=", "==", "if", "then", "else",
+  "and", "or", "not", "true", "%", ".", "return", "export", "as", "\n", "//c\n", "/* b */", '"s', "@",
+];
+const soup = fc.array(fc.constantFrom(...tokenWords), { maxLength: 40 }).map((ws) => ws.join(" "));
+
+describe("precomputed grammar tables", () => {
+  it("cover every production of the grammar", () => {
+    expect(Object.keys(tables.lookahead).length).toBeGreaterThan(40);
+    expect(Object.keys(tables.follows).length).toBeGreaterThan(20);
+  });
+
+  it("give the same trees, errors and recoveries as Chevrotain's analysis on the corpus", () => {
+    expect(corpus.length).toBeGreaterThan(50);
+    for (const f of corpus) {
+      const text = readFileSync(f, "utf8");
+      expect(parseWith(fromTables, text), f).toBe(parseWith(tcodParser, text));
+    }
+  });
+
+  it("give the same results on token soup (error recovery paths)", () => {
+    fc.assert(fc.property(soup, (text) => parseWith(fromTables, text) === parseWith(tcodParser, text)), { numRuns: 400 });
+  });
+});
+
+describe("lexer start-char hints", () => {
+  const safe = new Lexer(allTokens as TokenType[], { positionTracking: "full", safeMode: true });
+  const show = (ts: IToken[]) => ts.map((t) => `${t.tokenType.name}:${t.image}@${t.startOffset}:${t.startLine}:${t.startColumn}-${t.endLine}:${t.endColumn}`).join(" ");
+  const compare = (text: string) => {
+    const a = lexTcod(text);
+    const b = safe.tokenize(text);
+    return show(a.tokens) === show(b.tokens) && show(a.docs) === show(b.groups["docs"] ?? []);
+  };
+
+  it("lex the corpus exactly as the unoptimised lexer", () => {
+    for (const f of corpus) expect(compare(readFileSync(f, "utf8")), f).toBe(true);
+  });
+
+  it("lex any string exactly as the unoptimised lexer", () => {
+    fc.assert(fc.property(fc.string({ unit: "grapheme", maxLength: 60 }), compare), { numRuns: 500 });
+    fc.assert(fc.property(soup, compare), { numRuns: 300 });
+  });
+});
