@@ -352,6 +352,41 @@ export function candidateNextTokens(
   return n;
 }
 
+/** Scalar pointer weights: the size of their hashed table (student.ts `pointer`). */
+export const POINTER_SIZE = 8192;
+const K_PTR = 14;
+
+/**
+ * Pointer features: for each listed candidate that extends the response prefix at `pos`, the pair
+ * (its next token, key) with key = hash(position, the candidate's first token, its mask) — the mask
+ * holds the task-word bits, the repeated bit and the episode-memory bits and phase. The student adds
+ * one learned *scalar* per key to that token's logit (not a row of V logits): "a `go to` whose
+ * receptacle is unexplored" is then one weight, whatever the receptacle's name, which is what a
+ * pointer network learns. Distinct pairs are written to `tok`/`key`; returns how many.
+ */
+export function candidatePointers(
+  words: PromptWords, response: ArrayLike<number>, start: number, pos: number, endToken: number, tok: Int32Array, key: Int32Array,
+): number {
+  const cands = words.candidates, masks = words.candidateMasks;
+  if (!cands || !masks) return 0;
+  const p = pos < MAX_POSITION ? pos : MAX_POSITION;
+  let n = 0;
+  for (let j = 0; j < cands.length && n < tok.length; j++) {
+    const c = cands[j]!;
+    if (c.length < pos || c.length === 0) continue;
+    let k = 0;
+    while (k < pos && c[k] === response[start + k]) k++;
+    if (k < pos) continue;
+    const t = pos < c.length ? c[pos]! : endToken;
+    const h = fmix(mix(mix(mix(mix(SEED, K_PTR), p), c[0]!), masks[j]!)) % POINTER_SIZE;
+    let dup = false;
+    for (let i = 0; i < n; i++) if (tok[i] === t && key[i] === h) { dup = true; break; }
+    if (dup) continue;
+    tok[n] = t; key[n] = h; n++;
+  }
+  return n;
+}
+
 /** Writes `row` at `out[n]` unless it is already in `out[from, n)`; true when written. */
 function pushDistinct(out: Int32Array, from: number, n: number, row: number): boolean {
   for (let i = from; i < n; i++) if (out[i] === row) return false;
