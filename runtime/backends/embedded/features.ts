@@ -359,10 +359,12 @@ const K_PTR = 14;
 /**
  * Pointer features: for each listed candidate that extends the response prefix at `pos`, the pair
  * (its next token, key) with key = hash(position, the candidate's first token, its mask) — the mask
- * holds the task-word bits, the repeated bit and the episode-memory bits and phase. The student adds
- * one learned *scalar* per key to that token's logit (not a row of V logits): "a `go to` whose
- * receptacle is unexplored" is then one weight, whatever the receptacle's name, which is what a
- * pointer network learns. Distinct pairs are written to `tok`/`key`; returns how many.
+ * holds the task-word bits, the repeated bit and the episode-memory bits and phase. The student
+ * scores each candidate with one learned *scalar* per key (not a row of V logits), and adds to each
+ * token's logit the log-mean-exp of the scores of the candidates it continues. So "a `go to` whose
+ * receptacle is unexplored" is one weight, whatever the receptacle's name (what a pointer network
+ * learns); with all weights 0 nothing changes.
+ * One pair per candidate (in candidate order) is written to `tok`/`key`; returns how many.
  */
 export function candidatePointers(
   words: PromptWords, response: ArrayLike<number>, start: number, pos: number, endToken: number, tok: Int32Array, key: Int32Array,
@@ -378,11 +380,9 @@ export function candidatePointers(
     while (k < pos && c[k] === response[start + k]) k++;
     if (k < pos) continue;
     const t = pos < c.length ? c[pos]! : endToken;
-    const h = fmix(mix(mix(mix(mix(SEED, K_PTR), p), c[0]!), masks[j]!)) % POINTER_SIZE;
-    let dup = false;
-    for (let i = 0; i < n; i++) if (tok[i] === t && key[i] === h) { dup = true; break; }
-    if (dup) continue;
-    tok[n] = t; key[n] = h; n++;
+    tok[n] = t;
+    key[n] = fmix(mix(mix(mix(mix(SEED, K_PTR), p), c[0]!), masks[j]!)) % POINTER_SIZE;
+    n++;
   }
   return n;
 }

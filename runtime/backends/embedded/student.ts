@@ -158,6 +158,9 @@ export class EmbeddedStudent implements StudentBackend {
   private readonly vp: Float64Array;
   private readonly ptrTok = new Int32Array(MAX_CANDIDATES);
   private readonly ptrKey = new Int32Array(MAX_CANDIDATES);
+  /** Per pair: its softmax weight among the pairs of the same token (∂ lse / ∂ pointer[key]). */
+  private readonly ptrWeight = new Float64Array(MAX_CANDIDATES);
+  private readonly ptrLse = new Float64Array(MAX_CANDIDATES);
   private ptrCount = 0;
   /** Rows that have ever had a gradient (or initial weights), in first-touched order. */
   private live: Int32Array;
@@ -352,7 +355,7 @@ export class EmbeddedStudent implements StudentBackend {
           if (gFwd !== 0) loss += gFwd * exactForwardKl(z, lse, logq, delta, gFwd);
         }
         for (let k = 0; k < V; k++) bias[k] = bias[k]! + delta[k]!;
-        for (let i = 0; i < this.ptrCount; i++) gPtr[this.ptrKey[i]!] = gPtr[this.ptrKey[i]!]! + delta[this.ptrTok[i]!]!;
+        for (let i = 0; i < this.ptrCount; i++) gPtr[this.ptrKey[i]!] = gPtr[this.ptrKey[i]!]! + this.ptrWeight[i]! * delta[this.ptrTok[i]!]!;
         // Copy on second write: most rows (prefix-keyed) are active at one position only, so their
         // gradient *is* that position's delta and is shared, not copied; a row met again gets its
         // own accumulator. Shared arrays are never written after this position.
@@ -438,13 +441,32 @@ export class EmbeddedStudent implements StudentBackend {
     for (let i = 0; i < n; i++) z[this.candidateBuf[i]!] = z[this.candidateBuf[i]!]! + this.candidateLogOdds;
   }
 
-  /** z[t] += pointer[key] for the (token, key) pairs of the listed candidates (kept in ptrTok/ptrKey for the gradient). */
+  /**
+   * z[t] += log mean_{candidates j continuing with t} exp(pointer[key_j]) (features.ts
+   * `candidatePointers`): a softmax-weighted pointer score per token, 0 at the start (so the student
+   * starts uniform over the listed next tokens, not biased to the verb most candidates share; a
+   * log-sum would start `go` log 25 above `put` and reverse KL could not bring `put` back).
+   * Keeps each pair's softmax weight within its token (∂/∂pointer[key_j]) for the gradient.
+   */
   private addPointers(words: PromptWords, seq: ArrayLike<number>, start: number, pos: number, z: Float64Array): void {
     this.ptrCount = 0;
     if (this.pointer.length === 0) return;
     const n = candidatePointers(words, seq, start, pos, this.tokenizer.endOfResponse, this.ptrTok, this.ptrKey);
     this.ptrCount = n;
-    for (let i = 0; i < n; i++) z[this.ptrTok[i]!] = z[this.ptrTok[i]!]! + this.pointer[this.ptrKey[i]!]!;
+    const tok = this.ptrTok, w = this.ptrWeight, lse = this.ptrLse, P = this.pointer;
+    // Per pair i, the first pair of its token does the token's log-sum-exp (a few dozen pairs).
+    for (let i = 0; i < n; i++) {
+      let first = i;
+      for (let j = 0; j < i; j++) if (tok[j] === tok[i]) { first = j; break; }
+      if (first !== i) { lse[i] = lse[first]!; continue; }
+      let m = -Infinity;
+      for (let j = i; j < n; j++) if (tok[j] === tok[i]) m = Math.max(m, P[this.ptrKey[j]!]!);
+      let s = 0, count = 0;
+      for (let j = i; j < n; j++) if (tok[j] === tok[i]) { s += Math.exp(P[this.ptrKey[j]!]! - m); count++; }
+      lse[i] = m + Math.log(s);
+      z[tok[i]!] = z[tok[i]!]! + lse[i]! - Math.log(count);
+    }
+    for (let i = 0; i < n; i++) w[i] = Math.exp(P[this.ptrKey[i]!]! - lse[i]!);
   }
 
   /** z = prior + b + Σ_i W[rows[i], :]. */
