@@ -13,6 +13,7 @@
  *   `forwardKlCoefs` (forward KL(q_t ‖ p_S(·|t))), β the term's step-level mixture weight.
  * TurnWeights multiply student turns only (advantages and KL coefficients alike).
  */
+import { UserError } from "../../plan/errors.js";
 import type { NodeOf } from "../../plan/schema.js";
 import { opdAdvantages, opdAdvantagesFromKl } from "../signals/opd.js";
 import { klEstimate, topKReverseKl } from "../signals/kl.js";
@@ -30,7 +31,9 @@ export interface AdvantageResult {
   coefs: Record<string, number>;
 }
 
-export class UnsupportedTermError extends Error {}
+export class UnsupportedTermError extends UserError {
+  readonly code = "TC7006";
+}
 
 export const usesTopk = (node: NodeOf<"Advantage">): boolean => node.params.terms.some((t) => t.kind === "opd" && t.estimator === "topk");
 
