@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { Expr, FnDecl, Span, SweepDecl } from "../grammar/ast.js";
+import type { Expr, FnDecl, ImportDecl, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
 import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
@@ -48,6 +48,32 @@ export interface CompileOptions {
   curriculum?: string;
   /** Expand the file's sweeps (default true). */
   sweeps?: boolean;
+  /**
+   * For editors: reads a file's text (an unsaved buffer instead of the disk) and parses it (a cache
+   * shared across compilations, keyed by file and text). Defaults: the disk; a fresh parse.
+   */
+  host?: CompileHost;
+}
+
+export interface CompileHost {
+  read(path: string): string;
+  parse(text: string, file: string): ReturnType<typeof parse>;
+  /**
+   * Whether to check this module's function bodies and unused values (default: yes). An editor
+   * answers no for a module that, with everything it imports, is unchanged since it was last checked
+   * without diagnostics: checking it again would report nothing.
+   */
+  checkModule?(path: string, program: LoadedProgram): boolean;
+}
+
+/**
+ * The modules a compilation loaded (for editors: names, scopes, spans), and where each import
+ * declaration led (absolute path of the imported module).
+ */
+export interface LoadedProgram {
+  entry: string;
+  modules: ReadonlyMap<string, Module>;
+  importTargets: ReadonlyMap<ImportDecl, string>;
 }
 
 export interface CompiledPlan {
@@ -65,6 +91,8 @@ export interface CompileResult {
   /** Source texts by file, for rendering diagnostics (includes `<--set …>` pseudo-files). */
   sources: Map<string, string>;
   ok: boolean;
+  /** The module graph of the first load (absent when the entry file could not be read). */
+  program?: LoadedProgram;
 }
 
 interface Setting { target: string[]; text: string; expr: Expr; file: string; source: "override" | "sweep" }
@@ -73,25 +101,38 @@ interface Setting { target: string[]; text: string; expr: Expr; file: string; so
 class SourceCache {
   readonly texts = new Map<string, string>();
   private readonly asts = new Map<string, ReturnType<typeof parse>>();
+  constructor(private readonly host?: CompileHost) {}
   read = (p: string): string => {
     let t = this.texts.get(p);
-    if (t === undefined) { t = readFileSync(p, "utf8"); this.texts.set(p, t); }
+    if (t === undefined) { t = this.host ? this.host.read(p) : readFileSync(p, "utf8"); this.texts.set(p, t); }
     return t;
   };
   /** ASTs are immutable data: every loader of the compilation shares them. */
   parse = (text: string, file: string): ReturnType<typeof parse> => {
     let r = this.asts.get(file);
-    if (r === undefined) { r = parse(text, file); this.asts.set(file, r); }
+    if (r === undefined) { r = this.host ? this.host.parse(text, file) : parse(text, file); this.asts.set(file, r); }
     return r;
   };
 }
 
 export function compileFile(path: string, opts: CompileOptions = {}): CompileResult {
   const abs = resolve(path);
-  const root = projectRootOf(abs);
   const sink = new DiagnosticSink();
-  const cache = new SourceCache();
+  const cache = new SourceCache(opts.host);
   const sources = new Map<string, string>();
+  try {
+    return compileInto(abs, opts, sink, cache, sources);
+  } catch (e) {
+    // The evaluator bounds its own nesting (TC2020) and the parser its depth (TC1007); this is the
+    // last line for a shape nobody bounded: a coded error, never a stack trace.
+    if (!(e instanceof RangeError && /call stack/i.test(e.message))) throw e;
+    sink.add(d.stackExhausted({ phase: "compiling" }), spanAt(abs));
+    return finish([], sink, cache, sources);
+  }
+}
+
+function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, cache: SourceCache, sources: Map<string, string>): CompileResult {
+  const root = projectRootOf(abs);
 
   const overrides: Setting[] = [];
   (opts.overrides ?? []).forEach((text, i) => {
@@ -103,7 +144,9 @@ export function compileFile(path: string, opts: CompileOptions = {}): CompileRes
   const base = newLoader(root, sink, cache);
   const entry = base.loader.load(abs);
   if (!entry) return finish([], sink, cache, sources);
-  checkFunctionBodies(base.loader, base.ev);
+  const program: LoadedProgram = { entry: abs, modules: base.loader.modules, importTargets: base.loader.importTargets };
+  const checkModule = opts.host?.checkModule?.bind(opts.host);
+  checkFunctionBodies(base.loader, base.ev, checkModule && ((p) => checkModule(p, program)));
 
   const curricula = entry.curricula.filter((c) => !opts.curriculum || c.name === opts.curriculum);
   if (opts.curriculum && curricula.length === 0) {
@@ -112,7 +155,7 @@ export function compileFile(path: string, opts: CompileOptions = {}): CompileRes
   }
   // `--set steps=500` (a field name, not a let) sets that field of every curriculum of the file.
   const lets = new Set(entry.ast?.decls.filter((x) => x.kind === "let").map((x) => (x as { name: string }).name) ?? []);
-  const expanded = overrides.flatMap((s) => (s.target.length === 1 && !lets.has(s.target[0]!) && s.target[0]! in CURRICULUM_FIELDS && entry.curricula.length
+  const expanded = overrides.flatMap((s) => (s.target.length === 1 && !lets.has(s.target[0]!) && Object.hasOwn(CURRICULUM_FIELDS, s.target[0]!) && entry.curricula.length
     ? entry.curricula.map((c) => ({ ...s, target: [c.name, s.target[0]!] }))
     : [s]));
   // Only valid overrides are applied; the others were reported.
@@ -139,7 +182,7 @@ export function compileFile(path: string, opts: CompileOptions = {}): CompileRes
       }
     }
   }
-  return finish(plans, sink, cache, sources);
+  return { ...finish(plans, sink, cache, sources), program };
 }
 
 /** Checks files without writing anything: every diagnostic of every file. */
@@ -257,9 +300,16 @@ function shiftSpan(s: Span, by: number): Span {
   if (by === 0) return s;
   return { file: s.file, start: { ...s.start, offset: s.start.offset + by, column: s.start.column + by }, end: { ...s.end, offset: s.end.offset + by, column: s.end.column + by } };
 }
+/** A copy of an AST with every span moved by `by` columns (a structural copy: numbers such as 1e999 = Infinity survive). */
 function shiftExpr<T>(e: T, by: number): T {
   if (by === 0) return e;
-  return JSON.parse(JSON.stringify(e), (k, v) => (v && typeof v === "object" && "start" in v && "end" in v && "file" in v ? shiftSpan(v as Span, by) : v)) as T;
+  const copy = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(copy);
+    if (v === null || typeof v !== "object") return v;
+    if ("start" in v && "end" in v && "file" in v) return shiftSpan(v as Span, by);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copy(x)]));
+  };
+  return copy(e) as T;
 }
 
 function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolean {
@@ -267,7 +317,7 @@ function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolea
   const lets = entry.ast ? entry.ast.decls.filter((x) => x.kind === "let").map((x) => (x as { name: string }).name) : [];
   const targets = [...lets, ...curricula.map((c) => `${c}.<field>`)];
   const ok = s.target.length === 1 ? lets.includes(s.target[0]!) : s.target.length === 2 && curricula.includes(s.target[0]!);
-  if (ok && s.target.length === 2 && !(s.target[1]! in CURRICULUM_FIELDS)) {
+  if (ok && s.target.length === 2 && !Object.hasOwn(CURRICULUM_FIELDS, s.target[1]!)) {
     const names = Object.keys(CURRICULUM_FIELDS);
     sink.add(d.unknownField({ field: s.target[1]!, owner: `curriculum '${s.target[0]}'`, suggestion: didYouMean(s.target[1]!, names), available: names.join(", ") }), s.expr.span);
     return false;
@@ -316,9 +366,10 @@ function expandSweeps(sweeps: SweepDecl[], entry: Module, sink: DiagnosticSink):
  * function nobody calls yet are still reported. Parameters without a declared unit type and without a
  * default make the body uncheckable in isolation; such functions are checked at their calls.
  */
-function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator): void {
+function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator, checkModule?: (path: string) => boolean): void {
   for (const mod of loader.modules.values()) {
     if (!mod.ast) continue;
+    if (checkModule && !checkModule(mod.path)) continue;
     for (const decl of mod.ast.decls) {
       if (decl.kind === "fn") checkBody(decl, mod.scope, ev);
       // Values nobody uses yet are still checked: every error in one run.

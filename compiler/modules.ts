@@ -66,6 +66,8 @@ export function projectRootOf(file: string): string {
 
 export class ModuleLoader {
   readonly modules = new Map<string, Module>();
+  /** Where each import declaration led: the imported module's path (for editors' go-to-definition). */
+  readonly importTargets = new Map<ImportDecl, string>();
   private readonly loading: string[] = [];
   readonly prelude: Scope;
   private readonly stdlibDir = findStdlibDir();
@@ -179,7 +181,7 @@ export class ModuleLoader {
         state = "busy";
         const saved = this.ev.abstract;
         this.ev.abstract = false;
-        try { value = compute(); } finally { this.ev.abstract = saved; state = "done"; }
+        try { value = this.ev.nested(name, span, compute); } finally { this.ev.abstract = saved; state = "done"; }
         return value;
       },
     };
@@ -187,6 +189,7 @@ export class ModuleLoader {
 
   private importDecl(mod: Module, decl: ImportDecl): void {
     const target = this.resolveImport(mod, decl);
+    if (target) this.importTargets.set(decl, target.path);
     for (const spec of decl.names) {
       const local = spec.alias ?? spec.name;
       const get = (): Value => {

@@ -17,6 +17,7 @@ export const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   compare: () => import("./compare.js"),
   metrics: () => import("./metrics.js"),
   fmt: () => import("./fmt.js"),
+  lsp: () => import("./lsp.js"),
 };
 
 export async function registerCommands(program: Command, argv: string[]): Promise<void> {

@@ -4,8 +4,11 @@
  * a curious reader with devtools) can check what is drawn.
  */
 
-/** A line; `band` (x, lo, hi) draws a translucent area behind it (e.g. min–max over seeds). */
-export interface Series { name: string; points: [number, number][]; dashed?: boolean; band?: [number, number, number][] }
+/**
+ * A line; `band` (x, lo, hi) draws a translucent area behind it (e.g. min–max over seeds); `width` is
+ * the stroke width (default 1.8): a wide line stays visible under a thin one that coincides with it.
+ */
+export interface Series { name: string; points: [number, number][]; dashed?: boolean; width?: number; band?: [number, number, number][] }
 
 const W = 640, H = 260, ML = 52, MR = 140, MT = 28, MB = 36;
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
@@ -54,7 +57,7 @@ export function lineChart(id: string, title: string, series: Series[], opts: { x
       const outline = [...band.map(([x, , hi]) => `${sx(x).toFixed(1)},${sy(hi).toFixed(1)}`), ...band.slice().reverse().map(([x, lo]) => `${sx(x).toFixed(1)},${sy(lo).toFixed(1)}`)];
       parts.push(`<polygon class="band" fill="${c}" fill-opacity="0.15" stroke="none" points="${outline.join(" ")}"/>`);
     }
-    parts.push(`<polyline fill="none" stroke="${c}" stroke-width="1.8"${s.dashed ? ' stroke-dasharray="5 3"' : ""} points="${pts.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" ")}"/>`);
+    parts.push(`<polyline fill="none" stroke="${c}" stroke-width="${s.width ?? 1.8}"${s.width && s.width > 2 ? ' stroke-opacity="0.55"' : ""}${s.dashed ? ' stroke-dasharray="5 3"' : ""} points="${pts.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" ")}"/>`);
     for (const [x, y] of pts) parts.push(`<circle class="pt" r="2.2" fill="${c}" cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" data-x="${x}" data-y="${y}"><title>${esc(s.name)} @ ${x}: ${fmt(y)}</title></circle>`);
     parts.push(`</g>`);
     parts.push(`<rect x="${W - MR + 10}" y="${MT + i * 18}" width="12" height="3" fill="${c}"/><text x="${W - MR + 26}" y="${MT + i * 18 + 5}" font-size="11">${esc(s.name)}</text>`);
