@@ -2,7 +2,9 @@
  * Modules: resolve import specs, load and parse files, build each module's scope, detect cycles.
  *   std/NAME        → stdlib/std/NAME.tcod (std/core is native)
  *   ./x, ../x       → relative to the importing file (`.tcod` may be omitted); never outside the root
- *   @scope/pkg/file → node_modules, searched upwards from the importing file (curricula on npm)
+ *   @scope/pkg/file → node_modules, searched upwards from the importing file (curricula on npm); the
+ *                     nearest folder holding the package wins, and a package.json `exports` map is
+ *                     honoured by Node's rules (conditions "tcod", then "default"), as `import` would
  *   ./x.ts          → a TypeScript extension (ts-extensions.ts)
  * Confinement: every file is loaded by its real path (symlinks resolved), and that path must lie in
  * the region the import may reach: the project root for the user's files, the stdlib folder for
@@ -11,6 +13,7 @@
  * Nothing outside the region is read, so no error can show its content.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { exports as exportsOf } from "resolve.exports";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CurriculumDecl, Decl, ImportDecl, SourceFile, Span, SweepDecl } from "../grammar/ast.js";
@@ -63,6 +66,8 @@ export function projectRootOf(file: string): string {
 
 export class ModuleLoader {
   readonly modules = new Map<string, Module>();
+  /** Where each import declaration led: the imported module's path (for editors' go-to-definition). */
+  readonly importTargets = new Map<ImportDecl, string>();
   private readonly loading: string[] = [];
   readonly prelude: Scope;
   private readonly stdlibDir = findStdlibDir();
@@ -184,6 +189,7 @@ export class ModuleLoader {
 
   private importDecl(mod: Module, decl: ImportDecl): void {
     const target = this.resolveImport(mod, decl);
+    if (target) this.importTargets.set(decl, target.path);
     for (const spec of decl.names) {
       const local = spec.alias ?? spec.name;
       const get = (): Value => {
@@ -228,15 +234,22 @@ export class ModuleLoader {
       hint = "Check the path; it is relative to the importing file.";
     } else {
       if (!plainSegments(spec)) return outside();
-      candidates = [];
-      for (let dir = fromDir; ; dir = dirname(dir)) {
-        const region = join(dir, "node_modules");
-        const base = join(region, spec);
-        candidates.push({ path: /\.(tcod|ts)$/.test(base) ? base : base + ".tcod", region });
-        if (dirname(dir) === dir) break;
+      const pkg = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!;
+      const installed = this.packageImport(spec, pkg, fromDir, decl);
+      if (installed === null) return undefined;
+      if (installed) {
+        candidates = [installed];
+        hint = `Package '${pkg}' is installed, but it has no file '${spec.slice(pkg.length + 1) || "(package root)"}'; check the path inside the package.`;
+      } else {
+        candidates = [];
+        for (let dir = fromDir; ; dir = dirname(dir)) {
+          const region = join(dir, "node_modules");
+          const base = join(region, spec);
+          candidates.push({ path: /\.(tcod|ts)$/.test(base) ? base : base + ".tcod", region });
+          if (dirname(dir) === dir) break;
+        }
+        hint = `Install the package that provides it: \`npm install ${pkg}\`, or import the stdlib with "std/…".`;
       }
-      const pkg = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0];
-      hint = `Install the package that provides it: \`npm install ${pkg}\`, or import the stdlib with "std/…".`;
     }
     const hit = candidates.find((c) => isFile(c.path));
     if (!hit) {
@@ -256,6 +269,39 @@ export class ModuleLoader {
     }
     if (/\.(ts|mts)$/.test(found)) return this.loadTs(found, decl);
     return this.load(found, decl);
+  }
+
+  /**
+   * A package import through the nearest node_modules folder that holds the package: the file its
+   * package.json `exports` maps the subpath to (Node's rules, conditions "tcod" then "default"; the
+   * subpath as written, then with `.tcod`), or the plain path inside the package when it has no
+   * `exports`. undefined: no such package installed; null: reported (subpath not exported).
+   */
+  private packageImport(spec: string, pkg: string, fromDir: string, decl: ImportDecl): { path: string; region: string } | undefined | null {
+    for (let dir = fromDir; ; dir = dirname(dir)) {
+      const region = join(dir, "node_modules");
+      const pkgDir = join(region, pkg);
+      const manifest = join(pkgDir, "package.json");
+      if (isFile(manifest) && isInside(realpath(manifest), realpath(region))) {
+        const sub = spec.slice(pkg.length + 1);
+        let json: { name?: string; exports?: unknown } | undefined;
+        try { json = JSON.parse(readFileSync(manifest, "utf8")) as typeof json; } catch { json = undefined; }
+        if (json && json.exports !== undefined && json.exports !== null) {
+          const entries = sub ? [`./${sub}`, ...(/\.(tcod|ts)$/.test(sub) ? [] : [`./${sub}.tcod`])] : ["."];
+          for (const entry of entries) {
+            let target: string[] | void = undefined;
+            try { target = exportsOf({ name: pkg, ...json } as never, entry, { conditions: ["tcod"] }); } catch { target = undefined; }
+            const first = target?.[0];
+            if (first) return { path: join(pkgDir, first), region };
+          }
+          this.sink.add(d.packageSubpathNotExported({ pkg, subpath: sub ? `./${sub}` : ".", exported: exportedPaths(json.exports) }), decl.fromSpan);
+          return null;
+        }
+        const base = join(pkgDir, sub);
+        return { path: /\.(tcod|ts)$/.test(base) ? base : base + ".tcod", region };
+      }
+      if (dirname(dir) === dir) return undefined;
+    }
   }
 
   /** The folder a module's relative imports must stay in: the stdlib, its node_modules folder, or the root. */
@@ -285,6 +331,13 @@ export class ModuleLoader {
   }
 }
 
+/** The subpaths an `exports` map offers, for a hint. */
+function exportedPaths(exp: unknown): string {
+  if (typeof exp === "string" || Array.isArray(exp)) return "'.'";
+  const keys = exp && typeof exp === "object" ? Object.keys(exp).filter((k) => k.startsWith(".")) : [];
+  return keys.length ? keys.map((k) => `'${k}'`).join(", ") : "'.'";
+}
+
 function isInside(p: string, root: string): boolean {
   const rel = relative(root, p);
   return rel === "" || (rel !== ".." && !rel.startsWith(".." + sep) && !isAbsolute(rel));
@@ -304,7 +357,7 @@ function realpath(p: string): string {
   try { return realpathSync(p); } catch { return p; }
 }
 
-function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
+export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
   const code = er.code as Code;
   switch (code) {
     case "TC1001": return d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else" });

@@ -12,6 +12,7 @@
  * The buffer keeps rows until the learner takes them; a row whose policy is older than the staleness
  * bound is dropped and counted (Trinity StalenessControlSampleStrategy).
  */
+import { UserError } from "../plan/errors.js";
 import type { TokenDistribution } from "./backends/backend.js";
 import type { EpisodeRecord } from "./rollout.js";
 
@@ -79,7 +80,9 @@ export function turnRows(step: number, e: ScoredEpisode, policyStep: number): Ex
   });
 }
 
-export class TrajectoryShapeError extends Error {}
+export class TrajectoryShapeError extends UserError {
+  readonly code = "TC7007";
+}
 
 export function trajectoryRow(step: number, e: ScoredEpisode, policyStep: number): ExperienceRow | null {
   const turns = e.record.turns;

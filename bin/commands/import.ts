@@ -11,6 +11,7 @@ import { compileFile, render } from "../../compiler/index.js";
 import { exportTrinity, parseInfra, TrinityExportError } from "../../targets/trinity/export.js";
 import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportError } from "../../targets/trinity/import.js";
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
+import { reportUserError } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
   program.command("import")
@@ -28,7 +29,8 @@ export function register(program: Command): void {
       try { imported = importTrinity(text, config); }
       catch (e) {
         if (!(e instanceof TrinityImportError)) throw e;
-        process.stderr.write(`${e.message}\n${e.issues.length} error(s)\n`);
+        reportUserError(e, "tcod import");
+        process.stderr.write(`${e.issues.length} error(s)\n`);
         process.exitCode = EXIT_USER;
         return;
       }

@@ -15,6 +15,8 @@ export const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   import: () => import("./import.js"),
   run: () => import("./run.js"),
   metrics: () => import("./metrics.js"),
+  fmt: () => import("./fmt.js"),
+  lsp: () => import("./lsp.js"),
 };
 
 export async function registerCommands(program: Command, argv: string[]): Promise<void> {

@@ -10,12 +10,14 @@ import { randomBytes } from "node:crypto";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
+import { UserError } from "../../plan/errors.js";
 import type { Scalars } from "./scalars.js";
 
-export class WandbError extends Error {
-  constructor(message: string, readonly hint: string) {
-    super(message);
-    this.name = "WandbError";
+/** W&B logging cannot start (TC7011). */
+export class WandbError extends UserError {
+  readonly code = "TC7011";
+  constructor(message: string, hint: string) {
+    super(message, { hint });
   }
 }
 

@@ -16,6 +16,7 @@
  * (`TrinityExportError`), never dropped.
  */
 import { stringify } from "yaml";
+import { UserError, type UserIssue } from "../../plan/errors.js";
 import { evalScalar, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
 import { nodeOf, nodesOf, type Plan, type AgentFormat } from "../../plan/schema.js";
 import { constantOverRun, recogniseB2f, recogniseF2b, treeOf } from "./plugin/recognise.js";
@@ -111,13 +112,16 @@ export interface TrinityExport {
 }
 
 export interface ExportIssue { construct: string; message: string; hint: string; origin?: string }
-export class TrinityExportError extends Error {
+export class TrinityExportError extends UserError {
+  readonly code = "TC7102";
   constructor(readonly issues: ExportIssue[]) {
     super(
       `cannot export to Trinity-RFT:\n` +
         issues.map((i) => `  ${i.construct}${i.origin ? ` (${i.origin})` : ""}: ${i.message}\n    hint: ${i.hint}`).join("\n"),
     );
-    this.name = "TrinityExportError";
+  }
+  override problems(): UserIssue[] {
+    return this.issues.map((i) => ({ message: `cannot export to Trinity-RFT: ${i.construct}${i.origin ? ` (${i.origin})` : ""}: ${i.message}`, hint: i.hint }));
   }
 }
 

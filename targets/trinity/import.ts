@@ -11,13 +11,17 @@
  * left to `tcod export trinity`'s infrastructure options. Curriculum keys whose value tcod cannot
  * express are errors with the YAML path and line, never dropped.
  */
+import { UserError, type UserIssue } from "../../plan/errors.js";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
-export class TrinityImportError extends Error {
+export class TrinityImportError extends UserError {
+  readonly code = "TC7101";
   constructor(readonly file: string, readonly issues: ImportIssue[]) {
     super(issues.map((i) => `${file}:${i.line}:${i.column} error: ${i.message} (at ${i.path})\n  hint: ${i.hint}`).join("\n"));
-    this.name = "TrinityImportError";
+  }
+  override problems(): UserIssue[] {
+    return this.issues.map((i) => ({ message: i.message, hint: i.hint, where: { file: this.file, line: i.line, column: i.column, path: i.path } }));
   }
 }
 
