@@ -1,6 +1,6 @@
 """Batched autoregressive sampling with a KV cache, per-row seeded generators and per-token logprobs.
 
-Logprob semantics (a parameter, because vLLM and SGLang disagree — reference/backends-envs.md §5.3):
+Logprob semantics (a parameter, because vLLM and SGLang disagree — docs/REFERENCES.md#vllm, #sglang):
   - "processed": log-probability under the distribution actually sampled from (temperature applied,
     top-p truncated and renormalised). This is what importance ratios need; /sample's default.
   - "raw": log_softmax of the model's logits before temperature and top-p; vLLM's default, so
