@@ -11,6 +11,7 @@ import type {
   AdaptiveDepth, AdvantageTerm, AgentFormat, BackendSpec, EnvSpec, ModelSpec, Plan, PlanNode,
 } from "../plan/schema.js";
 import type { AggregateKind } from "../plan/enums.js";
+import { needsTeacherDistributions } from "../plan/build.js";
 import { methodGraph } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { d } from "./diagnostics/index.js";
@@ -133,11 +134,10 @@ export function lowerBackend(b: Obj): BackendSpec {
     case "worker":
       return { kind: "worker", url: str(b, "url"), start: bool(b, "start"), concurrency: num(b, "concurrency"), timeoutMs: Math.round(num(b, "timeout_s") * 1000), ...(str(b, "token_env") ? { tokenEnv: str(b, "token_env") } : {}) };
     default: {
-      const forwardKl = num(b, "forward_kl");
       const candidateLogOdds = num(b, "candidate_log_odds");
       return {
         kind: "embedded", smoothing: num(b, "smoothing"), features: num(b, "features"),
-        ...(forwardKl ? { forwardKl } : {}), ...(candidateLogOdds ? { candidateLogOdds } : {}),
+        ...(candidateLogOdds ? { candidateLogOdds } : {}),
       };
     }
   }
@@ -277,6 +277,10 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
       }
       terms.push({ kind: "grpo", coef });
       grpo = { normalize: constValue(param("normalize") as Scalar) !== 0, eps: constValue(param("eps") as Scalar) ?? 1e-6 };
+    } else if (t.kind === "gkd") {
+      const beta = param("beta") as Scalar;
+      if (!L.checkLevel(beta, "step", span("loss"))) return;
+      terms.push({ kind: "gkd", coef, beta: L.ref(`loss.${i}.gkd.beta`, beta) });
     } else terms.push({ kind: "sft", coef });
   });
   const mode = (loss.aggregate?.mode ?? "token_mean") as AggregateKind;
@@ -359,7 +363,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     tasks: { env: "train", tasksPerStep, rolloutsPerTask, seed },
     planner, ...(adaptive ? { adaptive } : {}), rollout,
     teacher: { teacher: teacherName, temperature: teacherTemp, topk: terms.some((t) => t.kind === "opd" && t.estimator === "topk") ? 20 : 0,
-      distributions: terms.some((t) => t.kind === "opd" && t.estimator === "full") },
+      distributions: needsTeacherDistributions(terms) },
     ...(turnWeights ? { turnWeights } : {}), ...(grpo ? { grpo } : {}),
     advantage: { terms, aggregate, rows: rows as "turn" }, update, sync: { every: 1 },
     evals: evalNodes, checkpoint: { every: checkpointEvery },

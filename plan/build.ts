@@ -11,6 +11,13 @@ import type { NodeOf, Plan, PlanEdge, PlanNode } from "./schema.js";
 
 type P<K extends PlanNode["kind"]> = NodeOf<K>["params"];
 
+/**
+ * Does a loss need the teacher's full next-token distributions (TeacherScore `distributions`)? Its
+ * exact-KL terms do: opd with the "full" estimator (reverse KL) and gkd (forward/reverse mixture).
+ */
+export const needsTeacherDistributions = (terms: readonly { kind?: unknown; estimator?: unknown }[]): boolean =>
+  terms.some((t) => (t.kind === "opd" && t.estimator === "full") || t.kind === "gkd");
+
 export interface GraphParts {
   tasks: P<"TaskSampler">;
   planner: P<"EpisodePlanner">;

@@ -5,13 +5,13 @@
  * - EpisodePlanner.adaptive → a Probe node and a DepthRule node (the TurnOPD branch);
  * - grpo term {normalize, eps} → a GroupAdvantage node wired into Advantage.grpo;
  * - an sft term → a Demonstrations node on the train env;
- * - TeacherScore gains `distributions` (true when an opd term uses the "full" estimator);
+ * - TeacherScore gains `distributions` (true when an opd term uses the "full" estimator, or a gkd term);
  * - Update gains `logRatioClamp` (DEFAULT_LOG_RATIO_CLAMP: the one importance-sampling definition);
  * - Evaluate gains the Rollout node's `student` and `agent`.
  * The result is validated as a plan/2 like any other. Anything the conversion cannot read is an
  * error that names the command that rewrites the plan from its source.
  */
-import { buildGraph, type GraphParts } from "./build.js";
+import { buildGraph, needsTeacherDistributions, type GraphParts } from "./build.js";
 import { DEFAULT_LOG_RATIO_CLAMP } from "./defaults.js";
 import { PLAN_SCHEMA_ID, PLAN_SCHEMA_V1 } from "./version.js";
 
@@ -46,7 +46,7 @@ export function convertPlanV1(plan: Json): Json {
     tasks: tasks as GraphParts["tasks"],
     planner: planner as GraphParts["planner"],
     rollout: rollout as GraphParts["rollout"],
-    teacher: { ...need("TeacherScore"), distributions: terms.some((t) => t.kind === "opd" && t.estimator === "full") } as GraphParts["teacher"],
+    teacher: { ...need("TeacherScore"), distributions: needsTeacherDistributions(terms) } as GraphParts["teacher"],
     ...(adaptive ? { depth: {
       probe: { env: rollout.env, every: adaptive.probeEvery, episodes: adaptive.probeEpisodes, maxTurns: planner.maxTurns, truncatedReward: planner.truncatedReward },
       rule: { rule: adaptive.rule, initial: adaptive.initial, min: adaptive.min, maxTurns: planner.maxTurns },

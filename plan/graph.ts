@@ -7,6 +7,7 @@
  * (a grpo term needs a GroupAdvantage wired into Advantage, sft needs Demonstrations, …).
  * Errors name the edge (`from → to`) or the node, with the JSON path.
  */
+import { needsTeacherDistributions } from "./build.js";
 import { inPort, NODE_SPECS, outPort, type Phase, type PortSpec } from "./nodes.js";
 import type { Plan, PlanEdge, PlanNode } from "./schema.js";
 
@@ -115,10 +116,11 @@ function methodIssues(nodes: readonly PlanNode[], edges: readonly PlanEdge[], by
     const demos = stats ? feeder(`${stats.id}.demos`) : undefined;
     if (kinds.has("sft") && !demos) issues.push({ path, message: `Advantage node "${n.id}" has an sft term but no Demonstrations node feeds ${stats?.id ?? "its TurnStats"}.demos` });
     if (!kinds.has("sft") && demos) issues.push({ path, message: `edge ${demos.id}.demos → ${stats!.id}.demos feeds demonstrations to a learner whose loss has no sft term` });
-    if (n.params.terms.some((t) => t.kind === "opd" && t.estimator === "full")) {
+    if (needsTeacherDistributions(n.params.terms)) {
+      const term = n.params.terms.some((t) => t.kind === "opd" && t.estimator === "full") ? `the opd "full" estimator` : "the gkd term";
       const teachers = nodes.filter((m) => m.kind === "TeacherScore" && edges.some((e) => e.from === `${m.id}.scores` && e.to === `${stats?.id}.scores`));
       for (const t of teachers) {
-        if (t.kind === "TeacherScore" && !t.params.distributions) issues.push({ path, message: `the opd "full" estimator needs the teacher's full distributions, but TeacherScore node "${t.id}" (edge ${t.id}.scores → ${stats!.id}.scores) has distributions: false` });
+        if (t.kind === "TeacherScore" && !t.params.distributions) issues.push({ path, message: `${term} needs the teacher's full distributions, but TeacherScore node "${t.id}" (edge ${t.id}.scores → ${stats!.id}.scores) has distributions: false` });
       }
     }
     if (n.params.terms.some((t) => t.kind === "opd" && t.estimator === "topk")) {

@@ -24,6 +24,8 @@ export interface AdvantageData {
   advantages: Float64Array;
   /** Per-token exact-KL coefficients (opd "full"), on the batch's token axis. */
   klCoefs?: Float64Array;
+  /** Per-token forward-KL coefficients (gkd terms, c·β), beside `klCoefs`. */
+  forwardKlCoefs?: Float64Array;
   /** Coefficient of each term in force at the step (κ, ρ…), for metrics. */
   coefs: Record<string, number>;
   /** The loss aggregation in force (set by the Advantage node; a GroupAdvantage branch has none). */

@@ -3,7 +3,8 @@
  * `trainBatchTurns` turns (Trinity `train_batch_size`; 0 = the whole step at once), in row order;
  * each batch gets its own loss-aggregation weights (they sum to 1 over that batch), then one
  * `train()` call = one forward_backward + one optimiser step. With exact-KL coefficients (opd
- * "full"), each row also carries its coefficients and the teacher's full distributions.
+ * "full", gkd), each row also carries its coefficients (gkd: forward-KL ones too) and the teacher's
+ * full distributions.
  */
 import type { Aggregate, NodeOf } from "../../plan/schema.js";
 import type { TrainRow, TrainStats } from "../backends/backend.js";
@@ -18,7 +19,7 @@ export const updateExecutor: Executor<"Update"> = {
   async run(node, inputs, ctx) {
     const a = input<AdvantageData>(inputs, "advantages")!;
     if (!a.aggregate) throw new Error(`Update node "${node.id}": its advantages input must come from an Advantage node (which sets the loss aggregation), not a GroupAdvantage node`);
-    const update = await runUpdate(node, ctx, a.batch, a.advantages, a.aggregate, ctx.step, a.klCoefs);
+    const update = await runUpdate(node, ctx, a.batch, a.advantages, a.aggregate, ctx.step, a.klCoefs, a.forwardKlCoefs);
     const weights: PortData["Weights"] = { step: ctx.step, version: ctx.student.version(), update };
     return { weights };
   },
@@ -69,6 +70,7 @@ export function optimiserBatches(batch: LearnerBatch, turns: number): [number, n
 export async function runUpdate(
   node: NodeOf<"Update">, ctx: RunContext, batch: LearnerBatch, advantages: Float64Array, aggregate: Aggregation, step: number,
   klCoefs?: Float64Array,
+  forwardKlCoefs?: Float64Array,
 ): Promise<UpdateResult> {
   const p = node.params;
   const lr = ctx.state.atStep(p.optimizer.lr, step);
@@ -92,7 +94,7 @@ export async function runUpdate(
         advantages: Array.from(advantages.subarray(lo, hi)),
         oldLogprobs: Array.from(batch.logpStudent.subarray(lo, hi)),
         lossWeights: Array.from(w.subarray(lo - s0, hi - s0)),
-        ...(klCoefs ? exactKlTargets(row, klCoefs.subarray(lo, hi), r) : {}),
+        ...(klCoefs ? exactKlTargets(row, klCoefs.subarray(lo, hi), r, forwardKlCoefs?.subarray(lo, hi)) : {}),
       });
     }
     const st: TrainStats = await ctx.student.train(rows, {
@@ -108,11 +110,15 @@ export async function runUpdate(
  * The exact-KL targets of one row (opd "full"): its coefficients, and the teacher's distributions
  * where the row has them. Demonstration rows have none (their coefficients are 0 too).
  */
-function exactKlTargets(row: ExperienceRow, coefs: Float64Array, index: number): Pick<TrainRow, "klCoefs" | "teacherDistributions"> {
+function exactKlTargets(
+  row: ExperienceRow, coefs: Float64Array, index: number, forward?: Float64Array,
+): Pick<TrainRow, "klCoefs" | "forwardKlCoefs" | "teacherDistributions"> {
   const dists = row.teacherDistributions;
   if (!dists) {
-    if (coefs.some((c) => c !== 0)) throw new Error(`update: row ${index} has exact-KL coefficients but no teacher distributions; TeacherScore must run with the "full" estimator's distributions`);
+    if (coefs.some((c) => c !== 0) || forward?.some((c) => c !== 0)) {
+      throw new Error(`update: row ${index} has exact-KL coefficients but no teacher distributions; TeacherScore must run with the "full" estimator's distributions`);
+    }
     return {};
   }
-  return { klCoefs: Array.from(coefs), teacherDistributions: dists };
+  return { klCoefs: Array.from(coefs), teacherDistributions: dists, ...(forward ? { forwardKlCoefs: Array.from(forward) } : {}) };
 }
