@@ -9,7 +9,8 @@
  * - Update gains `logRatioClamp` (DEFAULT_LOG_RATIO_CLAMP: the one importance-sampling definition);
  * - Evaluate gains the Rollout node's `student` and `agent`.
  * The result is validated as a plan/2 like any other. Anything the conversion cannot read is an
- * error that names the command that rewrites the plan from its source.
+ * error that names the command that rewrites the plan from its source; so is the embedded backend's
+ * `forwardKl`, which the gkd loss term replaced.
  */
 import { buildGraph, needsTeacherDistributions, type GraphParts } from "./build.js";
 import { DEFAULT_LOG_RATIO_CLAMP } from "./defaults.js";
@@ -32,6 +33,13 @@ export function convertPlanV1(plan: Json): Json {
     throw new PlanVersionError(`this plan is ${PLAN_SCHEMA_V1} and cannot be converted to ${PLAN_SCHEMA_ID} (${why}); rewrite it from its source with \`${recompile(plan)}\``);
   };
   if (!nodes) return fail("it has no graph.nodes");
+  const models = ((plan.resources as Json | undefined)?.models ?? {}) as Record<string, Json | undefined>;
+  for (const [name, m] of Object.entries(models)) {
+    const backend = m?.backend as Json | undefined;
+    if (backend?.kind === "embedded" && backend.forwardKl !== undefined) {
+      fail(`model "${name}" uses the embedded backend's forwardKl, which the gkd loss term replaced: write \`loss: gkd(beta: ${String(backend.forwardKl)})\` instead of the opd "full" term and the backend's forward_kl`);
+    }
+  }
   const one = (kind: string): Json | undefined => nodes.find((n) => n.kind === kind)?.params as Json | undefined;
   const need = (kind: string): Json => one(kind) ?? fail(`it has no ${kind} node`);
   const planner = { ...need("EpisodePlanner") };

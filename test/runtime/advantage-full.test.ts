@@ -45,6 +45,7 @@ describe("Advantage with the opd full estimator", () => {
     expect(r.coefs).toEqual({ opd: 0.7, grpo: 0.3, sft: 0.5 });
     expect(usesFull(node(full))).toBe(true);
     expect(usesFull(node([{ kind: "opd", coef: 1, estimator: "k1" }] as Terms))).toBe(false);
+    expect(usesFull(node([{ kind: "gkd", coef: 1, beta: 0.5 }] as Terms))).toBe(true);
   });
 
   it("k1 beside full: k1 is an advantage, full a KL coefficient", () => {

@@ -71,6 +71,12 @@ describe("plan graph checks on load", () => {
     expect(msg).toContain(`Advantage node "advantage" has a grpo term but its input advantage.grpo has no edge`);
   });
 
+  it("a gkd term, like opd \"full\", needs the teacher's full distributions: a TeacherScore without them is refused", () => {
+    expect(checkGraph(parsePlan(fixture("embedded-options")))).toEqual([]);
+    const msg = refusal(edit(fixture("embedded-options"), (g) => { g.nodes.find((n) => n.id === "teacher")!.params.distributions = false; }));
+    expect(msg).toContain(`the gkd term needs the teacher's full distributions, but TeacherScore node "teacher" (edge teacher.scores → stats.scores) has distributions: false`);
+  });
+
   it("the scheduling order is topological, ties broken by the plan's node order", () => {
     const plan = parsePlan(fixture("turnopd-progressive"));
     const explore = plan.graph.nodes.filter((n) => ["TaskSampler", "EpisodePlanner", "Probe", "Rollout", "TeacherScore", "DepthRule"].includes(n.kind));
@@ -111,7 +117,7 @@ describe("the run follows the edited graph", () => {
 
 describe("tcod.plan/1", () => {
   it("loads through the conversion and equals the plan the compiler writes now", () => {
-    for (const c of ["atod-tdur", "turnopd-progressive", "tcod-b2f", "embedded-options"]) {
+    for (const c of ["atod-tdur", "turnopd-progressive", "tcod-b2f"]) {
       const v1 = JSON.parse(readFileSync(join(__dirname, "..", "plan", "v1", `${c}.plan.json`), "utf8"));
       expect(v1.schema).toBe("tcod.plan/1");
       // the graph and its nodes as the compiler wires them today (other parts of the plan, e.g. expression origins, may have moved on since)
@@ -124,5 +130,13 @@ describe("tcod.plan/1", () => {
   it("a plan/1 file the conversion cannot read is refused, naming the command that rewrites it", () => {
     const msg = refusal({ schema: "tcod.plan/1", name: "x", sources: [{ path: "examples/texthouse/opd.tcod", sha256: "0".repeat(64) }], graph: { nodes: [] } });
     expect(msg).toContain("tcod compile examples/texthouse/opd.tcod");
+  });
+
+  it("a plan/1 file with the embedded backend's forwardKl is refused, pointing to the gkd term that replaced it", () => {
+    const v1 = JSON.parse(readFileSync(join(__dirname, "..", "plan", "v1", "embedded-options.plan.json"), "utf8"));
+    expect(v1.resources.models.student.backend.forwardKl).toBe(0.5);
+    const msg = refusal(v1);
+    expect(msg).toContain(`model "student" uses the embedded backend's forwardKl, which the gkd loss term replaced: write \`loss: gkd(beta: 0.5)\``);
+    expect(msg).toContain("tcod compile");
   });
 });
