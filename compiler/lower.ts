@@ -164,7 +164,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
 
   if (stepsS) L.range(stepsS, "steps", (v) => Number.isInteger(v) && v >= 1, "an integer ≥ 1", span("steps"));
 
-  // batch: `16 tasks` or `16 tasks × 8 rollouts` — split the product back into its factors.
+  // batch: `16 tasks` or `16 tasks × 8 rollouts` — the product keeps its factors (values.ts).
   let tasksPerStep = 16;
   let rolloutsPerTask = 1;
   const batch = f("batch");
@@ -172,9 +172,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     const b = batch.value as Scalar;
     const total = constValue(b)!;
     if ("rollouts" in b.dim) {
-      const e = batch.expr;
-      const factors = e.kind === "binary" && e.op === "*" ? [ev.expr(e.left, batch.scope), ev.expr(e.right, batch.scope)] : [];
-      const r = factors.map((x) => (x.kind === "scalar" && "rollouts" in x.dim ? constValue(x) : undefined)).find((x) => x !== undefined);
+      const r = (b.factors ?? []).map((x) => ("rollouts" in x.dim ? constValue(x) : undefined)).find((x) => x !== undefined);
       rolloutsPerTask = r ?? 1;
       tasksPerStep = total / rolloutsPerTask;
     } else {
