@@ -117,10 +117,22 @@ class SourceCache {
 
 export function compileFile(path: string, opts: CompileOptions = {}): CompileResult {
   const abs = resolve(path);
-  const root = projectRootOf(abs);
   const sink = new DiagnosticSink();
   const cache = new SourceCache(opts.host);
   const sources = new Map<string, string>();
+  try {
+    return compileInto(abs, opts, sink, cache, sources);
+  } catch (e) {
+    // The evaluator bounds its own nesting (TC2020) and the parser its depth (TC1007); this is the
+    // last line for a shape nobody bounded: a coded error, never a stack trace.
+    if (!(e instanceof RangeError && /call stack/i.test(e.message))) throw e;
+    sink.add(d.stackExhausted({ phase: "compiling" }), spanAt(abs));
+    return finish([], sink, cache, sources);
+  }
+}
+
+function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, cache: SourceCache, sources: Map<string, string>): CompileResult {
+  const root = projectRootOf(abs);
 
   const overrides: Setting[] = [];
   (opts.overrides ?? []).forEach((text, i) => {

@@ -4,7 +4,7 @@
  * RUN_DIR/checkpoint/ and RUN_DIR/report.html. Exit 0 done, 1 user error or a run stopped by faults,
  * 130 interrupted (Ctrl-C; the run checkpoints first), 2 internal error.
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { CompileError, compileFile, safeFileName } from "../../compiler/index.js";
@@ -20,6 +20,7 @@ import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { recordResume, recordRunStart } from "../provenance.js";
 import { runMany } from "../run-many.js";
+import { formatConfig, resolvedFields } from "../print-config.js";
 import { findStdlibDir, projectRootOf } from "../../compiler/modules.js";
 
 export const EXIT_INTERRUPTED = 130;
@@ -94,6 +95,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
       plan, settings: rec?.settings ?? loaded.settings, ...(seed !== undefined ? { seed } : {}), projectDir: root, ...(rec?.sweep ? { sweep: rec.sweep } : {}),
       candidates: { texts: loaded.texts, files: (p) => (p.startsWith("std/") ? [join(findStdlibDir(), p.slice(4))] : [join(root, p), resolve(p)]) },
     });
+    if (loaded.config) writeFileSync(join(runDir, "config.txt"), loaded.config);
   }
   const ext = await loadExtensions(plan, bundle, runDir);
 
@@ -153,7 +155,7 @@ function timestamp(): string {
 }
 
 /** What a run records of how its plan was made: the settings in force and the source texts. */
-interface Loaded { settings: string[]; texts: string[] }
+interface Loaded { settings: string[]; texts: string[]; /** The resolved curriculum (`--print-config`), for a .tcod run. */ config?: string }
 
 function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & Loaded {
   if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
@@ -174,7 +176,7 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & 
     throw new UsageError(`${file} compiles to ${plans.length} plans (${plans.map((p) => p.plan.name).join(", ")}); choose one with --curriculum NAME, or run them all with --sweep`);
   }
   const c = plans[0]!;
-  const loaded = { settings: c.settings, texts: [...r.sources.values()] };
+  const loaded = { settings: c.settings, texts: [...r.sources.values()], config: formatConfig(c, resolvedFields(c, r.sources)) };
   return c.bundle ? { plan: c.plan, bundle: c.bundle, ...loaded } : { plan: c.plan, ...loaded };
 }
 
