@@ -23,6 +23,7 @@ class Options:
     token_budget: int = 16384
     max_logprobs: int = 20
     served_name: str | None = None
+    parallel: str = "auto"
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
@@ -42,10 +43,14 @@ def parse_options(argv: list[str] | None = None) -> Options:
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--dtype", default="auto", choices=["auto", "bf16", "fp16", "fp32"], help="compute dtype (auto: bf16 on GPU, fp32 on CPU)")
     p.add_argument("--seed", type=int, default=0, help="seed for LoRA init")
-    p.add_argument("--token-budget", type=int, default=16384, help="max rows × length per forward micro-batch (memory bound)")
+    p.add_argument("--token-budget", type=int, default=16384, help="max rows × longest row (padded tokens) per forward micro-batch (memory bound)")
     p.add_argument("--max-logprobs", type=int, default=20, help="cap on logprobs/prompt_logprobs/topk (vLLM's --max-logprobs)")
     p.add_argument("--served-name", default=None, help="model id in /v1/models (default: --model)")
+    p.add_argument("--parallel", default="auto", choices=["auto", "ddp", "fsdp"],
+                   help="under torchrun: ddp (replicas, gradients all-reduced in the backward) or fsdp (FSDP2: "
+                   "weights, gradients and optimiser state sharded); auto = fsdp when the student's training "
+                   "state would fill more than half of one GPU")
     a = p.parse_args(argv)
     token = a.token or os.environ.get("TCOD_WORKER_TOKEN") or None
     return Options(a.model, a.port, a.host, a.teacher, a.vocab, a.lora_rank, a.lora_alpha, token, a.device, a.dtype,
-                   a.seed, a.token_budget, a.max_logprobs, a.served_name)
+                   a.seed, a.token_budget, a.max_logprobs, a.served_name, a.parallel)

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
+from .coalesce import Coalescer
 from .errors import BadRequest, NotFound, Unauthorized, WorkerError
 
 MAX_BODY = 512 * 1024 * 1024
@@ -43,6 +44,9 @@ def make_routes(worker: Any) -> dict[tuple[str, str], Callable[[Any], Any]]:
 
 #: Routes that need no model lock (pure reads of static facts).
 LOCK_FREE = {"/health", "/v1/models", "/tokenize", "/detokenize"}
+#: Routes validated on their HTTP thread that queue their model work themselves (worker.coalescer:
+#: concurrent requests run as one batch on the model thread).
+SELF_SCHEDULED = {"/sample", "/score"}
 
 
 def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecutor) -> type[BaseHTTPRequestHandler]:
@@ -91,7 +95,7 @@ def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecuto
                     got = self.headers.get("Authorization", "")
                     if not hmac.compare_digest(got.encode(), f"Bearer {token}".encode()):
                         raise Unauthorized("missing or wrong bearer token (send `Authorization: Bearer <token>`)")
-                if path in LOCK_FREE:
+                if path in LOCK_FREE or path in SELF_SCHEDULED:
                     result = route(body)
                 else:
                     result = model_thread.submit(route, body).result()
@@ -119,4 +123,5 @@ class WorkerServer(ThreadingHTTPServer):
 
 def serve(worker: Any, host: str, port: int, token: str | None) -> WorkerServer:
     model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tcod-model")
+    worker.coalescer = Coalescer(model_thread)
     return WorkerServer((host, port), make_handler(worker, token, model_thread))
