@@ -4,7 +4,8 @@
  */
 import { Command } from "commander";
 import { registerCommands } from "./commands/index.js";
-import { EXIT_INTERNAL } from "./exit.js";
+import { formatUserError, UserError } from "../plan/errors.js";
+import { EXIT_INTERNAL, EXIT_USER } from "./exit.js";
 
 const program = new Command("tcod")
   .description("Curricula for on-policy distillation of multi-turn LLM agents.")
@@ -15,7 +16,12 @@ try {
   await registerCommands(program, process.argv.slice(2));
   await program.parseAsync(process.argv);
 } catch (e) {
-  // User errors are reported by each command with a code and exit 1; anything reaching here is a bug.
+  // A user error a command did not report itself: printed with its code and hint, exit 1.
+  if (e instanceof UserError) {
+    console.error(formatUserError(e, "tcod"));
+    process.exit(EXIT_USER);
+  }
+  // Anything else reaching here is a bug.
   console.error(`tcod: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   process.exit(EXIT_INTERNAL);
 }

@@ -1,5 +1,10 @@
-/** Prints diagnostics the one way the CLI prints them: rendered for people, JSON lines for tools. */
-import { render, toJsonLine, type CompileResult } from "../compiler/index.js";
+/**
+ * Prints what the user must fix, the one way the CLI prints it: compiler diagnostics rendered for
+ * people (or JSON lines for tools), and every thrown `UserError` (plan/errors.ts) with its code,
+ * position where known and hint. Both mean exit 1.
+ */
+import { CompileError, render, toJsonLine, type CompileResult } from "../compiler/index.js";
+import { formatUserError, type UserError } from "../plan/errors.js";
 
 export function printDiagnostics(r: Pick<CompileResult, "diagnostics" | "sources">, json: boolean): void {
   for (const dg of r.diagnostics) {
@@ -11,6 +16,15 @@ export function printDiagnostics(r: Pick<CompileResult, "diagnostics" | "sources
     const warnings = r.diagnostics.length - errors;
     process.stderr.write(`${errors} error(s)${warnings ? `, ${warnings} warning(s)` : ""}\n`);
   }
+}
+
+/** Prints a user error on stderr; a compile error prints its diagnostics. */
+export function reportUserError(e: UserError, command: string): void {
+  if (e instanceof CompileError) {
+    if (!e.printed) printDiagnostics(e.result, false);
+    return;
+  }
+  process.stderr.write(formatUserError(e, command) + "\n");
 }
 
 /** Collects repeated `--set k=v` options. */

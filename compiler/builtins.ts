@@ -9,6 +9,10 @@ import { constScalar, invalid, op, varScalar } from "./evaluate.js";
 import { DIMLESS, dimEq, example, formatDim, isDimless } from "./units.js";
 import { constValue, isConst, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
 import { levelRank, maxLevel } from "../plan/expr.js";
+import {
+  AGGREGATES, DIALECTS, ESTIMATORS, HISTORY_ENTRY_PLACEHOLDERS, LOSS_FNS, LOSS_KINDS, MEMORY_KINDS, ON_INVALID_KINDS,
+  PARSER_KINDS, TEMPLATE_PLACEHOLDERS,
+} from "../plan/enums.js";
 
 type Impl = Builtin["impl"];
 
@@ -142,16 +146,9 @@ function piecewise(a: Map<string, Value>, call: CallInfo): Value {
 
 // ---- constructors --------------------------------------------------------------------------------
 
-/** Placeholders the runtime fills in prompt templates (runtime/agent-format.ts). */
-export const TEMPLATE_PLACEHOLDERS = ["task", "step", "step_next", "history", "history_length", "observation", "admissible"] as const;
-
-export const AGGREGATES = ["token_mean", "seq_mean_token_mean", "turn_mean", "progressive"] as const;
-export const ESTIMATORS = ["k1", "topk", "full"] as const;
-export const LOSS_FNS = ["ppo", "importance_sampling"] as const;
-
 function lossTerm(a: Map<string, Value>, call: CallInfo): Value {
   const kind = string(a, "kind");
-  if (!oneOf(a, "kind", call, ["opd", "grpo", "sft"], "loss kind")) return invalid(call.span);
+  if (!oneOf(a, "kind", call, LOSS_KINDS, "loss kind")) return invalid(call.span);
   const coef = scalar(a, "coef");
   if (!dimless("loss_term", coef, call, "coef")) return invalid(call.span);
   const aggregate = string(a, "aggregate");
@@ -205,7 +202,7 @@ export function preludeBuiltins(): Map<string, Value> {
     }));
   add(builtin("openai", [p("url", "string"), p("dialect", "string", str("vllm")), p("api_key_env", "string", str("")), p("concurrency", "number", num(32)), p("timeout_s", "number", num(300))],
     "An OpenAI-compatible inference server (vLLM, SGLang, or a tcod worker).", (a, call) => {
-      if (!oneOf(a, "dialect", call, ["vllm", "sglang", "worker"], "dialect")) return invalid(call.span);
+      if (!oneOf(a, "dialect", call, DIALECTS, "dialect")) return invalid(call.span);
       if (!checkRange(a, "concurrency", call, "concurrency", 1, 1e6, "an integer ≥ 1", { integer: true })) return invalid(call.span);
       if (!checkRange(a, "timeout_s", call, "timeout_s", 0, 1e7, "> 0 seconds", { loOpen: true })) return invalid(call.span);
       a.set("kind", { kind: "string", value: "openai", span: call.span });
@@ -270,14 +267,14 @@ export function coreBuiltins(): Map<string, Value> {
     p("parser", "string"), p("tag", "string", str("action")), p("think", "bool", bool(true)), p("react_prefix", "string", str("Action:")),
     p("max_tokens", "tokens", unit(512, "tokens")), p("thinking", "bool", bool(true)), p("on_invalid", "string", str("feedback")), p("invalid_text", "string", str("Invalid Action."))],
     "How observations become prompts and responses become actions.", (a, call) => {
-      if (!oneOf(a, "memory", call, ["accumulate", "window"], "memory")) return invalid(call.span);
-      if (!oneOf(a, "parser", call, ["tags", "react", "raw"], "parser")) return invalid(call.span);
-      if (!oneOf(a, "on_invalid", call, ["feedback", "pass", "end"], "on_invalid")) return invalid(call.span);
+      if (!oneOf(a, "memory", call, MEMORY_KINDS, "memory")) return invalid(call.span);
+      if (!oneOf(a, "parser", call, PARSER_KINDS, "parser")) return invalid(call.span);
+      if (!oneOf(a, "on_invalid", call, ON_INVALID_KINDS, "on_invalid")) return invalid(call.span);
       if (!checkRange(a, "history_window", call, "history_window", 0, 1000, "an integer ≥ 0", { integer: true })) return invalid(call.span);
       if (!checkRange(a, "max_tokens", call, "max_tokens", 1, 1e7, "≥ 1 token", { integer: true })) return invalid(call.span);
       // The runtime fills exactly these placeholders; anything else would reach the model verbatim.
       const allowed: Record<string, readonly string[]> = {
-        template: TEMPLATE_PLACEHOLDERS, template_no_history: TEMPLATE_PLACEHOLDERS, history_entry: ["n", "observation", "action"],
+        template: TEMPLATE_PLACEHOLDERS, template_no_history: TEMPLATE_PLACEHOLDERS, history_entry: HISTORY_ENTRY_PLACEHOLDERS,
       };
       for (const [k, names] of Object.entries(allowed)) {
         for (const m of string(a, k).matchAll(/\{(\w+)\}/g)) {

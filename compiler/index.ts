@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Expr, FnDecl, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
+import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
 import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOverride } from "./curriculum.js";
 import { d, didYouMean, type Diagnostic } from "./diagnostics/index.js";
@@ -19,6 +20,26 @@ import { parseDim } from "./units.js";
 import type { Scalar, Scope, Value } from "./values.js";
 
 export { render, toJsonLine, type Diagnostic } from "./diagnostics/index.js";
+/** A syntax error of grammar/ as the catalogue message the compiler reports for it. */
+export { syntaxMessage } from "./modules.js";
+
+/**
+ * A file that did not compile, thrown where a command needs its plans (`tcod run FILE.tcod`). Its
+ * diagnostics carry the codes, positions and hints; `printed` when they were shown already.
+ */
+export class CompileError extends UserError {
+  readonly code: `TC${number}`;
+  constructor(readonly file: string, readonly result: Pick<CompileResult, "diagnostics" | "sources">, readonly printed = false) {
+    super(`${file} did not compile`);
+    const first = result.diagnostics.find((x) => x.severity === "error");
+    this.code = first?.code ?? "TC9001";
+  }
+  override problems(): UserIssue[] {
+    return this.result.diagnostics.filter((x) => x.severity === "error").map((x) => ({
+      message: x.message, ...(x.hint ? { hint: x.hint } : {}), where: { file: x.span.file, line: x.span.start.line, column: x.span.start.column },
+    }));
+  }
+}
 
 export interface CompileOptions {
   /** `CURRICULUM.FIELD=VALUE` or `LET=VALUE`, typed and checked like source. */

@@ -10,7 +10,7 @@ import { PLAN_SCHEMA_ID } from "../plan/version.js";
 import type {
   AdvantageTerm, AgentFormat, BackendSpec, EnvSpec, ModelSpec, Plan, PlanNode,
 } from "../plan/schema.js";
-import { AGGREGATES } from "./builtins.js";
+import type { AggregateKind } from "../plan/enums.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { d } from "./diagnostics/index.js";
 import type { Evaluator } from "./evaluate.js";
@@ -232,7 +232,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
       terms.push({ kind: "grpo", coef, normalize: constValue(param("normalize") as Scalar) !== 0, eps: constValue(param("eps") as Scalar) ?? 1e-6 });
     } else terms.push({ kind: "sft", coef });
   });
-  const mode = (loss.aggregate?.mode ?? "token_mean") as (typeof AGGREGATES)[number];
+  const mode = (loss.aggregate?.mode ?? "token_mean") as AggregateKind;
   let aggregate: Extract<PlanNode, { kind: "Advantage" }>["params"]["aggregate"];
   if (mode === "progressive") {
     const w = loss.aggregate!.weight!;

@@ -2,11 +2,19 @@
  * Modules: resolve import specs, load and parse files, build each module's scope, detect cycles.
  *   std/NAME        → stdlib/std/NAME.tcod (std/core is native)
  *   ./x, ../x       → relative to the importing file (`.tcod` may be omitted); never outside the root
- *   @scope/pkg/file → node_modules, searched upwards from the importing file (curricula on npm)
+ *   @scope/pkg/file → node_modules, searched upwards from the importing file (curricula on npm); the
+ *                     nearest folder holding the package wins, and a package.json `exports` map is
+ *                     honoured by Node's rules (conditions "tcod", then "default"), as `import` would
  *   ./x.ts          → a TypeScript extension (ts-extensions.ts)
+ * Confinement: every file is loaded by its real path (symlinks resolved), and that path must lie in
+ * the region the import may reach: the project root for the user's files, the stdlib folder for
+ * `std/` and the stdlib's own imports, the `node_modules` folder it was found in for a package (and
+ * for a package's relative imports). `std/` and package specifiers may not contain `.`/`..` segments.
+ * Nothing outside the region is read, so no error can show its content.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { exports as exportsOf } from "resolve.exports";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CurriculumDecl, Decl, ImportDecl, SourceFile, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
@@ -39,7 +47,7 @@ export function findStdlibDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     const cand = join(dir, "stdlib", "std");
-    if (existsSync(cand)) return cand;
+    if (existsSync(cand)) return realpath(cand);
     dir = dirname(dir);
   }
   throw new Error("tcod: cannot find stdlib/std next to the compiler");
@@ -205,39 +213,51 @@ export class ModuleLoader {
   private resolveImport(mod: Module, decl: ImportDecl): Module | undefined {
     const spec = decl.from;
     const fromDir = dirname(mod.path);
-    let candidates: string[];
+    /** Each candidate with the folder its real path must stay inside. */
+    let candidates: { path: string; region: string }[];
     let hint: string;
+    const outside = (): undefined => { this.sink.add(d.importOutsideRoot({ spec }), decl.fromSpan); return undefined; };
     if (spec === "std/core") return this.modules.get("std/core");
     if (spec.startsWith("std/")) {
+      if (!plainSegments(spec.slice(4))) return outside();
       const base = join(this.stdlibDir, spec.slice(4));
-      candidates = [base.endsWith(".tcod") ? base : base + ".tcod"];
+      candidates = [{ path: base.endsWith(".tcod") ? base : base + ".tcod", region: this.stdlibDir }];
       hint = `The stdlib modules are: ${this.stdlibNames().join(", ")}.`;
     } else if (spec.startsWith("./") || spec.startsWith("../")) {
       const base = resolve(fromDir, spec);
-      const isStd = mod.path.startsWith(this.stdlibDir + sep);
-      if (!isStd && !isInside(base, this.root) && !base.includes(sep + "node_modules" + sep)) {
-        this.sink.add(d.importOutsideRoot({ spec }), decl.fromSpan);
-        return undefined;
-      }
-      candidates = /\.(tcod|ts|mts)$/.test(base) ? [base] : [base + ".tcod", base + ".ts"];
+      const region = this.regionOf(mod.path);
+      if (!isInside(base, region) && !isInside(base, realpath(region))) return outside();
+      candidates = (/\.(tcod|ts|mts)$/.test(base) ? [base] : [base + ".tcod", base + ".ts"]).map((path) => ({ path, region }));
       hint = "Check the path; it is relative to the importing file.";
     } else {
-      candidates = [];
-      for (let dir = fromDir; ; dir = dirname(dir)) {
-        const base = join(dir, "node_modules", spec);
-        candidates.push(/\.(tcod|ts)$/.test(base) ? base : base + ".tcod");
-        if (dirname(dir) === dir) break;
+      if (!plainSegments(spec)) return outside();
+      const pkg = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!;
+      const installed = this.packageImport(spec, pkg, fromDir, decl);
+      if (installed === null) return undefined;
+      if (installed) {
+        candidates = [installed];
+        hint = `Package '${pkg}' is installed, but it has no file '${spec.slice(pkg.length + 1) || "(package root)"}'; check the path inside the package.`;
+      } else {
+        candidates = [];
+        for (let dir = fromDir; ; dir = dirname(dir)) {
+          const region = join(dir, "node_modules");
+          const base = join(region, spec);
+          candidates.push({ path: /\.(tcod|ts)$/.test(base) ? base : base + ".tcod", region });
+          if (dirname(dir) === dir) break;
+        }
+        hint = `Install the package that provides it: \`npm install ${pkg}\`, or import the stdlib with "std/…".`;
       }
-      const pkg = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0];
-      hint = `Install the package that provides it: \`npm install ${pkg}\`, or import the stdlib with "std/…".`;
     }
-    const found = candidates.find((c) => existsSync(c) && statSync(c).isFile());
-    if (!found) {
+    const hit = candidates.find((c) => isFile(c.path));
+    if (!hit) {
       const shown = (c: string) => (c.includes(sep + "node_modules" + sep) ? relative(this.root, c).split(sep).join("/") : this.display(c));
-      const tried = candidates.slice(0, 3).map(shown).join(", ") + (candidates.length > 3 ? ", …" : "");
+      const tried = candidates.slice(0, 3).map((c) => shown(c.path)).join(", ") + (candidates.length > 3 ? ", …" : "");
       this.sink.add(d.moduleNotFound({ spec, tried, hint }), decl.fromSpan);
       return undefined;
     }
+    // A symlink (file or folder) may point anywhere: the real path decides.
+    const found = realpath(hit.path);
+    if (!isInside(found, realpath(hit.region))) return outside();
     const idx = this.loading.indexOf(found);
     if (idx >= 0) {
       const chain = [...this.loading.slice(idx), found].map((p) => this.display(p)).join(" → ");
@@ -246,6 +266,47 @@ export class ModuleLoader {
     }
     if (/\.(ts|mts)$/.test(found)) return this.loadTs(found, decl);
     return this.load(found, decl);
+  }
+
+  /**
+   * A package import through the nearest node_modules folder that holds the package: the file its
+   * package.json `exports` maps the subpath to (Node's rules, conditions "tcod" then "default"; the
+   * subpath as written, then with `.tcod`), or the plain path inside the package when it has no
+   * `exports`. undefined: no such package installed; null: reported (subpath not exported).
+   */
+  private packageImport(spec: string, pkg: string, fromDir: string, decl: ImportDecl): { path: string; region: string } | undefined | null {
+    for (let dir = fromDir; ; dir = dirname(dir)) {
+      const region = join(dir, "node_modules");
+      const pkgDir = join(region, pkg);
+      const manifest = join(pkgDir, "package.json");
+      if (isFile(manifest) && isInside(realpath(manifest), realpath(region))) {
+        const sub = spec.slice(pkg.length + 1);
+        let json: { name?: string; exports?: unknown } | undefined;
+        try { json = JSON.parse(readFileSync(manifest, "utf8")) as typeof json; } catch { json = undefined; }
+        if (json && json.exports !== undefined && json.exports !== null) {
+          const entries = sub ? [`./${sub}`, ...(/\.(tcod|ts)$/.test(sub) ? [] : [`./${sub}.tcod`])] : ["."];
+          for (const entry of entries) {
+            let target: string[] | void = undefined;
+            try { target = exportsOf({ name: pkg, ...json } as never, entry, { conditions: ["tcod"] }); } catch { target = undefined; }
+            const first = target?.[0];
+            if (first) return { path: join(pkgDir, first), region };
+          }
+          this.sink.add(d.packageSubpathNotExported({ pkg, subpath: sub ? `./${sub}` : ".", exported: exportedPaths(json.exports) }), decl.fromSpan);
+          return null;
+        }
+        const base = join(pkgDir, sub);
+        return { path: /\.(tcod|ts)$/.test(base) ? base : base + ".tcod", region };
+      }
+      if (dirname(dir) === dir) return undefined;
+    }
+  }
+
+  /** The folder a module's relative imports must stay in: the stdlib, its node_modules folder, or the root. */
+  private regionOf(path: string): string {
+    if (isInside(path, this.stdlibDir)) return this.stdlibDir;
+    const nm = path.lastIndexOf(sep + "node_modules" + sep);
+    if (nm >= 0) return path.slice(0, nm + sep.length + "node_modules".length);
+    return this.root;
   }
 
   private loadTs(path: string, decl: ImportDecl): Module | undefined {
@@ -267,12 +328,33 @@ export class ModuleLoader {
   }
 }
 
-function isInside(p: string, root: string): boolean {
-  const rel = relative(root, p);
-  return rel === "" || (!rel.startsWith("..") && !rel.startsWith(sep));
+/** The subpaths an `exports` map offers, for a hint. */
+function exportedPaths(exp: unknown): string {
+  if (typeof exp === "string" || Array.isArray(exp)) return "'.'";
+  const keys = exp && typeof exp === "object" ? Object.keys(exp).filter((k) => k.startsWith(".")) : [];
+  return keys.length ? keys.map((k) => `'${k}'`).join(", ") : "'.'";
 }
 
-function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
+function isInside(p: string, root: string): boolean {
+  const rel = relative(root, p);
+  return rel === "" || (rel !== ".." && !rel.startsWith(".." + sep) && !isAbsolute(rel));
+}
+
+/** `a/b/c` without empty, `.` or `..` segments, backslashes or a leading `/`. */
+function plainSegments(spec: string): boolean {
+  return spec.length > 0 && !spec.includes("\\") && spec.split("/").every((x) => x !== "" && x !== "." && x !== "..");
+}
+
+function isFile(p: string): boolean {
+  try { return statSync(p).isFile(); } catch { return false; }
+}
+
+/** The path with every symlink resolved (the path itself when it cannot be resolved). */
+function realpath(p: string): string {
+  try { return realpathSync(p); } catch { return p; }
+}
+
+export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
   const code = er.code as Code;
   switch (code) {
     case "TC1001": return d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else" });

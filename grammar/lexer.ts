@@ -6,8 +6,9 @@
  *   properties and type names may be keywords (`model: …`, `x.in`, `list<model>`).
  * - Unit words (`steps`, `turn`, …) are ordinary identifiers; the parser attaches them to a number.
  * - `×` and `*` are the same token (`Star`).
- * - `//` and `/* *\/` comments are skipped; `///` and `/** *\/` doc comments go to the `docs` group so
- *   the AST builder can give declarations their `doc`.
+ * - `//` and `/* *\/` comments go to the `comments` group (the parser never sees them; the formatter
+ *   and the language server do); `///` and `/** *\/` doc comments go to the `docs` group so the AST
+ *   builder can give declarations their `doc`.
  * - Malformed input never throws: an unterminated string is still a `StringLiteral` (category) so the
  *   parser carries on, an unterminated block comment goes to the `errors` group, and invalid
  *   characters are Chevrotain lexer errors. `lexTcod` turns all three into `LexDiagnostic`s.
@@ -31,13 +32,13 @@ export const WhiteSpace = createToken({
 export const DocLineComment = createToken({
   name: "DocLineComment", pattern: /\/\/\/(?!\/)[^\r\n]*/, start_chars_hint: ["/"], group: "docs", line_breaks: false,
 });
-export const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, start_chars_hint: ["/"], group: Lexer.SKIPPED, line_breaks: false });
+export const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, start_chars_hint: ["/"], group: "comments", line_breaks: false });
 /** `/** text *\/`; `/**\/` is an empty ordinary comment. */
 export const DocBlockComment = createToken({
   name: "DocBlockComment", pattern: /\/\*\*(?!\/)[\s\S]*?\*\//, start_chars_hint: ["/"], group: "docs", line_breaks: true,
 });
 export const BlockComment = createToken({
-  name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, start_chars_hint: ["/"], group: Lexer.SKIPPED, line_breaks: true,
+  name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, start_chars_hint: ["/"], group: "comments", line_breaks: true,
 });
 /** A `/*` that is never closed swallows the rest of the file; reported as TC1005. */
 export const UnterminatedComment = createToken({
@@ -187,6 +188,8 @@ export interface LexDiagnostic {
 export interface LexResult {
   tokens: IToken[];
   docs: IToken[];
+  /** Ordinary `//` and `/* *\/` comments (not given to the parser). */
+  comments: IToken[];
   diagnostics: LexDiagnostic[];
   /** Offset where an unterminated block comment starts (everything after it is comment), if any. */
   unterminatedCommentAt?: number;
@@ -235,6 +238,7 @@ export function lexTcod(text: string): LexResult {
   return {
     tokens: result.tokens,
     docs: result.groups["docs"] ?? [],
+    comments: result.groups["comments"] ?? [],
     diagnostics,
     ...(unterminatedCommentAt !== undefined ? { unterminatedCommentAt } : {}),
   };

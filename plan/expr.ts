@@ -4,6 +4,7 @@
  * vectorised over every turn of a batch, so batch reductions (zscore) and per-episode reductions
  * (softmax_over_turns) are ordinary operators.
  */
+import { UserError } from "./errors.js";
 
 export const LEVELS = ["const", "step", "episode", "turn", "token"] as const;
 export type Level = (typeof LEVELS)[number];
@@ -57,7 +58,10 @@ export type ValueRef = number | { expr: string };
 export type ScalarVars = Partial<Record<VariableName, number>>;
 export type ExtFns = Record<string, (...args: number[]) => number>;
 
-export class ExprError extends Error {}
+/** A tree that cannot be evaluated here (TC7005). */
+export class ExprError extends UserError {
+  readonly code = "TC7005";
+}
 
 /** Evaluates a const/step/episode-level tree to a number. */
 export function evalScalar(tree: ExprTree, vars: ScalarVars, ext: ExtFns = {}): number {

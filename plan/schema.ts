@@ -3,6 +3,9 @@
  * The compiler validates a plan before writing it; the runtime validates it on load.
  */
 import { z } from "zod";
+import { DIALECTS, ESTIMATORS, LOSS_FNS, ROW_SHAPES } from "./enums.js";
+import type { AggregateKind, BackendKind, DepthRule, LossKind, MemoryKind, OnInvalidKind, ParserKind } from "./enums.js";
+import { UserError, type UserIssue } from "./errors.js";
 import { ExprDefSchema, ValueRefSchema } from "./expr-schema.js";
 import { PLAN_SCHEMA_ID } from "./version.js";
 
@@ -35,7 +38,7 @@ export const BackendSpecSchema = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("openai"),
     url: z.string(),
-    dialect: z.enum(["vllm", "sglang", "worker"]),
+    dialect: z.enum(DIALECTS),
     apiKeyEnv: z.string().optional(),
     concurrency: PosInt,
     timeoutMs: PosInt,
@@ -128,7 +131,7 @@ export type Aggregate = z.infer<typeof AggregateSchema>;
 
 export const AdvantageTermSchema = z.discriminatedUnion("kind", [
   /** c·(log p_T − log p_S) on sampled tokens (k1); `topk`/`full` use richer teacher output. */
-  z.object({ kind: z.literal("opd"), coef: Ref, estimator: z.enum(["k1", "topk", "full"]) }).strict(),
+  z.object({ kind: z.literal("opd"), coef: Ref, estimator: z.enum(ESTIMATORS) }).strict(),
   /** Group-normalised episode reward broadcast to the episode's tokens. */
   z.object({ kind: z.literal("grpo"), coef: Ref, normalize: z.boolean(), eps: z.number() }).strict(),
   /** Cross-entropy on expert demonstrations. */
@@ -176,14 +179,14 @@ export const NodeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("Advantage"), params: z.object({
     terms: z.array(AdvantageTermSchema).min(1), aggregate: AggregateSchema,
     /** Experience rows: one per turn (Trinity, default) or one per trajectory with env tokens masked (tinker). */
-    rows: z.enum(["turn", "trajectory"]).optional(),
+    rows: z.enum(ROW_SHAPES).optional(),
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("Update"), params: z.object({
     optimizer: z.object({
       kind: z.literal("adamw"), lr: Ref, betas: z.tuple([z.number(), z.number()]), eps: z.number(),
       weightDecay: z.number(), gradClip: z.number(),
     }).strict(),
-    lossFn: z.enum(["importance_sampling", "ppo"]),
+    lossFn: z.enum(LOSS_FNS),
     clip: z.number(),
     /** Turns per optimiser update (Trinity train_batch_size); 0 = every turn of the step at once. */
     trainBatchTurns: Int.min(0),
@@ -226,16 +229,23 @@ export const PlanSchema = z.object({
   }).strict(),
   exprs: z.record(z.string(), ExprDefSchema),
   graph: z.object({ nodes: z.array(NodeSchema), edges: z.array(EdgeSchema) }).strict(),
-  /** TypeScript extensions bundled beside the plan. */
+  /** TypeScript extensions bundled beside the plan: `bundle` is a file name in the plan's folder (no
+   *  folders, no `..`), so a plan cannot make `tcod run` write or import a file anywhere else. */
   extensions: z.object({
-    bundle: z.string(),
+    bundle: z.string().regex(/^[A-Za-z0-9_@=,+-][A-Za-z0-9_.@=,+-]*\.plan\.bundle\.mjs$/, "must be a file name beside the plan (NAME.plan.bundle.mjs, no folders)"),
     functions: z.record(z.string(), z.object({ params: z.array(z.string()), returns: z.string(), level: z.string() }).strict()),
   }).strict().optional(),
 }).strict();
 export type Plan = z.infer<typeof PlanSchema>;
 
-export class PlanError extends Error {
-  constructor(message: string, readonly issues: { path: string; message: string }[]) { super(message); }
+/** A plan that does not validate (TC7001); `issues` name the JSON path of each problem. */
+export class PlanError extends UserError {
+  readonly code = "TC7001";
+  constructor(message: string, readonly issues: { path: string; message: string }[], readonly file?: string) { super(message); }
+  override problems(): UserIssue[] {
+    if (!this.issues.length) return super.problems();
+    return this.issues.map((i) => ({ message: i.message, where: { file: this.file ?? "plan", path: i.path } }));
+  }
 }
 
 /** Validates unknown data as a plan; errors name the JSON path of each problem. */
@@ -254,6 +264,16 @@ function formatPath(path: readonly PropertyKey[]): string {
   for (const p of path) s += typeof p === "number" ? `[${p}]` : `.${String(p)}`;
   return s;
 }
+
+// The discriminated unions above spell their kinds as literals (zod needs them); these lines fail to
+// compile when a union and its list in enums.ts disagree.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const unionsMatchEnums: [
+  Same<BackendSpec["kind"], BackendKind>, Same<AdvantageTerm["kind"], LossKind>, Same<Aggregate["kind"], AggregateKind>,
+  Same<AdaptiveDepth["rule"]["kind"], DepthRule>, Same<AgentFormat["memory"]["kind"], MemoryKind>,
+  Same<AgentFormat["parser"]["kind"], ParserKind>, Same<AgentFormat["onInvalid"]["kind"], OnInvalidKind>,
+] = [true, true, true, true, true, true, true];
+void unionsMatchEnums;
 
 export function planJsonSchema(): unknown {
   return z.toJSONSchema(PlanSchema, { unrepresentable: "any" });

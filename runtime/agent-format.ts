@@ -12,6 +12,7 @@
  * - The history-free template is used while fewer than `historyWindow` earlier steps exist
  *   (TCOD: `len(history) < 2`).
  */
+import { HISTORY_ENTRY_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS } from "../plan/enums.js";
 import type { AgentFormat } from "../plan/schema.js";
 
 export interface HistoryEntry {
@@ -27,7 +28,7 @@ export interface PromptContext {
   admissible: readonly string[];
 }
 
-const PLACEHOLDER = /\{(task|step|step_next|history|observation|admissible|history_length|n|action)\}/g;
+const PLACEHOLDER = new RegExp(`\\{(${[...TEMPLATE_PLACEHOLDERS, ...HISTORY_ENTRY_PLACEHOLDERS].join("|")})\\}`, "g");
 
 /** Substitutes `{name}` placeholders; unknown names are left as written (they may be literal). */
 function fill(template: string, values: Record<string, string>): string {

@@ -14,6 +14,7 @@
  * The buffer still enforces the bound and counts anything older (e.g. rows restored from an
  * older checkpoint).
  */
+import { UserError } from "../plan/errors.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pLimit from "p-limit";
@@ -129,7 +130,10 @@ export function planNodes(plan: Plan): Nodes {
   return nodes;
 }
 
-export class PlanShapeError extends Error {}
+/** A plan whose graph cannot run (TC7002). */
+export class PlanShapeError extends UserError {
+  readonly code = "TC7002";
+}
 
 const mean = (xs: number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 

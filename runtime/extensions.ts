@@ -7,10 +7,14 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { UserError } from "../plan/errors.js";
 import { ExprError, type ExtFns } from "../plan/expr.js";
 import type { Plan } from "../plan/schema.js";
 
-export class ExtensionError extends Error {}
+/** A plan's TypeScript extension bundle is missing or does not load (TC7010). */
+export class ExtensionError extends UserError {
+  readonly code = "TC7010";
+}
 
 /** Writes `bundle` to RUN_DIR/<plan.extensions.bundle>, imports it and returns the plan's functions. */
 export async function loadExtensions(plan: Plan, bundle: string | undefined, runDir: string): Promise<ExtFns> {

@@ -14,6 +14,7 @@
  * bound is dropped and counted (Trinity StalenessControlSampleStrategy).
  */
 import type { NodeOf, Plan } from "../plan/schema.js";
+import { UserError } from "../plan/errors.js";
 import type { TokenDistribution } from "./backends/backend.js";
 import type { EpisodeRecord } from "./rollout.js";
 
@@ -92,7 +93,9 @@ export function turnRows(step: number, e: ScoredEpisode, policyStep: number): Ex
   });
 }
 
-export class TrajectoryShapeError extends Error {}
+export class TrajectoryShapeError extends UserError {
+  readonly code = "TC7007";
+}
 
 export function trajectoryRow(step: number, e: ScoredEpisode, policyStep: number): ExperienceRow | null {
   const turns = e.record.turns;

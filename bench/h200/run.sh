@@ -28,7 +28,8 @@ if [ $CPU = 1 ]; then
 else
   export TCOD_PYTHON=${TCOD_PYTHON:-python3}
   DEV=cuda; STUDENT=$G/student.json; TEACHER=$G/teacher.json; PLAIN_S=$G/student.json; PLAIN_T=$G/teacher.json
-  S_SFT=${S_SFT:-60}; S_OPD=${S_OPD:-12}; S_F2B=${S_F2B:-12}; S_OTHER=${S_OTHER:-4}; BATCH="32 tasks × 1 rollout"; EVAL_TASKS=${EVAL_TASKS:-16}; PLAIN_STEPS=5
+  S_SFT=${S_SFT:-60}; S_OPD=${S_OPD:-8}; S_F2B=${S_F2B:-8}; S_OTHER=${S_OTHER:-3}; BATCH="32 tasks × 1 rollout"; EVAL_TASKS=${EVAL_TASKS:-8}; PLAIN_STEPS=5
+  EVAL_AT_START=${EVAL_AT_START:-false}
 fi
 BUDGET=${BUDGET:-$([ $CPU = 1 ] && echo 16384 || echo 65536)}
 export TCOD_WORKER_ARGS="--device $DEV --token-budget $BUDGET ${EXTRA_WORKER_ARGS:-}"
@@ -62,12 +63,12 @@ run() {
   return $rc
 }
 
-run teacher 160 $G/sft-teacher.tcod texthouse_sft_teacher "$S_SFT" --set "config=\"$TEACHER\"" --set "texthouse_sft_teacher.batch=$BATCH" \
+run teacher 120 $G/sft-teacher.tcod texthouse_sft_teacher "$S_SFT" --set "config=\"$TEACHER\"" --set "texthouse_sft_teacher.batch=$BATCH" \
   --set "texthouse_sft_teacher.checkpoint_every=$(( S_SFT < 10 ? S_SFT : 10 )) steps"
 TDIR="$WORK/teacher/checkpoint/student"
 # ONLY="tcod-b2f atod": a subset of the students; CAP_OTHER: seconds for each of b2f/turnopd/atod.
-C=${CAP_OTHER:-45}
-students=(opd:texthouse_gpu_opd:$S_OPD:100 tcod-f2b:texthouse_gpu_tcod_f2b:$S_F2B:70 tcod-b2f:texthouse_gpu_tcod_b2f:$S_OTHER:$C
+C=${CAP_OTHER:-40}
+students=(opd:texthouse_gpu_opd:$S_OPD:90 tcod-f2b:texthouse_gpu_tcod_f2b:$S_F2B:60 tcod-b2f:texthouse_gpu_tcod_b2f:$S_OTHER:$C
           turnopd:texthouse_gpu_turnopd:$S_OTHER:$C atod:texthouse_gpu_atod:$S_OTHER:$C)
 for s in "${students[@]}"; do
   IFS=: read -r name cur steps limit <<< "$s"
@@ -100,4 +101,5 @@ fi
 
 [ -n "${SMI:-}" ] && kill $SMI 2>/dev/null
 node bench/h200/summarize.mjs "$OUT" > "$OUT/h200.json" 2> "$OUT/logs/summarize.log"
+[ -f "$WORK/opd.trace.jsonl" ] && gzip -c "$WORK/opd.trace.jsonl" > "$OUT/opd-trace.jsonl.gz"
 echo "summary: rc=$? total $(( $(date +%s) - T0 ))s → $OUT/h200.json" | tee -a "$OUT/logs/run.log"

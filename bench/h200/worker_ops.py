@@ -156,7 +156,7 @@ def train_job(a, vocab: str, dev: torch.device, out: dict, nproc: int = 1, rows:
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             opt.zero_grad(set_to_none=True)
-            float(loss)
+            float(loss.detach())
         p = timed(plain, a.reps)
         res.update(plain_tok_s=round(n / p), worker_over_plain=round(p / s, 3))
     if torch.cuda.is_available():
@@ -225,18 +225,28 @@ def main() -> int:
         f.write("\n".join(f"w{i}" for i in range(4090)) + "\n")
     out: dict[str, Any] = {"device": torch.cuda.get_device_name() if dev.type == "cuda" else "cpu", "torch": torch.__version__}
     jobs = a.jobs.split(",")
+
+    def save() -> None:  # after every job, so a job cut by a time cap leaves the others' figures
+        if a.out:
+            with open(a.out, "w") as f:
+                f.write(json.dumps(out, indent=1) + "\n")
     if a.nproc == 1:
         if "score" in jobs:
             score_job(a, vocab, dev, out)
+            save()
         if "train" in jobs:
             train_job(a, vocab, dev, out)
+            save()
         if "sample" in jobs:
             sample_job(a, vocab, dev, out, a.student, "sample_student")
+            save()
             sample_job(a, vocab, dev, out, a.teacher, "sample_teacher")
     else:
         one = train_job(a, vocab, dev, out, nproc=1, rows=64, key="train_1gpu")
+        save()
         many = train_job(a, vocab, dev, out, nproc=a.nproc, rows=64, key=f"train_{a.nproc}gpu", extra=["--parallel", "ddp"])
         out["scaling"] = {"gpus": a.nproc, "speedup": round(many / one, 3)}
+        save()
         if a.fsdp_config:
             train_job(a, vocab, dev, out, nproc=a.nproc, rows=16, config=a.fsdp_config, key="fsdp_1b", extra=["--parallel", "fsdp"])
     text = json.dumps(out, indent=1)

@@ -6,10 +6,11 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
-import { DEFAULT_INFRA, exportTrinity, TRINITY_TARGETS, TrinityExportError, type TrinityInfra, type TrinityTarget } from "../../targets/trinity/export.js";
+import { DEFAULT_INFRA, exportTrinity, parseInfra, TRINITY_TARGETS, TrinityExportError, type TrinityTarget } from "../../targets/trinity/export.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
-import { collect, printDiagnostics } from "../report-diagnostics.js";
+import { UsageError, type UserError } from "../../plan/errors.js";
+import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
   program.command("export")
@@ -18,12 +19,12 @@ export function register(program: Command): void {
     .argument("<input>", ".tcod file or compiled .plan.json")
     .option("-o, --out <dir>", "output folder", "out/trinity")
     .option("--target <target>", `Trinity-RFT flavour: ${TRINITY_TARGETS.join(" | ")}`, "tcod-fork")
-    .option("--infra <key=value>", `cluster setting, repeatable (${Object.keys(DEFAULT_INFRA).join(", ")})`, collect, [])
+    .option("--infra <key=value>", `cluster setting, repeatable (${Object.keys(DEFAULT_INFRA).filter((k) => k !== "envVars").join(", ")}, env_vars.NAME for explorer.env_vars)`, collect, [])
     .option("--set <target=value>", "override a curriculum field or a let (repeatable; .tcod input)", collect, [])
     .option("--curriculum <name>", "export only this curriculum (.tcod input)")
     .option("--json", "print what was written as JSON lines")
     .action((format: string, input: string, o: { out: string; target: string; infra: string[]; set: string[]; curriculum?: string; json?: boolean }) => {
-      const fail = (msg: string) => { process.stderr.write(`tcod export: ${msg}\n`); process.exitCode = EXIT_USER; };
+      const fail = (e: string | UserError) => { reportUserError(typeof e === "string" ? new UsageError(e) : e, "tcod export"); process.exitCode = EXIT_USER; };
       if (format !== "trinity") return fail(`unknown format '${format}'; the formats are: trinity`);
       if (!(TRINITY_TARGETS as readonly string[]).includes(o.target)) return fail(`unknown --target '${o.target}'; use ${TRINITY_TARGETS.join(" or ")}`);
       const infra = parseInfra(o.infra);
@@ -31,7 +32,10 @@ export function register(program: Command): void {
       let plans: Plan[];
       if (input.endsWith(".json")) {
         try { plans = [parsePlan(JSON.parse(readFileSync(input, "utf8")))]; }
-        catch (e) { return fail(`${input}: ${e instanceof PlanError || e instanceof SyntaxError ? e.message : String(e)}`); }
+        catch (e) {
+          if (e instanceof PlanError) return fail(new PlanError(e.message, e.issues, input));
+          return fail(`${input}: ${e instanceof SyntaxError ? `not valid JSON (${e.message})` : String(e)}`);
+        }
       } else {
         const r = compileFile(input, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}) });
         printDiagnostics(r, false);
@@ -56,28 +60,11 @@ export function register(program: Command): void {
         } catch (err) {
           if (!(err instanceof TrinityExportError)) throw err;
           failed = true;
-          process.stderr.write(`tcod export: plan '${plan.name}': ${err.message}\n`);
+          reportUserError(err, `tcod export (plan '${plan.name}')`);
         }
       }
       process.exitCode = failed ? EXIT_USER : EXIT_OK;
     });
-}
-
-function parseInfra(items: string[]): Partial<TrinityInfra> | string {
-  const out: Record<string, string | number> = {};
-  for (const item of items) {
-    const m = /^(\w+)=(.*)$/.exec(item);
-    if (!m) return `cannot parse --infra '${item}'; write KEY=VALUE, e.g. --infra gpuPerNode=4`;
-    const key = m[1]!;
-    if (!(key in DEFAULT_INFRA)) return `unknown --infra key '${key}'; keys: ${Object.keys(DEFAULT_INFRA).join(", ")}`;
-    const def = DEFAULT_INFRA[key as keyof TrinityInfra];
-    if (typeof def === "number") {
-      const n = Number(m[2]);
-      if (!Number.isFinite(n)) return `--infra ${key} needs a number, got '${m[2]}'`;
-      out[key] = n;
-    } else out[key] = m[2]!;
-  }
-  return out as Partial<TrinityInfra>;
 }
 
 function writeAtomic(path: string, text: string): void {

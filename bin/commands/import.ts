@@ -8,9 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, render } from "../../compiler/index.js";
-import { exportTrinity, TrinityExportError } from "../../targets/trinity/export.js";
+import { exportTrinity, parseInfra, TrinityExportError } from "../../targets/trinity/export.js";
 import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportError } from "../../targets/trinity/import.js";
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
+import { reportUserError } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
   program.command("import")
@@ -28,13 +29,15 @@ export function register(program: Command): void {
       try { imported = importTrinity(text, config); }
       catch (e) {
         if (!(e instanceof TrinityImportError)) throw e;
-        process.stderr.write(`${e.message}\n${e.issues.length} error(s)\n`);
+        reportUserError(e, "tcod import");
+        process.stderr.write(`${e.issues.length} error(s)\n`);
         process.exitCode = EXIT_USER;
         return;
       }
       for (const n of imported.notes) process.stderr.write(`note: ${n}\n`);
+      if (imported.infra.length > 0) process.stderr.write(`note: export with ${imported.infra.map((i) => `--infra '${i}'`).join(" ")} to keep the config's cluster settings\n`);
       if (o.verify) {
-        const problem = verify(imported.source, imported.curriculum, text, config, o.out);
+        const problem = verify(imported.source, imported.curriculum, imported.infra, text, config, o.out);
         if (problem) { process.stderr.write(`tcod import: internal error: ${problem}\n`); process.exitCode = EXIT_INTERNAL; return; }
       }
       if (o.out) {
@@ -48,7 +51,7 @@ export function register(program: Command): void {
 }
 
 /** Compiles the imported source where it will live (imports resolve alike) and compares its export. */
-function verify(source: string, curriculum: string, yamlText: string, config: string, out?: string): string | undefined {
+function verify(source: string, curriculum: string, infraArgs: string[], yamlText: string, config: string, out?: string): string | undefined {
   const dir = out ? join(out, "..") : mkdtempSync(join(tmpdir(), "tcod-import-"));
   const file = join(dir, `.${curriculum}.verify-${process.pid}.tcod`);
   writeFileSync(file, source);
@@ -58,7 +61,9 @@ function verify(source: string, curriculum: string, yamlText: string, config: st
     const plan = r.plans[0]?.plan;
     if (!plan) return "the imported file has no curriculum";
     let exported;
-    try { exported = exportTrinity(plan, { target: "tcod-fork" }); }
+    const infra = parseInfra(infraArgs);
+    if (typeof infra === "string") return `the import's --infra arguments do not parse: ${infra}`;
+    try { exported = exportTrinity(plan, { target: "tcod-fork", infra }); }
     catch (e) { if (e instanceof TrinityExportError) return `the imported curriculum does not export back: ${e.message}`; throw e; }
     const diffs = curriculumDifferences(resolvedConfig(yamlText, config), exported.config);
     if (diffs.length) return `exporting the import changes ${diffs.map((d) => `${d.key} (${JSON.stringify(d.original)} → ${JSON.stringify(d.exported)})`).join(", ")}`;

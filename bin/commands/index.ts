@@ -14,6 +14,8 @@ export const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   export: () => import("./export.js"),
   import: () => import("./import.js"),
   run: () => import("./run.js"),
+  metrics: () => import("./metrics.js"),
+  fmt: () => import("./fmt.js"),
 };
 
 export async function registerCommands(program: Command, argv: string[]): Promise<void> {

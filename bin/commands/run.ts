@@ -4,30 +4,24 @@
  * RUN_DIR/checkpoint/ and RUN_DIR/report.html. Exit 0 done, 1 user error or a run stopped by faults,
  * 130 interrupted (Ctrl-C; the run checkpoints first), 2 internal error.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
-import { compileFile, safeFileName } from "../../compiler/index.js";
+import { CompileError, compileFile, safeFileName } from "../../compiler/index.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
-import { ExprError } from "../../plan/expr.js";
-import { ExtensionError, loadExtensions } from "../../runtime/extensions.js";
-import { runPlan, PlanShapeError } from "../../runtime/engine.js";
+import { UsageError, UserError } from "../../plan/errors.js";
+import { loadExtensions } from "../../runtime/extensions.js";
+import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { createProgress } from "../../runtime/progress.js";
-import { EnvConfigError } from "../../runtime/envs/env.js";
-import { BackendError } from "../../runtime/backends/backend.js";
-import { UnsupportedTermError } from "../../runtime/nodes/advantage.js";
-import { TrajectoryShapeError } from "../../runtime/replay.js";
-import { SignalError } from "../../runtime/signals/layout.js";
+import { openSinks } from "../../runtime/sinks/index.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
-import { collect, printDiagnostics } from "../report-diagnostics.js";
+import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 
 export const EXIT_INTERRUPTED = 130;
 
-interface RunFlags { out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean }
-
-class UserError extends Error {}
+interface RunFlags { out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string }
 
 export function register(program: Command): void {
   program.command("run")
@@ -39,23 +33,17 @@ export function register(program: Command): void {
     .option("--set <target=value>", "override a curriculum field (.tcod) or a plan JSON path (.json); repeatable", collect, [])
     .option("--curriculum <name>", "the curriculum (or sweep point) to run when the file has several")
     .option("-q, --quiet", "no progress output")
+    .option("--no-tensorboard", "do not write TensorBoard event files into the run folder")
+    .option("--wandb <project>", "also log to this Weights & Biases project (needs the wandb Python package; WANDB_MODE=offline works without an account)")
     .action(async (file: string | undefined, o: RunFlags) => {
       try {
         process.exitCode = await run(file, o);
       } catch (e) {
-        if (!isUserError(e)) throw e;
-        process.stderr.write(`tcod run: error: ${e.message}\n`);
-        const hint = e instanceof EnvConfigError || e instanceof BackendError ? e.hint : undefined;
-        if (hint) process.stderr.write(`  hint: ${hint}\n`);
+        if (!(e instanceof UserError)) throw e;
+        reportUserError(e, "tcod run");
         process.exitCode = EXIT_USER;
       }
     });
-}
-
-function isUserError(e: unknown): e is Error & { hint?: string } {
-  return e instanceof UserError || e instanceof PlanError || e instanceof PlanShapeError || e instanceof EnvConfigError
-    || e instanceof BackendError || e instanceof ExprError || e instanceof UnsupportedTermError || e instanceof TrajectoryShapeError
-    || e instanceof SignalError || e instanceof ExtensionError;
 }
 
 async function run(file: string | undefined, o: RunFlags): Promise<number> {
@@ -66,21 +54,21 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
   if (o.resume) {
     runDir = o.resume;
     const saved = join(runDir, "plan.json");
-    if (!existsSync(saved)) throw new UserError(`${runDir} is not a run folder (no plan.json); give the --out folder of an earlier run`);
+    if (!existsSync(saved)) throw new UsageError(`${runDir} is not a run folder (no plan.json); give the --out folder of an earlier run`);
     plan = loadPlanJson(saved, []);
     if (file) {
       const given = loadPlan(file, o).plan;
-      if (given.name !== plan.name) throw new UserError(`${file} compiles to plan "${given.name}", but ${runDir} holds a run of "${plan.name}"`);
+      if (given.name !== plan.name) throw new UsageError(`${file} compiles to plan "${given.name}", but ${runDir} holds a run of "${plan.name}"`);
     }
-    if (o.set.length) throw new UserError("--set cannot change a run being resumed; start a new run instead");
+    if (o.set.length) throw new UsageError("--set cannot change a run being resumed; start a new run instead");
     const b = plan.extensions ? join(runDir, plan.extensions.bundle) : undefined;
     if (b && existsSync(b)) bundle = readFileSync(b, "utf8");
   } else {
-    if (!file) throw new UserError("give a .tcod file or a plan .json to run (or --resume RUN_DIR)");
+    if (!file) throw new UsageError("give a .tcod file or a plan .json to run (or --resume RUN_DIR)");
     ({ plan, bundle } = loadPlan(file, o));
     runDir = o.out ?? join("runs", `${safeFileName(plan.name)}-${timestamp()}`);
     if (existsSync(join(runDir, "metrics.jsonl"))) {
-      throw new UserError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`);
+      throw new UsageError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`);
     }
   }
   const ext = await loadExtensions(plan, bundle, runDir);
@@ -96,15 +84,20 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     } else process.exit(EXIT_INTERRUPTED);
   };
   process.on("SIGINT", onSigint);
+  mkdirSync(runDir, { recursive: true });
+  const sinks = await openSinks({
+    runDir, name: plan.name, config: plan, ...(o.tensorboard === false ? { tensorboard: false } : {}), ...(o.wandb ? { wandbProject: o.wandb } : {}),
+  });
   let result;
   try {
     result = await runPlan(plan, {
       runDir, ...(seed !== undefined ? { seed } : {}), resume: !!o.resume, signal: abort.signal, ext,
-      onStart: (i) => progress.start(i), onRow: (r) => progress.row(r),
+      onStart: (i) => progress.start(i), onRow: (r) => { progress.row(r); sinks.row(r); },
     });
   } finally {
     process.off("SIGINT", onSigint);
     progress.stop();
+    await sinks.close();
   }
   const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status });
   const out = process.stdout;
@@ -127,7 +120,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
 
 function parseSeed(s: string): number {
   const n = Number(s);
-  if (!Number.isSafeInteger(n)) throw new UserError(`--seed ${s}: expected an integer`);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`--seed ${s}: expected an integer`);
   return n;
 }
 
@@ -136,7 +129,7 @@ function timestamp(): string {
 }
 
 function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } {
-  if (!existsSync(file)) throw new UserError(`${file}: no such file`);
+  if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
   if (file.endsWith(".json")) {
     const plan = loadPlanJson(file, o.set);
     const b = plan.extensions ? join(dirname(file), plan.extensions.bundle) : undefined;
@@ -144,13 +137,13 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } {
   }
   const r = compileFile(file, { overrides: o.set });
   printDiagnostics(r, false);
-  if (!r.ok) throw new UserError(`${file} did not compile (errors above)`);
+  if (!r.ok) throw new CompileError(file, r, true);
   const want = o.curriculum;
   const plans = want ? r.plans.filter((p) => p.plan.name === want || p.curriculum.name === want) : r.plans;
   const names = r.plans.map((p) => p.plan.name);
-  if (plans.length === 0) throw new UserError(want ? `no curriculum or sweep point named "${want}" in ${file}; available: ${names.join(", ")}` : `${file} declares no curriculum`);
+  if (plans.length === 0) throw new UsageError(want ? `no curriculum or sweep point named "${want}" in ${file}; available: ${names.join(", ")}` : `${file} declares no curriculum`);
   if (plans.length > 1) {
-    throw new UserError(`${file} compiles to ${plans.length} plans (${names.join(", ")}); choose one with --curriculum NAME, or compile the sweep with tcod compile and run each plan`);
+    throw new UsageError(`${file} compiles to ${plans.length} plans (${names.join(", ")}); choose one with --curriculum NAME, or compile the sweep with tcod compile and run each plan`);
   }
   const c = plans[0]!;
   return c.bundle ? { plan: c.plan, bundle: c.bundle } : { plan: c.plan };
@@ -162,17 +155,17 @@ function loadPlanJson(file: string, sets: string[]): Plan {
   try {
     data = JSON.parse(readFileSync(file, "utf8"));
   } catch (e) {
-    throw new UserError(`${file}: not valid JSON (${(e as Error).message})`);
+    throw new UsageError(`${file}: not valid JSON (${(e as Error).message})`);
   }
   for (const s of sets) {
     const eq = s.indexOf("=");
-    if (eq <= 0) throw new UserError(`--set ${s}: expected path=value, e.g. clock.steps=20`);
+    if (eq <= 0) throw new UsageError(`--set ${s}: expected path=value, e.g. clock.steps=20`);
     setPath(data, s.slice(0, eq).split("."), parseValue(s.slice(eq + 1)), s);
   }
   try {
     return parsePlan(data);
   } catch (e) {
-    if (e instanceof PlanError) throw new PlanError(`${file}: ${e.message}`, e.issues);
+    if (e instanceof PlanError) throw new PlanError(`${file}: ${e.message}`, e.issues, file);
     throw e;
   }
 }
@@ -185,10 +178,10 @@ function setPath(root: unknown, path: string[], value: unknown, text: string): v
   let cur = root as Record<string, unknown>;
   for (let i = 0; i < path.length - 1; i++) {
     const next = cur?.[path[i]!];
-    if (next === null || typeof next !== "object") throw new UserError(`--set ${text}: the plan has no object at ${path.slice(0, i + 1).join(".")}`);
+    if (next === null || typeof next !== "object") throw new UsageError(`--set ${text}: the plan has no object at ${path.slice(0, i + 1).join(".")}`);
     cur = next as Record<string, unknown>;
   }
   const last = path[path.length - 1]!;
-  if (!(last in cur)) throw new UserError(`--set ${text}: the plan has no field ${path.join(".")}`);
+  if (!(last in cur)) throw new UsageError(`--set ${text}: the plan has no field ${path.join(".")}`);
   cur[last] = value;
 }

@@ -24,8 +24,9 @@ export const catalogue = {
   TC1101: { name: "moduleNotFound", severity: "error", message: "Cannot find module '{spec}' (looked for {tried}).", hint: "{hint}" },
   TC1102: { name: "importCycle", severity: "error", message: "Import cycle: {chain}.", hint: "Move the shared definitions into a module that both import." },
   TC1103: { name: "missingExport", severity: "error", message: "Module '{spec}' has no export '{name}'.{suggestion}", hint: "Exports of '{spec}': {available}." },
-  TC1104: { name: "importOutsideRoot", severity: "error", message: "Import '{spec}' leaves the project root.", hint: "Imports may only reach files under the project root or node_modules." },
+  TC1104: { name: "importOutsideRoot", severity: "error", message: "Import '{spec}' leaves the project root.", hint: "Imports reach files under the project root, the stdlib (`std/NAME`) or an installed package (`pkg/file`, no `..`); symlinks count where they point." },
   TC1105: { name: "duplicateDeclaration", severity: "error", message: "'{name}' is declared twice in this module.", hint: "Rename one of the declarations." },
+  TC1107: { name: "packageSubpathNotExported", severity: "error", message: "Package '{pkg}' is installed but its package.json `exports` has no entry for '{subpath}'.", hint: "Import one of its exported paths: {exported}." },
   TC1106: { name: "notExported", severity: "error", message: "'{name}' is declared in '{spec}' but not exported.", hint: "Write `export` before its declaration in '{spec}'." },
 
   // ---- TC2xxx: names, types, units ---------------------------------------------------------------

@@ -2,6 +2,7 @@
  * Backend interfaces. Trajectories are token ids plus loss masks (token-in/token-out): prompts are
  * extended by appending rendered segments, never re-rendered from text.
  */
+import { UserError } from "../../plan/errors.js";
 
 export interface Tokenizer {
   readonly vocabSize: number;
@@ -139,6 +140,7 @@ export interface StudentBackend {
 }
 
 /** A backend failure: the engine drops the episode, counts it and retries with backoff. */
-export class BackendError extends Error {
-  constructor(message: string, readonly server: string, readonly retryable = true, readonly hint?: string) { super(message); }
+export class BackendError extends UserError {
+  readonly code = "TC7004";
+  constructor(message: string, readonly server: string, readonly retryable = true, hint?: string) { super(message, hint === undefined ? {} : { hint }); }
 }

@@ -2,6 +2,7 @@
  * The environment-adapter interface: every environment (built-in texthouse, ScienceWorld bridge,
  * TextWorldExpress bridge, AgentGym HTTP servers) implements it, one implementation per folder.
  */
+import { UserError } from "../../plan/errors.js";
 
 export interface TaskRef {
   /** Stable task id within the env (a game file, a task name + variation, a session id…). */
@@ -50,6 +51,7 @@ export class EnvError extends Error {
 }
 
 /** Bad input from a curriculum (unknown split, unknown task): stops the run with a clear message. */
-export class EnvConfigError extends Error {
-  constructor(message: string, readonly env: string, readonly hint?: string) { super(message); }
+export class EnvConfigError extends UserError {
+  readonly code = "TC7003";
+  constructor(message: string, readonly env: string, hint?: string) { super(message, hint === undefined ? {} : { hint }); }
 }

@@ -11,6 +11,7 @@
  *   keep their advantages beside it, e.g. ATOD's κ·opd + ρ·grpo).
  * TurnWeights multiply student turns only (advantages and KL coefficients alike).
  */
+import { UserError } from "../../plan/errors.js";
 import type { NodeOf } from "../../plan/schema.js";
 import { opdAdvantages, opdAdvantagesFromKl } from "../signals/opd.js";
 import { klEstimate, topKReverseKl } from "../signals/kl.js";
@@ -26,7 +27,9 @@ export interface AdvantageResult {
   coefs: Record<string, number>;
 }
 
-export class UnsupportedTermError extends Error {}
+export class UnsupportedTermError extends UserError {
+  readonly code = "TC7006";
+}
 
 export const usesTopk = (node: NodeOf<"Advantage">): boolean => node.params.terms.some((t) => t.kind === "opd" && t.estimator === "topk");
 

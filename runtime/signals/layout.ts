@@ -9,9 +9,10 @@
  * the same turn, wherever they sit. Without `turnOf`, each row is one turn (per-turn rows). Turn ids
  * of tokens with mask 0 are ignored, so env tokens of a trajectory row may carry any id (e.g. −1).
  */
+import { UserError } from "../../plan/errors.js";
 
-export class SignalError extends Error {
-  override name = "SignalError";
+export class SignalError extends UserError {
+  readonly code = "TC7008";
 }
 
 export interface TokenLayout {

@@ -16,6 +16,7 @@
  * (`TrinityExportError`), never dropped.
  */
 import { stringify } from "yaml";
+import { UserError, type UserIssue } from "../../plan/errors.js";
 import { evalScalar, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
 import { nodeOf, nodesOf, type Plan, type AgentFormat } from "../../plan/schema.js";
 import { constantOverRun, recogniseB2f, recogniseF2b, treeOf } from "./plugin/recognise.js";
@@ -51,6 +52,9 @@ export interface TrinityInfra {
   maxTokenLenPerGpu: number;
   ulyssesSequenceParallel: number;
   monitor: string;
+  /** `explorer.env_vars`: environment variables Trinity sets in its explorer/runner processes
+   *  (the official configs put TMPDIR and RAY_TMPDIR under /dev/shm). `--infra env_vars.NAME=VALUE`. */
+  envVars: Record<string, string>;
 }
 export const DEFAULT_INFRA: TrinityInfra = {
   project: "tcod", checkpointRootDir: "./checkpoints", nodeNum: 1, gpuPerNode: 8,
@@ -58,8 +62,33 @@ export const DEFAULT_INFRA: TrinityInfra = {
   teacherMaxModelLen: 20480, teacherMaxPromptTokens: 16384, maxPromptTokens: 10240,
   gpuMemoryUtilization: 0.7, runnerPerModel: 8, maxTimeout: 3600, syncMethod: "nccl",
   syncStyle: "dynamic_by_explorer", syncTimeout: 3600, maxTokenLenPerGpu: 16384, ulyssesSequenceParallel: 2,
-  monitor: "tensorboard",
+  monitor: "tensorboard", envVars: {},
 };
+
+/**
+ * `--infra KEY=VALUE` arguments as infra settings, or a message naming the bad one. Keys are the
+ * fields of TrinityInfra; `env_vars.NAME=VALUE` sets one entry of `explorer.env_vars`.
+ */
+export function parseInfra(items: readonly string[]): Partial<TrinityInfra> | string {
+  const out: Record<string, unknown> = {};
+  const envVars: Record<string, string> = {};
+  for (const item of items) {
+    const ev = /^env_vars\.([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(item);
+    if (ev) { envVars[ev[1]!] = ev[2]!; continue; }
+    const m = /^(\w+)=(.*)$/s.exec(item);
+    if (!m) return `cannot parse --infra '${item}'; write KEY=VALUE, e.g. --infra gpuPerNode=4 or --infra env_vars.TMPDIR=/dev/shm/tmp`;
+    const key = m[1]!;
+    if (!(key in DEFAULT_INFRA) || key === "envVars") return `unknown --infra key '${key}'; keys: ${Object.keys(DEFAULT_INFRA).filter((k) => k !== "envVars").join(", ")}, env_vars.NAME`;
+    const def = DEFAULT_INFRA[key as keyof TrinityInfra];
+    if (typeof def === "number") {
+      const n = Number(m[2]);
+      if (m[2]!.trim() === "" || !Number.isFinite(n)) return `--infra ${key} needs a number, got '${m[2]}'`;
+      out[key] = n;
+    } else out[key] = m[2]!;
+  }
+  if (Object.keys(envVars).length > 0) out.envVars = envVars;
+  return out as Partial<TrinityInfra>;
+}
 
 export interface TrinityExportOptions {
   target: TrinityTarget;
@@ -82,13 +111,16 @@ export interface TrinityExport {
 }
 
 export interface ExportIssue { construct: string; message: string; hint: string; origin?: string }
-export class TrinityExportError extends Error {
+export class TrinityExportError extends UserError {
+  readonly code = "TC7102";
   constructor(readonly issues: ExportIssue[]) {
     super(
       `cannot export to Trinity-RFT:\n` +
         issues.map((i) => `  ${i.construct}${i.origin ? ` (${i.origin})` : ""}: ${i.message}\n    hint: ${i.hint}`).join("\n"),
     );
-    this.name = "TrinityExportError";
+  }
+  override problems(): UserIssue[] {
+    return this.issues.map((i) => ({ message: `cannot export to Trinity-RFT: ${i.construct}${i.origin ? ` (${i.origin})` : ""}: ${i.message}`, hint: i.hint }));
   }
 }
 
@@ -240,6 +272,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   const slug = plan.name.replace(/[^A-Za-z0-9_]/g, "_");
   const pluginWorkflowName = `tcod_${slug}_workflow`;
   const pluginAdvantageName = `tcod_${slug}_advantage`;
+  const pluginOperatorName = `tcod_${slug}_step_advantage`;
   const workflow = needsPluginWorkflow ? pluginWorkflowName : `${official!.method}_${envName}_workflow`;
   const advantageFn = needsPluginAdvantage ? pluginAdvantageName : options.target === "tcod-fork" ? "multi_turn_opd" : "on_policy_distill";
   if (needsPluginWorkflow) notes.push(`workflow ${workflow} (plugin): ${official ? "upstream Trinity has no TCOD workflows" : whyPlugin.join("; ")}`);
@@ -249,12 +282,13 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   // ---- config ----
   const k = official?.k;
   const workflowArgs: Record<string, unknown> = { max_env_steps: planner.maxTurns };
-  // The TCOD workflows score with workflow_args.temperature (default 1.0) and sample with
-  // rollout_args.temperature, as upstream's OnPolicyDistillWorkflow does (our reading of §1.7).
-  if (official?.method === "TCOD_f2b" || official?.method === "TCOD_b2f" || needsPluginWorkflow) {
-    workflowArgs.temperature = teacherScore.temperature;
-    workflowArgs.total_steps = steps;
-  } else if (teacherScore.temperature !== 1) workflowArgs.temperature = teacherScore.temperature;
+  // workflow_args.temperature: the temperature the TCOD workflows score the teacher at
+  // (`logprobs_async(..., temperature)`; default 1.0); rollout_args.temperature is the student's
+  // sampling temperature. Always written, so a config that states the default gets it back.
+  workflowArgs.temperature = teacherScore.temperature;
+  // workflow_args.total_steps: read by the TCOD workflows, used by neither pacing formula; the
+  // generated workflow reads its run length from its spec. Written as the official TCOD configs do.
+  if (official?.method === "TCOD_f2b" || official?.method === "TCOD_b2f" || needsPluginWorkflow) workflowArgs.total_steps = steps;
   if (k !== undefined) Object.assign(workflowArgs, { checkpoint_strategy: "linear", checkpoint_steps: k });
   const taskset = (name: string, envId: string, temperature: number, args: Record<string, unknown>, evalTasks?: number) => {
     const e = plan.resources.envs[envId]!;
@@ -266,8 +300,12 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
       split: e.split === "train" ? "train" : "test",
     };
     if (evalTasks !== undefined) {
-      // Our reading of TCOD's eval tasksets: total_steps batches of batch_size tasks each.
-      t.total_steps = Math.ceil(evalTasks / sampler.tasksPerStep);
+      // An eval taskset's total_steps is the maximum number of tasks one evaluation runs (the
+      // fork's explorer reads eval tasksets that way), not a number of batches.
+      t.total_steps = evalTasks;
+      // task_selector random + seed: Trinity draws the eval tasks at random (seeded) from the
+      // split; tcod's Evaluate runs the first `tasks` tasks of the split at every evaluation. The
+      // two agree when `tasks` covers the split (docs/TRINITY.md, "Evaluation").
       t.task_selector = { selector_type: "random", seed: plan.clock.seed };
     }
     t.format = { prompt_key: typeof e.params.prompt_key === "string" ? e.params.prompt_key : TRINITY_ENVS[e.kind]?.promptKey ?? "prompt" };
@@ -302,6 +340,12 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   algorithm.optimizer = { lr, betas: [...update.optimizer.betas], weight_decay: update.optimizer.weightDecay };
 
   const inference = (seed: number) => ({ enable_prefix_caching: false, enforce_eager: true, dtype: "bfloat16", seed });
+  // data_processor.experience_pipeline.operators: operators the explorer's experience pipeline runs on
+  // every experience of one explore step before they enter the buffer. The plugin's step advantage
+  // lives here, where whole GRPO groups and whole episodes exist (plugin/tcod_advantage.py).
+  const dataProcessor = needsPluginAdvantage
+    ? { experience_pipeline: { operators: [{ name: pluginOperatorName, args: {} }] } }
+    : undefined;
   const config: Record<string, unknown> = {
     project: infra.project,
     // A sweep point's name (`cur@k=4 steps`) becomes a path segment in Trinity: use the slug there.
@@ -309,6 +353,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
     checkpoint_root_dir: infra.checkpointRootDir,
     continue_from_checkpoint: false,
     algorithm,
+    ...(dataProcessor ? { data_processor: dataProcessor } : {}),
     model: {
       model_path: student.path,
       max_prompt_tokens: infra.maxPromptTokens,
@@ -338,6 +383,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
         ...inference(plan.clock.seed), max_model_len: infra.teacherMaxModelLen,
         max_prompt_tokens: infra.teacherMaxPromptTokens, max_response_tokens: agent.maxResponseTokens,
       }],
+      ...(Object.keys(infra.envVars).length > 0 ? { env_vars: { ...infra.envVars } } : {}),
     },
     synchronizer: {
       sync_method: infra.syncMethod, sync_style: infra.syncStyle, sync_interval: sync?.every ?? 1, sync_timeout: infra.syncTimeout,
@@ -378,6 +424,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
       } : undefined,
       advantage: needsPluginAdvantage ? {
         name: pluginAdvantageName,
+        operator: pluginOperatorName,
         terms: advantage.terms,
         aggregate: advantage.aggregate,
         ...(turnWeights ? { turnWeights: turnWeights.weight } : {}),

@@ -11,17 +11,24 @@
  * left to `tcod export trinity`'s infrastructure options. Curriculum keys whose value tcod cannot
  * express are errors with the YAML path and line, never dropped.
  */
+import { UserError, type UserIssue } from "../../plan/errors.js";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
-export class TrinityImportError extends Error {
+export class TrinityImportError extends UserError {
+  readonly code = "TC7101";
   constructor(readonly file: string, readonly issues: ImportIssue[]) {
     super(issues.map((i) => `${file}:${i.line}:${i.column} error: ${i.message} (at ${i.path})\n  hint: ${i.hint}`).join("\n"));
-    this.name = "TrinityImportError";
+  }
+  override problems(): UserIssue[] {
+    return this.issues.map((i) => ({ message: i.message, hint: i.hint, where: { file: this.file, line: i.line, column: i.column, path: i.path } }));
   }
 }
 
 export interface TrinityImport {
+  /** Cluster settings of the config that `tcod export trinity --infra` takes back (explorer.env_vars…),
+   *  as `--infra` arguments; they are not curriculum, so the .tcod file only mentions them. */
+  infra: string[];
   /** The .tcod source text. */
   source: string;
   /** The curriculum's name in it. */
@@ -267,13 +274,29 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
     const args = [
       `every: ${evalInterval} steps`,
       `env: ${envCall(env, tcodSplit, path ?? "", maxTurns)}`,
-      ...(evalSteps !== undefined ? [`tasks: ${evalSteps * tasks} tasks`] : []),
+      // An eval taskset's total_steps is the maximum number of tasks per evaluation (the fork's explorer).
+      ...(evalSteps !== undefined ? [`tasks: ${evalSteps} tasks`] : []),
       `temperature: ${num(evalTemp)}`,
       ...(evalMax !== undefined && evalMax !== maxTurns ? [`max_turns: ${evalMax} turns`] : []),
       `name: ${JSON.stringify(name)}`,
       ...(evalOnStartup === false ? ["at_start: false"] : []),
     ];
     evals.push(`evaluate(${args.join(", ")})`);
+  }
+
+  // ---- cluster settings `tcod export --infra` takes back ----
+  const infra: string[] = [];
+  const envVars = r.get(["explorer", "env_vars"]);
+  if (envVars !== undefined) {
+    if (!envVars || typeof envVars !== "object" || Array.isArray(envVars)) r.fail(["explorer", "env_vars"], "explorer.env_vars must be a mapping of variable names to values", "e.g. env_vars: { TMPDIR: /dev/shm/tmp }");
+    else {
+      for (const k of Object.keys(envVars)) {
+        const v = r.get(["explorer", "env_vars", k]);
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) r.fail(["explorer", "env_vars", k], `environment variable name '${k}' is not valid`, "Use letters, digits and _.");
+        else if (v === undefined || typeof v === "object") r.fail(["explorer", "env_vars", k], `explorer.env_vars.${k} must be a string`, "Quote the value.");
+        else infra.push(`env_vars.${k}=${String(v)}`);
+      }
+    }
   }
 
   if (r.issues.length) throw new TrinityImportError(file, r.issues);
@@ -319,6 +342,7 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   const src = [
     `// Imported from ${file} by \`tcod import trinity\` (Trinity-RFT workflow ${wf || "OPD"}).`,
     `// Cluster settings (GPUs, engines, Ray) are not curriculum: pass them to \`tcod export trinity\`.`,
+    ...(infra.length > 0 ? [`// infra: ${infra.map((i) => `--infra ${shellWord(i)}`).join(" ")}`] : []),
     ...r.notes.map((n) => `// note: ${n}`),
     ...imports,
     "",
@@ -331,7 +355,7 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
     "}",
     "",
   ].join("\n");
-  return { source: src, curriculum, notes: r.notes };
+  return { source: src, curriculum, notes: r.notes, infra };
 }
 
 function envCall(env: string, split: string, taskFile: string, maxTurns: number, extra = ""): string {
@@ -349,6 +373,11 @@ function num(x: number): string {
   if (Number.isInteger(x)) return x.toFixed(1);
   if (Math.abs(x) < 1e-3) return x.toExponential();
   return String(x);
+}
+
+/** A shell word: bare when safe, else single-quoted. */
+function shellWord(s: string): string {
+  return /^[\w./:=@,+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 function identifier(s: string): string {
@@ -383,6 +412,8 @@ export const CURRICULUM_KEYS: readonly string[] = [
   "explorer.eval_interval", "explorer.eval_on_startup",
   "synchronizer.sync_interval",
   "trainer.total_steps", "trainer.save_interval", "trainer.grad_clip",
+  // Not curriculum, but kept: the import hands them to `tcod export trinity --infra env_vars.NAME=…`.
+  "explorer.env_vars.*",
 ];
 
 /** Every concrete path of `obj` matching a pattern of CURRICULUM_KEYS, with its value. */

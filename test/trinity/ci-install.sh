@@ -14,4 +14,19 @@ python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --no-deps "trinity-rft==${TRINITY_VERSION}"
 # trinity.common.config: omegaconf; trinity.utils.log: ray; config_validator (kimi patch): transformers.
 "$VENV/bin/pip" install --quiet "omegaconf>=2.3" "ray>=2.40" "transformers>=4.51,<5"
+# torch, for test/trinity/trinity_classes.py (the generated plugin inside Trinity's own Workflow,
+# Experience, experience-operator and advantage-fn classes). worker/ci-install.sh already installs
+# PyPI's torch (~4 GB with its CUDA runtime wheels) into worker/.venv: when that venv runs the same
+# interpreter, its site-packages are appended to this venv's path (a .pth file, so this venv's own
+# packages — transformers <5 for Trinity — come first); otherwise torch is installed here.
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+site="$("$VENV/bin/python" -c 'import site; print(site.getsitepackages()[0])')"
+pyver="$("$VENV/bin/python" -c 'import sys; print(f"python{sys.version_info[0]}.{sys.version_info[1]}")')"
+worker_site="$here/worker/.venv/lib/$pyver/site-packages"
+if [ -d "$worker_site/torch" ]; then
+  echo "$worker_site" > "$site/zz-tcod-worker-torch.pth"
+else
+  "$VENV/bin/pip" install --quiet "$(grep '^torch==' "$here/worker/requirements-ci.txt")"
+fi
+"$VENV/bin/python" -c "import torch, trinity.common.experience; print('torch', torch.__version__, 'for the Trinity class tests')"
 "$VENV/bin/python" -c "import trinity.common.config, trinity.common.config_validator; print('trinity-rft', __import__('importlib.metadata').metadata.version('trinity-rft'), 'config loader ready')"

@@ -44,7 +44,7 @@ describe("tcod import/export trinity", () => {
     const r = tcod("import", "trinity", bad);
     expect(r.status).toBe(1);
     noStack(r.stderr);
-    expect(r.stderr).toMatch(new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+:\\d+ error: unknown workflow type 'Foo_workflow'`));
+    expect(r.stderr).toMatch(new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+:\\d+ error TC7101: unknown workflow type 'Foo_workflow'`));
   });
 
   it("export errors name the construct; exit 1; unknown format and target are refused", () => {

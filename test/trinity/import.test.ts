@@ -25,7 +25,7 @@ describe("import output", () => {
     expect(source).toMatch(/batch: +16 tasks × 1 rollout/);
     expect(source).toMatch(/train_batch: +64 turns/);
     expect(source).toMatch(/staleness: +2 steps/);
-    expect(source).toContain(`evaluate(every: 5 steps, env: alfworld(split: "valid_seen", task_file: "/path/to/alfworld_data/test.jsonl"), tasks: 160 tasks, temperature: 0.4, name: "alfworld_eval_seen")`);
+    expect(source).toContain(`evaluate(every: 5 steps, env: alfworld(split: "valid_seen", task_file: "/path/to/alfworld_data/test.jsonl"), tasks: 10 tasks, temperature: 0.4, name: "alfworld_eval_seen")`);
   });
   it("resolves ${key.path} interpolation and ${oc.env:VAR,default}", () => {
     const text = F2B.replace("  total_steps: 250\n  batch_size: 16", "  total_steps: ${trainer.total_steps}\n  batch_size: ${oc.env:BATCH,12}");

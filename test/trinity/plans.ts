@@ -87,7 +87,7 @@ export function makePlan(p: PlanOptions): Plan {
     { id: "sync", kind: "WeightSync", params: { every: 1 } },
     { id: "checkpoint", kind: "Checkpoint", params: { every: steps } },
     ...(p.evals === false ? [] : [
-      { id: "eval-alfworld_eval_seen", kind: "Evaluate", params: { name: "alfworld_eval_seen", env: "eval_seen", every: 5, tasks: 160, temperature: 0.4, maxTurns: 30, atStart: true } } as PlanNode,
+      { id: "eval-alfworld_eval_seen", kind: "Evaluate", params: { name: "alfworld_eval_seen", env: "eval_seen", every: 5, tasks: 10, temperature: 0.4, maxTurns: 30, atStart: true } } as PlanNode,
     ]),
   ];
   return parsePlan({

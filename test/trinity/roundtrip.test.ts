@@ -5,7 +5,7 @@
  * repeat_times, teacher temperature, interpolation; ScienceWorld b2f with two eval sets).
  */
 import { describe, expect, it } from "vitest";
-import { exportTrinity } from "../../targets/trinity/export.js";
+import { exportTrinity, parseInfra, type TrinityInfra } from "../../targets/trinity/export.js";
 import { curriculumDifferences, curriculumValues } from "../../targets/trinity/import.js";
 import { roundTrip } from "./roundtrip.js";
 
@@ -19,10 +19,10 @@ const CONFIGS = [
 
 describe.each(CONFIGS)("round trip %s", (path) => {
   it("imports to a .tcod that compiles and exports every curriculum key back", () => {
-    const { compiled, errors, original } = roundTrip(path);
+    const { compiled, errors, original, imported } = roundTrip(path);
     expect(errors).toEqual([]);
     expect(compiled.plans).toHaveLength(1);
-    const exported = exportTrinity(compiled.plans[0]!.plan, { target: "tcod-fork" });
+    const exported = exportTrinity(compiled.plans[0]!.plan, { target: "tcod-fork", infra: parseInfra(imported.infra) as Partial<TrinityInfra> });
     expect(curriculumDifferences(original, exported.config)).toEqual([]);
     // The comparison is not vacuous: the original has many curriculum keys.
     expect(curriculumValues(original).size).toBeGreaterThan(15);
@@ -49,8 +49,8 @@ describe("round trip details", () => {
   });
 
   it("a difference in any curriculum key is reported", () => {
-    const { compiled, original } = roundTrip(CONFIGS[1]!);
-    const exported = exportTrinity(compiled.plans[0]!.plan, { target: "tcod-fork" }).config as any;
+    const { compiled, original, imported } = roundTrip(CONFIGS[1]!);
+    const exported = exportTrinity(compiled.plans[0]!.plan, { target: "tcod-fork", infra: parseInfra(imported.infra) as Partial<TrinityInfra> }).config as any;
     exported.buffer.explorer_input.taskset.workflow_args.checkpoint_steps = 7;
     exported.algorithm.optimizer.lr = 2e-6;
     expect(curriculumDifferences(original, exported).map((d) => d.key)).toEqual([

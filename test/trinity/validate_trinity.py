@@ -35,6 +35,12 @@ TCOD_FORK_ADVANTAGES = {"multi_turn_opd"}
 GPU_MODULES = ("torch", "verl", "vllm", "pandas", "flash_attn", "accelerate", "tinker", "wandb")
 
 
+# ci-install.sh may append worker/.venv's site-packages (torch) to this venv's path for the class
+# tests; the config check runs without them, as on a CPU-only machine with Trinity alone, so that
+# validators needing the GPU stack are skipped (naming the module) rather than half-run.
+sys.path[:] = [p for p in sys.path if "worker/.venv" not in p.replace(os.sep, "/")]
+
+
 def registry_names(module_file: str) -> set:
     """Keys of the `default_mapping={...}` literal of a Trinity registry module."""
     with open(module_file, encoding="utf-8") as f:
@@ -57,17 +63,19 @@ def trinity_registries():
         "sample_strategy": registry_names(p("algorithm", "sample_strategy", "__init__.py")),
         "policy_loss_fn": registry_names(p("algorithm", "policy_loss_fn", "__init__.py")),
         "workflow": registry_names(p("common", "workflows", "__init__.py")),
+        "operator": registry_names(p("buffer", "operators", "__init__.py")),
     }
 
 
 def plugin_names(plugin_dir):
     if not plugin_dir:
-        return {"workflow": set(), "advantage_fn": set()}
+        return {"workflow": set(), "advantage_fn": set(), "operator": set()}
     with open(os.path.join(plugin_dir, "tcod_runtime", "spec.json"), encoding="utf-8") as f:
         spec = json.load(f)
     return {
         "workflow": {spec["workflow"]["name"]} if spec.get("workflow") else set(),
         "advantage_fn": {spec["advantage"]["name"]} if spec.get("advantage") else set(),
+        "operator": {spec["advantage"]["operator"]} if spec.get("advantage") else set(),
     }
 
 
@@ -119,6 +127,8 @@ def check(path: str, target: str, plugin_dir) -> dict:
         ("algorithm.policy_loss_fn", algo.policy_loss_fn, regs["policy_loss_fn"]),
         ("buffer.explorer_input.default_workflow_type", config.buffer.explorer_input.default_workflow_type, known_wf),
     ]
+    for i, op in enumerate(config.data_processor.experience_pipeline.operators or []):
+        checks.append((f"data_processor.experience_pipeline.operators[{i}].name", op.name, regs["operator"] | plug["operator"]))
     for where, value, known in checks:
         if value is not None and value not in known:
             result["ok"] = False

@@ -32,7 +32,11 @@ export interface PluginSpec {
     teacherTemperature: number;
   } | undefined;
   advantage: {
+    /** The trainer-side advantage function (`algorithm.advantage_fn`): loss aggregation per train batch. */
     name: string;
+    /** The explorer-side experience operator (`data_processor.experience_pipeline.operators`): the
+     *  advantage terms and turn weights over one whole explore step. */
+    operator: string;
     terms: AdvantageTerm[];
     aggregate: Aggregate;
     turnWeights?: { expr: string };
@@ -74,7 +78,7 @@ export function generatePlugin(spec: PluginSpec, templates: Record<TemplateName,
     "tcod_runtime/spec.json": JSON.stringify(sortKeys(spec), null, 2) + "\n",
   };
   if (spec.workflow) files["tcod_workflow.py"] = templates["tcod_workflow.py"];
-  if (spec.advantage) files["tcod_advantage.py"] = templates["tcod_advantage.py"].replace("{plan}", spec.plan);
+  if (spec.advantage) files["tcod_advantage.py"] = templates["tcod_advantage.py"].replaceAll("{plan}", spec.plan);
   files["README.md"] = readme(spec);
   return files;
 }
@@ -88,7 +92,8 @@ function readme(spec: PluginSpec): string {
     "",
   ];
   if (spec.workflow) lines.push(`- workflow \`${spec.workflow.name}\` (tcod_workflow.py): the plan's pacing, agent format and teacher scoring.`);
-  if (spec.advantage) lines.push(`- advantage function \`${spec.advantage.name}\` (tcod_advantage.py): the plan's advantage terms, turn weights and aggregation.`);
+  if (spec.advantage) lines.push(`- experience operator \`${spec.advantage.operator}\` (tcod_advantage.py): the plan's advantage terms and turn weights over each whole explore step (GRPO groups, T-DUR z-scores and softmax need every row of the step), before the buffer.`,
+    `- advantage function \`${spec.advantage.name}\` (tcod_advantage.py): the plan's loss aggregation on each train batch.`);
   lines.push("- tcod_runtime/core.py: expression trees and signals in pure Python; tcod_runtime/spec.json: the plan data they evaluate.", "");
   return lines.join("\n");
 }

@@ -364,34 +364,39 @@ def token_mean_rescale(rows_mask: Sequence[Sequence[float]], mode: str, weight: 
 
 
 def turn_stats(logp_student: Sequence[Sequence[float]], logp_teacher: Sequence[Sequence[float]],
-               masks: Sequence[Sequence[float]], episode_of_turn: Sequence[int]) -> Dict[str, List[float]]:
+               masks: Sequence[Sequence[float]], episode_of_turn: Sequence[int],
+               turn_index: Optional[Sequence[int]] = None) -> Dict[str, List[float]]:
     """Per-turn variables for turn-level trees, one turn per row (rows of an episode in turn order).
 
     turn.kl: mean k1 reverse KL (log p_S − log p_T) over the turn's student tokens; turn.entropy: the
     sampled-token surprisal −log p_S averaged likewise (Trinity gives no distribution: DESIGN's
-    fallback); turn.tokens; turn.index (0-based within the episode); episode.turns. Empty turns: NaN.
+    fallback); turn.tokens; turn.index: the env step of the turn, replayed expert steps included
+    (TCOD b2f: p + i, Trinity's `eid.step`; runtime/rollout.ts TurnRecord.index) — when
+    `turn_index` is not given, the 0-based position within the episode; episode.turns. Empty turns: NaN.
     """
     kl, ent, tok, idx = [], [], [], []
     seen: Dict[int, int] = {}
-    for s, t, m, e in zip(logp_student, logp_teacher, masks, episode_of_turn):
+    for r, (s, t, m, e) in enumerate(zip(logp_student, logp_teacher, masks, episode_of_turn)):
         n = sum(m)
         tok.append(float(n))
         kl.append(sum((a - b) for a, b, mm in zip(s, t, m) if mm) / n if n else math.nan)
         ent.append(sum(-a for a, mm in zip(s, m) if mm) / n if n else math.nan)
-        idx.append(float(seen.get(e, 0)))
+        idx.append(float(turn_index[r] if turn_index is not None else seen.get(e, 0)))
         seen[e] = seen.get(e, 0) + 1
     turns = [float(seen[e]) for e in episode_of_turn]
     return {"turn.kl": kl, "turn.entropy": ent, "turn.tokens": tok, "turn.index": idx, "episode.turns": turns}
 
 
 def turn_weights(tree: dict, logp_student: Sequence[Sequence[float]], logp_teacher: Sequence[Sequence[float]],
-                 masks: Sequence[Sequence[float]], episode_of: Sequence[int], scalars: Dict[str, float]) -> List[float]:
+                 masks: Sequence[Sequence[float]], episode_of: Sequence[int], scalars: Dict[str, float],
+                 turn_index: Optional[Sequence[int]] = None) -> List[float]:
     """A turn-level weight tree over per-turn rows. Turns without student tokens have no statistics:
     they are left out of the batch the tree sees (so zscore/softmax use non-empty turns only, and
-    episode.turns and turn.index count non-empty turns) and get weight 0, as runtime/signals/tdur.ts."""
+    episode.turns counts non-empty turns) and get weight 0, as runtime/signals/tdur.ts."""
     keep = [r for r, m in enumerate(masks) if sum(m) > 0]
     stats = turn_stats([logp_student[r] for r in keep], [logp_teacher[r] for r in keep],
-                       [masks[r] for r in keep], [episode_of[r] for r in keep])
+                       [masks[r] for r in keep], [episode_of[r] for r in keep],
+                       [turn_index[r] for r in keep] if turn_index is not None else None)
     w = eval_turns(tree, TurnBatch([episode_of[r] for r in keep], stats, scalars))
     out = [0.0] * len(masks)
     for r, x in zip(keep, w):
@@ -399,16 +404,18 @@ def turn_weights(tree: dict, logp_student: Sequence[Sequence[float]], logp_teach
     return out
 
 
-def advantages(spec: dict, exprs: Dict[str, dict], step: int, total_steps: int,
-               logp_student: Sequence[Sequence[float]], logp_teacher: Sequence[Sequence[float]],
-               masks: Sequence[Sequence[float]], episode_of: Sequence[int], group_of_episode: Dict[int, int],
-               reward_of_episode: Dict[int, float]) -> Dict[str, object]:
-    """The plan's Advantage (and TurnWeights) node for one batch of per-turn rows.
+def step_advantages(spec: dict, exprs: Dict[str, dict], step: int, total_steps: int,
+                    logp_student: Sequence[Sequence[float]], logp_teacher: Sequence[Sequence[float]],
+                    masks: Sequence[Sequence[float]], episode_of: Sequence[int], group_of_episode: Dict[int, int],
+                    reward_of_episode: Dict[int, float], turn_index: Optional[Sequence[int]] = None) -> List[List[float]]:
+    """The plan's Advantage terms and TurnWeights over ONE WHOLE explorer step (before any split).
 
     A = Σ_terms coef(step) · A_term (opd: k1 per token; grpo: group-normalised episode reward
-    broadcast to the episode's student tokens); turn weights multiply A (a 0 stays 0); a
-    `progressive` aggregation is folded in by `token_mean_rescale`. Returns the per-token advantages
-    and the loss_agg_mode the trainer must use with them.
+    broadcast to the episode's student tokens); turn weights multiply A (a 0 stays 0). GRPO's group
+    mean/std, T-DUR's z-scores over the step's turns and its per-episode softmax all need every row
+    of the step: tcod's runtime computes them over the step's learner batch (runtime/engine.ts), and
+    the plugin computes them in the explorer's experience pipeline, which receives every experience
+    of one explore step (tcod_advantage.py `TcodStepAdvantage`), never on a train batch.
     """
     step_vars = {"step": float(step), "total_steps": float(total_steps)}
     out = [[0.0] * len(m) for m in masks]
@@ -435,18 +442,44 @@ def advantages(spec: dict, exprs: Dict[str, dict], step: int, total_steps: int,
     weights = spec.get("turnWeights")
     if weights is not None:
         w = turn_weights(exprs[weights["expr"]]["tree"], logp_student, logp_teacher, masks, episode_of,
-                         {**step_vars, "episode.max_turns": float(spec.get("maxTurns", 0))})
+                         {**step_vars, "episode.max_turns": float(spec.get("maxTurns", 0))}, turn_index)
         out = [[(0.0 if a == 0 else a * w[r]) for a in row] for r, row in enumerate(out)]
+    return out
+
+
+def train_batch_fold(spec: dict, exprs: Dict[str, dict], step: int, total_steps: int,
+                     advantages_rows: Sequence[Sequence[float]], masks: Sequence[Sequence[float]]) -> Dict[str, object]:
+    """The plan's loss aggregation over ONE train batch (runtime/nodes/update.ts: each optimiser
+    batch gets its own weights). Trinity's loss_agg_mode is fixed for the run, so a `progressive`
+    aggregation (a step-dependent mix of turn_mean and token_mean) rides on the advantages:
+    s = N · w_progressive, and token_mean(s·A) = progressive(A) over this batch. That equality
+    holds for a loss that averages tokens over the whole train batch; verl averages per
+    micro-batch (use_dynamic_bsz packs micro-batches by tokens) and then over micro-batches, so
+    on Trinity the fold-in is exact only when the train batch is one micro-batch, and otherwise
+    weights micro-batches by 1/their token count instead of 1/N (docs/TRINITY.md). Other modes
+    map to Trinity's loss_agg_mode unchanged.
+    """
     agg = spec["aggregate"]
     if agg["kind"] == "progressive":
-        weight = eval_ref(agg["weight"], exprs, step_vars)
+        weight = eval_ref(agg["weight"], exprs, {"step": float(step), "total_steps": float(total_steps)})
         scale = token_mean_rescale(masks, "progressive", weight)
-        out = [[a * s for a, s in zip(row, srow)] for row, srow in zip(out, scale)]
-        mode = "token-mean"
-    else:
-        mode = {"token_mean": "token-mean", "seq_mean_token_mean": "seq-mean-token-mean",
-                "turn_mean": "seq-mean-token-mean"}[agg["kind"]]
-    return {"advantages": out, "loss_agg_mode": mode}
+        out = [[a * s for a, s in zip(row, srow)] for row, srow in zip(advantages_rows, scale)]
+        return {"advantages": out, "loss_agg_mode": "token-mean"}
+    mode = {"token_mean": "token-mean", "seq_mean_token_mean": "seq-mean-token-mean",
+            "turn_mean": "seq-mean-token-mean"}[agg["kind"]]
+    return {"advantages": [list(r) for r in advantages_rows], "loss_agg_mode": mode}
+
+
+def advantages(spec: dict, exprs: Dict[str, dict], step: int, total_steps: int,
+               logp_student: Sequence[Sequence[float]], logp_teacher: Sequence[Sequence[float]],
+               masks: Sequence[Sequence[float]], episode_of: Sequence[int], group_of_episode: Dict[int, int],
+               reward_of_episode: Dict[int, float], turn_index: Optional[Sequence[int]] = None) -> Dict[str, object]:
+    """The plan's Advantage (and TurnWeights) node for a step that is also one train batch:
+    `step_advantages` then `train_batch_fold`. Returns the per-token advantages and the
+    loss_agg_mode the trainer must use with them."""
+    a = step_advantages(spec, exprs, step, total_steps, logp_student, logp_teacher, masks, episode_of,
+                        group_of_episode, reward_of_episode, turn_index)
+    return train_batch_fold(spec, exprs, step, total_steps, a, masks)
 
 
 def parse_step(batch_id) -> int:

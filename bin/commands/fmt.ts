@@ -1,0 +1,73 @@
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { Command } from "commander";
+import { createTwoFilesPatch } from "diff";
+import { diag, type Diagnostic } from "../../compiler/diagnostics/index.js";
+import { render, syntaxMessage } from "../../compiler/index.js";
+import { format, FormatterBug } from "../../formatter/index.js";
+import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
+
+export function register(program: Command): void {
+  program.command("fmt")
+    .description("Format .tcod files in the one canonical layout (in place); --check only reports, with a diff.")
+    .argument("<files...>", ".tcod files or folders (searched for .tcod files)")
+    .option("--check", "change nothing: print a diff of each file that is not formatted, exit 1 if any")
+    .action((args: string[], o: { check?: boolean }) => {
+      process.exitCode = fmt(args, !!o.check);
+    });
+}
+
+function fmt(args: string[], check: boolean): number {
+  let failed = false;
+  let changed = 0;
+  const files: string[] = [];
+  for (const a of args) {
+    try {
+      files.push(...(statSync(a).isDirectory() ? tcodFilesUnder(a) : [a]));
+    } catch (e) {
+      process.stderr.write(`tcod fmt: cannot read ${a}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+      failed = true;
+    }
+  }
+  for (const file of files) {
+    const text = readFileSync(file, "utf8");
+    let r;
+    try {
+      r = format(text, file);
+    } catch (e) {
+      if (!(e instanceof FormatterBug)) throw e;
+      process.stderr.write(`tcod fmt: internal error: ${e.message}\n`);
+      return EXIT_INTERNAL;
+    }
+    if (!r.ok) {
+      // A file that does not parse is not formatted: its syntax errors, as `tcod check` reports them.
+      const diagnostics: Diagnostic[] = r.errors.map((er) => diag(syntaxMessage(er), er.span));
+      for (const dg of diagnostics) process.stderr.write(render(dg, () => text) + "\n\n");
+      process.stderr.write(`${file}: not formatted (${diagnostics.length} syntax error(s))\n`);
+      failed = true;
+      continue;
+    }
+    if (!r.changed) continue;
+    changed++;
+    if (check) {
+      const name = relative(process.cwd(), file) || file;
+      process.stdout.write(createTwoFilesPatch(`a/${name}`, `b/${name}`, text, r.text, undefined, undefined, { context: 3 }));
+    } else {
+      writeFileSync(file, r.text);
+    }
+  }
+  if (check) {
+    if (changed > 0) process.stderr.write(`${changed} of ${files.length} file(s) not formatted (run tcod fmt to fix)\n`);
+    return failed || changed > 0 ? EXIT_USER : EXIT_OK;
+  }
+  if (changed > 0) process.stderr.write(`formatted ${changed} of ${files.length} file(s)\n`);
+  return failed ? EXIT_USER : EXIT_OK;
+}
+
+function tcodFilesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    if (e.name === "node_modules" || e.name.startsWith(".")) return [];
+    return e.isDirectory() ? tcodFilesUnder(p) : e.name.endsWith(".tcod") ? [p] : [];
+  }).sort();
+}

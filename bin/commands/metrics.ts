@@ -1,0 +1,110 @@
+/**
+ * `tcod metrics RUN_DIR… [--csv] [--json] [--tensorboard]`: a run's metrics where a researcher reads
+ * them. Default: a table of each scalar's first, last, best and the step of the best. `--csv`: one row
+ * per metrics row (train and eval), one column per scalar (the TensorBoard names), on stdout.
+ * `--tensorboard`: (re)writes TensorBoard event files in each run folder from its metrics.jsonl, for
+ * runs made without them.
+ */
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { readMetrics, type MetricsRow } from "../../runtime/metrics.js";
+import { rowScalars } from "../../runtime/sinks/scalars.js";
+import { TensorBoardWriter } from "../../runtime/sinks/tensorboard.js";
+import { EXIT_OK, EXIT_USER } from "../exit.js";
+
+interface Flags { csv?: boolean; json?: boolean; tensorboard?: boolean }
+
+export function register(program: Command): void {
+  program.command("metrics")
+    .description("Print a run's metrics: a summary table, CSV (--csv), or JSON (--json); --tensorboard writes TensorBoard event files from metrics.jsonl.")
+    .argument("<runDirs...>", "run folders (each with metrics.jsonl)")
+    .option("--csv", "every metrics row as CSV on stdout")
+    .option("--json", "the summary as one JSON line")
+    .option("--tensorboard", "(re)write TensorBoard event files in each run folder")
+    .action((dirs: string[], o: Flags) => {
+      const runs: { dir: string; rows: MetricsRow[] }[] = [];
+      for (const dir of dirs) {
+        const path = join(dir, "metrics.jsonl");
+        if (!existsSync(path)) {
+          fail(o, `${dir}: not a run folder (no metrics.jsonl)`, "Give the --out folder of a `tcod run`.");
+          return;
+        }
+        try {
+          runs.push({ dir, rows: readMetrics(path) });
+        } catch (e) {
+          fail(o, `${path}: not readable as metrics (${(e as Error).message})`, "The file is damaged; a resumed run rewrites it from its checkpoint.");
+          return;
+        }
+      }
+      if (o.tensorboard) {
+        for (const r of runs) {
+          for (const f of readdirSync(r.dir)) if (f.includes(".tfevents.")) rmSync(join(r.dir, f));
+          const tb = new TensorBoardWriter(r.dir);
+          for (const row of r.rows) tb.scalars(row.step, rowScalars(row));
+          tb.close();
+          if (!o.json) process.stdout.write(`${r.dir}: ${r.rows.length} rows → ${tb.path}\n`);
+        }
+      }
+      if (o.csv) {
+        process.stdout.write(toCsv(runs));
+      } else if (o.json) {
+        process.stdout.write(JSON.stringify({ ok: true, command: "metrics", runs: runs.map((r) => ({ dir: r.dir, rows: r.rows.length, summary: summarise(r.rows) })) }) + "\n");
+      } else if (!o.tensorboard) {
+        for (const r of runs) process.stdout.write(summaryTable(r.dir, r.rows));
+      }
+      process.exitCode = EXIT_OK;
+    });
+}
+
+function fail(o: Flags, message: string, hint: string): void {
+  if (o.json) process.stdout.write(JSON.stringify({ ok: false, command: "metrics", code: "TC5301", message, hint }) + "\n");
+  else process.stderr.write(`tcod metrics: error TC5301: ${message}\n  hint: ${hint}\n`);
+  process.exitCode = EXIT_USER;
+}
+
+export interface ScalarSummary { first: number; last: number; min: number; max: number; argmin: number; argmax: number; n: number }
+
+export function summarise(rows: MetricsRow[]): Record<string, ScalarSummary> {
+  const out: Record<string, ScalarSummary> = {};
+  for (const row of rows) {
+    for (const [tag, v] of Object.entries(rowScalars(row))) {
+      if (tag.startsWith("time/")) continue;
+      const s = out[tag];
+      if (!s) out[tag] = { first: v, last: v, min: v, max: v, argmin: row.step, argmax: row.step, n: 1 };
+      else {
+        s.last = v;
+        s.n++;
+        if (v < s.min) { s.min = v; s.argmin = row.step; }
+        if (v > s.max) { s.max = v; s.argmax = row.step; }
+      }
+    }
+  }
+  return out;
+}
+
+function summaryTable(dir: string, rows: MetricsRow[]): string {
+  const s = summarise(rows);
+  const tags = Object.keys(s).filter((t) => !/\/kl\/turn_\d+$/.test(t)).sort();
+  const w = Math.max(6, ...tags.map((t) => t.length));
+  const f = (x: number) => (Number.isInteger(x) ? String(x) : Math.abs(x) >= 1e4 || Math.abs(x) < 1e-3 ? x.toExponential(3) : x.toFixed(4));
+  const lines = [`${dir} (${rows.length} rows)`, `  ${"scalar".padEnd(w)}  ${"first".padStart(10)}  ${"last".padStart(10)}  ${"min".padStart(10)}  ${"max".padStart(10)}  at step (max)`];
+  for (const t of tags) {
+    const x = s[t]!;
+    lines.push(`  ${t.padEnd(w)}  ${f(x.first).padStart(10)}  ${f(x.last).padStart(10)}  ${f(x.min).padStart(10)}  ${f(x.max).padStart(10)}  ${x.argmax}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+/** RFC 4180 CSV: columns run, kind, eval set, step, then every scalar tag (sorted); empty where a row has none. */
+export function toCsv(runs: { dir: string; rows: MetricsRow[] }[]): string {
+  const table = runs.flatMap((r) => r.rows.map((row) => ({ dir: r.dir, row, s: rowScalars(row) })));
+  const tags = [...new Set(table.flatMap((t) => Object.keys(t.s)))].sort();
+  const cell = (v: string) => (/[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  const lines = [["run", "kind", "set", "step", ...tags].map(cell).join(",")];
+  for (const t of table) {
+    const set = t.row.kind === "eval" ? t.row.name : "";
+    lines.push([t.dir, t.row.kind, set, String(t.row.step), ...tags.map((g) => (g in t.s ? String(t.s[g]) : ""))].map(cell).join(","));
+  }
+  return lines.join("\n") + "\n";
+}

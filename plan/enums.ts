@@ -1,0 +1,55 @@
+/**
+ * Every closed set of names a plan can hold, written once. The plan schema (schema.ts) builds its
+ * `z.enum`s and discriminated unions from these lists; the compiler (compiler/builtins.ts) checks
+ * source arguments against them; the runtime and the Trinity target switch over them. Adding a value
+ * here is the first step of adding a feature; the type checker then points at every switch to extend.
+ */
+
+/** Advantage terms of a loss (std/loss: opd, grpo, sft). */
+export const LOSS_KINDS = ["opd", "grpo", "sft"] as const;
+export type LossKind = (typeof LOSS_KINDS)[number];
+
+/** How per-token advantages are averaged into one loss (`opd(aggregate: …)`). */
+export const AGGREGATES = ["token_mean", "seq_mean_token_mean", "turn_mean", "progressive"] as const;
+export type AggregateKind = (typeof AGGREGATES)[number];
+
+/** KL estimators of the OPD term: the sampled token (k1), the teacher's top-k, or the full vocabulary. */
+export const ESTIMATORS = ["k1", "topk", "full"] as const;
+export type Estimator = (typeof ESTIMATORS)[number];
+
+/** Policy losses of the update (`adam(loss_fn: …)`). */
+export const LOSS_FNS = ["ppo", "importance_sampling"] as const;
+export type LossFn = (typeof LOSS_FNS)[number];
+
+/** Wire dialects of an OpenAI-compatible server (`openai(dialect: …)`). */
+export const DIALECTS = ["vllm", "sglang", "worker"] as const;
+export type Dialect = (typeof DIALECTS)[number];
+
+/** Backends a model can be served by (`serve: embedded() | openai(…) | worker(…)`). */
+export const BACKEND_KINDS = ["embedded", "openai", "worker"] as const;
+export type BackendKind = (typeof BACKEND_KINDS)[number];
+
+/** Experience rows: one per turn (Trinity) or one per trajectory with env tokens masked (tinker). */
+export const ROW_SHAPES = ["turn", "trajectory"] as const;
+export type RowShape = (typeof ROW_SHAPES)[number];
+
+/** Chat memory across turns (`agent_format(memory: …)`). */
+export const MEMORY_KINDS = ["accumulate", "window"] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
+/** Action parsers (`agent_format(parser: …)`). */
+export const PARSER_KINDS = ["tags", "react", "raw"] as const;
+export type ParserKind = (typeof PARSER_KINDS)[number];
+
+/** What happens to a response no action can be parsed from (`agent_format(on_invalid: …)`). */
+export const ON_INVALID_KINDS = ["feedback", "pass", "end"] as const;
+export type OnInvalidKind = (typeof ON_INVALID_KINDS)[number];
+
+/** TurnOPD adaptive-depth rules (std/turnopd: coverage, divergence). */
+export const DEPTH_RULES = ["coverage", "divergence"] as const;
+export type DepthRule = (typeof DEPTH_RULES)[number];
+
+/** Placeholders the runtime fills in prompt templates (runtime/agent-format.ts). */
+export const TEMPLATE_PLACEHOLDERS = ["task", "step", "step_next", "history", "history_length", "observation", "admissible"] as const;
+/** Placeholders the runtime fills in one history entry. */
+export const HISTORY_ENTRY_PLACEHOLDERS = ["n", "observation", "action"] as const;
