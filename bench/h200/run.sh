@@ -28,12 +28,12 @@ if [ $CPU = 1 ]; then
 else
   export TCOD_PYTHON=${TCOD_PYTHON:-python3}
   DEV=cuda; STUDENT=$G/student.json; TEACHER=$G/teacher.json; PLAIN_S=$G/student.json; PLAIN_T=$G/teacher.json
-  S_SFT=${S_SFT:-60}; S_OPD=${S_OPD:-8}; S_F2B=${S_F2B:-8}; S_OTHER=${S_OTHER:-3}; BATCH="32 tasks × 1 rollout"; EVAL_TASKS=${EVAL_TASKS:-8}; PLAIN_STEPS=5
+  S_SFT=${S_SFT:-60}; S_OPD=${S_OPD:-8}; S_F2B=${S_F2B:-8}; S_OTHER=${S_OTHER:-2}; BATCH="32 tasks × 1 rollout"; EVAL_TASKS=${EVAL_TASKS:-8}; PLAIN_STEPS=5
   EVAL_AT_START=${EVAL_AT_START:-false}
 fi
 BUDGET=${BUDGET:-$([ $CPU = 1 ] && echo 16384 || echo 65536)}
 export TCOD_WORKER_ARGS="--device $DEV --token-budget $BUDGET ${EXTRA_WORKER_ARGS:-}"
-NGPU=$([ $CPU = 0 ] && command -v nvidia-smi >/dev/null && nvidia-smi -L | wc -l || echo 0)
+NGPU=${NGPU:-$([ $CPU = 0 ] && command -v nvidia-smi >/dev/null && nvidia-smi -L | wc -l || echo 0)}
 TCOD="node bin/tcod.mjs"
 T0=$(date +%s)
 # DEADLINE (s from start, GPU default 500): each run gets at most its cap and what is left, so the
@@ -90,7 +90,7 @@ if [ $CPU = 0 ] && [ "${SKIP_OPS:-0}" = 0 ]; then
   echo "ops: rc=$? $(( $(date +%s) - T0 ))s" | tee -a "$OUT/logs/run.log"
 fi
 if [ $CPU = 0 ] && [ "$NGPU" -ge 2 ]; then
-  timeout $(cap 150) "$TCOD_PYTHON" bench/h200/worker_ops.py --student $G/student.json --teacher $G/teacher.json --nproc 2 \
+  timeout $(cap 200) "$TCOD_PYTHON" bench/h200/worker_ops.py --student $G/student.json --teacher $G/teacher.json --nproc 2 \
     --fsdp-config bench/h200/model-1b.json --reps 2 --out "$OUT/ops-2gpu.json" > "$OUT/logs/ops-2gpu.log" 2>&1
   echo "ops 2 GPUs: rc=$? $(( $(date +%s) - T0 ))s" | tee -a "$OUT/logs/run.log"
   export TCOD_WORKER_NPROC=2

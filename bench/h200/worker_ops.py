@@ -227,6 +227,7 @@ def main() -> int:
     jobs = a.jobs.split(",")
 
     def save() -> None:  # after every job, so a job cut by a time cap leaves the others' figures
+        print(json.dumps(out), file=sys.stderr, flush=True)
         if a.out:
             with open(a.out, "w") as f:
                 f.write(json.dumps(out, indent=1) + "\n")

@@ -165,12 +165,18 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
     # the CPU queues step t+1 while the GPU still runs step t; at most one extra step is decoded.
     flag_host = torch.zeros(1, dtype=torch.bool, pin_memory=device.type == "cuda")
     flag_event = None
+    # The raw distribution is needed only by greedy rows and rows that report raw log-probs; at
+    # temperature 1 without top-p it is the sampling distribution itself.
+    need_raw = any(r.temperature <= 0.0 or r.raw for r in rows) and not all(
+        r.temperature == 1.0 and r.top_p >= 1.0 for r in rows)
+    any_greedy = any(r.temperature <= 0.0 for r in rows)
     for t in range(steps):
-        raw = torch.log_softmax(logits.float(), dim=-1)
         dist = sampling_log_probs(logits, safe_t, top_p if any_top_p else 1.0)
-        sampled = gumbel_argmax(dist, keys, t)
-        chosen = torch.where(greedy.squeeze(-1), raw.argmax(dim=-1), sampled)
-        reported = torch.where(greedy | raw_mode.unsqueeze(-1), raw, dist)
+        raw = torch.log_softmax(logits.float(), dim=-1) if need_raw else dist
+        chosen = gumbel_argmax(dist, keys, t)
+        if any_greedy:
+            chosen = torch.where(greedy.squeeze(-1), raw.argmax(dim=-1), chosen)
+        reported = torch.where(greedy | raw_mode.unsqueeze(-1), raw, dist) if need_raw else dist
         live = ~done
         out_tok[:, t] = torch.where(live, chosen, pad)
         out_lp[:, t] = reported.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
