@@ -3,14 +3,14 @@ is busy run as one batch when it frees up.
 
 A request is validated on its HTTP thread, queued under a key (operation, model), and a flush is
 queued on the single model thread. The first flush of a key takes every request queued under it and
-runs them together (`run_many`: one decode loop, or one set of scoring micro-batches), after waiting
-while the queue still grows (at most 20 ms); later flushes find their request already answered. So a burst of N small requests costs one batch, not N.
+runs them together (`run_many`: one decode loop, or one set of scoring micro-batches); later flushes
+find their request already answered. (A wait for stragglers before a flush was tried and measured
+slower on an H200 with 256 concurrent requests: 2.8 k against 15.3 k generated tokens/s.) So a burst of N small requests costs one batch, not N.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import Executor, Future
 from typing import Any, Callable, Hashable
 
@@ -18,9 +18,8 @@ RunMany = Callable[[list[Any]], list[Any]]
 
 
 class Coalescer:
-    def __init__(self, executor: Executor, window: float = 0.02):
+    def __init__(self, executor: Executor):
         self.executor = executor
-        self.window = window
         self._lock = threading.Lock()
         self._pending: dict[Hashable, list[tuple[Any, Future]]] = {}
 
@@ -33,19 +32,6 @@ class Coalescer:
         return done.result()
 
     def _flush(self, key: Hashable, run_many: RunMany) -> None:
-        # A burst (hundreds of episodes asking at once) arrives over a few milliseconds of HTTP
-        # parsing: wait while the queue still grows (1 ms polls, at most `window` s) so it runs as one batch.
-        waited = 0.0
-        while waited < self.window:
-            with self._lock:
-                n = len(self._pending.get(key, []))
-            if n == 0:
-                return
-            time.sleep(0.001)
-            waited += 0.001
-            with self._lock:
-                if len(self._pending.get(key, [])) == n:
-                    break
         with self._lock:
             items = self._pending.pop(key, [])
         if not items:
