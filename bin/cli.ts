@@ -6,10 +6,11 @@ import { Command } from "commander";
 import { registerCommands } from "./commands/index.js";
 import { formatUserError, UserError } from "../plan/errors.js";
 import { EXIT_INTERNAL, EXIT_USER } from "./exit.js";
+import { TCOD_VERSION } from "./version.js";
 
 const program = new Command("tcod")
   .description("Curricula for on-policy distillation of multi-turn LLM agents.")
-  .version("0.1.0")
+  .version(TCOD_VERSION)
   .showHelpAfterError();
 
 try {

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { Expr, FnDecl, Span, SweepDecl } from "../grammar/ast.js";
+import type { Expr, FnDecl, ImportDecl, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
 import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
@@ -48,6 +48,32 @@ export interface CompileOptions {
   curriculum?: string;
   /** Expand the file's sweeps (default true). */
   sweeps?: boolean;
+  /**
+   * For editors: reads a file's text (an unsaved buffer instead of the disk) and parses it (a cache
+   * shared across compilations, keyed by file and text). Defaults: the disk; a fresh parse.
+   */
+  host?: CompileHost;
+}
+
+export interface CompileHost {
+  read(path: string): string;
+  parse(text: string, file: string): ReturnType<typeof parse>;
+  /**
+   * Whether to check this module's function bodies and unused values (default: yes). An editor
+   * answers no for a module that, with everything it imports, is unchanged since it was last checked
+   * without diagnostics: checking it again would report nothing.
+   */
+  checkModule?(path: string, program: LoadedProgram): boolean;
+}
+
+/**
+ * The modules a compilation loaded (for editors: names, scopes, spans), and where each import
+ * declaration led (absolute path of the imported module).
+ */
+export interface LoadedProgram {
+  entry: string;
+  modules: ReadonlyMap<string, Module>;
+  importTargets: ReadonlyMap<ImportDecl, string>;
 }
 
 export interface CompiledPlan {
@@ -65,6 +91,8 @@ export interface CompileResult {
   /** Source texts by file, for rendering diagnostics (includes `<--set …>` pseudo-files). */
   sources: Map<string, string>;
   ok: boolean;
+  /** The module graph of the first load (absent when the entry file could not be read). */
+  program?: LoadedProgram;
 }
 
 interface Setting { target: string[]; text: string; expr: Expr; file: string; source: "override" | "sweep" }
@@ -73,15 +101,16 @@ interface Setting { target: string[]; text: string; expr: Expr; file: string; so
 class SourceCache {
   readonly texts = new Map<string, string>();
   private readonly asts = new Map<string, ReturnType<typeof parse>>();
+  constructor(private readonly host?: CompileHost) {}
   read = (p: string): string => {
     let t = this.texts.get(p);
-    if (t === undefined) { t = readFileSync(p, "utf8"); this.texts.set(p, t); }
+    if (t === undefined) { t = this.host ? this.host.read(p) : readFileSync(p, "utf8"); this.texts.set(p, t); }
     return t;
   };
   /** ASTs are immutable data: every loader of the compilation shares them. */
   parse = (text: string, file: string): ReturnType<typeof parse> => {
     let r = this.asts.get(file);
-    if (r === undefined) { r = parse(text, file); this.asts.set(file, r); }
+    if (r === undefined) { r = this.host ? this.host.parse(text, file) : parse(text, file); this.asts.set(file, r); }
     return r;
   };
 }
@@ -90,7 +119,7 @@ export function compileFile(path: string, opts: CompileOptions = {}): CompileRes
   const abs = resolve(path);
   const root = projectRootOf(abs);
   const sink = new DiagnosticSink();
-  const cache = new SourceCache();
+  const cache = new SourceCache(opts.host);
   const sources = new Map<string, string>();
 
   const overrides: Setting[] = [];
@@ -103,7 +132,9 @@ export function compileFile(path: string, opts: CompileOptions = {}): CompileRes
   const base = newLoader(root, sink, cache);
   const entry = base.loader.load(abs);
   if (!entry) return finish([], sink, cache, sources);
-  checkFunctionBodies(base.loader, base.ev);
+  const program: LoadedProgram = { entry: abs, modules: base.loader.modules, importTargets: base.loader.importTargets };
+  const checkModule = opts.host?.checkModule?.bind(opts.host);
+  checkFunctionBodies(base.loader, base.ev, checkModule && ((p) => checkModule(p, program)));
 
   const curricula = entry.curricula.filter((c) => !opts.curriculum || c.name === opts.curriculum);
   if (opts.curriculum && curricula.length === 0) {
@@ -139,7 +170,7 @@ export function compileFile(path: string, opts: CompileOptions = {}): CompileRes
       }
     }
   }
-  return finish(plans, sink, cache, sources);
+  return { ...finish(plans, sink, cache, sources), program };
 }
 
 /** Checks files without writing anything: every diagnostic of every file. */
@@ -316,9 +347,10 @@ function expandSweeps(sweeps: SweepDecl[], entry: Module, sink: DiagnosticSink):
  * function nobody calls yet are still reported. Parameters without a declared unit type and without a
  * default make the body uncheckable in isolation; such functions are checked at their calls.
  */
-function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator): void {
+function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator, checkModule?: (path: string) => boolean): void {
   for (const mod of loader.modules.values()) {
     if (!mod.ast) continue;
+    if (checkModule && !checkModule(mod.path)) continue;
     for (const decl of mod.ast.decls) {
       if (decl.kind === "fn") checkBody(decl, mod.scope, ev);
       // Values nobody uses yet are still checked: every error in one run.

@@ -66,6 +66,8 @@ export function projectRootOf(file: string): string {
 
 export class ModuleLoader {
   readonly modules = new Map<string, Module>();
+  /** Where each import declaration led: the imported module's path (for editors' go-to-definition). */
+  readonly importTargets = new Map<ImportDecl, string>();
   private readonly loading: string[] = [];
   readonly prelude: Scope;
   private readonly stdlibDir = findStdlibDir();
@@ -187,6 +189,7 @@ export class ModuleLoader {
 
   private importDecl(mod: Module, decl: ImportDecl): void {
     const target = this.resolveImport(mod, decl);
+    if (target) this.importTargets.set(decl, target.path);
     for (const spec of decl.names) {
       const local = spec.alias ?? spec.name;
       const get = (): Value => {

@@ -1,5 +1,5 @@
 /**
- * TurnOPD adaptive rollout depth (our reading of the paper; DESIGN.md §5, no public code exists).
+ * TurnOPD adaptive rollout depth (our reading of the paper; docs/REFERENCES.md#turnopd-atod, no public code exists).
  *
  * Every `probeEvery` steps the engine plays `probeEpisodes` full-horizon episodes with the current
  * student and summarises them per turn index h = 1..H:

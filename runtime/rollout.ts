@@ -1,6 +1,6 @@
 /**
  * One episode through the agent format, token-in/token-out, exactly as TCOD's workflows run it
- * (reference/seed-systems.md §1.5–1.7):
+ * (docs/REFERENCES.md#tcod-f2b, #tcod-episodes):
  * - an optional expert prefix is replayed first without model calls (TCOD-b2f); the replayed steps
  *   become history entries the template shows, but the student's chat memory starts empty;
  * - the student then plays at most `studentTurns` turns (TCOD-f2b caps this for training);

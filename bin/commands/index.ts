@@ -16,6 +16,7 @@ export const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   run: () => import("./run.js"),
   metrics: () => import("./metrics.js"),
   fmt: () => import("./fmt.js"),
+  lsp: () => import("./lsp.js"),
 };
 
 export async function registerCommands(program: Command, argv: string[]): Promise<void> {

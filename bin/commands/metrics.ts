@@ -58,8 +58,8 @@ export function register(program: Command): void {
 }
 
 function fail(o: Flags, message: string, hint: string): void {
-  if (o.json) process.stdout.write(JSON.stringify({ ok: false, command: "metrics", code: "TC5301", message, hint }) + "\n");
-  else process.stderr.write(`tcod metrics: error TC5301: ${message}\n  hint: ${hint}\n`);
+  if (o.json) process.stdout.write(JSON.stringify({ ok: false, command: "metrics", code: "TC7009", message, hint }) + "\n");
+  else process.stderr.write(`tcod metrics: error TC7009: ${message}\n  hint: ${hint}\n`);
   process.exitCode = EXIT_USER;
 }
 

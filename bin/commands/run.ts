@@ -5,8 +5,8 @@
  * 130 interrupted (Ctrl-C; the run checkpoints first), 2 internal error.
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import type { Command } from "commander";
+import { dirname, join, resolve } from "node:path";
+import { Option, type Command } from "commander";
 import { CompileError, compileFile, safeFileName } from "../../compiler/index.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { UsageError, UserError } from "../../plan/errors.js";
@@ -18,10 +18,16 @@ import { createProgress } from "../../runtime/progress.js";
 import { openSinks } from "../../runtime/sinks/index.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
+import { recordResume, recordRunStart } from "../provenance.js";
+import { runMany } from "../run-many.js";
+import { findStdlibDir, projectRootOf } from "../../compiler/modules.js";
 
 export const EXIT_INTERRUPTED = 130;
 
-interface RunFlags { out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string }
+interface RunFlags {
+  out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string;
+  sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; record?: string;
+}
 
 export function register(program: Command): void {
   program.command("run")
@@ -35,8 +41,18 @@ export function register(program: Command): void {
     .option("-q, --quiet", "no progress output")
     .option("--no-tensorboard", "do not write TensorBoard event files into the run folder")
     .option("--wandb <project>", "also log to this Weights & Biases project (needs the wandb Python package; WANDB_MODE=offline works without an account)")
+    .option("--sweep", "run every curriculum and sweep point of the file, each in its own run folder under --out (default runs/FILE.sweep); run again to resume")
+    .option("--parallel <n>", "with --sweep: points run at once (default 1)")
+    .option("--dry-run", "list the points a run would start, with their settings and resolved fields; run nothing")
+    .option("--print-config", "print the resolved curriculum of each point (or of --curriculum NAME); run nothing")
+    .option("--json", "one JSON line on stdout (with --dry-run, --print-config, --sweep)")
+    .addOption(new Option("--record <json>", "what a sweep point's run.json records (set by --sweep)").hideHelp())
     .action(async (file: string | undefined, o: RunFlags) => {
       try {
+        if (o.sweep || o.dryRun || o.printConfig) {
+          process.exitCode = await runMany(file, { ...o, ...(o.seed !== undefined ? { seed: parseSeed(o.seed) } : { seed: undefined }) });
+          return;
+        }
         process.exitCode = await run(file, o);
       } catch (e) {
         if (!(e instanceof UserError)) throw e;
@@ -63,13 +79,21 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     if (o.set.length) throw new UsageError("--set cannot change a run being resumed; start a new run instead");
     const b = plan.extensions ? join(runDir, plan.extensions.bundle) : undefined;
     if (b && existsSync(b)) bundle = readFileSync(b, "utf8");
+    recordResume(runDir);
   } else {
     if (!file) throw new UsageError("give a .tcod file or a plan .json to run (or --resume RUN_DIR)");
-    ({ plan, bundle } = loadPlan(file, o));
+    let loaded: Loaded;
+    ({ plan, bundle, ...loaded } = loadPlan(file, o));
     runDir = o.out ?? join("runs", `${safeFileName(plan.name)}-${timestamp()}`);
     if (existsSync(join(runDir, "metrics.jsonl"))) {
       throw new UsageError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`);
     }
+    const rec = o.record ? parseRecord(o.record) : undefined;
+    const root = rec?.sourceRoot ?? projectRootOf(resolve(file));
+    recordRunStart(runDir, {
+      plan, settings: rec?.settings ?? loaded.settings, ...(seed !== undefined ? { seed } : {}), projectDir: root, ...(rec?.sweep ? { sweep: rec.sweep } : {}),
+      candidates: { texts: loaded.texts, files: (p) => (p.startsWith("std/") ? [join(findStdlibDir(), p.slice(4))] : [join(root, p), resolve(p)]) },
+    });
   }
   const ext = await loadExtensions(plan, bundle, runDir);
 
@@ -128,12 +152,16 @@ function timestamp(): string {
   return new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
 }
 
-function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } {
+/** What a run records of how its plan was made: the settings in force and the source texts. */
+interface Loaded { settings: string[]; texts: string[] }
+
+function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & Loaded {
   if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
   if (file.endsWith(".json")) {
     const plan = loadPlanJson(file, o.set);
     const b = plan.extensions ? join(dirname(file), plan.extensions.bundle) : undefined;
-    return b && existsSync(b) ? { plan, bundle: readFileSync(b, "utf8") } : { plan };
+    const loaded = { settings: o.set, texts: [] };
+    return b && existsSync(b) ? { plan, bundle: readFileSync(b, "utf8"), ...loaded } : { plan, ...loaded };
   }
   const r = compileFile(file, { overrides: o.set });
   printDiagnostics(r, false);
@@ -143,10 +171,20 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } {
   const names = r.plans.map((p) => p.plan.name);
   if (plans.length === 0) throw new UsageError(want ? `no curriculum or sweep point named "${want}" in ${file}; available: ${names.join(", ")}` : `${file} declares no curriculum`);
   if (plans.length > 1) {
-    throw new UsageError(`${file} compiles to ${plans.length} plans (${names.join(", ")}); choose one with --curriculum NAME, or compile the sweep with tcod compile and run each plan`);
+    throw new UsageError(`${file} compiles to ${plans.length} plans (${plans.map((p) => p.plan.name).join(", ")}); choose one with --curriculum NAME, or run them all with --sweep`);
   }
   const c = plans[0]!;
-  return c.bundle ? { plan: c.plan, bundle: c.bundle } : { plan: c.plan };
+  const loaded = { settings: c.settings, texts: [...r.sources.values()] };
+  return c.bundle ? { plan: c.plan, bundle: c.bundle, ...loaded } : { plan: c.plan, ...loaded };
+}
+
+/** The hidden --record flag a sweep passes to each point's run. */
+function parseRecord(text: string): { settings?: string[]; sweep?: { dir: string; point: string }; sourceRoot?: string } {
+  try {
+    return JSON.parse(text) as ReturnType<typeof parseRecord>;
+  } catch {
+    throw new UsageError(`--record: not JSON (${text.slice(0, 60)})`);
+  }
 }
 
 /** A plan JSON file, with `--set path.to.field=value` applied before validation. */

@@ -62,7 +62,7 @@ export function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
-/** Renders a diagnostic as the CLI prints it (see STYLE.md). `sources` maps file → text. */
+/** Renders a diagnostic as the CLI prints it (the format shown in docs/diagnostics.md). `sources` maps file → text. */
 export function render(dg: Diagnostic, sources: (file: string) => string | undefined, cwd = process.cwd()): string {
   const rel = (f: string) => (f.startsWith(cwd + "/") ? f.slice(cwd.length + 1) : f);
   const out: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * OPD advantage per token: A = c·(log p_T − log p_S) on student tokens, 0 elsewhere.
  *
- * Defaults reproduce Trinity-RFT `multi_turn_opd` (TCOD fork, reference/seed-systems.md §2):
+ * Defaults reproduce Trinity-RFT `multi_turn_opd` (TCOD fork, docs/REFERENCES.md#multi-turn-opd):
  * `kl_coef · (teacher_logprobs − old_log_probs) · response_mask`, no clipping, no baseline, no
  * discount. The two optional transforms come from the other seed systems:
  * - `clip` [min, max]: rllm's `distill` estimator clamps `teacher_lp − student_lp`

@@ -1,7 +1,7 @@
 /**
  * How an episode ended, and what that means for its reward and its turns.
  *
- * TCOD-f2b (reference/seed-systems.md §1.5): a training episode runs at most H(t) turns; if the env
+ * TCOD-f2b (docs/REFERENCES.md#tcod-f2b): a training episode runs at most H(t) turns; if the env
  * is not done when that cap is reached, the episode ends with reward 0. We separate the two ways an
  * unfinished episode stops:
  * - `cap`: stopped by the curriculum's horizon H(t) below the env's own limit — reward

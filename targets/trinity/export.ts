@@ -2,7 +2,7 @@
  * Plan → Trinity-RFT config (and, where Trinity has no native equivalent, a `--plugin-dir` of
  * generated Python). A pure function: the caller writes the files.
  *
- * Targets (reference/seed-systems.md §1–3):
+ * Targets (docs/REFERENCES.md#tcod-values, #multi-turn-opd):
  * - `tcod-fork`: the official TCOD fork of Trinity-RFT (0.5.0.dev0). An exactly-official plan names
  *   its registered workflows `OPD_<env>_workflow`, `TCOD_f2b_<env>_workflow`, `TCOD_b2f_<env>_workflow`
  *   and its `multi_turn_opd` advantage.
@@ -29,7 +29,7 @@ export const TRINITY_UPSTREAM_VERSION = "0.6.0";
 
 /**
  * Cluster and engine settings: not part of a curriculum, so they come from options. Defaults are the
- * official TCOD ALFWorld settings for one 8-GPU node (reference/seed-systems.md §1.2).
+ * official TCOD ALFWorld settings for one 8-GPU node (docs/REFERENCES.md#tcod-values).
  */
 export interface TrinityInfra {
   project: string;

@@ -37,7 +37,7 @@ export interface TrinityImport {
   notes: string[];
 }
 
-/** TCOD workflows: `<method>_<env>_workflow` (reference/seed-systems.md §1.1). */
+/** TCOD workflows: `<method>_<env>_workflow` (docs/REFERENCES.md#tcod-values). */
 const WORKFLOW = /^(OPD|TCOD_f2b|TCOD_b2f)_(alfworld|webshop|scienceworld)_workflow$/;
 /** The default prompt key of each env's taskset rows (TCOD data formats, §1.8). */
 const PROMPT_KEYS: Record<string, string> = { alfworld: "game_file", webshop: "task_id", scienceworld: "task_desc" };

@@ -30,7 +30,7 @@ describe("examples", () => {
       for (const t of text) expect(() => parsePlan(JSON.parse(t))).not.toThrow();
     });
   }
-  it("the official TCOD examples carry the official values (seed-systems.md §1.3)", () => {
+  it("the official TCOD examples carry the official values (docs/REFERENCES.md#tcod-values)", () => {
     const official = { alfworld: [250, 30, 5, 6], webshop: [150, 15, 4, 4], scienceworld: [250, 30, 5, 6] } as const;
     for (const [env, [steps, hMax, kB2f, kF2b]] of Object.entries(official)) {
       for (const m of ["opd", "tcod-f2b", "tcod-b2f"]) {

@@ -1,6 +1,6 @@
 /**
  * The stdlib's TCOD schedules, compiled from tcod source, equal the official closed forms
- * (kokolerk/TCOD TCOD_f2b_workflow / TCOD_b2f_workflow; reference/seed-systems.md §1.5–1.6)
+ * (kokolerk/TCOD TCOD_f2b_workflow / TCOD_b2f_workflow; docs/REFERENCES.md#tcod-f2b, #tcod-b2f)
  * at every step and for every expert length.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";

@@ -10,7 +10,8 @@ import { bridgeEnv, bridgesDir } from "../../runtime/envs/bridge/locate.js";
 import { HANG, fakeAlfworld, fakeWebshop, serve, type FakeServer } from "./fake-agentgym.js";
 import { missing } from "./requirements.js";
 
-const SAMPLE = "/work/shared/trinity/alfworld/train_expert.sample.jsonl";
+// The first 40 rows of kokolerk/TCOD TCOD_examples/alfworld/alfworld_data/train_expert.jsonl.
+const SAMPLE = fileURLToPath(new URL("../fixtures/envs/alfworld_train_expert.sample.jsonl", import.meta.url));
 const sampleFile = process.env.TCOD_TRINITY_SAMPLE ?? SAMPLE;
 const MAPPINGS = fileURLToPath(new URL("../fixtures/envs/alfworld_mappings.sample.json", import.meta.url));
 

@@ -1,10 +1,12 @@
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { EnvConfigError } from "../../runtime/envs/env.js";
 import { alfworldGameKey, parseTaskFile, readTaskFile } from "../../runtime/envs/taskfile/index.js";
 import { splitAvailableActions, textcraftGoal, webshopActions, webshopInstruction } from "../../runtime/envs/agentgym/observation.js";
 import { createEnv, envKinds, envVocabulary } from "../../runtime/envs/registry.js";
 
-const SAMPLE = process.env.TCOD_TRINITY_SAMPLE ?? "/work/shared/trinity/alfworld/train_expert.sample.jsonl";
+// The first 40 rows of kokolerk/TCOD TCOD_examples/alfworld/alfworld_data/train_expert.jsonl.
+const SAMPLE = process.env.TCOD_TRINITY_SAMPLE ?? fileURLToPath(new URL("../fixtures/envs/alfworld_train_expert.sample.jsonl", import.meta.url));
 
 describe("Trinity task files", () => {
   it("reads the shared ALFWorld sample: game files, actions where present", () => {

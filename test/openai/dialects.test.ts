@@ -19,7 +19,7 @@ function malformedField(f: () => unknown): string {
   throw new Error("expected MalformedResponse");
 }
 
-describe("vLLM dialect (backends-envs.md §5.1, §5.3)", () => {
+describe("vLLM dialect (docs/REFERENCES.md#vllm)", () => {
   const d = vllmDialect({ model: "Qwen/Qwen3-8B", stopTokenIds: [151645] });
 
   it("builds a token-in/token-out sampling body", () => {
@@ -97,7 +97,7 @@ describe("vLLM dialect (backends-envs.md §5.1, §5.3)", () => {
   });
 });
 
-describe("SGLang dialect (backends-envs.md §6.1, §8.2)", () => {
+describe("SGLang dialect (docs/REFERENCES.md#sglang)", () => {
   const d = sglangDialect({ model: "base", loraName: "student", stopTokenIds: [2] });
 
   it("builds /generate sampling with input_ids and return_logprob", () => {

@@ -25,7 +25,7 @@ async function failure(p: Promise<unknown>): Promise<HttpBackendError> {
   throw new Error("expected a failure");
 }
 
-describe("LoRA hot-load (backends-envs.md §5.5, §6.3, §5.6)", () => {
+describe("LoRA hot-load (docs/REFERENCES.md#vllm, #sglang)", () => {
   it("vLLM: unload → load under the same name → reset the prefix cache, with text bodies", async () => {
     fake = await startFake((s, res) => {
       res.writeHead(200, { "content-type": "text/plain" });

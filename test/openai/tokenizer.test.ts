@@ -21,7 +21,7 @@ function remote(url: string, o: Partial<Parameters<typeof RemoteTokenizer.create
   return RemoteTokenizer.create(client, o.chatTemplate ? sglangTokenizerWire() : vllmTokenizerWire("m"), { timeoutMs: 2000, ...o });
 }
 
-describe("RemoteTokenizer (vLLM /tokenize, /detokenize; backends-envs.md §5.4)", () => {
+describe("RemoteTokenizer (vLLM /tokenize, /detokenize; docs/REFERENCES.md#vllm)", () => {
   it("cuts chat segments out of the server's template renderings", async () => {
     const url = await tokenizerServer({ template: "chatml" });
     const t = remote(url);

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import traceback
 
-# Names the official TCOD fork registers beyond upstream (reference/seed-systems.md §1.1, §2).
+# Names the official TCOD fork registers beyond upstream (docs/REFERENCES.md#tcod-values, #multi-turn-opd).
 TCOD_FORK_WORKFLOWS = {
     f"{m}_{env}_workflow" for m in ("OPD", "TCOD_f2b", "TCOD_b2f") for env in ("alfworld", "webshop", "scienceworld")
 }

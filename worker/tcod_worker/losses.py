@@ -1,4 +1,4 @@
-"""Per-token policy losses, pure functions on tensors (reference/seed-systems.md §2, §4.1).
+"""Per-token policy losses, pure functions on tensors (docs/REFERENCES.md#policy-losses, #tinker).
 
 Every function takes flat tensors over the loss positions and returns per-token losses; the caller
 aggregates with `aggregate(per_token, weights)` = Σ weights·loss (weights carry the mask and the

@@ -1,4 +1,4 @@
-"""`POST /v1/completions` in vLLM's response shape (reference/backends-envs.md §5.1), so the same
+"""`POST /v1/completions` in vLLM's response shape (docs/REFERENCES.md#vllm), so the same
 TypeScript client drives this worker and a vLLM server.
 
 Supported: `prompt` as a string, a list of token ids, a list of strings or a list of id lists;

@@ -2,7 +2,7 @@
 KV cache, per-row settings (temperature, top-p, seed, stop tokens, max tokens) held as tensors, and
 nothing per row in Python inside the loop.
 
-Logprob semantics (a parameter, because vLLM and SGLang disagree — reference/backends-envs.md §5.3):
+Logprob semantics (a parameter, because vLLM and SGLang disagree — docs/REFERENCES.md#vllm, #sglang):
   - "processed": log-probability under the distribution actually sampled from (temperature applied,
     top-p truncated and renormalised). This is what importance ratios need; /sample's default.
   - "raw": log_softmax of the model's logits before temperature and top-p; vLLM's default, so

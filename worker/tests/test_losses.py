@@ -1,4 +1,4 @@
-"""The loss functions against hand-computed numbers (reference/seed-systems.md §2, §4.1)."""
+"""The loss functions against hand-computed numbers (docs/REFERENCES.md#policy-losses, #tinker)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 /**
- * LoRA hot-load between optimiser steps (reference/backends-envs.md §5.5, §6.3, §5.6, §8.4):
+ * LoRA hot-load between optimiser steps (docs/REFERENCES.md#vllm, #sglang):
  * unload the adapter under its name (older vLLM rejects a duplicate name; SkyRL and the SGLang doc
  * both unload then load), load the new directory under the same name, then reset the prefix cache
  * where the server has a route for it (cached prefixes were computed with the old weights).

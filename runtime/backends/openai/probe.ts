@@ -1,6 +1,6 @@
 /**
  * Startup probe: which optional endpoints a server offers, printed by `tcod run` as one line
- * (reference/backends-envs.md §8.5 "version-probe at startup").
+ * (docs/REFERENCES.md#server-probe "version-probe at startup").
  *
  * Route existence comes from `/openapi.json` where the server publishes it (vLLM and SGLang are
  * FastAPI apps), else from the worker's `/info`, else from harmless requests (tokenize a word, unload

@@ -1,7 +1,7 @@
 /**
  * A tokenizer that lives on the inference server (`/tokenize`, `/detokenize`), exposed through the
  * synchronous `Tokenizer` contract, with chat rendering as token segments taken from the server's own
- * chat template (reference/backends-envs.md §5.4: vLLM's messages form gives "the server's exact
+ * chat template (docs/REFERENCES.md#vllm: vLLM's messages form gives "the server's exact
  * chat-template ids").
  *
  * Chat segments are cut out of whole renderings by difference, so they are the template's ids and

@@ -20,7 +20,7 @@ export interface TrainOptions {
   clip: number;
   /** Global gradient-norm clip; 0 = none. */
   gradClip: number;
-  /** PPO dual clip c (Ye et al. 2020; reference/seed-systems.md: 3.0, the default here); null = off. */
+  /** PPO dual clip c (Ye et al. 2020, arXiv 1912.09729; Trinity-RFT uses 3.0, the default here: docs/REFERENCES.md#policy-losses); null = off. */
   dualClip?: number | null;
   betas?: [number, number];
   weightDecay?: number;
@@ -30,7 +30,7 @@ export interface TrainOptions {
 
 export interface ForwardBackwardResult { loss: number; tokens: number; metrics: Record<string, number> }
 
-/** PPO dual-clip constant c (reference/seed-systems.md: PPO clip 0.2, dual clip 3.0). */
+/** PPO dual-clip constant c (docs/REFERENCES.md#policy-losses: PPO clip 0.2, dual clip 3.0). */
 export const DEFAULT_DUAL_CLIP = 3.0;
 
 /** Per-call timeout for training routes: a big batch on a small GPU takes minutes, not seconds. */

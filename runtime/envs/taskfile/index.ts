@@ -1,6 +1,6 @@
 /**
  * Trinity-style task files (EnvSpec.taskFile): JSONL, one task per line, as TCOD's tasksets ship them
- * (reference seed-systems §1.8):
+ * (docs/REFERENCES.md#tcod-tasks):
  *   ALFWorld  {"game_file": ".../json_2.1.1/train/<task_type>/<trial_id>/game.tw-pddl", "target": "", "actions": [...]}
  *   WebShop   {"task_id": 1503, "target": ""}            (+ optional "actions" for b2f)
  *   any       {"task_desc": "...", ...}                   (Trinity's prompt key; ScienceWorld puts JSON here)

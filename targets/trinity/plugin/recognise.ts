@@ -1,6 +1,6 @@
 /**
  * Recognises plans whose pacing is exactly what the official TCOD workflows of the Trinity-RFT fork
- * compute (reference/seed-systems.md §1.5–1.6), so the export can name those workflows instead of
+ * compute (docs/REFERENCES.md#tcod-f2b, #tcod-b2f), so the export can name those workflows instead of
  * generating a plugin:
  *   f2b: H(t) = min(1 + ⌊t/k⌋, Hmax)                     (TCOD_f2b_<env>_workflow, H0 hard-coded to 1)
  *   b2f: p(t) = clamp(L − 1 − ⌊t/k⌋, 0, L − 1)           (TCOD_b2f_<env>_workflow, L = expert length)

@@ -8,7 +8,7 @@ import { UnsupportedRequest } from "../errors.js";
 export type DialectName = "vllm" | "sglang" | "worker";
 
 /**
- * Which distribution a server's logprobs describe (reference/backends-envs.md §5.3, §6.1, §8.3):
+ * Which distribution a server's logprobs describe (docs/REFERENCES.md#vllm, #sglang):
  * - "raw": log_softmax(logits), before temperature — vLLM's default (`--logprobs-mode raw_logprobs`);
  * - "processed": log_softmax(logits / T) — SGLang's default, and vLLM with
  *   `--logprobs-mode processed_logprobs`.

@@ -1,5 +1,5 @@
 /**
- * SGLang's native `POST /generate`, token-in/token-out (reference/backends-envs.md §6.1, §8.2).
+ * SGLang's native `POST /generate`, token-in/token-out (docs/REFERENCES.md#sglang).
  *
  * - Sampling: `input_ids`, `return_logprob: true`; generated ids and logprobs are read from
  *   `meta_info.output_token_logprobs`, a list of `[logprob, token_id, text|null]` triples.

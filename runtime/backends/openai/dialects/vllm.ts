@@ -1,5 +1,5 @@
 /**
- * vLLM's OpenAI-compatible `/v1/completions`, token-in/token-out (reference/backends-envs.md §5.1, §5.3).
+ * vLLM's OpenAI-compatible `/v1/completions`, token-in/token-out (docs/REFERENCES.md#vllm).
  *
  * - Sampling: `prompt` as token ids, `logprobs: 0` (the sampled token only), `return_token_ids` (vLLM ≥
  *   0.10.2) and `return_tokens_as_token_ids` (older servers: `"token_id:17"` strings in

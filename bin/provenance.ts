@@ -1,0 +1,104 @@
+/**
+ * What a run folder records about how it was started, so a result can be traced and redone:
+ * RUN_DIR/run.json (tcod version, the command line, the overrides and sweep point in force, the seed,
+ * Node, the git commit of the project and whether its tree had changes) and RUN_DIR/source/ (the
+ * .tcod and .ts files the plan was compiled from, under the names the plan's `sources` gives them).
+ * A resumed run appends to `resumes` and keeps the rest.
+ */
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, normalize, resolve, sep } from "node:path";
+import type { Plan } from "../plan/schema.js";
+import { TCOD_VERSION } from "./version.js";
+
+export interface RunRecord {
+  tcod: string;
+  node: string;
+  argv: string[];
+  cwd: string;
+  startedAt: string;
+  /** `--set` overrides and the sweep point, as `target=value`. */
+  settings: string[];
+  seed?: number;
+  plan: string;
+  git?: { commit: string; dirty: boolean; root: string };
+  /** The sweep this run is a point of: its folder (relative to the run folder) and the point's name. */
+  sweep?: { dir: string; point: string };
+  sources: { path: string; sha256: string; saved: boolean }[];
+  resumes: { at: string; argv: string[] }[];
+}
+
+/**
+ * Writes run.json and source/ for a new run. A source is saved when one of `candidates` (texts the
+ * caller has, e.g. a compilation's; or files to read) has the sha256 the plan records for it.
+ */
+export function recordRunStart(runDir: string, o: { plan: Plan; settings: string[]; seed?: number; candidates: { texts?: Iterable<string>; files?: (path: string) => string[] }; projectDir: string; sweep?: RunRecord["sweep"] }): void {
+  mkdirSync(runDir, { recursive: true });
+  const bySha = new Map<string, string>();
+  for (const t of o.candidates.texts ?? []) bySha.set(sha256(t), t);
+  const sources: RunRecord["sources"] = [];
+  for (const s of o.plan.sources) {
+    let text = bySha.get(s.sha256);
+    for (const f of text === undefined ? o.candidates.files?.(s.path) ?? [] : []) {
+      text = readIfSame(f, s.sha256);
+      if (text !== undefined) break;
+    }
+    const target = safeSourcePath(runDir, s.path);
+    if (text !== undefined && target !== undefined) {
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, text);
+    }
+    sources.push({ path: s.path, sha256: s.sha256, saved: text !== undefined && target !== undefined });
+  }
+  const rec: RunRecord = {
+    tcod: TCOD_VERSION, node: process.version, argv: process.argv.slice(2), cwd: process.cwd(), startedAt: new Date().toISOString(),
+    settings: o.settings, ...(o.seed !== undefined ? { seed: o.seed } : {}), plan: o.plan.name,
+    ...gitState(o.projectDir), ...(o.sweep ? { sweep: o.sweep } : {}), sources, resumes: [],
+  };
+  writeFileSync(join(runDir, "run.json"), JSON.stringify(rec, null, 2) + "\n");
+}
+
+/** Notes a resume in run.json (a run folder from before run.json existed gets none). */
+export function recordResume(runDir: string): void {
+  const p = join(runDir, "run.json");
+  if (!existsSync(p)) return;
+  try {
+    const rec = JSON.parse(readFileSync(p, "utf8")) as RunRecord;
+    rec.resumes = [...(rec.resumes ?? []), { at: new Date().toISOString(), argv: process.argv.slice(2) }];
+    writeFileSync(p, JSON.stringify(rec, null, 2) + "\n");
+  } catch {
+    // A damaged run.json is a record, not a state: the run itself does not depend on it.
+  }
+}
+
+/** The project's git commit and whether tracked files differ from it; nothing outside a repository. */
+function gitState(dir: string): { git?: RunRecord["git"] } {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 10_000 }).trim();
+  try {
+    const root = git("rev-parse", "--show-toplevel");
+    const commit = git("rev-parse", "HEAD");
+    const dirty = git("status", "--porcelain", "--untracked-files=no").length > 0;
+    return { git: { commit, dirty, root } };
+  } catch {
+    return {};
+  }
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+function readIfSame(path: string, sha: string): string | undefined {
+  try {
+    const text = readFileSync(path, "utf8");
+    return sha256(text) === sha ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** RUN_DIR/source/<path>, refusing names that would leave it (`npm:` becomes a folder name). */
+function safeSourcePath(runDir: string, path: string): string | undefined {
+  const base = resolve(runDir, "source");
+  const target = resolve(base, normalize(path.replace(/^npm:/, "npm/")));
+  return target.startsWith(base + sep) ? target : undefined;
+}

@@ -1,0 +1,78 @@
+/**
+ * The parts of `tcod run` that look at a whole file rather than one plan: `--print-config` (the
+ * resolved curriculum of every plan the file compiles to, or of `--curriculum NAME`), `--dry-run`
+ * (the points a run would start, with the settings and resolved fields of each) and `--sweep`
+ * (run every point, bin/sweep.ts).
+ */
+import { resolve } from "node:path";
+import { CompileError, compileFile, type CompiledPlan, type CompileResult } from "../compiler/index.js";
+import { projectRootOf } from "../compiler/modules.js";
+import { UsageError } from "../plan/errors.js";
+import { formatConfig, resolvedFields } from "./print-config.js";
+import { printDiagnostics } from "./report-diagnostics.js";
+import { defaultSweepDir, runSweep, sweepSummary } from "./sweep.js";
+
+export interface RunManyFlags { out?: string; set: string[]; curriculum?: string; sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; seed?: number }
+
+const EXIT_INTERRUPTED = 130;
+
+export async function runMany(file: string | undefined, o: RunManyFlags): Promise<number> {
+  if (!file) throw new UsageError("give the .tcod file to inspect or sweep");
+  if (!file.endsWith(".tcod")) throw new UsageError(`${file}: --sweep, --dry-run and --print-config take a .tcod file`, { hint: "A compiled plan is one point already: `tcod run PLAN.json`." });
+  const r = compileFile(file, { overrides: o.set });
+  printDiagnostics(r, false);
+  if (!r.ok) throw new CompileError(file, r, true);
+  const plans = pick(r, o.curriculum, file);
+  if (o.printConfig || o.dryRun) {
+    const out: string[] = [];
+    const all = plans.map((c) => ({ c, fields: resolvedFields(c, r.sources) }));
+    const json = all.map(({ c, fields }) => ({ point: c.plan.name, curriculum: c.curriculum.name, settings: c.settings, fields }));
+    const show = (f: { field: string; value: string; unit?: string }) => `${f.field}: ${f.value}${f.unit ? ` [${f.unit}]` : ""}`;
+    if (o.printConfig) for (const { c, fields } of all) out.push(formatConfig(c, fields));
+    else {
+      // The fields every point shares once, then what each point has of its own.
+      const same = (field: string) => new Set(all.map((p) => show(p.fields.find((f) => f.field === field)!))).size === 1;
+      const first = all[0]!.fields;
+      out.push(`${file}: ${plans.length} point${plans.length === 1 ? "" : "s"}${o.sweep ? ` → ${o.out ?? defaultSweepDir(file)}` : ""}`);
+      out.push(`  every point:`, ...first.filter((f) => f.from !== "default" && (all.length === 1 || same(f.field))).map((f) => `      ${show(f)}`));
+      if (all.length > 1) {
+        for (const { c, fields } of all) {
+          out.push(`  ${c.plan.name}`, ...fields.filter((f) => !same(f.field)).map((f) => `      ${show(f)}   (${f.from})`));
+        }
+      }
+    }
+    process.stdout.write(o.json ? JSON.stringify({ ok: true, command: "run", file, dryRun: !!o.dryRun, points: json }) + "\n" : out.join("\n") + "\n");
+    return 0;
+  }
+  const parallel = o.parallel === undefined ? 1 : Number(o.parallel);
+  if (!Number.isInteger(parallel) || parallel < 1 || parallel > 64) throw new UsageError(`--parallel ${o.parallel}: expected a whole number from 1 to 64`);
+  const dir = o.out ?? defaultSweepDir(file);
+  const abort = new AbortController();
+  const onSigint = () => {
+    process.stderr.write("\ninterrupt: each running point finishes its step and checkpoints; run the same command again to resume\n");
+    abort.abort();
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    const rec = await runSweep({
+      file, plans, overrides: o.set, dir, parallel, ...(o.seed !== undefined ? { seed: o.seed } : {}), cli: process.argv[1]!,
+      sourceRoot: projectRootOf(resolve(file)), log: (l) => { if (!o.json) process.stdout.write(l + "\n"); }, signal: abort.signal,
+    });
+    const failed = rec.points.filter((p) => p.status === "failed").length;
+    if (o.json) process.stdout.write(JSON.stringify({ ok: failed === 0 && !abort.signal.aborted, command: "run", sweep: resolve(dir), points: rec.points }) + "\n");
+    else process.stdout.write(sweepSummary(rec, dir));
+    return abort.signal.aborted ? EXIT_INTERRUPTED : failed ? 1 : 0;
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+}
+
+function pick(r: CompileResult, want: string | undefined, file: string): CompiledPlan[] {
+  if (!want) {
+    if (r.plans.length === 0) throw new UsageError(`${file} declares no curriculum`);
+    return r.plans;
+  }
+  const plans = r.plans.filter((p) => p.plan.name === want || p.curriculum.name === want);
+  if (plans.length === 0) throw new UsageError(`no curriculum or sweep point named "${want}" in ${file}`, { hint: `Available: ${r.plans.map((p) => p.plan.name).join(", ")}.` });
+  return plans;
+}

@@ -1,0 +1,146 @@
+/**
+ * `tcod run FILE --sweep [--parallel N] [--out SWEEP_DIR]`: every point of a file's sweeps (and every
+ * curriculum) runs in a run folder of its own under one sweep folder:
+ *   SWEEP_DIR/sweep.json            the file, the overrides, each point's settings, folder and status
+ *   SWEEP_DIR/plans/NAME.plan.json  the compiled plans (and extension bundles)
+ *   SWEEP_DIR/NAME/                 a run folder (metrics.jsonl, checkpoint/, report.html, run.json, source/)
+ * Each point is a child `tcod run PLAN --out DIR` (or `--resume DIR`), N at a time. Run the same
+ * command again and finished points are skipped, interrupted ones resumed, the rest started; a point
+ * whose folder holds a run of a different plan is an error, never overwritten.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import pLimit from "p-limit";
+import { safeFileName, type CompiledPlan } from "../compiler/index.js";
+import { stringifyPlan } from "../plan/access.js";
+import { UsageError } from "../plan/errors.js";
+
+export type PointStatus = "pending" | "running" | "completed" | "interrupted" | "failed";
+
+export interface SweepPoint { name: string; dir: string; settings: string[]; status: PointStatus; exitCode?: number; seconds?: number }
+
+export interface SweepRecord { file: string; overrides: string[]; points: SweepPoint[] }
+
+/** A sweep folder that cannot take this sweep (TC7009). */
+export class SweepError extends UsageError {
+  constructor(message: string, hint: string) {
+    super(message, { hint });
+  }
+}
+
+export function defaultSweepDir(file: string): string {
+  return join("runs", `${safeFileName(basename(file).replace(/\.tcod$/, ""))}.sweep`);
+}
+
+export interface SweepOptions {
+  file: string;
+  plans: CompiledPlan[];
+  overrides: string[];
+  dir: string;
+  parallel: number;
+  seed?: number;
+  cli: string;
+  /** Where the plans' source paths are found, for each point's source/ copy. */
+  sourceRoot: string;
+  log: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** Runs the points; resolves to the sweep record after every point has stopped. */
+export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
+  mkdirSync(join(o.dir, "plans"), { recursive: true });
+  const recordPath = join(o.dir, "sweep.json");
+  const previous = existsSync(recordPath) ? readRecord(recordPath) : undefined;
+  const rec: SweepRecord = { file: o.file, overrides: o.overrides, points: [] };
+  for (const c of o.plans) {
+    const name = safeFileName(c.plan.name);
+    const planPath = join(o.dir, "plans", `${name}.plan.json`);
+    const text = stringifyPlan(c.plan);
+    const runDir = join(o.dir, name);
+    const savedPlan = join(runDir, "plan.json");
+    if (existsSync(savedPlan) && readFileSync(savedPlan, "utf8") !== text && !samePlan(readFileSync(savedPlan, "utf8"), text)) {
+      throw new SweepError(`${runDir} holds a run of a different plan than sweep point ${c.plan.name} compiles to now`,
+        `The file or the overrides changed since that run; give the sweep another --out folder (or delete ${runDir} to redo the point).`);
+    }
+    writeFileSync(planPath, text);
+    if (c.bundle && c.plan.extensions) writeFileSync(join(o.dir, "plans", c.plan.extensions.bundle), c.bundle);
+    const before = previous?.points.find((p) => p.name === c.plan.name);
+    rec.points.push({ name: c.plan.name, dir: name, settings: c.settings, status: before?.status === "completed" ? "completed" : existsSync(join(runDir, "metrics.jsonl")) ? "interrupted" : "pending" });
+  }
+  const save = () => writeFileSync(recordPath, JSON.stringify(rec, null, 2) + "\n");
+  save();
+  const limit = pLimit(Math.max(1, o.parallel));
+  const total = rec.points.length;
+  let started = 0;
+  await Promise.all(rec.points.map((p) => limit(async () => {
+    if (p.status === "completed") { o.log(`skip  ${p.name}: already completed`); return; }
+    if (o.signal?.aborted) return;
+    const runDir = join(o.dir, p.dir);
+    const resume = existsSync(join(runDir, "metrics.jsonl"));
+    const planPath = join(o.dir, "plans", `${p.dir}.plan.json`);
+    const args = [o.cli, "run", ...(resume ? ["--resume", runDir] : [planPath, "--out", runDir]), "--quiet",
+      ...(o.seed !== undefined && !resume ? ["--seed", String(o.seed)] : []),
+      ...(resume ? [] : ["--record", JSON.stringify({ settings: p.settings, sweep: { dir: "..", point: p.name }, sourceRoot: o.sourceRoot })])];
+    started++;
+    o.log(`${resume ? "resume" : "start"} [${started}/${total}] ${p.name}${p.settings.length ? `  (${p.settings.join(", ")})` : ""}`);
+    p.status = "running";
+    save();
+    const t0 = Date.now();
+    const { code, stderr } = await child(process.execPath, args, o.signal);
+    p.seconds = Math.round((Date.now() - t0) / 100) / 10;
+    p.exitCode = code;
+    p.status = code === 0 ? "completed" : code === 130 || o.signal?.aborted ? "interrupted" : "failed";
+    save();
+    o.log(`${p.status.padEnd(11)} ${p.name} (${p.seconds} s)${p.status === "failed" ? `\n${indent(stderr.trim())}` : ""}`);
+  })));
+  return rec;
+}
+
+function child(cmd: string, args: string[], signal?: AbortSignal): Promise<{ code: number; stderr: string }> {
+  return new Promise((done) => {
+    const p = spawn(cmd, args, { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    p.stderr.on("data", (b: Buffer) => { stderr = (stderr + b.toString()).slice(-8000); });
+    const stop = () => p.kill("SIGINT"); // the child checkpoints at the end of its step, then exits 130
+    signal?.addEventListener("abort", stop, { once: true });
+    p.on("error", (e) => done({ code: 1, stderr: e.message }));
+    p.on("close", (code, sig) => {
+      signal?.removeEventListener("abort", stop);
+      done({ code: code ?? (sig === "SIGINT" ? 130 : 1), stderr });
+    });
+  });
+}
+
+function readRecord(path: string): SweepRecord | undefined {
+  try { return JSON.parse(readFileSync(path, "utf8")) as SweepRecord; } catch { return undefined; }
+}
+
+/** Two plan texts mean the same run when they differ at most in the seed a run was started with. */
+function samePlan(a: string, b: string): boolean {
+  try {
+    const x = JSON.parse(a) as { clock?: { seed?: number } }, y = JSON.parse(b) as { clock?: { seed?: number } };
+    if (x.clock) delete x.clock.seed;
+    if (y.clock) delete y.clock.seed;
+    return JSON.stringify(x) === JSON.stringify(y);
+  } catch { return false; }
+}
+
+const indent = (s: string) => s.split("\n").map((l) => `      ${l}`).join("\n");
+
+export function sweepSummary(rec: SweepRecord, dir: string): string {
+  const w = Math.max(5, ...rec.points.map((p) => p.name.length));
+  const lines = [`sweep ${resolve(dir)}: ${rec.points.filter((p) => p.status === "completed").length}/${rec.points.length} points completed`];
+  for (const p of rec.points) {
+    let last = "";
+    try {
+      const rows = readFileSync(join(dir, p.dir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { kind: string; name?: string; successRate?: number; step: number });
+      const evals = rows.filter((r) => r.kind === "eval");
+      const lastEval = evals[evals.length - 1];
+      const lastTrain = rows.filter((r) => r.kind === "train").pop();
+      last = [lastTrain ? `step ${lastTrain.step}, train success ${lastTrain.successRate?.toFixed(3)}` : "", lastEval ? `${lastEval.name} ${lastEval.successRate?.toFixed(3)}` : ""].filter(Boolean).join(", ");
+    } catch { /* a point that never started has no metrics */ }
+    lines.push(`  ${p.name.padEnd(w)}  ${p.status.padEnd(11)}  ${last}`);
+  }
+  return lines.join("\n") + "\n";
+}

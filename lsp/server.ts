@@ -1,0 +1,223 @@
+/**
+ * `tcod lsp`: the tcod language server over stdio (vscode-languageserver). Diagnostics as you type
+ * (exactly `tcod check`'s: same codes and spans), hover (values, units, levels; a curriculum field as
+ * `tcod explain` prints it), completion, go to definition and references across modules (stdlib and
+ * npm included), rename, document symbols, semantic tokens, inlay hints (unit · level), formatting
+ * (`tcod fmt`) and quick fixes for "did you mean" diagnostics. The features are in features.ts.
+ */
+import { sep } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import {
+  CodeActionKind, CompletionItemKind, createConnection, DiagnosticSeverity, InlayHintKind, MarkupKind, ProposedFeatures,
+  SemanticTokensBuilder, SymbolKind, TextDocuments, TextDocumentSyncKind, TextEdit, type Connection, type Diagnostic as LspDiagnostic,
+  type DocumentSymbol, type Range,
+} from "vscode-languageserver/node";
+import { TextDocument } from "vscode-languageserver-textdocument";
+import type { Span } from "../grammar/ast.js";
+import type { Diagnostic } from "../compiler/index.js";
+import { findStdlibDir } from "../compiler/modules.js";
+import { format } from "../formatter/index.js";
+import {
+  complete, definition, didYouMeanFix, documentSymbols, hover, inlayHints, references, rename, semanticTokens, StdIndex,
+  TOKEN_MODIFIERS, TOKEN_TYPES, type DocSymbol,
+} from "./features.js";
+import { Workspace, type Analysis } from "./workspace.js";
+
+export const toPath = (uri: string): string => fileURLToPath(uri);
+export const toUri = (path: string): string => pathToFileURL(path).href;
+export const toRange = (s: Span): Range => ({
+  start: { line: s.start.line - 1, character: s.start.column - 1 }, end: { line: s.end.line - 1, character: s.end.column - 1 },
+});
+
+export function toLspDiagnostic(d: Diagnostic): LspDiagnostic {
+  const fix = didYouMeanFix(d.message);
+  return {
+    range: toRange(d.span),
+    severity: d.severity === "error" ? DiagnosticSeverity.Error : DiagnosticSeverity.Warning,
+    code: d.code,
+    source: "tcod",
+    message: d.hint ? `${d.message}\nhint: ${d.hint}` : d.message,
+    ...(d.related.length ? { relatedInformation: d.related.map((r) => ({ location: { uri: toUri(r.span.file), range: toRange(r.span) }, message: r.message })) } : {}),
+    ...(fix ? { data: { replacement: fix } } : {}),
+  };
+}
+
+export function startServer(connection: Connection = createConnection(ProposedFeatures.all)): Connection {
+  const documents = new TextDocuments(TextDocument);
+  const ws = new Workspace();
+  const std = new StdIndex(ws);
+  const stdDir = findStdlibDir();
+  const isLibrary = (file: string) => file.startsWith(stdDir + sep) || file.includes(`${sep}node_modules${sep}`);
+  /** Files we published diagnostics for, per open document (to clear them). */
+  const published = new Map<string, Set<string>>();
+
+  const analysisOf = (uri: string): Analysis | undefined => {
+    const doc = documents.get(uri);
+    if (!doc) return undefined;
+    const path = toPath(uri);
+    ws.setOpen(path, doc.getText());
+    return ws.analyze(path);
+  };
+  const offsetOf = (uri: string, pos: { line: number; character: number }) => documents.get(uri)!.offsetAt(pos);
+
+  connection.onInitialize(() => ({
+    capabilities: {
+      textDocumentSync: TextDocumentSyncKind.Incremental,
+      hoverProvider: true,
+      completionProvider: { triggerCharacters: [".", "\"", "/", "(", ",", " "], resolveProvider: false },
+      definitionProvider: true,
+      referencesProvider: true,
+      renameProvider: { prepareProvider: true },
+      documentSymbolProvider: true,
+      documentFormattingProvider: true,
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+      inlayHintProvider: true,
+      semanticTokensProvider: { legend: { tokenTypes: [...TOKEN_TYPES], tokenModifiers: [...TOKEN_MODIFIERS] }, full: true },
+    },
+    serverInfo: { name: "tcod", version: "0.1.0" },
+  }));
+
+  // Re-check after each change, once per burst of changes.
+  const pending = new Set<string>();
+  let scheduled = false;
+  const schedule = (uri: string) => {
+    pending.add(uri);
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      const uris = [...pending];
+      pending.clear();
+      for (const u of uris) publish(u);
+    });
+  };
+  const publish = (uri: string) => {
+    const a = analysisOf(uri);
+    if (!a) return;
+    const byFile = new Map<string, LspDiagnostic[]>([[a.path, []]]);
+    for (const d of a.result.diagnostics) {
+      if (d.span.file.startsWith("<")) continue;
+      const list = byFile.get(d.span.file) ?? [];
+      list.push(toLspDiagnostic(d));
+      byFile.set(d.span.file, list);
+    }
+    const before = published.get(uri) ?? new Set<string>();
+    for (const f of before) if (!byFile.has(f)) void connection.sendDiagnostics({ uri: toUri(f), diagnostics: [] });
+    for (const [f, list] of byFile) void connection.sendDiagnostics({ uri: toUri(f), version: documents.get(toUri(f))?.version, diagnostics: list });
+    published.set(uri, new Set(byFile.keys()));
+  };
+
+  documents.onDidOpen((e) => schedule(e.document.uri));
+  documents.onDidChangeContent((e) => {
+    ws.setOpen(toPath(e.document.uri), e.document.getText());
+    // Files importing this one are re-checked too.
+    for (const other of documents.all()) if (other.uri === e.document.uri || ws.analysesLoading(toPath(e.document.uri)).some((a) => a.path === toPath(other.uri))) schedule(other.uri);
+  });
+  documents.onDidClose((e) => {
+    ws.close(toPath(e.document.uri));
+    for (const f of published.get(e.document.uri) ?? []) void connection.sendDiagnostics({ uri: toUri(f), diagnostics: [] });
+    published.delete(e.document.uri);
+  });
+
+  connection.onHover((p) => {
+    const a = analysisOf(p.textDocument.uri);
+    const h = a && hover(a, offsetOf(p.textDocument.uri, p.position));
+    return h ? { contents: { kind: MarkupKind.Markdown, value: h.markdown }, range: toRange(h.span) } : null;
+  });
+
+  connection.onCompletion((p) => {
+    const a = analysisOf(p.textDocument.uri);
+    if (!a) return [];
+    const doc = documents.get(p.textDocument.uri)!;
+    const entries = complete(a, std, doc.getText(), doc.offsetAt(p.position));
+    const imported = new Set(a.program?.modules.get(a.path)?.ast?.decls.flatMap((d) => (d.kind === "import" ? d.names.map((n) => n.alias ?? n.name) : [])) ?? []);
+    const kinds = { field: CompletionItemKind.Field, function: CompletionItemKind.Function, variable: CompletionItemKind.Variable, module: CompletionItemKind.Module, keyword: CompletionItemKind.Keyword, argument: CompletionItemKind.Property, file: CompletionItemKind.File, folder: CompletionItemKind.Folder };
+    return entries.map((e) => ({
+      label: e.label, kind: kinds[e.kind], ...(e.detail ? { detail: e.detail } : {}),
+      ...(e.doc ? { documentation: { kind: MarkupKind.Markdown, value: e.doc } } : {}),
+      ...(e.insertText ? { insertText: e.insertText } : {}),
+      ...(e.addImport && !imported.has(e.addImport.name) ? { additionalTextEdits: [TextEdit.insert({ line: 0, character: 0 }, `import { ${e.addImport.name} } from "${e.addImport.from}"\n`)] } : {}),
+    }));
+  });
+
+  connection.onDefinition((p) => {
+    const a = analysisOf(p.textDocument.uri);
+    const s = a && definition(a, offsetOf(p.textDocument.uri, p.position));
+    return s ? { uri: toUri(s.file), range: toRange(s) } : null;
+  });
+
+  connection.onReferences((p) => {
+    const a = analysisOf(p.textDocument.uri);
+    if (!a) return [];
+    return references(ws, a, offsetOf(p.textDocument.uri, p.position))
+      .filter((o) => p.context.includeDeclaration || !o.declaration)
+      .map((o) => ({ uri: toUri(o.span.file), range: toRange(o.span) }));
+  });
+
+  connection.onPrepareRename((p) => {
+    const a = analysisOf(p.textDocument.uri);
+    if (!a) return null;
+    const r = rename(ws, a, offsetOf(p.textDocument.uri, p.position), "x", isLibrary);
+    if ("error" in r) return null;
+    const here = r.edits.find((e) => e.span.file === a.path && e.span.start.offset <= offsetOf(p.textDocument.uri, p.position) && offsetOf(p.textDocument.uri, p.position) <= e.span.end.offset);
+    return here ? toRange(here.span) : null;
+  });
+
+  connection.onRenameRequest((p) => {
+    const a = analysisOf(p.textDocument.uri);
+    if (!a) return null;
+    const r = rename(ws, a, offsetOf(p.textDocument.uri, p.position), p.newName, isLibrary);
+    if ("error" in r) throw new Error(r.error);
+    const changes: Record<string, TextEdit[]> = {};
+    for (const e of r.edits) (changes[toUri(e.span.file)] ??= []).push(TextEdit.replace(toRange(e.span), e.newText));
+    return { changes };
+  });
+
+  connection.onDocumentSymbol((p) => {
+    const a = analysisOf(p.textDocument.uri);
+    const ast = a?.program?.modules.get(a.path)?.ast;
+    const kinds: Record<DocSymbol["kind"], SymbolKind> = { import: SymbolKind.Namespace, let: SymbolKind.Constant, fn: SymbolKind.Function, model: SymbolKind.Object, curriculum: SymbolKind.Class, sweep: SymbolKind.Array, field: SymbolKind.Field };
+    const conv = (s: DocSymbol): DocumentSymbol => ({ name: s.name, kind: kinds[s.kind], ...(s.detail ? { detail: s.detail } : {}), range: toRange(s.span), selectionRange: toRange(s.selection), children: s.children.map(conv) });
+    return ast ? documentSymbols(ast.decls).map(conv) : [];
+  });
+
+  connection.languages.semanticTokens.on((p) => {
+    const a = analysisOf(p.textDocument.uri);
+    const b = new SemanticTokensBuilder();
+    if (!a) return b.build();
+    for (const t of semanticTokens(a, isLibrary)) {
+      if (t.span.start.line !== t.span.end.line) continue;
+      b.push(t.span.start.line - 1, t.span.start.column - 1, t.span.end.column - t.span.start.column, TOKEN_TYPES.indexOf(t.type), t.modifiers.reduce((m, x) => m | (1 << TOKEN_MODIFIERS.indexOf(x)), 0));
+    }
+    return b.build();
+  });
+
+  connection.languages.inlayHint.on((p) => {
+    const a = analysisOf(p.textDocument.uri);
+    if (!a) return [];
+    return inlayHints(a)
+      .filter((h) => h.line - 1 >= p.range.start.line && h.line - 1 <= p.range.end.line)
+      .map((h) => ({ position: { line: h.line - 1, character: h.column - 1 }, label: h.label, kind: InlayHintKind.Type, paddingLeft: true, ...(h.tooltip ? { tooltip: h.tooltip } : {}) }));
+  });
+
+  connection.onDocumentFormatting((p) => {
+    const doc = documents.get(p.textDocument.uri);
+    if (!doc) return [];
+    const r = format(doc.getText(), toPath(p.textDocument.uri));
+    if (!r.ok || !r.changed) return [];
+    return [TextEdit.replace({ start: { line: 0, character: 0 }, end: doc.positionAt(doc.getText().length) }, r.text)];
+  });
+
+  connection.onCodeAction((p) => p.context.diagnostics.flatMap((d) => {
+    const replacement = (d.data as { replacement?: string } | undefined)?.replacement;
+    if (!replacement) return [];
+    return [{
+      title: `Change to '${replacement}'`, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: true,
+      edit: { changes: { [p.textDocument.uri]: [TextEdit.replace(d.range, replacement)] } },
+    }];
+  }));
+
+  documents.listen(connection);
+  connection.listen();
+  return connection;
+}
