@@ -56,7 +56,7 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
   try {
     const rec = await runSweep({
       file, plans, overrides: o.set, dir, parallel, ...(o.seed !== undefined ? { seed: o.seed } : {}), cli: process.argv[1]!,
-      sourceRoot: projectRootOf(resolve(file)), log: (l) => { if (!o.json) process.stdout.write(l + "\n"); }, signal: abort.signal,
+      sourceRoot: projectRootOf(resolve(file)), configs: new Map(plans.map((c) => [c.plan.name, formatConfig(c, resolvedFields(c, r.sources))])), log: (l) => { if (!o.json) process.stdout.write(l + "\n"); }, signal: abort.signal,
     });
     const failed = rec.points.filter((p) => p.status === "failed").length;
     if (o.json) process.stdout.write(JSON.stringify({ ok: failed === 0 && !abort.signal.aborted, command: "run", sweep: resolve(dir), points: rec.points }) + "\n");

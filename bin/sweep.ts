@@ -45,6 +45,8 @@ export interface SweepOptions {
   sourceRoot: string;
   log: (line: string) => void;
   signal?: AbortSignal;
+  /** Each point's resolved curriculum (by plan name), written to its folder's config.txt for the report. */
+  configs?: Map<string, string>;
 }
 
 /** Runs the points; resolves to the sweep record after every point has stopped. */
@@ -82,6 +84,11 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     const args = [o.cli, "run", ...(resume ? ["--resume", runDir] : [planPath, "--out", runDir]), "--quiet",
       ...(o.seed !== undefined && !resume ? ["--seed", String(o.seed)] : []),
       ...(resume ? [] : ["--record", JSON.stringify({ settings: p.settings, sweep: { dir: "..", point: p.name }, sourceRoot: o.sourceRoot })])];
+    if (!resume) {
+      const config = o.configs?.get(p.name);
+      mkdirSync(runDir, { recursive: true });
+      if (config) writeFileSync(join(runDir, "config.txt"), config);
+    }
     started++;
     o.log(`${resume ? "resume" : "start"} [${started}/${total}] ${p.name}${p.settings.length ? `  (${p.settings.join(", ")})` : ""}`);
     p.status = "running";

@@ -28,6 +28,13 @@ export class Evaluator {
   /** Set while checking a function body with symbolic parameters: suppresses value-dependent errors. */
   abstract = false;
 
+  /** Nesting of inlined calls and of values forced by other values (see `nested`). */
+  private depth = 0;
+  /** Inlined calls so far in this evaluator, against INLINE_BUDGET. */
+  private inlined = 0;
+  /** Set once a limit was hit and reported: further calls give up at once, so unwinding is quick. */
+  private exhausted = false;
+
   /** Call sites of the functions being inlined, outermost first. */
   private readonly callSites: Span[] = [];
   /** True for files of the stdlib and of npm packages: errors there are shown at the user's call. */
@@ -75,12 +82,27 @@ export class Evaluator {
         if (e.op === "-") {
           if (v.kind === "loss") return scaleLoss(v, constScalar(-1, DIMLESS, e.span), e.span);
           const s = this.expectScalar(v, "number", e.operand.span);
-          return s ? op("neg", [s], s.dim, "number", e.span) : invalid(e.span);
+          if (!s) return invalid(e.span);
+          const neg = op("neg", [s], s.dim, "number", e.span);
+          // `-5` is still a literal: `steps: -5` is a range error, not a missing unit.
+          return s.literal ? { ...neg, literal: true } : neg;
         }
         const s = this.expectScalar(v, "bool", e.operand.span);
         return s ? op("not", [s], DIMLESS, "bool", e.span) : invalid(e.span);
       }
-      case "binary": return this.binary(e.op, this.expr(e.left, scope), this.expr(e.right, scope), e);
+      case "binary": {
+        // Left-deep chains (`1 + 1 + …`, thousands of terms) are walked down the left spine and
+        // folded back up in a loop, so their length never becomes stack depth.
+        const spine: Extract<Expr, { kind: "binary" }>[] = [e];
+        let leftmost = e.left;
+        while (leftmost.kind === "binary") { spine.push(leftmost); leftmost = leftmost.left; }
+        let acc = this.expr(leftmost, scope);
+        for (let i = spine.length - 1; i >= 0; i--) {
+          const node = spine[i]!;
+          acc = this.binary(node.op, acc, this.expr(node.right, scope), node);
+        }
+        return acc;
+      }
       case "if": {
         const c = this.expr(e.cond, scope);
         const a = this.expr(e.then, scope);
@@ -309,7 +331,62 @@ export class Evaluator {
     return b.impl(args, info);
   }
 
+  /**
+   * Runs `f` one level deeper (an inlined call, or a value that needs another value). Past
+   * NESTING_LIMIT levels it reports TC2020 at the outermost user position instead of growing the
+   * JavaScript stack.
+   */
+  nested(name: string, span: Span, f: () => Value): Value {
+    if (this.exhausted) return invalid(span);
+    if (this.depth >= NESTING_LIMIT) {
+      this.exhausted = true;
+      this.report(d.evaluationTooDeep({ name, limit: NESTING_LIMIT }), this.callSites.find((s) => !this.isLibrary(s.file)) ?? span);
+      return invalid(span);
+    }
+    this.depth++;
+    try { return f(); } finally { this.depth--; }
+  }
+
   private callClosure(f: Closure, bound: Map<string, CallArg>, span: Span): Value {
+    if (this.exhausted) return invalid(span);
+    if (++this.inlined > INLINE_BUDGET) {
+      this.exhausted = true;
+      const outer = this.callSites.find((s) => !this.isLibrary(s.file)) ?? span;
+      this.report(d.inliningBudget({ name: this.outerName ?? f.decl.name, limit: INLINE_BUDGET }), outer);
+      return invalid(span);
+    }
+    // While checking bodies with symbolic parameters, a call of a function whose parameters and
+    // result all have scalar types needs only its signature (its body is checked on its own): so
+    // uncalled chains of functions are checked in linear time, not inlined level by level.
+    if (this.abstract) {
+      const sig = scalarSignature(f.decl);
+      if (sig) return this.callBySignature(f.decl, sig, bound, span);
+    }
+    if (this.callSites.length === 0) this.outerName = f.decl.name;
+    return this.nested(f.decl.name, span, () => this.inlineClosure(f, bound, span));
+  }
+
+  /** The function named at the outermost inlined call (for TC2019). */
+  private outerName: string | undefined;
+
+  private callBySignature(decl: FnDecl, sig: ScalarSignature, bound: Map<string, CallArg>, span: Span): Value {
+    let level: Level = "const";
+    const reads = new Set<string>();
+    for (const p of decl.params) {
+      const a = bound.get(p.name);
+      if (!a) continue;
+      const checked = this.checkTypeRef(a.value, p.type!, a.span, `argument '${p.name}' of '${decl.name}'`);
+      if (checked.kind === "invalid") return invalid(span);
+      if (checked.kind === "scalar") { level = maxLevel(level, checked.level); checked.reads.forEach((r) => reads.add(r)); }
+    }
+    if (sig.result.perTurn) level = maxLevel(level, "turn");
+    return {
+      kind: "scalar", type: sig.result.type, dim: sig.result.dim, level, reads: [...reads], span, abstract: true,
+      tree: { op: "var", name: `call:${decl.name}` as never },
+    };
+  }
+
+  private inlineClosure(f: Closure, bound: Map<string, CallArg>, span: Span): Value {
     if (this.stack.includes(f.decl)) {
       const chain = [...this.stack.slice(this.stack.indexOf(f.decl)), f.decl].map((x) => x.name).join(" → ");
       this.report(d.recursiveFunction({ name: f.decl.name, chain }), span);
@@ -428,6 +505,31 @@ export class Evaluator {
 }
 
 export interface CallArg { name?: string; nameSpan?: Span; span: Span; value: Value }
+
+/** Inlined calls one evaluator makes at most (a file's checks and one curriculum's evaluation). */
+export const INLINE_BUDGET = 50_000;
+/** Nesting of inlined calls and of values reading values, at most. */
+export const NESTING_LIMIT = 100;
+
+interface ScalarType { type: "number" | "bool"; dim: Dim; perTurn: boolean }
+interface ScalarSignature { result: ScalarType }
+
+/** A written scalar type: `bool`, `number`, a unit (`turns`, `tasks×rollouts`) or `per_turn<…>` of one. */
+function scalarType(t: TypeRef | undefined): ScalarType | undefined {
+  if (!t) return undefined;
+  const text = t.text.replace(/\s+/g, "");
+  if (text === "bool") return { type: "bool", dim: DIMLESS, perTurn: false };
+  const perTurn = /^per_turn<(.+)>$/.exec(text);
+  const dim = parseDim(perTurn ? perTurn[1]! : text);
+  return dim ? { type: "number", dim, perTurn: !!perTurn } : undefined;
+}
+
+/** The function's signature when every parameter and the result have scalar types. */
+function scalarSignature(decl: FnDecl): ScalarSignature | undefined {
+  const result = scalarType(decl.returnType);
+  if (!result || !decl.params.every((p) => scalarType(p.type))) return undefined;
+  return { result };
+}
 
 // ---- scalar construction -------------------------------------------------------------------------
 

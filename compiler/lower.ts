@@ -36,12 +36,25 @@ class Lowering {
     return ok;
   }
 
-  /** A scalar → a number (constant) or a reference to a named expression. */
-  ref(id: string, s: Scalar): ValueRef {
+  /** A scalar → a number (constant) or a reference to a named expression; never NaN or ±Infinity. */
+  ref(id: string, s: Scalar, what = id, span = s.span): ValueRef {
     const c = constValue(s);
-    if (c !== undefined) return c;
+    if (c !== undefined) {
+      if (!Number.isFinite(c)) this.range(s, what, () => true, "a finite number", span);
+      return c;
+    }
+    if (!this.range(s, what, () => true, "a finite number", span)) return 0;
     this.exprs[id] = { level: s.level, unit: planUnit(s.dim), tree: s.tree, origin: this.ctx.describe(s.span) };
     return { expr: id };
+  }
+
+  /** Reports TC2021 when a schedule's tree is deeper than a plan holds (and the runtime evaluates). */
+  tooDeep(s: Scalar, what: string, span: Span): boolean {
+    const depth = treeDepth(s.tree);
+    if (depth <= PLAN_EXPR_DEPTH) return false;
+    this.ev.report(d.expressionTooDeep({ what, depth, limit: PLAN_EXPR_DEPTH }), span);
+    this.ok = false;
+    return true;
   }
 
   /**
@@ -51,11 +64,13 @@ class Lowering {
   range(s: Scalar, what: string, ok: (v: number) => boolean, range: string, span: Span, maxTurns = 0): boolean {
     const c = constValue(s);
     if (c !== undefined) {
-      if (ok(c)) return true;
-      this.ev.report(d.outOfRange({ what, range, value: fmt(c), hint: `Choose a value ${range}.` }), span);
+      if (Number.isFinite(c) && ok(c)) return true;
+      const r = Number.isFinite(c) ? range : "a finite number";
+      this.ev.report(d.outOfRange({ what, range: r, value: fmt(c), hint: `Choose a value ${r}.` }), span);
       this.ok = false;
       return false;
     }
+    if (this.tooDeep(s, what, span)) return false;
     if (s.level === "turn" || s.level === "token") return true;
     const lengths = s.level === "episode" ? Array.from({ length: maxTurns + 1 }, (_, i) => i) : [0];
     const stride = Math.max(1, Math.ceil((this.steps * lengths.length) / 200_000));
@@ -64,9 +79,10 @@ class Lowering {
         const vars: ScalarVars = { step, total_steps: this.steps, "episode.expert_length": L, "episode.max_turns": maxTurns };
         let v: number;
         try { v = evalScalar(s.tree, vars); } catch { continue; }
-        if (!ok(v)) {
+        if (!Number.isFinite(v) || !ok(v)) {
           const at = s.level === "episode" ? `step ${step} with episode.expert_length = ${L} turns` : `step ${step}`;
-          this.ev.report(d.outOfRange({ what, range, value: `${fmt(v)} at ${at}`, hint: `The value must stay ${range} over the whole run.` }), span);
+          const r = Number.isFinite(v) ? range : "a finite number";
+          this.ev.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: `The value must stay ${r} over the whole run.` }), span);
           this.ok = false;
           return false;
         }
@@ -74,6 +90,33 @@ class Lowering {
     }
     return true;
   }
+}
+
+/** How deep a plan's expression trees may be (the runtime's evaluators recurse over them). */
+export const PLAN_EXPR_DEPTH = 200;
+
+/** Depth of an expression tree, without recursion (a tree may be thousands of levels deep). */
+function treeDepth(tree: Scalar["tree"]): number {
+  let max = 0;
+  const todo: [unknown, number][] = [[tree, 1]];
+  while (todo.length) {
+    const [t, dpt] = todo.pop()!;
+    max = Math.max(max, dpt);
+    const args = (t as { args?: unknown[] }).args;
+    if (args) for (const a of args) todo.push([a, dpt + 1]);
+  }
+  return max;
+}
+
+/** The JSON path of the first number of the plan that is NaN or ±Infinity, if any. */
+function nonFinitePath(root: unknown): string | undefined {
+  const todo: [unknown, string][] = [[root, ""]];
+  while (todo.length) {
+    const [v, path] = todo.pop()!;
+    if (typeof v === "number" && !Number.isFinite(v)) return path.slice(1);
+    if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) todo.push([x, `${path}.${k}`]);
+  }
+  return undefined;
 }
 
 const fmt = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6))));
@@ -196,7 +239,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   const horizon = val("horizon");
   if (horizon?.kind === "scalar") {
     L.range(horizon, "horizon", (v) => v >= 1, "≥ 1 turn", span("horizon"), maxTurns);
-    planner.horizon = L.ref("horizon", horizon);
+    planner.horizon = L.ref("horizon", horizon, "horizon", span("horizon"));
   } else if (horizon?.kind === "object") {
     const rule = horizon.fields.get("rule") as Obj;
     planner.adaptive = {
@@ -208,7 +251,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   const prefix = val("prefix") as Scalar | undefined;
   if (prefix) {
     L.range(prefix, "prefix", (v) => v >= 0 && v <= maxTurns - 1, `in [0, ${maxTurns - 1}] turns (the student needs at least one of the ${maxTurns} turns)`, span("prefix"), maxTurns);
-    planner.prefix = L.ref("prefix", prefix);
+    planner.prefix = L.ref("prefix", prefix, "prefix", span("prefix"));
   }
 
   // ---- loss ----
@@ -217,7 +260,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   loss.terms.forEach((t, i) => {
     const id = `loss.${i}.${t.kind}.coef`;
     if (!L.checkLevel(t.coef, "step", span("loss"))) return;
-    const coef = L.ref(id, t.coef);
+    const coef = L.ref(id, t.coef, `the ${t.kind} coefficient`, span("loss"));
     const param = (k: string) => t.params.get(k);
     if (t.kind === "opd") terms.push({ kind: "opd", coef, estimator: ((param("estimator") as Str | undefined)?.value ?? "k1") as "k1" });
     else if (t.kind === "grpo") {
@@ -237,7 +280,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   if (mode === "progressive") {
     const w = loss.aggregate!.weight!;
     if (L.checkLevel(w, "step", span("loss"))) L.range(w, "progressive blend weight", (v) => v >= 0 && v <= 1, "in [0, 1]", span("loss"));
-    aggregate = { kind: "progressive", weight: L.ref("loss.blend", w) };
+    aggregate = { kind: "progressive", weight: L.ref("loss.blend", w, "progressive blend weight", span("loss")) };
   } else aggregate = { kind: mode };
 
   // ---- optimiser ----
@@ -283,7 +326,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   const nodes: PlanNode[] = [
     { id: NODE_IDS.TaskSampler, kind: "TaskSampler", params: { env: "train", tasksPerStep, rolloutsPerTask, seed } },
     { id: NODE_IDS.EpisodePlanner, kind: "EpisodePlanner", params: planner },
-    { id: NODE_IDS.Rollout, kind: "Rollout", params: { student: studentName, env: "train", agent: "default", temperature: temperature ? L.ref("temperature", temperature) : 1.0 } },
+    { id: NODE_IDS.Rollout, kind: "Rollout", params: { student: studentName, env: "train", agent: "default", temperature: temperature ? L.ref("temperature", temperature, "temperature", span("temperature")) : 1.0 } },
     { id: NODE_IDS.TeacherScore, kind: "TeacherScore", params: { teacher: teacherName, temperature: teacherTemp, topk: terms.some((t) => t.kind === "opd" && t.estimator === "topk") ? 20 : 0 } },
     { id: NODE_IDS.TurnStats, kind: "TurnStats", params: {} },
   ];
@@ -293,6 +336,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   ];
   if (loss.weights) {
     L.checkLevel(loss.weights, "turn", span("loss"));
+    L.tooDeep(loss.weights, "the turn weights", span("loss"));
     // Always an expression, even when constant: the runtime evaluates it over the turns of a batch.
     L.exprs["turn_weights"] = { level: "turn", unit: "", tree: loss.weights.tree, origin: ctx.describe(loss.weights.span) };
     nodes.push({ id: NODE_IDS.TurnWeights, kind: "TurnWeights", params: { weight: { expr: "turn_weights" } } });
@@ -304,7 +348,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     { id: NODE_IDS.Advantage, kind: "Advantage", params: { terms, aggregate, ...(rows ? { rows: rows as "turn" } : {}) } },
     { id: NODE_IDS.Update, kind: "Update", params: {
       optimizer: {
-        kind: "adamw", lr: lrS ? L.ref("lr", lrS) : 1e-6, betas: [betas[0]!, betas[1]!],
+        kind: "adamw", lr: lrS ? L.ref("lr", lrS, "lr", span("optimizer")) : 1e-6, betas: [betas[0]!, betas[1]!],
         eps: opt ? num(opt, "eps") : 1e-8, weightDecay: opt ? num(opt, "weight_decay") : 0.01, gradClip: opt ? num(opt, "grad_clip") : 1.0,
       },
       lossFn: (opt ? str(opt, "loss_fn") : "ppo") as "ppo", clip: opt ? num(opt, "clip") : 0.2, trainBatchTurns: trainBatch, staleness,
@@ -331,7 +375,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   nodes.push({ id: NODE_IDS.Checkpoint, kind: "Checkpoint", params: { every: checkpointEvery } });
 
   if (!L.ok || ev.sink.errorCount > errorsBefore) return undefined;
-  return {
+  const plan: Plan = {
     schema: PLAN_SCHEMA_ID,
     name: cv.name + (ctx.sweep ? "@" + Object.entries(ctx.sweep).map(([k, v]) => `${k}=${v}`).join(",") : ""),
     ...(ctx.sweep ? { sweep: ctx.sweep } : {}),
@@ -342,6 +386,14 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     graph: { nodes, edges },
     ...(ctx.extensions ? { extensions: ctx.extensions } : {}),
   };
+  // Every number of the plan is finite (NaN and ±Infinity do not survive JSON): the fields checked
+  // above say which value; this catches the rest (optimizer and eval options, env settings).
+  const bad = nonFinitePath(plan);
+  if (bad !== undefined) {
+    ev.report(d.outOfRange({ what: `plan field ${bad}`, range: "a finite number", value: "NaN or ±Infinity", hint: "Check the arithmetic of the values this field is built from." }), cv.decl.nameSpan);
+    return undefined;
+  }
+  return plan;
 }
 
 /** Evaluation uses the env's own max turns, or the curriculum's Hmax when it is the same env kind. */

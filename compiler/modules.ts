@@ -181,7 +181,7 @@ export class ModuleLoader {
         state = "busy";
         const saved = this.ev.abstract;
         this.ev.abstract = false;
-        try { value = compute(); } finally { this.ev.abstract = saved; state = "done"; }
+        try { value = this.ev.nested(name, span, compute); } finally { this.ev.abstract = saved; state = "done"; }
         return value;
       },
     };

@@ -391,12 +391,19 @@ class AstBuilder extends BaseVisitor {
     if (ops.length === 0) return this.expr(operands[0], anchor); // the common case: no operator here
     // An operator may lack its operand (reported by the parser), so pair each operator with the
     // operand that starts between it and the next operator, not by index.
-    const startOf = (n: CstNode): number => nodeRange(n)?.[0] ?? -1;
+    // Operands and operators are both in source order: one forward walk pairs them (a chain may have
+    // 10^5 terms, so no search per operator).
+    const starts = operands.map((n) => nodeRange(n)?.[0] ?? -1);
+    let j = 0;
+    const nextOperand = (from: number, before: number): CstNode | undefined => {
+      while (j < operands.length && starts[j]! < from) j++;
+      return j < operands.length && starts[j]! < before ? operands[j++] : undefined;
+    };
     const firstOpStart = ops[0]?.startOffset ?? Infinity;
-    let left = this.expr(operands.find((n) => startOf(n) < firstOpStart), anchor);
+    let left = this.expr(nextOperand(-1, firstOpStart), anchor);
     ops.forEach((op, i) => {
       const nextOpStart = ops[i + 1]?.startOffset ?? Infinity;
-      const operand = operands.find((n) => startOf(n) >= tokenEnd(op) && startOf(n) < nextOpStart);
+      const operand = nextOperand(tokenEnd(op), nextOpStart);
       const right = this.expr(operand, tokenEnd(op));
       left = {
         kind: "binary", op: opOf(op), left, right, opSpan: this.tokenSpan(op),

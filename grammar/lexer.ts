@@ -47,15 +47,17 @@ export const UnterminatedComment = createToken({
 
 // ---- literals ----------------------------------------------------------------------------------
 
+// Strings are matched "unrolled" (`[^"\\]*(?:\\.[^"\\]*)*`): an alternation inside `*` makes the
+// regexp engine backtrack per character, which overflows its stack on a string of a few MB.
 export const StringLiteral = createToken({
-  name: "StringLiteral", pattern: /"(?:[^"\\\r\n]|\\.)*"/, start_chars_hint: ['"'], line_breaks: false, label: "a string",
+  name: "StringLiteral", pattern: /"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"/, start_chars_hint: ['"'], line_breaks: false, label: "a string",
 });
 /**
  * A string cut off by the end of the line or file. It is a `StringLiteral` for the parser (so one
  * missing quote is one error, not a cascade) and reported by the lexer as TC1002.
  */
 export const UnterminatedString = createToken({
-  name: "UnterminatedString", pattern: /"(?:[^"\\\r\n]|\\.)*\\?/, start_chars_hint: ['"'], line_breaks: false, categories: [StringLiteral], label: "a string",
+  name: "UnterminatedString", pattern: /"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*\\?/, start_chars_hint: ['"'], line_breaks: false, categories: [StringLiteral], label: "a string",
 });
 export const NumberLiteral = createToken({
   name: "NumberLiteral", pattern: /\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/, start_chars_hint: [..."0123456789"], line_breaks: false, label: "a number",

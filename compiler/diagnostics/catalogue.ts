@@ -48,6 +48,10 @@ export const catalogue = {
   TC2016: { name: "duplicateArgument", severity: "error", message: "Argument '{arg}' is given twice.", hint: "Remove one of them." },
   TC2017: { name: "unknownCurriculum", severity: "error", message: "Cannot find curriculum '{name}'.{suggestion}", hint: "Curricula in this file: {available}." },
   TC2018: { name: "invalidValue", severity: "error", message: "Invalid {what}: {detail}.", hint: "{hint}" },
+  TC2019: { name: "inliningBudget", severity: "error", message: "Evaluating '{name}' inlines more than {limit} function calls.", hint: "Every call is inlined, so a function that calls another twice doubles the work at each level: compute a shared value once with `let`, or write the closed form." },
+  TC2020: { name: "evaluationTooDeep", severity: "error", message: "'{name}' nests calls or values that read values more than {limit} levels deep.", hint: "Shorten the chain: merge intermediate functions, or compute the value in fewer steps." },
+  TC2021: { name: "expressionTooDeep", severity: "error", message: "The schedule of {what} is {depth} operators deep; a plan holds expressions at most {limit} deep.", hint: "Write it as a closed form (e.g. `n * x` instead of `x + x + …`)." },
+  TC2022: { name: "stackExhausted", severity: "error", message: "The compiler ran out of stack while {phase}: the file nests too deeply.", hint: "Split long or deeply nested expressions and chains of values with `let` bindings." },
 
   // ---- TC3xxx: binding time ----------------------------------------------------------------------
   TC3001: { name: "levelTooHigh", severity: "error", message: "'{field}' accepts values known at {max} level, but this expression is {level}-level (it reads {reads}).", hint: "{hint}" },

@@ -2,16 +2,20 @@
  * The static run report, RUN_DIR/report.html: one self-contained file (inline SVG and CSS, no
  * scripts) with the success rate (train and every eval set) over steps, the reverse KL per turn
  * index over training (heatmap) and its mean, the schedules in force (horizon, prefix, student
- * turns, adaptive cap), the loss-term coefficients (κ/ρ) and the progressive blend weight, and the
- * wall time per phase.
+ * turns, adaptive cap), the loss-term coefficients (κ/ρ) and the progressive blend weight, the
+ * update's loss, gradient norm and learning rate, the wall time per phase, and the resolved
+ * curriculum the run was started with (RUN_DIR/config.txt when the run compiled a .tcod file; the
+ * plan's nodes otherwise). The KL plots name the estimator the plan's OPD term uses.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Plan } from "../../plan/schema.js";
 import type { MetricsRow, TrainRowMetrics } from "../metrics.js";
 import { esc, heatmap, lineChart, type Series } from "./svg.js";
 
-export function renderReport(plan: Plan, rows: readonly MetricsRow[], info: { status?: string; runDir?: string } = {}): string {
+export interface ReportInfo { status?: string; runDir?: string; /** The resolved curriculum, as `tcod run --print-config` prints it. */ config?: string }
+
+export function renderReport(plan: Plan, rows: readonly MetricsRow[], info: ReportInfo = {}): string {
   const train = rows.filter((r): r is TrainRowMetrics => r.kind === "train");
   const evals = rows.filter((r) => r.kind === "eval");
   const evalNames = [...new Set(evals.map((r) => (r.kind === "eval" ? r.name : "")))];
@@ -25,7 +29,8 @@ export function renderReport(plan: Plan, rows: readonly MetricsRow[], info: { st
   const depth = train.reduce((m, r) => Math.max(m, r.kl.perTurn.length), 0);
   const klGrid = train.map((r) => Array.from({ length: depth }, (_, h) => r.kl.perTurn[h] ?? null));
   const schedules: Series[] = [
-    { name: "horizon", points: pts((r) => r.horizon) },
+    // The horizon is drawn wide and pale so the student-turns line, often equal to it, leaves it visible.
+    { name: "horizon", points: pts((r) => r.horizon), width: 5 },
     { name: "prefix", points: pts((r) => r.prefix) },
     { name: "student turns", points: pts((r) => r.studentTurns), dashed: true },
     ...(train.some((r) => r.adaptiveCap !== null) ? [{ name: "adaptive cap", points: pts((r) => r.adaptiveCap) }] : []),
@@ -40,6 +45,7 @@ export function renderReport(plan: Plan, rows: readonly MetricsRow[], info: { st
     .map((p) => ({ name: p, points: pts((r) => r.time[p] ?? null) }))
     .filter((s) => s.points.some(([, y]) => y > 0));
 
+  const kl = klTitle(plan);
   const last = train[train.length - 1];
   const firstEval = evals[0], lastEval = evals[evals.length - 1];
   const summary = [
@@ -59,7 +65,7 @@ export function renderReport(plan: Plan, rows: readonly MetricsRow[], info: { st
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:20px} .grid{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0;border:1px solid #ddd;border-radius:6px;padding:8px;background:#fafafa}
-figcaption{font-weight:600;margin-bottom:4px} table{border-collapse:collapse} td{padding:2px 10px 2px 0}
+figcaption{font-weight:600;margin-bottom:4px} details{margin-top:16px} pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px} table{border-collapse:collapse} td{padding:2px 10px 2px 0}
 td:first-child{color:#666}
 </style></head><body>
 <h1>tcod run report — ${esc(plan.name)}</h1>
@@ -67,15 +73,39 @@ td:first-child{color:#666}
 <p>One step = one explore batch (${batchText(plan)}); evaluation episodes are never capped.</p>
 <div class="grid">
 ${lineChart("success", "Success rate (train episodes and evaluation)", success, { yMin: 0, yMax: 1 })}
-${heatmap("kl-per-turn", "Reverse KL (k1, nats/token) per turn index over training", train.map((r) => r.step), depth, klGrid)}
-${lineChart("kl-mean", "Reverse KL, token mean", [{ name: "KL", points: pts((r) => r.kl.mean) }])}
+${heatmap("kl-per-turn", `${kl} per turn index over training`, train.map((r) => r.step), depth, klGrid)}
+${lineChart("kl-mean", `${kl}, token mean`, [{ name: "KL", points: pts((r) => r.kl.mean) }])}
 ${lineChart("schedules", "Schedules in force (turns, mean over episodes)", schedules)}
 ${lineChart("weights", "Loss coefficients and blend weight", weights)}
 ${lineChart("reward", "Mean episode reward and share of admissible actions", [{ name: "reward", points: pts((r) => r.meanReward) }, { name: "admissible", points: pts((r) => r.admissibleRate ?? null) }])}
+${lineChart("loss", "Update: loss", [{ name: "loss", points: pts((r) => (Number.isFinite(r.loss) ? r.loss : null)) }])}
+${lineChart("grad-norm", "Update: gradient norm (before clipping)", [{ name: "grad norm", points: pts((r) => (Number.isFinite(r.gradNorm) ? r.gradNorm : null)) }])}
+${lineChart("lr", "Update: learning rate", [{ name: "lr", points: pts((r) => r.lr) }])}
 ${lineChart("time", "Wall time per phase (s)", times)}
 </div>
+${configPanel(plan, info.config)}
 </body></html>
 `;
+}
+
+/** What the metrics' KL is, from the plan's OPD term: the estimator decides what was measured. */
+export function klTitle(plan: Plan): string {
+  const adv = plan.graph.nodes.find((n) => n.kind === "Advantage");
+  const terms = (adv?.params as { terms?: { kind: string; estimator?: string }[] } | undefined)?.terms ?? [];
+  const est = terms.find((t) => t.kind === "opd" && t.estimator)?.estimator;
+  switch (est) {
+    case "k1": return "Reverse KL (k1: log p_S − log p_T of the sampled token, nats/token)";
+    case "full": return "Reverse KL (full: exact over the vocabulary, nats/token)";
+    case "topk": return "Reverse KL (topk: over the teacher's top-k tokens, nats/token)";
+    case undefined: return "Reverse KL (k1 estimate, nats/token; no OPD term trains on it)";
+    default: return `Reverse KL (${est}, nats/token)`;
+  }
+}
+
+function configPanel(plan: Plan, config: string | undefined): string {
+  if (config) return `<details id="config" open><summary>Curriculum (resolved)</summary><pre>${esc(config)}</pre></details>`;
+  const nodes = plan.graph.nodes.map((n) => `${n.id} (${n.kind})\n${JSON.stringify(n.params, null, 2).split("\n").map((l) => `  ${l}`).join("\n")}`).join("\n");
+  return `<details id="config"><summary>Plan nodes (the run was started from a plan file)</summary><pre>${esc(nodes)}</pre></details>`;
 }
 
 function batchText(plan: Plan): string {
@@ -85,6 +115,8 @@ function batchText(plan: Plan): string {
 
 export function writeReport(runDir: string, plan: Plan, rows: readonly MetricsRow[], info: { status?: string } = {}): string {
   const path = join(runDir, "report.html");
-  writeFileSync(path, renderReport(plan, rows, { ...info, runDir }));
+  const configPath = join(runDir, "config.txt");
+  const config = existsSync(configPath) ? readFileSync(configPath, "utf8") : undefined;
+  writeFileSync(path, renderReport(plan, rows, { ...info, runDir, ...(config !== undefined ? { config } : {}) }));
   return path;
 }

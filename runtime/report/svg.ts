@@ -4,7 +4,7 @@
  * a curious reader with devtools) can check what is drawn.
  */
 
-export interface Series { name: string; points: [number, number][]; dashed?: boolean }
+export interface Series { name: string; points: [number, number][]; dashed?: boolean; /** Stroke width (default 1.8): a wide line stays visible under a thin one that coincides with it. */ width?: number }
 
 const W = 640, H = 260, ML = 52, MR = 140, MT = 28, MB = 36;
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
@@ -47,7 +47,7 @@ export function lineChart(id: string, title: string, series: Series[], opts: { x
     const pts = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
     if (pts.length === 0) return;
     parts.push(`<g class="series" data-series="${esc(s.name)}">`);
-    parts.push(`<polyline fill="none" stroke="${c}" stroke-width="1.8"${s.dashed ? ' stroke-dasharray="5 3"' : ""} points="${pts.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" ")}"/>`);
+    parts.push(`<polyline fill="none" stroke="${c}" stroke-width="${s.width ?? 1.8}"${s.width && s.width > 2 ? ' stroke-opacity="0.55"' : ""}${s.dashed ? ' stroke-dasharray="5 3"' : ""} points="${pts.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" ")}"/>`);
     for (const [x, y] of pts) parts.push(`<circle class="pt" r="2.2" fill="${c}" cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" data-x="${x}" data-y="${y}"><title>${esc(s.name)} @ ${x}: ${fmt(y)}</title></circle>`);
     parts.push(`</g>`);
     parts.push(`<rect x="${W - MR + 10}" y="${MT + i * 18}" width="12" height="3" fill="${c}"/><text x="${W - MR + 26}" y="${MT + i * 18 + 5}" font-size="11">${esc(s.name)}</text>`);

@@ -13,6 +13,7 @@ import glob
 import json
 import math
 import os
+import pickle
 from typing import Any
 
 import torch
@@ -26,6 +27,7 @@ from .logprobs import (SelectedLogits, chosen_logprobs, entropy_from_logprobs, m
                        right_pad, target_selection)
 from .options import Options
 from .parallel import Parallel, choose_mode
+from .paths import confine
 from .sampling import SampleRow, generate_rows
 from .trace import Trace
 from .validate import (body_object, get_bool, get_float, get_int, get_opt_float, get_str, numbers,
@@ -642,7 +644,7 @@ class Worker:
 
     def save(self, body: Any) -> dict[str, Any]:
         body = body_object(body)
-        path = get_str(body, "path")
+        path = confine(get_str(body, "path"), self.opts.roots, "save")
         kind = get_str(body, "kind", "lora" if self.lora else "full", choices=("lora", "full"))
         if kind == "lora" and not self.lora:
             raise BadRequest("kind lora needs a LoRA student (start with --lora-rank R); use kind full")
@@ -691,7 +693,12 @@ class Worker:
                                   else f"rank{self.comm.rank}-of-{self.comm.world}.{STATE_FILE}")
         restored = False
         if req["optimizer"] and req["model"] == "student" and os.path.isfile(state_path):
-            saved = torch.load(state_path, map_location=self.device, weights_only=False)
+            # weights_only: tensors and plain containers only; a pickle in a folder cannot run code here.
+            try:
+                saved = torch.load(state_path, map_location=self.device, weights_only=True)
+            except pickle.UnpicklingError as e:
+                raise BadRequest(f"{state_path} holds more than tensors and plain values; it is not loaded "
+                                 f"(weights_only): {str(e).splitlines()[0]}") from None
             self.version = int(saved.get("version", self.version))
             if saved.get("optimizer") is not None:
                 params = self._trainable()
@@ -704,7 +711,7 @@ class Worker:
 
     def load(self, body: Any) -> dict[str, Any]:
         body = body_object(body)
-        path = get_str(body, "path")
+        path = confine(get_str(body, "path"), self.opts.roots, "load")
         if not os.path.isdir(path):
             raise BadRequest(f"load path {path} is not a directory (a PEFT adapter or save_pretrained output)")
         req = {"path": path, "model": get_str(body, "model", "student", choices=("student", "teacher")),

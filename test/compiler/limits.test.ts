@@ -1,0 +1,91 @@
+/**
+ * Limits instead of crashes and hangs: inputs that are huge, long or pathological in shape get a
+ * result or a coded diagnostic with a position — never a stack overflow, never an unbounded wait.
+ * (No timing assertions: a hang shows up as the test timing out.)
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { compileFile } from "../../compiler/index.js";
+import { parse } from "../../grammar/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "tcod-limits-"));
+writeFileSync(join(dir, "package.json"), "{}");
+let n = 0;
+function check(text: string) {
+  const file = join(dir, `f${n++}.tcod`);
+  writeFileSync(file, text);
+  const r = compileFile(file);
+  for (const x of r.diagnostics) {
+    expect(x.code).toMatch(/^TC\d{4}$/);
+    expect(x.code).not.toBe("TC9001");
+  }
+  return { r, codes: r.diagnostics.map((x) => x.code) };
+}
+
+const lines = (k: number, f: (i: number) => string) => Array.from({ length: k }, (_, i) => f(i + 1)).join("\n") + "\n";
+const base = `import { texthouse } from "std/envs"
+import { opd } from "std/loss"
+model m { path: "loglinear"  serve: embedded() }
+`;
+const curriculum = (fields: string) => `${base}curriculum c { teacher: m  student: m  env: texthouse()  steps: 20\n  ${fields}\n}\n`;
+
+// Big inputs on a shared machine: generous per-test time, no timing assertions.
+describe("limits", { timeout: 120_000 }, () => {
+  it("a 10 MB string literal lexes (no regexp stack overflow)", () => {
+    const text = `let s = "${"a".repeat(10_000_000)}"\n`;
+    const { ast, errors } = parse(text, "big.tcod");
+    expect(errors).toEqual([]);
+    expect(ast.decls.length).toBe(1);
+    // Unterminated, escapes: still one token each, no overflow.
+    expect(parse(`let s = "${"a\\n".repeat(300_000)}\n`, "u.tcod").errors.map((e) => e.code)).toEqual(["TC1002"]);
+  });
+
+  it("`let x = 1 + 1 + …` of 3,000 and of 30,000 terms checks, and folds", () => {
+    expect(check(`let x = ${Array(3000).fill("1").join(" + ")}\n`).r.ok).toBe(true);
+    expect(check(`let x = ${Array(30_000).fill("1").join(" + ")}\nlet y: steps = x\n`).codes).toEqual(["TC2001"]);
+  });
+
+  it("1,000 chained functions never called check quickly (each body once)", () => {
+    expect(check("fn f0(a: number): number = a\n" + lines(999, (i) => `fn f${i}(a: number): number = f${i - 1}(a)`)).r.ok).toBe(true);
+  });
+
+  it("23 functions that each call the previous one twice check without inlining 2^23 calls", () => {
+    expect(check("fn f0(a: number): number = a\n" + lines(23, (i) => `fn f${i}(a: number): number = f${i - 1}(a) + f${i - 1}(a)`)).r.ok).toBe(true);
+  });
+
+  it("…and when one is used, the inlining budget is a coded error at the use", () => {
+    const text = "fn f0(a: number): number = a\n" + lines(23, (i) => `fn f${i}(a: number): number = f${i - 1}(a) + f${i - 1}(a)`) + "let y = f23(step / 1 step)\n";
+    const { codes, r } = check(text);
+    expect(codes).toEqual(["TC2019"]);
+    expect(r.diagnostics[0]!.span.start.line).toBe(25);
+  });
+
+  it("a chain of 1,000 nested calls, used, is a coded error, not a stack overflow", () => {
+    const text = "fn f0(a: number): number = a\n" + lines(999, (i) => `fn f${i}(a: number): number = f${i - 1}(a)`) + "let y = f999(step / 1 step)\n";
+    expect(check(text).codes).toEqual(["TC2020"]);
+  });
+
+  it("20,000 lets each reading the previous one: a value or a coded error, no stack overflow", () => {
+    // Declared so that the first one checked needs all the others: x0 reads x1 reads x2 …
+    const { codes } = check(lines(19_999, (i) => `let x${i - 1} = x${i} + 1`) + "let x19999 = 1\n");
+    expect(codes.every((c) => c === "TC2020")).toBe(true);
+  });
+
+  it("a schedule of 3,000 terms: a plan or a coded error, no stack overflow", () => {
+    const { codes } = check(curriculum(`temperature: 0.0 * (${Array(3000).fill("step / 20 steps").join(" + ")})`));
+    expect(codes).toEqual(["TC2021"]);
+  });
+
+  it("NaN and ±Infinity are range errors at check", () => {
+    const nan = check(curriculum(`loss: opd(coef: sqrt(-1))`));
+    expect(nan.codes).toEqual(["TC4001"]);
+    expect(nan.r.diagnostics[0]!.message).toContain("finite");
+    expect(nan.r.diagnostics[0]!.span.file.endsWith(".tcod") && nan.r.diagnostics[0]!.span.start.line).toBe(5);
+    expect(check(curriculum(`horizon: 1e999 turns`)).codes).toEqual(["TC4001"]);
+    expect(check(curriculum(`horizon: 1 turn + exp(1000) * 1 turn`)).codes).toEqual(["TC4001"]);
+    expect(check(curriculum(`optimizer: adam(lr: 1e999)`)).codes).toEqual(["TC4001"]);
+    expect(check(curriculum(`loss: opd(coef: 1 / (step / 1 step - 5))`)).codes).toEqual(["TC4001"]);
+  });
+});
