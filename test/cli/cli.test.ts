@@ -31,7 +31,9 @@ describe("tcod CLI", () => {
   it("check --json prints one JSON object per diagnostic", () => {
     const r = tcod("check", "--json", "test/fixtures/ranges/out-of-range/input.tcod");
     expect(r.status).toBe(1);
-    const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { code: string; line: number; column: number; hint: string });
+    const all = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { code: string; line: number; column: number; hint: string });
+    expect(all[all.length - 1]).toMatchObject({ command: "check", ok: false, exitCode: 1, errors: 5 });
+    const lines = all.slice(0, -1);
     expect(lines.length).toBe(5);
     for (const l of lines) {
       expect(l.code).toMatch(/^TC\d{4}$/);
