@@ -14,6 +14,7 @@ export const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   export: () => import("./export.js"),
   import: () => import("./import.js"),
   run: () => import("./run.js"),
+  compare: () => import("./compare.js"),
   metrics: () => import("./metrics.js"),
   fmt: () => import("./fmt.js"),
   lsp: () => import("./lsp.js"),
