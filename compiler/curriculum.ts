@@ -85,7 +85,7 @@ export function collectFields(decl: CurriculumDecl, scope: Scope, ev: Evaluator,
   for (const f of decl.fields) {
     if (own.has(f.name)) { ev.report(d.duplicateField({ field: f.name }), f.nameSpan); continue; }
     own.add(f.name);
-    if (!(f.name in CURRICULUM_FIELDS)) {
+    if (!Object.hasOwn(CURRICULUM_FIELDS, f.name)) {
       const names = Object.keys(CURRICULUM_FIELDS);
       ev.report(d.unknownField({ field: f.name, owner: `curriculum '${decl.name}'`, suggestion: didYouMean(f.name, names), available: names.join(", ") }), f.nameSpan);
       continue;
@@ -98,7 +98,7 @@ export function collectFields(decl: CurriculumDecl, scope: Scope, ev: Evaluator,
 export function evalCurriculum(decl: CurriculumDecl, scope: Scope, ev: Evaluator, overrides: FieldOverride[]): CurriculumValue {
   const exprs = collectFields(decl, scope, ev);
   // Unknown override fields were reported when the overrides were read.
-  for (const o of overrides) if (o.field in CURRICULUM_FIELDS) exprs.set(o.field, { expr: o.expr, scope: o.scope, span: o.expr.span, source: o.source, detail: o.text });
+  for (const o of overrides) if (Object.hasOwn(CURRICULUM_FIELDS, o.field)) exprs.set(o.field, { expr: o.expr, scope: o.scope, span: o.expr.span, source: o.source, detail: o.text });
   for (const [name, spec] of Object.entries(CURRICULUM_FIELDS)) {
     if (spec.required && !exprs.has(name)) {
       ev.report(d.missingField({ owner: `curriculum '${decl.name}'`, field: name, example: spec.example }), decl.nameSpan);

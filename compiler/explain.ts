@@ -27,7 +27,7 @@ export function explain(compiled: CompiledPlan, path: string[], steps: number[],
   const [field, ...rest] = path;
   const fv = field ? compiled.curriculum.fields.get(field) : undefined;
   if (!fv) {
-    const spec = field ? CURRICULUM_FIELDS[field] : undefined;
+    const spec = field && Object.hasOwn(CURRICULUM_FIELDS, field) ? CURRICULUM_FIELDS[field] : undefined;
     if (!spec) return { error: `a curriculum has no field '${field ?? ""}'`, available: Object.keys(CURRICULUM_FIELDS) };
     return { target: `${compiled.curriculum.name}.${path.join(".")}`, kind: "default", value: spec.default, origin: ["not set in the curriculum: the default applies"], note: spec.doc };
   }

@@ -155,7 +155,7 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   }
   // `--set steps=500` (a field name, not a let) sets that field of every curriculum of the file.
   const lets = new Set(entry.ast?.decls.filter((x) => x.kind === "let").map((x) => (x as { name: string }).name) ?? []);
-  const expanded = overrides.flatMap((s) => (s.target.length === 1 && !lets.has(s.target[0]!) && s.target[0]! in CURRICULUM_FIELDS && entry.curricula.length
+  const expanded = overrides.flatMap((s) => (s.target.length === 1 && !lets.has(s.target[0]!) && Object.hasOwn(CURRICULUM_FIELDS, s.target[0]!) && entry.curricula.length
     ? entry.curricula.map((c) => ({ ...s, target: [c.name, s.target[0]!] }))
     : [s]));
   // Only valid overrides are applied; the others were reported.
@@ -300,9 +300,16 @@ function shiftSpan(s: Span, by: number): Span {
   if (by === 0) return s;
   return { file: s.file, start: { ...s.start, offset: s.start.offset + by, column: s.start.column + by }, end: { ...s.end, offset: s.end.offset + by, column: s.end.column + by } };
 }
+/** A copy of an AST with every span moved by `by` columns (a structural copy: numbers such as 1e999 = Infinity survive). */
 function shiftExpr<T>(e: T, by: number): T {
   if (by === 0) return e;
-  return JSON.parse(JSON.stringify(e), (k, v) => (v && typeof v === "object" && "start" in v && "end" in v && "file" in v ? shiftSpan(v as Span, by) : v)) as T;
+  const copy = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(copy);
+    if (v === null || typeof v !== "object") return v;
+    if ("start" in v && "end" in v && "file" in v) return shiftSpan(v as Span, by);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copy(x)]));
+  };
+  return copy(e) as T;
 }
 
 function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolean {
@@ -310,7 +317,7 @@ function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolea
   const lets = entry.ast ? entry.ast.decls.filter((x) => x.kind === "let").map((x) => (x as { name: string }).name) : [];
   const targets = [...lets, ...curricula.map((c) => `${c}.<field>`)];
   const ok = s.target.length === 1 ? lets.includes(s.target[0]!) : s.target.length === 2 && curricula.includes(s.target[0]!);
-  if (ok && s.target.length === 2 && !(s.target[1]! in CURRICULUM_FIELDS)) {
+  if (ok && s.target.length === 2 && !Object.hasOwn(CURRICULUM_FIELDS, s.target[1]!)) {
     const names = Object.keys(CURRICULUM_FIELDS);
     sink.add(d.unknownField({ field: s.target[1]!, owner: `curriculum '${s.target[0]}'`, suggestion: didYouMean(s.target[1]!, names), available: names.join(", ") }), s.expr.span);
     return false;

@@ -28,15 +28,18 @@ export const contains = (s: Span, offset: number): boolean => s.start.offset <= 
 /** Every occurrence of every module of `program`, by module path. */
 export function occurrencesOf(program: LoadedProgram): Map<string, Occurrence[]> {
   const out = new Map<string, Occurrence[]>();
-  for (const [path, mod] of program.modules) {
-    if (!mod.ast) continue;
-    out.set(path, moduleOccurrences(program, path, mod.ast));
+  for (const path of program.modules.keys()) {
+    const occ = moduleOccurrences(program, path);
+    if (occ) out.set(path, occ);
   }
   return out;
 }
 
-function moduleOccurrences(program: LoadedProgram, path: string, ast: SourceFile): Occurrence[] {
-  const mod = program.modules.get(path)!;
+/** The occurrences of one module (undefined for native modules, which have no source). */
+export function moduleOccurrences(program: LoadedProgram, path: string): Occurrence[] | undefined {
+  const mod = program.modules.get(path);
+  const ast: SourceFile | undefined = mod?.ast;
+  if (!mod || !ast) return undefined;
   const occ: Occurrence[] = [];
   /** The declaration a module-level name means, following imports (at most a few hops). */
   const resolveTop = (modPath: string, name: string, depth = 0): { span: Span; kind: OccurrenceKind } | undefined => {

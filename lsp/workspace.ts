@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { compileFile, type CompileHost, type CompileResult, type LoadedProgram } from "../compiler/index.js";
 import { parse, type ParseResult } from "../grammar/index.js";
-import { occurrencesOf, type Occurrence } from "./symbols.js";
+import { moduleOccurrences, type Occurrence } from "./symbols.js";
 
 export interface Analysis {
   path: string;
@@ -98,10 +98,24 @@ export class Workspace {
     };
     const result = compileFile(path, { host, sweeps: false });
     if (result.program) this.rememberClean(result, prints ?? fingerprints(result.program));
-    const occurrences = result.program ? occurrencesOf(result.program) : new Map<string, Occurrence[]>();
+    const occurrences = result.program ? this.occurrences(result.program, prints ?? fingerprints(result.program)) : new Map<string, Occurrence[]>();
     const a: Analysis = { path, text, result, ...(result.program ? { program: result.program } : {}), occurrences, ms: performance.now() - t0 };
     this.analyses.set(path, a);
     return a;
+  }
+
+  /** Occurrences per module, recomputed only for modules whose text or imports changed. */
+  private readonly occCache = new Map<string, { print: string; occ: Occurrence[] }>();
+  private occurrences(program: LoadedProgram, prints: Map<string, string>): Map<string, Occurrence[]> {
+    const out = new Map<string, Occurrence[]>();
+    for (const path of program.modules.keys()) {
+      const print = prints.get(path) ?? "";
+      const c = this.occCache.get(path);
+      if (c && c.print === print && print !== "") { out.set(path, c.occ); continue; }
+      const occ = moduleOccurrences(program, path);
+      if (occ) { out.set(path, occ); this.occCache.set(path, { print, occ }); }
+    }
+    return out;
   }
 
   private anyOpenChangedSince(a: Analysis): boolean {

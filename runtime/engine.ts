@@ -256,6 +256,10 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
     }
 
     for (let t = iteration + 1; t <= T + s; t++) {
+      // A step of the embedded backend may never leave the microtask queue, and signal handlers
+      // (Ctrl-C) run only from the event loop: let it turn once per step, so an interrupt is seen
+      // at the end of the step it arrived in, not at the next checkpoint's file I/O.
+      await new Promise<void>((r) => setImmediate(r));
       if (opts.signal?.aborted) {
         await checkpoint();
         return { status: "interrupted", step: learnerStep, runDir, metricsPath, message: `interrupted after step ${learnerStep}; resume with --resume ${runDir}` };

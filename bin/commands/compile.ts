@@ -1,9 +1,10 @@
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
 import { parsePlan, PlanError, stringifyPlan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
+import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
@@ -18,7 +19,7 @@ export function register(program: Command): void {
       const r = compileFile(file, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}) });
       printDiagnostics(r, !!o.json);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
-      mkdirSync(o.out, { recursive: true });
+      ensureOutDir(o.out);
       for (const c of r.plans) {
         // Checked on write: a plan that fails its own schema is a compiler bug, not a user error.
         try { parsePlan(c.plan); } catch (e) {

@@ -2,10 +2,19 @@ import { relative } from "node:path";
 import type { Command } from "commander";
 import { explain, formatExplanation } from "../../compiler/explain.js";
 import { compileFile } from "../../compiler/index.js";
+import { UsageError } from "../../plan/errors.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 
-const ints = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean).map(Number);
+/** `0,6,12` → [0, 6, 12]; anything but non-negative integers is a coded error naming the option. */
+export function naturals(option: string, text: string, example: string): number[] {
+  const parts = text.split(",").map((x) => x.trim());
+  const bad = parts.find((x) => !/^\d+$/.test(x) || !Number.isSafeInteger(Number(x)));
+  if (bad !== undefined || parts.length === 0) {
+    throw new UsageError(`${option} ${text}: ${bad === undefined || bad === "" ? "an empty entry" : `'${bad}'`} is not a whole number ≥ 0`, { hint: `Give comma-separated whole numbers, e.g. ${option} ${example}.` });
+  }
+  return parts.map(Number);
+}
 
 export function register(program: Command): void {
   program.command("explain")
@@ -17,24 +26,19 @@ export function register(program: Command): void {
     .option("--set <target=value>", "override (repeatable)", collect, [])
     .option("--json", "print the explanation as JSON")
     .action((file: string, target: string, o: { at?: string; expertLength?: string; set: string[]; json?: boolean }) => {
+      const steps0 = o.at !== undefined ? naturals("--at", o.at, "0,6,12") : undefined;
+      const lengths = o.expertLength !== undefined ? naturals("--expert-length", o.expertLength, "4,8,12") : undefined;
       const [cur, ...path] = target.split(".");
       const r = compileFile(file, { overrides: o.set, ...(cur ? { curriculum: cur } : {}), sweeps: false });
       printDiagnostics(r, !!o.json);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       const compiled = r.plans[0];
       if (!compiled || path.length === 0) {
-        process.stderr.write(`tcod explain: write the target as CURRICULUM.FIELD, e.g. ${compiled?.curriculum.name ?? "my_curriculum"}.horizon\n`);
-        process.exitCode = EXIT_USER;
-        return;
+        throw new UsageError(`target '${target}': write it as CURRICULUM.FIELD`, { hint: `e.g. ${compiled?.curriculum.name ?? "my_curriculum"}.horizon` });
       }
-      const steps = o.at ? ints(o.at) : defaultSteps(compiled.plan.clock.steps);
-      if (steps.some((s) => !Number.isFinite(s))) { process.stderr.write(`tcod explain: --at takes numbers, e.g. --at 0,6,12\n`); process.exitCode = EXIT_USER; return; }
-      const e = explain(compiled, path, steps, o.expertLength ? ints(o.expertLength) : undefined, r.sources, (f, l, c) => `${relative(process.cwd(), f) || f}:${l}:${c}`);
-      if ("error" in e) {
-        process.stderr.write(`tcod explain: ${e.error}.\n  hint: fields: ${e.available.join(", ")}\n`);
-        process.exitCode = EXIT_USER;
-        return;
-      }
+      const steps = steps0 ?? defaultSteps(compiled.plan.clock.steps);
+      const e = explain(compiled, path, steps, lengths, r.sources, (f, l, c) => `${relative(process.cwd(), f) || f}:${l}:${c}`);
+      if ("error" in e) throw new UsageError(`target '${target}': ${e.error}`, { hint: `Fields: ${e.available.join(", ")}.` });
       process.stdout.write((o.json ? JSON.stringify(e) : formatExplanation(e)) + "\n");
       process.exitCode = EXIT_OK;
     });

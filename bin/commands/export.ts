@@ -10,6 +10,7 @@ import { DEFAULT_INFRA, exportTrinity, parseInfra, TRINITY_TARGETS, TrinityExpor
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { UsageError, type UserError } from "../../plan/errors.js";
+import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
@@ -42,6 +43,7 @@ export function register(program: Command): void {
         if (!r.ok) { process.exitCode = EXIT_USER; return; }
         plans = r.plans.map((p) => p.plan);
       }
+      ensureOutDir(o.out);
       let failed = false;
       for (const plan of plans) {
         const base = safeFileName(plan.name);

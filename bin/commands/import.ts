@@ -11,6 +11,8 @@ import { compileFile, render } from "../../compiler/index.js";
 import { exportTrinity, parseInfra, TrinityExportError } from "../../targets/trinity/export.js";
 import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportError } from "../../targets/trinity/import.js";
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
+import { UsageError } from "../../plan/errors.js";
+import { ensureOutFile } from "../out-path.js";
 import { reportUserError } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
@@ -21,10 +23,11 @@ export function register(program: Command): void {
     .option("-o, --out <file>", "write the .tcod here (default: print it)")
     .option("--no-verify", "skip compiling the result and comparing its export with the config")
     .action((format: string, config: string, o: { out?: string; verify: boolean }) => {
-      if (format !== "trinity") { process.stderr.write(`tcod import: unknown format '${format}'; the formats are: trinity\n`); process.exitCode = EXIT_USER; return; }
+      if (format !== "trinity") throw new UsageError(`unknown format '${format}'`, { hint: "The formats are: trinity." });
+      if (o.out) ensureOutFile(o.out);
       let text: string;
       try { text = readFileSync(config, "utf8"); }
-      catch (e) { process.stderr.write(`tcod import: cannot read ${config}: ${(e as Error).message}\n`); process.exitCode = EXIT_USER; return; }
+      catch (e) { throw new UsageError(`cannot read ${config}: ${(e as Error).message}`, { where: { file: config } }); }
       let imported;
       try { imported = importTrinity(text, config); }
       catch (e) {

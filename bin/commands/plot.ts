@@ -6,6 +6,9 @@ import { planSchedules, scheduleValues, stepGrid } from "../../plan/schedules.js
 import { sparkline } from "../../runtime/report/sparkline.js";
 import { lineChart } from "../../runtime/report/svg-chart.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
+import { UsageError } from "../../plan/errors.js";
+import { ensureOutDir } from "../out-path.js";
+import { naturals } from "./explain.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
@@ -16,10 +19,13 @@ export function register(program: Command): void {
     .option("--set <target=value>", "override (repeatable)", collect, [])
     .option("--expert-length <turns>", "expert length for episode-level schedules (b2f prefix)", "10")
     .action((file: string, o: { out?: string; set: string[]; expertLength: string }) => {
+      const lengths = naturals("--expert-length", o.expertLength, "10");
+      if (lengths.length !== 1) throw new UsageError(`--expert-length ${o.expertLength}: plot takes one expert length`, { hint: "e.g. --expert-length 10; tcod explain takes several." });
+      if (o.out) ensureOutDir(o.out);
       const r = compileFile(file, { overrides: o.set });
       printDiagnostics(r, false);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
-      const L = Number(o.expertLength);
+      const L = lengths[0]!;
       for (const { plan } of r.plans) {
         const grid = stepGrid(plan.clock.steps);
         process.stdout.write(`${plan.name} (${plan.clock.steps} steps)\n`);

@@ -4,7 +4,7 @@
  * RUN_DIR/checkpoint/ and RUN_DIR/report.html. Exit 0 done, 1 user error or a run stopped by faults,
  * 130 interrupted (Ctrl-C; the run checkpoints first), 2 internal error.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { CompileError, compileFile, safeFileName } from "../../compiler/index.js";
@@ -17,6 +17,7 @@ import { writeReport } from "../../runtime/report/index.js";
 import { createProgress } from "../../runtime/progress.js";
 import { openSinks } from "../../runtime/sinks/index.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
+import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { recordResume, recordRunStart } from "../provenance.js";
 import { runMany } from "../run-many.js";
@@ -71,6 +72,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
   if (o.resume) {
     runDir = o.resume;
     const saved = join(runDir, "plan.json");
+    if (!existsSync(runDir) || !statSync(runDir).isDirectory()) throw new UsageError(`--resume ${runDir}: no such folder; give the --out folder of an earlier run`);
     if (!existsSync(saved)) throw new UsageError(`${runDir} is not a run folder (no plan.json); give the --out folder of an earlier run`);
     plan = loadPlanJson(saved, []);
     if (file) {
@@ -86,6 +88,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     let loaded: Loaded;
     ({ plan, bundle, ...loaded } = loadPlan(file, o));
     runDir = o.out ?? join("runs", `${safeFileName(plan.name)}-${timestamp()}`);
+    ensureOutDir(runDir);
     if (existsSync(join(runDir, "metrics.jsonl"))) {
       throw new UsageError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`);
     }
@@ -146,7 +149,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
 
 function parseSeed(s: string): number {
   const n = Number(s);
-  if (!Number.isSafeInteger(n)) throw new UsageError(`--seed ${s}: expected an integer`);
+  if (!/^\s*-?\d+\s*$/.test(s) || !Number.isSafeInteger(n)) throw new UsageError(`--seed ${s}: expected an integer`, { hint: "e.g. --seed 7" });
   return n;
 }
 
@@ -214,14 +217,17 @@ function parseValue(v: string): unknown {
   try { return JSON.parse(v); } catch { return v; }
 }
 
+/** Sets an existing field of the plan's own data; never walks into or creates a prototype's members. */
 function setPath(root: unknown, path: string[], value: unknown, text: string): void {
-  let cur = root as Record<string, unknown>;
+  const own = (o: unknown, k: string): boolean => o !== null && typeof o === "object" && Object.hasOwn(o, k) && k !== "__proto__";
+  const hint = "Write --set PATH=VALUE with a path of the plan's own fields, e.g. --set clock.steps=20.";
+  let cur = root;
   for (let i = 0; i < path.length - 1; i++) {
-    const next = cur?.[path[i]!];
-    if (next === null || typeof next !== "object") throw new UsageError(`--set ${text}: the plan has no object at ${path.slice(0, i + 1).join(".")}`);
-    cur = next as Record<string, unknown>;
+    if (!own(cur, path[i]!)) throw new UsageError(`--set ${text}: the plan has no field ${path.slice(0, i + 1).join(".")}`, { hint });
+    cur = (cur as Record<string, unknown>)[path[i]!];
+    if (cur === null || typeof cur !== "object") throw new UsageError(`--set ${text}: the plan has no object at ${path.slice(0, i + 1).join(".")}`, { hint });
   }
   const last = path[path.length - 1]!;
-  if (!(last in cur)) throw new UsageError(`--set ${text}: the plan has no field ${path.join(".")}`);
-  cur[last] = value;
+  if (!own(cur, last)) throw new UsageError(`--set ${text}: the plan has no field ${path.join(".")}`, { hint });
+  (cur as Record<string, unknown>)[last] = value;
 }

@@ -129,6 +129,9 @@ class Reader {
     const v = this.get(path);
     if (v === undefined) return undefined;
     if (typeof v !== "string") return this.fail(path, `${what} must be a string, got ${JSON.stringify(v)}`, "Quote the value.");
+    // tcod strings escape only \n, \t, \" and \\: another control character cannot be written in the .tcod file.
+    const ctl = /[\u0000-\u0008\u000b-\u001f\u007f]/.exec(v);
+    if (ctl) return this.fail(path, `${what} contains the control character U+${ctl[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`, "Remove it; a path or name with control characters is almost certainly a mistake.");
     return v;
   }
   bool(path: Path, what: string): boolean | undefined {
@@ -196,7 +199,7 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   const warmRatio = r.num(["algorithm", "optimizer", "lr_warmup_steps_ratio"], "lr_warmup_steps_ratio");
   if (warmRatio !== undefined && warmRatio > 0) r.fail(["algorithm", "optimizer", "lr_warmup_steps_ratio"], "learning-rate warm-up is not imported", "Remove the warm-up.");
   const betas = r.get(["algorithm", "optimizer", "betas"]);
-  if (betas !== undefined && !(Array.isArray(betas) && betas.length === 2 && betas.every((b) => typeof b === "number"))) r.fail(["algorithm", "optimizer", "betas"], "betas must be a list of two numbers", "e.g. betas: [0.9, 0.999]");
+  if (betas !== undefined && !(Array.isArray(betas) && betas.length === 2 && betas.every((b) => typeof b === "number" && Number.isFinite(b)))) r.fail(["algorithm", "optimizer", "betas"], "betas must be a list of two finite numbers", "e.g. betas: [0.9, 0.999]");
   const weightDecay = r.num(["algorithm", "optimizer", "weight_decay"], "weight_decay") ?? 0.01;
   const gradClip = r.num(["trainer", "grad_clip"], "grad_clip") ?? r.num(["algorithm", "optimizer", "clip_grad"], "clip_grad") ?? 1.0;
 
@@ -282,6 +285,15 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
       ...(evalOnStartup === false ? ["at_start: false"] : []),
     ];
     evals.push(`evaluate(${args.join(", ")})`);
+  }
+
+  // The config's name becomes the curriculum's: it must be one as it stands (exporting writes it back).
+  const givenName = r.get(["name"]);
+  if (givenName !== undefined && (typeof givenName !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(givenName) || TCOD_KEYWORDS.has(givenName))) {
+    r.fail(["name"], typeof givenName === "string" && TCOD_KEYWORDS.has(givenName)
+      ? `name '${givenName}' is a tcod keyword and cannot name the curriculum`
+      : `name ${JSON.stringify(givenName)} cannot name a tcod curriculum (ASCII letters, digits and _, not starting with a digit)`,
+    `Rename it, e.g. name: "${typeof givenName === "string" ? identifier(givenName) : "imported"}${typeof givenName === "string" && TCOD_KEYWORDS.has(givenName) ? "_run" : ""}".`);
   }
 
   // ---- cluster settings `tcod export --infra` takes back ----
@@ -374,6 +386,9 @@ function num(x: number): string {
   if (Math.abs(x) < 1e-3) return x.toExponential();
   return String(x);
 }
+
+/** Reserved words of the tcod language (docs/LANGUAGE.md, Lexical). */
+const TCOD_KEYWORDS = new Set(["import", "export", "as", "let", "fn", "return", "model", "curriculum", "with", "sweep", "product", "zip", "in", "if", "then", "else", "and", "or", "not", "true", "false"]);
 
 /** A shell word: bare when safe, else single-quoted. */
 function shellWord(s: string): string {

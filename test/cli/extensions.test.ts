@@ -50,6 +50,7 @@ describe("TypeScript extensions run", () => {
     const r = tcod("run", join(plans, "throws.plan.json"), "--out", join(out, "run"), "-q");
     expect(r.status).toBe(1);
     noStack(r.stderr);
+    expect(r.stderr).toContain("TC7005");
     expect(r.stderr).toContain("weights.ts#throwing");
     expect(r.stderr).toContain("no weight past the first turn");
   }, 60_000);
@@ -60,6 +61,7 @@ describe("TypeScript extensions run", () => {
     const r = tcod("run", join(dir, "p.plan.json"), "--out", join(dir, "run"), "-q");
     expect(r.status).toBe(1);
     noStack(r.stderr);
+    expect(r.stderr).toContain("TC7010");
     expect(r.stderr).toContain("zero.plan.bundle.mjs is missing");
   }, 60_000);
 

@@ -56,7 +56,7 @@ describe("tcod run --sweep", () => {
     expect(cfg.stdout).toMatch(/^\s+steps:\s+9 {2}\[steps\]\s+\/\/ --set steps=9/m);
     expect(cfg.stdout).toMatch(/^\s+staleness:\s+.*\/\/ default/m);
     expect(cfg.stdout).not.toContain("small@k=2steps");
-  });
+  }, 300000);
 
   it("runs every point in its own folder; a second run skips them; an interrupted point is resumed to the same metrics", async () => {
     const { dir, file } = project();
@@ -104,7 +104,7 @@ describe("tcod run --sweep", () => {
     expect(other.status).toBe(1);
     expect(other.stderr).toMatch(/TC7009.*holds a run of a different plan/);
     expect(other.stderr).toContain("hint:");
-  });
+  }, 300000);
 
   it("a single run records its settings, version and git commit; a file of several plans names them", () => {
     const dir = join(mkdtempSync(join(tmpdir(), "tcod-run-")), "r");
@@ -118,5 +118,5 @@ describe("tcod run --sweep", () => {
     expect(many.status).toBe(1);
     expect(many.stderr).toContain("compiles to 2 plans (small@k=2steps, small@k=3steps)");
     expect(many.stderr).toContain("--sweep");
-  });
+  }, 300000);
 });

@@ -31,7 +31,7 @@ describe.skipIf(missing !== undefined)("OpenAI-compatible client against the rea
     writeFileSync(join(dir, "student.json"), JSON.stringify({ arch: "llama", hidden_size: 64, num_hidden_layers: 2, seed: 0, vocab: "words.txt" }));
     writeFileSync(join(dir, "teacher.json"), JSON.stringify({ arch: "llama", hidden_size: 64, num_hidden_layers: 2, seed: 7, vocab: "words.txt" }));
     worker = await startWorker({
-      args: ["--model", join(dir, "student.json"), "--teacher", join(dir, "teacher.json"), "--served-name", "tiny-student", "--device", "cpu"],
+      args: ["--model", join(dir, "student.json"), "--teacher", join(dir, "teacher.json"), "--served-name", "tiny-student", "--device", "cpu", "--root", dir],
       env: { OMP_NUM_THREADS: "1" },
     });
     student = await createOpenAIBackend(spec(worker.url), { role: "student", model: "tiny-student" });
@@ -159,6 +159,22 @@ describe.skipIf(missing !== undefined)("OpenAI-compatible client against the rea
     } finally {
       await w.stop();
       delete process.env.TCOD_TEST_WORKER_TOKEN;
+    }
+  });
+
+  it("starts a `start: true` worker without tokenEnv behind a fresh token per run, confined to its roots", async () => {
+    const wspec = { kind: "worker" as const, url: "http://127.0.0.1:0", start: true, concurrency: 2, timeoutMs: 60_000 };
+    const w = await startWorkerForSpec(wspec, { student: join(dir, "student.json"), extraArgs: ["--device", "cpu"], env: { OMP_NUM_THREADS: "1" }, roots: [join(dir, "run")] });
+    try {
+      expect(w.token).toMatch(/^[0-9a-f]{64}$/);
+      expect((await fetch(`${w.url}/info`)).status).toBe(401);
+      const auth = { authorization: `Bearer ${w.token}`, "content-type": "application/json" };
+      expect((await fetch(`${w.url}/info`, { headers: auth })).status).toBe(200);
+      const save = await fetch(`${w.url}/save`, { method: "POST", headers: auth, body: JSON.stringify({ path: join(dir, "elsewhere"), kind: "full" }) });
+      expect(save.status).toBe(400);
+      expect(await save.text()).toContain("outside this worker's roots");
+    } finally {
+      await w.stop();
     }
   });
 

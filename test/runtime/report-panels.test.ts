@@ -60,5 +60,5 @@ describe.skipIf(!available && !process.env.CI)("report.html panels", () => {
     } finally {
       await browser.close();
     }
-  });
+  }, 180000);
 });

@@ -45,7 +45,7 @@ describe("TensorBoard encoding", () => {
     expect(crc32c(new Uint8Array(32))).toBe(0x8a9136aa); // RFC 3720 B.4: 32 bytes of zeros
     const c = crc32c(Buffer.from("abc"));
     expect(maskedCrc32c(Buffer.from("abc"))).toBe(((((c >>> 15) | (c << 17)) >>> 0) + 0xa282ead8) >>> 0);
-  });
+  }, 240000);
 
   it("frames a record as length, crc(length), payload, crc(payload)", () => {
     const payload = Buffer.from([1, 2, 3]);
@@ -55,7 +55,7 @@ describe("TensorBoard encoding", () => {
     expect(r.readUInt32LE(8)).toBe(maskedCrc32c(r.subarray(0, 8)));
     expect([...r.subarray(12, 15)]).toEqual([1, 2, 3]);
     expect(r.readUInt32LE(15)).toBe(maskedCrc32c(payload));
-  });
+  }, 240000);
 
   it("encodes an Event with a scalar summary as protobuf wire bytes", () => {
     const e = Buffer.from(encodeEvent({ wallTime: 1, step: 300, scalars: [["a", 0.5]] }));
@@ -65,7 +65,7 @@ describe("TensorBoard encoding", () => {
     expect([...e.subarray(9, 12)]).toEqual([0x10, 0xac, 0x02]);
     // summary (field 5) { value (1) { tag (1) "a", simple_value (2) float 0.5 } }
     expect([...e.subarray(12)]).toEqual([0x2a, 10, 0x0a, 8, 0x0a, 1, 0x61, 0x15, 0, 0, 0, 0x3f]);
-  });
+  }, 240000);
 });
 
 describe("scalar names", () => {
@@ -82,7 +82,7 @@ describe("scalar names", () => {
     expect(s["time/rollout"]).toBe(0.5);
     const ev = rowScalars({ kind: "eval", name: "valid_seen", step: 4, successRate: 0.5, meanReward: 0.5, meanTurns: 7, episodes: 8, time: {} });
     expect(ev).toEqual({ "eval/valid_seen/success_rate": 0.5, "eval/valid_seen/mean_reward": 0.5, "eval/valid_seen/mean_turns": 7, "eval/valid_seen/episodes": 8 });
-  });
+  }, 240000);
 
   it("CSV has one column per scalar and quotes what needs it; the summary finds the best step", () => {
     const rows: MetricsRow[] = [trainRow(1, 0.9), trainRow(2, 0.4), { kind: "eval", name: "a,b", step: 2, successRate: 1, meanReward: 1, meanTurns: 3, episodes: 2, time: {} }];
@@ -95,14 +95,14 @@ describe("scalar names", () => {
     expect(plain[2]![plain[0]!.indexOf("train/kl/mean")]).toBe("0.4");
     const s = summarise(rows)["train/kl/mean"]!;
     expect(s).toMatchObject({ first: 0.9, last: 0.4, min: 0.4, argmin: 2, max: 0.9, argmax: 1, n: 2 });
-  });
+  }, 240000);
 });
 
 describe("sinks in a run (CLI)", () => {
   const missing = pythonMissing();
   beforeAll(() => {
     if (!existsSync(join(ROOT, "dist/tcod.mjs"))) spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "inherit" });
-  });
+  }, 240000);
 
   it.skipIf(!!missing)("writes TensorBoard event files that TensorBoard reads back with the metrics' values; W&B offline logs the same rows", () => {
     const dir = join(mkdtempSync(join(tmpdir(), "tcod-sinks-")), "run");
@@ -123,7 +123,7 @@ describe("sinks in a run (CLI)", () => {
     expect(wbTrain.map((h) => h._step)).toEqual(train.map((t) => t.step));
     wbTrain.forEach((h, i) => expect(h["train/kl/mean"]).toBe(train[i]!.kl.mean));
     expect(readFileSync(join(dir, "wandb-id"), "utf8").trim()).toMatch(/^[0-9a-f]{12}$/);
-  });
+  }, 240000);
 
   it("--wandb without the wandb package is a user error with a hint, before the run starts", () => {
     const dir = join(mkdtempSync(join(tmpdir(), "tcod-sinks-")), "run");
@@ -135,7 +135,7 @@ describe("sinks in a run (CLI)", () => {
     expect(r.stderr).toContain("hint:");
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(join(dir, "metrics.jsonl"))).toBe(false);
-  });
+  }, 240000);
 
   it("tcod metrics --csv prints every row; a folder without metrics is exit 1", () => {
     const dir = join(mkdtempSync(join(tmpdir(), "tcod-sinks-")), "run");
@@ -147,5 +147,5 @@ describe("sinks in a run (CLI)", () => {
     const bad = spawnSync(process.execPath, [CLI, "metrics", tmpdir()], { cwd: ROOT, encoding: "utf8" });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain("no metrics.jsonl");
-  });
+  }, 240000);
 });

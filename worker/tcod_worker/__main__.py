@@ -6,14 +6,31 @@ import signal
 import sys
 import threading
 
-from .comm import Comm
-from .errors import StartupError
 from .options import parse_options
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 and localhost; anything else (0.0.0.0, a LAN address, a name) is reachable from outside."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_options(argv)
+    if not is_loopback(opts.host) and not opts.token:
+        print(f"tcod-worker: refusing to listen on {opts.host} without a token: anyone who reaches it could train, "
+              f"save and load your model. Pass --token (or TCOD_WORKER_TOKEN), or bind 127.0.0.1.", file=sys.stderr)
+        return 2
     import torch
+
+    from .comm import Comm
+    from .errors import StartupError
 
     kind = opts.device if opts.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     comm = Comm.from_env(kind)
@@ -34,11 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from .server import serve
 
-    if opts.host not in ("127.0.0.1", "localhost", "::1") and not opts.token:
-        print(f"tcod-worker: warning: binding {opts.host} without --token; anyone who reaches it can train your model",
-              file=sys.stderr)
     try:
-        server = serve(worker, opts.host, opts.port, opts.token)
+        server = serve(worker, opts.host, opts.port, opts.token, opts.max_body)
     except OSError as e:
         print(f"tcod-worker: cannot listen on {opts.host}:{opts.port}: {e}", file=sys.stderr)
         comm.shutdown()

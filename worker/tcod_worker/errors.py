@@ -22,6 +22,11 @@ class Unauthorized(WorkerError):
     kind = "AuthenticationError"
 
 
+class PayloadTooLarge(WorkerError):
+    status = 413
+    kind = "PayloadTooLargeError"
+
+
 class NotFound(WorkerError):
     status = 404
     kind = "NotFoundError"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from .paths import resolve_roots
 
 
 @dataclass
@@ -23,6 +25,10 @@ class Options:
     token_budget: int = 16384
     max_logprobs: int = 20
     served_name: str | None = None
+    #: Folders /save and /load may use (resolved); see paths.py.
+    roots: list[str] = field(default_factory=list)
+    #: Largest request body accepted, in bytes (checked before the body is read).
+    max_body: int = 512 * 1024 * 1024
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
@@ -45,7 +51,15 @@ def parse_options(argv: list[str] | None = None) -> Options:
     p.add_argument("--token-budget", type=int, default=16384, help="max rows × length per forward micro-batch (memory bound)")
     p.add_argument("--max-logprobs", type=int, default=20, help="cap on logprobs/prompt_logprobs/topk (vLLM's --max-logprobs)")
     p.add_argument("--served-name", default=None, help="model id in /v1/models (default: --model)")
+    p.add_argument("--root", action="append", default=None,
+                   help="a folder /save and /load may use (repeatable; or env TCOD_WORKER_ROOTS, os.pathsep-separated; "
+                   "default: the directory the worker starts in)")
+    p.add_argument("--max-body-mb", type=float, default=512.0,
+                   help="largest request body in MiB (default 512); larger requests get 413 before anything is read")
     a = p.parse_args(argv)
     token = a.token or os.environ.get("TCOD_WORKER_TOKEN") or None
+    if not a.max_body_mb > 0:
+        p.error(f"--max-body-mb must be positive, got {a.max_body_mb}")
     return Options(a.model, a.port, a.host, a.teacher, a.vocab, a.lora_rank, a.lora_alpha, token, a.device, a.dtype,
-                   a.seed, a.token_budget, a.max_logprobs, a.served_name)
+                   a.seed, a.token_budget, a.max_logprobs, a.served_name,
+                   resolve_roots(a.root, os.environ.get("TCOD_WORKER_ROOTS")), int(a.max_body_mb * 1024 * 1024))

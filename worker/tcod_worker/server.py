@@ -4,7 +4,7 @@ CUDA state such as cuBLAS handles and their heuristics caches stays warm across 
 thread per connection sampled about 4× slower on an H200: 1330 vs 5586 tokens/s in scripts/gpu_smoke.py). /health never waits.
 
 Errors are OpenAI-shaped: {"error": {"message", "type", "code"}} with status 400 (bad input),
-401 (token), 404 (route or model), 500 (anything else, with the exception named).
+401 (token), 404 (route or model), 413 (body over the limit), 500 (anything else, with the exception named).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-from .errors import BadRequest, NotFound, Unauthorized, WorkerError
+from .errors import BadRequest, NotFound, PayloadTooLarge, Unauthorized, WorkerError
 
+#: Default cap on a request body (--max-body-mb); checked from Content-Length before anything is read.
 MAX_BODY = 512 * 1024 * 1024
 #: Seconds a connection may sit idle mid-request before it is dropped (never a hang).
 SOCKET_TIMEOUT = 300
@@ -45,7 +46,8 @@ def make_routes(worker: Any) -> dict[tuple[str, str], Callable[[Any], Any]]:
 LOCK_FREE = {"/health", "/v1/models", "/tokenize", "/detokenize"}
 
 
-def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecutor) -> type[BaseHTTPRequestHandler]:
+def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecutor,
+                 max_body: int = MAX_BODY) -> type[BaseHTTPRequestHandler]:
     routes = make_routes(worker)
 
     class Handler(BaseHTTPRequestHandler):
@@ -56,33 +58,28 @@ def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecuto
         def log_message(self, fmt: str, *args: Any) -> None:  # quiet by default; errors are logged below
             pass
 
-        def _send(self, status: int, payload: Any) -> None:
+        def _send(self, status: int, payload: Any, close: bool = False) -> None:
             data = json.dumps(payload).encode("utf-8")
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if close:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data)
 
-        def _error(self, e: WorkerError) -> None:
-            self._send(e.status, {"error": {"message": e.message, "type": e.kind, "code": e.status}})
+        def _error(self, e: WorkerError, unread_body: bool) -> None:
+            # A refused request's body is unread: close the connection rather than parse it as the next request.
+            if unread_body:
+                self.close_connection = True
+            self._send(e.status, {"error": {"message": e.message, "type": e.kind, "code": e.status}}, close=unread_body)
 
         def _dispatch(self, method: str) -> None:
             path = self.path.split("?", 1)[0].rstrip("/") or "/"
+            unread = method == "POST"
             try:
-                body: Any = None
-                if method == "POST":
-                    length = self.headers.get("Content-Length")
-                    if length is None:
-                        raise BadRequest("missing Content-Length header")
-                    n = int(length)
-                    if n < 0 or n > MAX_BODY:
-                        raise BadRequest(f"request body of {n} bytes is outside [0, {MAX_BODY}]")
-                    raw = self.rfile.read(n)
-                    try:
-                        body = json.loads(raw or b"{}")
-                    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                        raise BadRequest(f"request body is not valid JSON: {e}") from e
+                # Route, token and size are checked from the request line and headers alone: nothing
+                # of a body is read (let alone parsed) for a request that will be refused.
                 route = routes.get((method, path))
                 if route is None:
                     known = sorted({p for (_m, p) in routes})
@@ -91,17 +88,42 @@ def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecuto
                     got = self.headers.get("Authorization", "")
                     if not hmac.compare_digest(got.encode(), f"Bearer {token}".encode()):
                         raise Unauthorized("missing or wrong bearer token (send `Authorization: Bearer <token>`)")
+                body: Any = None
+                if method == "POST":
+                    raw = self._read_body(max_body)
+                    unread = False
+                    body = parse_json(raw)
                 if path in LOCK_FREE:
                     result = route(body)
                 else:
                     result = model_thread.submit(route, body).result()
                 self._send(200, result)
             except WorkerError as e:
-                self._error(e)
+                self._error(e, unread)
             except Exception as e:  # noqa: BLE001 - a 500 naming the failure, never a dropped connection
                 traceback.print_exc(file=sys.stderr)
                 err = WorkerError(f"{type(e).__name__} in {method} {path}: {e}")
-                self._error(err)
+                self._error(err, unread)
+
+        def _read_body(self, limit: int) -> bytes:
+            length = self.headers.get("Content-Length")
+            if self.headers.get("Transfer-Encoding"):
+                raise BadRequest("chunked request bodies are not accepted; send Content-Length")
+            if length is None:
+                raise BadRequest("missing Content-Length header")
+            try:
+                n = int(length)
+            except ValueError:
+                raise BadRequest(f"Content-Length {length[:40]!r} is not a number") from None
+            if n < 0:
+                raise BadRequest(f"Content-Length {n} is negative")
+            if n > limit:
+                raise PayloadTooLarge(f"request body of {n} bytes is over this worker's limit of {limit} bytes "
+                                      f"(--max-body-mb)")
+            raw = self.rfile.read(n)
+            if len(raw) != n:
+                raise BadRequest(f"request body ended after {len(raw)} of {n} bytes")
+            return raw
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             self._dispatch("GET")
@@ -112,11 +134,20 @@ def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecuto
     return Handler
 
 
+def parse_json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadRequest(f"request body is not valid JSON: {e}") from e
+    except RecursionError:
+        raise BadRequest("request body is nested too deeply") from None
+
+
 class WorkerServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
 
-def serve(worker: Any, host: str, port: int, token: str | None) -> WorkerServer:
+def serve(worker: Any, host: str, port: int, token: str | None, max_body: int = MAX_BODY) -> WorkerServer:
     model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tcod-model")
-    return WorkerServer((host, port), make_handler(worker, token, model_thread))
+    return WorkerServer((host, port), make_handler(worker, token, model_thread, max_body))

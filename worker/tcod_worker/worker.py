@@ -13,6 +13,7 @@ import glob
 import json
 import math
 import os
+import pickle
 from typing import Any
 
 import torch
@@ -23,6 +24,7 @@ from .errors import BadRequest, NotFound, StartupError, WorkerError
 from .loading import DTYPES, load_tokenizer_and_model, stop_token_ids, tokenizer_fingerprint, wrap_lora
 from .logprobs import entropy_from_logprobs, forward_logits, gather_logprobs, micro_batches, ranks_of, right_pad
 from .options import Options
+from .paths import confine
 from .sampling import generate
 from .validate import (body_object, get_bool, get_float, get_int, get_opt_float, get_str, numbers,
                        token_id_lists, token_ids)
@@ -488,7 +490,7 @@ class Worker:
 
     def save(self, body: Any) -> dict[str, Any]:
         body = body_object(body)
-        path = get_str(body, "path")
+        path = confine(get_str(body, "path"), self.opts.roots, "save")
         kind = get_str(body, "kind", "lora" if self.lora else "full", choices=("lora", "full"))
         if kind == "lora" and not self.lora:
             raise BadRequest("kind lora needs a LoRA student (start with --lora-rank R); use kind full")
@@ -536,7 +538,12 @@ class Worker:
         state_path = os.path.join(path, STATE_FILE)
         restored = False
         if req["optimizer"] and req["model"] == "student" and os.path.isfile(state_path):
-            saved = torch.load(state_path, map_location=self.device, weights_only=False)
+            # weights_only: tensors and plain containers only; a pickle in a folder cannot run code here.
+            try:
+                saved = torch.load(state_path, map_location=self.device, weights_only=True)
+            except pickle.UnpicklingError as e:
+                raise BadRequest(f"{state_path} holds more than tensors and plain values; it is not loaded "
+                                 f"(weights_only): {str(e).splitlines()[0]}") from None
             self.version = int(saved.get("version", self.version))
             if saved.get("optimizer") is not None:
                 params = self._trainable()
@@ -549,7 +556,7 @@ class Worker:
 
     def load(self, body: Any) -> dict[str, Any]:
         body = body_object(body)
-        path = get_str(body, "path")
+        path = confine(get_str(body, "path"), self.opts.roots, "load")
         if not os.path.isdir(path):
             raise BadRequest(f"load path {path} is not a directory (a PEFT adapter or save_pretrained output)")
         req = {"path": path, "model": get_str(body, "model", "student", choices=("student", "teacher")),

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -33,7 +34,9 @@ def assets() -> dict[str, Path]:
 class WorkerProcess:
     def __init__(self, args: list[str], launcher: list[str] | None = None, token: str | None = None,
                  env: dict[str, str] | None = None):
-        cmd = (launcher or [sys.executable]) + ["-m", "tcod_worker", "--port", "0", *args]
+        # /save and /load are confined to the worker's roots: the tests' files live under the temp dir.
+        roots = [] if "--root" in args else ["--root", tempfile.gettempdir()]
+        cmd = (launcher or [sys.executable]) + ["-m", "tcod_worker", "--port", "0", *roots, *args]
         self.token = token
         full_env = {**os.environ, "PYTHONPATH": str(WORKER_DIR), "OMP_NUM_THREADS": "1", **(env or {})}
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import urllib.request
 
 import pytest
@@ -162,7 +164,8 @@ def test_v1_models_and_completions_shape(full_worker):
     ("/forward_backward", {"rows": [{"tokens": [2, 3], "mask": [0, 0]}], "loss": "cross_entropy"}, "nothing to train"),
     ("/forward_backward", {"rows": [{"tokens": [2, 3], "mask": [0, 1]}], "loss": "dpo"}, "loss"),
     ("/optim_step", {"betas": [0.9, 0.95]}, "lr"),
-    ("/load", {"path": "/nonexistent/adapter"}, "not a directory"),
+    ("/load", {"path": os.path.join(tempfile.gettempdir(), "tcod-nonexistent", "adapter")}, "not a directory"),
+    ("/load", {"path": "/nonexistent/adapter"}, "outside this worker's roots"),
     ("/v1/completions", {"prompt": [2, 3], "stream": True}, "stream"),
     ("/v1/completions", {"prompt": [2, 3], "model": "gpt-9"}, "not served"),
 ])

@@ -90,6 +90,8 @@ export async function createRemoteModels(setup: ModelsSetup, env: RemoteModelsEn
     const extra = (env.workerArgs ?? "").split(/\s+/).filter(Boolean);
     /** The vocabulary file of a student the run builds from a config: its tokenizer can be mirrored locally. */
     let studentVocab: string | undefined;
+    /** The bearer token of each worker this run started (its tokenEnv's, or a fresh one per run). */
+    const tokens = new Map<string, string>();
     for (const l of workerLaunches(sm, tm)) {
       const args = [...extra];
       if (!args.includes("--vocab") && [l.model, l.teacher].some((p) => p !== undefined && isConfigModel(p))) {
@@ -102,14 +104,17 @@ export async function createRemoteModels(setup: ModelsSetup, env: RemoteModelsEn
       const vocabAt = args.indexOf("--vocab");
       if (l.model === sm.path && isConfigModel(sm.path) && vocabAt >= 0) studentVocab = args[vocabAt + 1];
       log(`starting tcod worker for ${l.spec.url}: --model ${l.model}${l.teacher ? ` --teacher ${l.teacher}` : ""}${args.length ? ` ${args.join(" ")}` : ""}`);
-      workers.push(await startWorkerForSpec(l.spec, { student: l.model, ...(l.teacher ? { teacher: l.teacher } : {}), extraArgs: args, detached: true }));
+      const w = await startWorkerForSpec(l.spec, { student: l.model, ...(l.teacher ? { teacher: l.teacher } : {}), extraArgs: args, detached: true, roots: [runDir] });
+      workers.push(w);
+      tokens.set(l.spec.url, w.token);
     }
 
     const meter = new WaitMeter(join(runDir, "backend-wait.jsonl"));
-    student = await createOpenAIBackend(sm.backend, { role: "student", model: sm.path, training: trainingFor(sm.backend, runDir, env) });
+    const st = withToken(sm.backend, tokens), tt = withToken(tm.backend, tokens);
+    student = await createOpenAIBackend(st.spec, { role: "student", model: sm.path, training: trainingFor(sm.backend, runDir, env), ...st.env });
     log(student.probeLine);
     // A teacher in the student's worker process addresses it by its path (the worker's --teacher).
-    teacher = await createOpenAIBackend(tm.backend, { role: "teacher", model: tm.path });
+    teacher = await createOpenAIBackend(tt.spec, { role: "teacher", model: tm.path, ...tt.env });
     if (teacher.server !== student.server || teacher.probeLine !== student.probeLine) log(teacher.probeLine);
     assertSameTokenizer({ tokenizer: student.tokenizer, server: student.server }, { tokenizer: teacher.tokenizer, server: teacher.server });
     const tokenizer = meteredTokenizer(studentVocab ? mirrored(student, studentVocab, log) : student.tokenizer, meter);
@@ -120,6 +125,14 @@ export async function createRemoteModels(setup: ModelsSetup, env: RemoteModelsEn
     throw e;
   }
 }
+
+/** A spec whose client sends the token of the worker this run started at its URL (none started: unchanged). */
+function withToken(spec: RemoteSpec, tokens: Map<string, string>): { spec: RemoteSpec; env?: { env: Record<string, string | undefined> } } {
+  const token = tokens.get(spec.url);
+  if (token === undefined || spec.kind !== "worker") return { spec };
+  return { spec: { ...spec, tokenEnv: RUN_TOKEN_ENV }, env: { env: { [RUN_TOKEN_ENV]: token } } };
+}
+const RUN_TOKEN_ENV = "TCOD_RUN_WORKER_TOKEN";
 
 /**
  * The worker's word-level tokenizer computed here instead of one blocking round trip per call, for

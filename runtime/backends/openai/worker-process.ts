@@ -4,16 +4,31 @@
  * port), and fails with the worker's own stderr when it exits first.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { delimiter, join, resolve } from "node:path";
+import { isIP } from "node:net";
+import { delimiter, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { BackendError } from "../backend.js";
+
+/**
+ * The worker/ folder tcod ships: found from this module's own location (source or bundled dist/),
+ * never from the current directory, so `tcod run` only ever starts the worker of the installed tcod.
+ */
+export function packageWorkerDir(from = dirname(fileURLToPath(import.meta.url))): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "worker", "tcod_worker", "__init__.py")) && existsSync(join(dir, "package.json"))) return join(dir, "worker");
+    if (dirname(dir) === dir) throw new BackendError(`cannot find the tcod worker (worker/tcod_worker) above ${from}; the tcod install is incomplete`, "worker", false,
+      "Reinstall tcod; the worker ships in its worker/ folder.");
+  }
+}
 
 export interface WorkerProcessOptions {
   /** Arguments after `-m tcod_worker` (e.g. ["--model", "config:tiny", "--device", "cpu"]); `--port 0` is added unless given. */
   args: string[];
-  /** The python to run (default: $TCOD_PYTHON, else worker/.venv/bin/python where it exists, else python3). */
+  /** The python to run (default: $TCOD_PYTHON, else the package's worker/.venv/bin/python where it exists, else python3). */
   python?: string;
-  /** The worker/ directory (default: ./worker), put on PYTHONPATH. */
+  /** The worker/ directory (default: the one tcod ships, packageWorkerDir()), put on PYTHONPATH. */
   workerDir?: string;
   /** How long to wait for the listening line (default 180 s: the first torch import is slow). */
   startupTimeoutMs?: number;
@@ -29,14 +44,18 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export function defaultWorkerPython(workerDir = resolve("worker")): string {
+/**
+ * The python that runs the worker: $TCOD_PYTHON when the user set it (explicit configuration), else
+ * the virtual environment beside the shipped worker (worker/ci-install.sh makes it), else python3.
+ */
+export function defaultWorkerPython(workerDir = packageWorkerDir()): string {
   if (process.env.TCOD_PYTHON) return process.env.TCOD_PYTHON;
   const venv = join(workerDir, ".venv", "bin", "python");
   return existsSync(venv) ? venv : "python3";
 }
 
 export function startWorker(o: WorkerProcessOptions): Promise<WorkerProcess> {
-  const workerDir = resolve(o.workerDir ?? "worker");
+  const workerDir = resolve(o.workerDir ?? packageWorkerDir());
   const python = o.python ?? defaultWorkerPython(workerDir);
   const args = ["-m", "tcod_worker", ...(o.args.includes("--port") ? [] : ["--port", "0"]), ...o.args];
   const env = { ...process.env, PYTHONPATH: [workerDir, process.env.PYTHONPATH].filter(Boolean).join(delimiter), PYTHONUNBUFFERED: "1", ...o.env };
@@ -85,15 +104,38 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
+/** 127.0.0.0/8, ::1 and localhost: the only hosts a worker may listen on without a token. */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (h === "localhost") return true;
+  if (isIP(h) === 4) return h.startsWith("127.");
+  if (isIP(h) === 6) return h === "::1" || h === "0:0:0:0:0:0:0:1";
+  return false;
+}
+
 /**
  * Start the worker a `kind: "worker", start: true` backend spec asks for: it listens on the spec's
  * host and port, serves `student` as --model and, where given, `teacher` beside it (one process, so
  * the exact reverse-KL loss is available). Extra flags (--lora-rank, --device, --vocab…) pass through.
+ * It is protected by a bearer token: the one the spec's tokenEnv names, else a fresh random one for
+ * this run (returned, for the run's clients). A host beyond loopback without tokenEnv is refused. Its
+ * /save and /load are confined to `roots` (the run folder).
  */
-export function startWorkerForSpec(spec: { url: string; tokenEnv?: string }, o: { student: string; teacher?: string; extraArgs?: string[]; env?: Record<string, string> } & Pick<WorkerProcessOptions, "python" | "workerDir" | "startupTimeoutMs" | "detached">): Promise<WorkerProcess> {
+export function startWorkerForSpec(spec: { url: string; tokenEnv?: string }, o: { student: string; teacher?: string; extraArgs?: string[]; env?: Record<string, string>; roots?: string[] } & Pick<WorkerProcessOptions, "python" | "workerDir" | "startupTimeoutMs" | "detached">): Promise<WorkerProcess & { token: string }> {
   const u = new URL(spec.url);
   if (u.protocol !== "http:") throw new BackendError(`cannot start a worker for ${spec.url}: the worker serves plain http`, spec.url, false, "Use an http:// URL for a worker the run starts itself.");
-  const args = ["--model", o.student, "--host", u.hostname, "--port", u.port || "80", ...(o.teacher ? ["--teacher", o.teacher] : []), ...(o.extraArgs ?? [])];
-  const token = spec.tokenEnv ? process.env[spec.tokenEnv] : undefined;
-  return startWorker({ args, python: o.python, workerDir: o.workerDir, startupTimeoutMs: o.startupTimeoutMs, detached: o.detached, env: { ...(token ? { TCOD_WORKER_TOKEN: token } : {}), ...o.env } });
+  const given = spec.tokenEnv ? process.env[spec.tokenEnv] : undefined;
+  if (spec.tokenEnv && !given) {
+    throw new BackendError(`cannot start a worker for ${spec.url}: environment variable ${spec.tokenEnv} (named by tokenEnv) is not set`, spec.url, false,
+      `Export ${spec.tokenEnv}=<a long random token> before \`tcod run\`.`);
+  }
+  if (!given && !isLoopbackHost(u.hostname)) {
+    throw new BackendError(`refusing to start a worker on ${u.hostname} without a token: anyone who can reach that address could train, save and load the model`, spec.url, false,
+      "Use http://127.0.0.1:PORT for a worker on this machine, or give the model worker(url, start: true, token_env: \"NAME\") with NAME set to a long random token.");
+  }
+  const token = given ?? randomBytes(32).toString("hex");
+  const roots = (o.roots ?? []).flatMap((r) => ["--root", resolve(r)]);
+  const args = ["--model", o.student, "--host", u.hostname.replace(/^\[|\]$/g, ""), "--port", u.port || "80", ...(o.teacher ? ["--teacher", o.teacher] : []), ...roots, ...(o.extraArgs ?? [])];
+  return startWorker({ args, python: o.python, workerDir: o.workerDir, startupTimeoutMs: o.startupTimeoutMs, detached: o.detached, env: { ...o.env, TCOD_WORKER_TOKEN: token } })
+    .then((w) => ({ ...w, token }));
 }

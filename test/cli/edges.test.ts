@@ -1,0 +1,132 @@
+/**
+ * The command line at its edges: an --out that is a file or cannot be written, prototype keys in
+ * --set, non-numbers in numeric flags, Infinity in an override, hostile Trinity configs. Every one a
+ * coded error (TCxxxx) with exit 1 and no stack trace; nothing written where it should not be.
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(import.meta.dirname, "../..");
+const tcod = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+const F = "examples/texthouse/tcod-b2f.tcod";
+const OPD = "test/fixtures/trinity/official/opd.yaml";
+
+/** Exit 1, the code, no stack trace, no "internal error". */
+function userError(r: ReturnType<typeof tcod>, code: string): void {
+  expect(r.status, r.stderr).toBe(1);
+  expect(r.stderr).toContain(code);
+  expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+  expect(r.stderr).not.toContain("internal error");
+}
+
+describe("--out at an existing file or an unwritable folder", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-edges-"));
+  const file = join(dir, "a-file");
+  writeFileSync(file, "keep me");
+  const locked = join(dir, "locked");
+  mkdirSync(locked);
+  chmodSync(locked, 0o500);
+  const root = process.getuid?.() === 0; // root may write anywhere: only the file cases apply
+
+  it.each([
+    ["compile", [F, "--out", file]],
+    ["plot", [F, "--out", file]],
+    ["run", [F, "--set", "steps=1", "--out", file, "-q"]],
+    ["export", ["trinity", F, "--out", file]],
+    ["import", ["trinity", OPD, "--out", join(file, "x.tcod")]],
+    ["compile (inside a file)", [F, "--out", join(file, "sub")]],
+  ])("%s", (_name, args) => {
+    const r = tcod(...(_name.split(" ")[0]! === "compile" ? ["compile"] : [_name]), ...args);
+    userError(r, "TC7009");
+    expect(readFileSync(file, "utf8")).toBe("keep me");
+  }, 60_000);
+
+  it.skipIf(root)("a folder that cannot be written", () => {
+    userError(tcod("compile", F, "--out", join(locked, "out")), "TC7009");
+  }, 60_000);
+
+  it("import --out naming a folder", () => {
+    userError(tcod("import", "trinity", OPD, "--out", dir), "TC7009");
+  }, 60_000);
+});
+
+describe("--set keys that name prototype members", () => {
+  it.each(["__proto__=1", "constructor=1", "toString=1", "texthouse_tcod_b2f.__proto__=1", "texthouse_tcod_b2f.constructor=2"])("compile --set %s", (kv) => {
+    const r = tcod("compile", F, "--set", kv, "--out", mkdtempSync(join(tmpdir(), "tcod-edges-")));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/TC5002|TC2004/);
+    expect(r.stderr).not.toContain("internal error");
+  }, 60_000);
+
+  it("a plan JSON's --set cannot reach a built-in object", () => {
+    const out = mkdtempSync(join(tmpdir(), "tcod-edges-"));
+    expect(tcod("compile", F, "--out", out).status).toBe(0);
+    const plan = join(out, "texthouse_tcod_b2f.plan.json");
+    for (const kv of ["__proto__.hasOwnProperty=1", "constructor.prototype.x=1", "clock.__proto__.x=1", "clock.constructor=1"]) {
+      const r = tcod("run", plan, "--set", kv, "--out", join(out, "run"), "-q");
+      userError(r, "TC7009");
+    }
+  }, 60_000);
+});
+
+describe("numbers in flags and overrides", () => {
+  it.each([["--expert-length", "abc"], ["--expert-length", "4,x"], ["--at", "1,,2"], ["--at", "-3"], ["--at", "1e3"]])("explain %s %s", (flag, v) => {
+    const r = tcod("explain", F, "texthouse_tcod_b2f.prefix", flag, v);
+    userError(r, "TC7009");
+    expect(r.stdout).not.toContain("NaN");
+  }, 60_000);
+
+  it("plot --expert-length abc", () => {
+    userError(tcod("plot", F, "--expert-length", "abc"), "TC7009");
+  }, 60_000);
+
+  it("run --seed 1.5", () => {
+    userError(tcod("run", F, "--seed", "1.5", "-q"), "TC7009");
+  }, 60_000);
+
+  it("--set steps=1e999 is reported as Infinity, not 0", () => {
+    const r = tcod("compile", F, "--set", "steps=1e999", "--out", mkdtempSync(join(tmpdir(), "tcod-edges-")));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("got Infinity");
+  }, 60_000);
+
+  it("an unknown explain field is a coded error", () => {
+    userError(tcod("explain", F, "texthouse_tcod_b2f.horizn"), "TC7009");
+  }, 60_000);
+});
+
+describe("tcod import trinity: user errors, with positions", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-edges-import-"));
+  const base = readFileSync(join(ROOT, OPD), "utf8");
+  const cases: [string, string, RegExp][] = [
+    ["keyword name", base.replace(`name: "alfworld_opd"`, `name: "curriculum"`), /:2:7 error TC7101: .*tcod keyword/],
+    ["non-ASCII name", base.replace(`name: "alfworld_opd"`, `name: "ålf"`), /:2:7 error TC7101: .*cannot name a tcod curriculum/],
+    ["control characters in a path", base.replace("path: /path/to/alfworld_data/train_expert.jsonl", `path: "/path/to\\u0007x.jsonl"`), /error TC7101: .*control character U\+0007/],
+    ["non-finite betas", base.replace("    lr: 1e-6", "    lr: 1e-6\n    betas: [.nan, .inf]"), /error TC7101: .*betas must be a list of two finite numbers/],
+  ];
+  it.each(cases)("%s", (name, text, want) => {
+    const f = join(dir, `${name.replace(/\W/g, "_")}.yaml`);
+    writeFileSync(f, text);
+    const r = tcod("import", "trinity", f);
+    userError(r, "TC7101");
+    expect(r.stderr).toMatch(want);
+  }, 60_000);
+
+  it("total_steps: 1e20 finishes (no hang)", () => {
+    const f = join(dir, "huge.yaml");
+    writeFileSync(f, base.replaceAll("total_steps: 250", "total_steps: 1e20"));
+    const r = tcod("import", "trinity", f);
+    expect(r.signal).toBeNull();
+    expect([0, 1]).toContain(r.status);
+    expect(r.stderr).not.toContain("internal error");
+  }, 60_000);
+
+  it("an unknown format and a missing file", () => {
+    userError(tcod("import", "yaml", OPD), "TC7009");
+    userError(tcod("import", "trinity", join(dir, "missing.yaml")), "TC7009");
+    userError(tcod("export", "trinity", join(dir, "missing.plan.json")), "TC7009");
+  }, 60_000);
+});
