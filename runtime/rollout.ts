@@ -5,13 +5,17 @@
  *   become history entries the template shows, but the student's chat memory starts empty;
  * - the student then plays at most `studentTurns` turns (TCOD-f2b caps this for training);
  * - prompts are token segments appended to the chat memory, never re-rendered from text: turn t+1's
- *   prompt extends turn t's prompt + response when the memory accumulates.
+ *   prompt extends turn t's prompt + response when the memory accumulates;
+ * - the env's episode semantics (plan/env-semantics.ts, shared with the Trinity plugin) decide what a
+ *   capped episode scores (ScienceWorld keeps its score) and whether an action the env does not offer
+ *   is sent or answered with feedback without a step (WebShop).
  */
 import type { AgentFormat } from "../plan/schema.js";
 import type { EnvAdapter, TaskRef } from "./envs/env.js";
 import type { SampleRequest, SampleResult, Tokenizer, TurnContext } from "./backends/backend.js";
 import { parseAction, renderUserMessage, type HistoryEntry } from "./agent-format.js";
 import { mixSeed } from "./seeds.js";
+import { cappedReward, checkAction, semanticsOf } from "../plan/env-semantics.js";
 
 export interface EpisodeSpec {
   /** Position of the episode in its batch; results are always reduced in this order. */
@@ -117,6 +121,7 @@ export async function runEpisode(
     spec, turns: [], reward: 0, won: false, done: false, truncated: false, replayFinished: false,
     invalidActions: 0, policyVersion,
   };
+  const semantics = semanticsOf(env.kind);
   const first = await env.reset(spec.task);
   const history: HistoryEntry[] = [];
   let observation = first.text;
@@ -170,7 +175,17 @@ export async function runEpisode(
     memory.push(user, out.tokens);
 
     let envAction: string;
-    if (action !== null) envAction = action;
+    if (action !== null) {
+      // An action the env does not offer: some envs answer without stepping (WebShop; plan/env-semantics.ts).
+      const feedback = checkAction(semantics, action, admissible);
+      if (feedback !== null) {
+        record.invalidActions++;
+        history.push({ observation, action });
+        observation = feedback;
+        continue;
+      }
+      envAction = action;
+    }
     else {
       record.invalidActions++;
       const how = format.onInvalid;
@@ -188,7 +203,8 @@ export async function runEpisode(
   // Not done within the student's turns.
   if (spec.capped) {
     record.truncated = true;
-    record.reward = spec.truncatedReward;
+    // ScienceWorld keeps the score earned so far (best_score / 100); the others score the plan's reward (0).
+    record.reward = cappedReward(semantics, spec.truncatedReward, rewardSum);
   } else {
     record.reward = rewardSum;
   }

@@ -21,6 +21,7 @@ import { evalScalar, type ExprDef, type ExprTree, type ValueRef } from "../../pl
 import { nodeOf, nodesOf, type Plan, type AgentFormat } from "../../plan/schema.js";
 import { constantOverRun, recogniseB2f, recogniseF2b, treeOf } from "./plugin/recognise.js";
 import { generatePlugin, type PluginSpec, type PluginFiles } from "./plugin/generate.js";
+import { semanticsOf } from "../../plan/env-semantics.js";
 
 export type TrinityTarget = "tcod-fork" | "upstream";
 export const TRINITY_TARGETS: readonly TrinityTarget[] = ["tcod-fork", "upstream"];
@@ -131,8 +132,8 @@ const TRINITY_ENVS: Record<string, { name: string; promptKey: string }> = {
   scienceworld: { name: "scienceworld", promptKey: "task_desc" },
   sciworld: { name: "scienceworld", promptKey: "task_desc" },
 };
-/** Env kinds the generated plugin workflow can drive itself (it creates the env in-process). */
-const PLUGIN_ENVS = new Set(["alfworld"]);
+/** Env kinds the generated plugin workflow drives itself (in-process, as the official workflows do). */
+const PLUGIN_ENVS = new Set(["alfworld", "webshop", "scienceworld", "sciworld"]);
 
 const LOSS_AGG: Record<string, string> = {
   token_mean: "token-mean",
@@ -236,6 +237,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   const whyAdvantagePlugin: string[] = [];
   let klCoef: number | undefined;
   for (const t of advantage.terms) {
+    if (t.kind === "gkd") fail("gkd loss", "the forward-KL part needs the teacher's full next-token distributions; Trinity's teacher scoring returns sampled-token logprobs only", "Use opd(estimator: \"k1\") for Trinity exports, or train with `tcod run` on the embedded backend.", originOf(t.coef));
     if (t.kind === "sft") fail("sft advantage term", "an SFT term on expert demonstrations cannot be combined with OPD in one Trinity algorithm", "Drop the sft term, or train with `tcod run`.", originOf(t.coef));
     if (t.kind === "opd" && t.estimator !== "k1") fail(`opd estimator ${t.estimator}`, `the '${t.estimator}' estimator needs teacher distributions; Trinity's teacher scoring returns sampled-token logprobs only`, "Use the k1 estimator for Trinity exports.", originOf(t.coef));
     if (usesExt(typeof t.coef === "number" ? undefined : plan.exprs[t.coef.expr]?.tree)) fail("TypeScript extension", "an advantage coefficient calls a TypeScript extension", "Write the coefficient in tcod itself.", originOf(t.coef));
@@ -275,6 +277,9 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   const pluginOperatorName = `tcod_${slug}_step_advantage`;
   const workflow = needsPluginWorkflow ? pluginWorkflowName : `${official!.method}_${envName}_workflow`;
   const advantageFn = needsPluginAdvantage ? pluginAdvantageName : options.target === "tcod-fork" ? "multi_turn_opd" : "on_policy_distill";
+  if (prefixTree && !noPrefix && semanticsOf(env.kind).expertActions === "none") {
+    notes.push(`warning: b2f on ${env.kind}: its tasksets carry no expert actions (TCOD's data script writes none), so every episode replays nothing and plays as plain OPD unless the rows add "actions"`);
+  }
   if (needsPluginWorkflow) notes.push(`workflow ${workflow} (plugin): ${official ? "upstream Trinity has no TCOD workflows" : whyPlugin.join("; ")}`);
   else notes.push(`workflow ${workflow}: exactly the official ${official!.method} ${official!.k !== undefined ? `pacing with k = ${official!.k}` : "episode"}`);
   notes.push(needsPluginAdvantage ? `advantage ${advantageFn} (plugin): ${whyAdvantagePlugin.join("; ")}` : `advantage ${advantageFn}: c·(log p_T − log p_S) with kl_coef = ${klCoef}`);
@@ -403,7 +408,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   let plugin: PluginFiles | undefined;
   if (needsPluginWorkflow || needsPluginAdvantage) {
     const spec: PluginSpec = {
-      schema: "tcod.trinity-plugin/1",
+      schema: "tcod.trinity-plugin/2",
       plan: plan.name,
       target: options.target,
       exprs: referencedExprs(plan, [planner.horizon, planner.prefix, ...advantage.terms.map((t) => t.coef),
@@ -419,6 +424,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
           ...(planner.adaptive ? { adaptive: planner.adaptive } : {}),
         },
         agent,
+        semantics: semanticsOf(env.kind),
         temperature: rolloutTemp!,
         teacherTemperature: teacherScore.temperature,
       } : undefined,

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { compileFile } from "../../compiler/index.js";
+import { semanticsOf, type EpisodeSemantics } from "../../plan/env-semantics.js";
 import { exportTrinity, TrinityExportError } from "../../targets/trinity/export.js";
 import { officialB2f, officialF2b, recogniseB2f, recogniseF2b, simplify } from "../../targets/trinity/plugin/recognise.js";
 import type { ExprTree } from "../../plan/expr.js";
@@ -160,10 +161,24 @@ describe("errors name the construct", () => {
     expect(err.issues.map((i) => i.construct)).toEqual(["teacher top-k scoring", "opd estimator topk", "sft advantage term", "train_batch"]);
     for (const i of err.issues) expect(i.hint.length).toBeGreaterThan(10);
   });
-  it("webshop with a non-official schedule: the generated workflow drives alfworld only", () => {
-    const err = exportError(() => exportTrinity(makePlan({ name: "w", envKind: "webshop", horizon: f2bTree(4, 30, 2) }), fork));
-    expect(err.issues[0]!.construct).toBe("plugin workflow env");
-    expect(exportTrinity(makePlan({ name: "w", envKind: "webshop", horizon: f2bTree(4, 30) }), fork).workflow).toBe("TCOD_f2b_webshop_workflow");
+  it("webshop and scienceworld with a non-official schedule or the upstream target: the generated workflow drives them, with their episode semantics", () => {
+    for (const envKind of ["webshop", "scienceworld"]) {
+      const e = exportTrinity(makePlan({ name: "w", envKind, horizon: f2bTree(4, 30, 2) }), fork);
+      expect(e.workflow).toBe("tcod_w_workflow");
+      const spec = JSON.parse(e.plugin!["tcod_runtime/spec.json"]!) as { workflow: { env: string; semantics: EpisodeSemantics } };
+      expect(spec.workflow.semantics).toEqual(semanticsOf(envKind));
+      const up = exportTrinity(makePlan({ name: "w", envKind, horizon: f2bTree(4, 30) }), { target: "upstream" });
+      expect(up.workflow).toBe("tcod_w_workflow");
+      expect(exportTrinity(makePlan({ name: "w", envKind, horizon: f2bTree(4, 30) }), fork).workflow).toBe(`TCOD_f2b_${envKind}_workflow`);
+    }
+    expect(semanticsOf("scienceworld")).toMatchObject({ truncation: { kind: "score" }, simplification: "easy" });
+    expect(semanticsOf("webshop")).toMatchObject({ invalidAction: { kind: "webshop_validate" }, expertActions: "none" });
+  });
+  it("b2f on webshop exports with a warning: its data has no expert actions to replay", () => {
+    const e = exportTrinity(makePlan({ name: "w", envKind: "webshop", prefix: b2fTree(4) }), fork);
+    expect(e.workflow).toBe("TCOD_b2f_webshop_workflow");
+    expect(e.notes.join("\n")).toMatch(/warning: b2f on webshop: .*no expert actions/);
+    expect(exportTrinity(makePlan({ name: "a", prefix: b2fTree(4) }), fork).notes.join("\n")).not.toMatch(/warning/);
   });
   it("a learning rate from a TypeScript extension is a named error, not a crash", () => {
     const p = makePlan({ name: "lrx", lr: { expr: "lr" }, extraExprs: { lr: { op: "ext", fn: "warmup", args: [step] } as ExprTree } });

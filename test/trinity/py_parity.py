@@ -4,6 +4,9 @@ for tcod's tests, with no torch, numpy or Trinity installed.
 
   py_parity.py vectors PATH   check the shared signal vectors (test/vectors/signals.json) for every
                               case with per-turn rows (Trinity's layout); prints a JSON summary
+  py_parity.py episodes PATH SEMANTICS
+                              run the per-env episode vectors (test/vectors/episodes.json) through
+                              core.run_episode with the semantics JSON the exporter ships
   py_parity.py rpc            read [{"fn": name, "args": [...]}, ...] as JSON on stdin, call
                               core.<fn>(*args) for each and print the results as JSON (NaN/±inf as
                               the strings "NaN", "Infinity", "-Infinity")
@@ -154,7 +157,62 @@ def rpc():
     return 0
 
 
+TAGS_AGENT = {
+    "name": "test-tags", "system": "You act.",
+    "template": "Task: {task}. Taken {step}. Last {history_length}:\n{history}\nNow: {observation}. Choose from [{admissible}].",
+    "templateNoHistory": "Task: {task}. Taken {step}. Now: {observation}. Choose from [{admissible}].",
+    "historyWindow": 2, "historyEntry": "[Observation {n}: '{observation}', Action {n}: '{action}']",
+    "memory": {"kind": "accumulate"}, "parser": {"kind": "tags", "tag": "action", "think": False},
+    "onInvalid": {"kind": "pass"},
+}
+
+
+def episodes(path, semantics_path):
+    """The per-env episode vectors (test/vectors/episodes.json) through core.run_episode, with each
+    env's semantics as the exporter ships them (semantics_path: {kind: semantics} from
+    plan/env-semantics.ts). Prints {"checked": [...], "failures": [...]}."""
+    import asyncio
+
+    with open(path, encoding="utf-8") as f:
+        cases = json.load(f)["cases"]
+    with open(semantics_path, encoding="utf-8") as f:
+        semantics = json.load(f)
+    checked, failures = [], []
+    for c in cases:
+        stepped, prompts = [], []
+        replies = iter(c["responses"])
+
+        async def env_step(action, c=c, stepped=stepped):
+            stepped.append(action)
+            t = c["transitions"][action]
+            return t["observation"], t["reward"], t["done"], t["admissible"]
+
+        async def chat(messages, prompts=prompts, replies=replies):
+            prompts.append(messages[-1]["content"])
+            return next(replies, "<action>none</action>"), None
+
+        rec = asyncio.run(core.run_episode(
+            agent=TAGS_AGENT, task=c["first"]["task"], first_observation=c["first"]["observation"],
+            first_admissible=c["first"]["admissible"], prefix_actions=[], student_turns=c["student_turns"],
+            capped=c["capped"], truncated_reward=c["plan_truncated_reward"], env_step=env_step, chat=chat,
+            semantics=semantics[c["kind"]],
+        ))
+        e = c["expected"]
+        got = {"reward": rec["reward"], "done": rec["done"], "truncated": rec["truncated"],
+               "invalid_actions": rec["invalid_actions"], "env_actions": stepped}
+        want = {k: e[k] for k in got}
+        ok = all(close(got[k], want[k]) if k == "reward" else got[k] == want[k] for k in got)
+        ok = ok and all(any(fb in p for p in prompts) for fb in e.get("feedback", []))
+        checked.append(c["name"])
+        if not ok:
+            failures.append({"case": c["name"], "got": got, "expected": want, "prompts": prompts})
+    print(json.dumps({"checked": checked, "failures": failures}))
+    return 1 if failures else 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "episodes":
+        sys.exit(episodes(sys.argv[2], sys.argv[3]))
     if len(sys.argv) >= 3 and sys.argv[1] == "vectors":
         sys.exit(vectors(sys.argv[2]))
     if len(sys.argv) >= 2 and sys.argv[1] == "rpc":

@@ -4,6 +4,10 @@
  * agent format, the adaptive-depth rule and the pacing formulas. Pure Python: no torch, no Trinity.
  */
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { semanticsOf } from "../../plan/env-semantics.js";
 import { describe, expect, it } from "vitest";
 import { evalScalar, evalTurns, type ExprTree, type TurnBatch } from "../../plan/expr.js";
 import { parseAction, renderUserMessage } from "../../runtime/agent-format.js";
@@ -67,6 +71,18 @@ describe("generated Python ≡ TypeScript runtime", () => {
     expect(r.status).toBe(0);
     expect(report.checked.length).toBeGreaterThanOrEqual(18);
     expect(report.checked).toContain("trinity_per_turn_rows: final_advantages (plugin advantages())");
+  });
+
+  run("per-env episode semantics: the shared episode vectors (test/vectors/episodes.json) through core.run_episode", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-sem-"));
+    const semantics = join(dir, "semantics.json");
+    // What the exporter writes into spec.json `workflow.semantics`, per env kind.
+    writeFileSync(semantics, JSON.stringify(Object.fromEntries(["alfworld", "webshop", "scienceworld"].map((k) => [k, semanticsOf(k)]))));
+    const r = spawnSync("python3", [SCRIPT, "episodes", "test/vectors/episodes.json", semantics], { encoding: "utf8" });
+    const report = JSON.parse(r.stdout) as { checked: string[]; failures: unknown[] };
+    expect(report.failures).toEqual([]);
+    expect(r.status).toBe(0);
+    expect(report.checked.length).toBeGreaterThanOrEqual(5);
   });
 
   run("evaluates 400 random step/episode-level trees like plan/expr.ts evalScalar", () => {

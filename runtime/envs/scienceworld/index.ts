@@ -5,11 +5,13 @@
  * raw 0–100 score, `won` is score = 100; gold paths back expertPath() and optimalActions().
  *
  * EnvSpec params: tasks (list of task names or ids, empty = all 30), simplification (the package's
- * simplificationStr, default ""), step_limit (envStepLimit, default max(100, 2·maxTurns)), python
+ * simplificationStr; default "easy", the official TCOD/Trinity ScienceWorld workflows' setting,
+ * plan/env-semantics.ts; "" = none), step_limit (envStepLimit, default max(100, 2·maxTurns)), python
  * (interpreter), start_timeout_s / reset_timeout_s / step_timeout_s.
  */
 import type { EnvSpec } from "../../../plan/schema.js";
 import { EnvConfigError } from "../env.js";
+import { semanticsOf } from "../../../plan/env-semantics.js";
 import { BridgeEnv, type BridgeTimeouts, type FixedTasks } from "../bridge/adapter.js";
 import { readTaskFile } from "../taskfile/index.js";
 import { bridgeEnv, bridgesDir, pythonCommand } from "../bridge/locate.js";
@@ -88,7 +90,7 @@ export function scienceWorldFromSpec(spec: EnvSpec): BridgeEnv {
     stepLimit: (stepLimit as number | undefined) ?? Math.max(100, 2 * spec.maxTurns),
     timeouts: timeoutsFromParams("scienceworld", p),
     ...(spec.taskFile ? { fixed: scienceWorldTaskFile(spec.taskFile, spec.split) } : {}),
-    ...(simplification !== undefined ? { simplification } : {}),
+    simplification: simplification ?? semanticsOf("scienceworld").simplification,
     ...(python !== undefined ? { python } : {}),
   });
 }

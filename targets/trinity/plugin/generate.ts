@@ -13,10 +13,11 @@ import { readFileSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExprDef, ValueRef } from "../../../plan/expr.js";
+import type { EpisodeSemantics } from "../../../plan/env-semantics.js";
 import type { AdaptiveDepth, AdvantageTerm, Aggregate, AgentFormat } from "../../../plan/schema.js";
 
 export interface PluginSpec {
-  schema: "tcod.trinity-plugin/1";
+  schema: "tcod.trinity-plugin/2";
   plan: string;
   target: "tcod-fork" | "upstream";
   exprs: Record<string, ExprDef>;
@@ -28,6 +29,8 @@ export interface PluginSpec {
       horizon?: ValueRef; prefix?: ValueRef; adaptive?: AdaptiveDepth;
     };
     agent: AgentFormat;
+    /** The env's episode semantics (plan/env-semantics.ts), the same data tcod's runtime reads. */
+    semantics: EpisodeSemantics;
     temperature: number;
     teacherTemperature: number;
   } | undefined;

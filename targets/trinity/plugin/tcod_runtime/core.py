@@ -594,17 +594,75 @@ def parse_action(agent: dict, response: str) -> Optional[str]:
     raise ExprError(f"unknown action parser {kind}")
 
 
+WEBSHOP_SEARCH_TEMPLATE = "search[<query>]"
+
+
+def webshop_actions(available: dict) -> List[str]:
+    """WebShop's available actions as tcod lists them (runtime/envs/agentgym/observation.ts
+    `webshopActions`): the search form when the page has one, then click[x] per clickable."""
+    has_search = bool(available.get("has_search_bar"))
+    out = [WEBSHOP_SEARCH_TEMPLATE] if has_search else []
+    for c in available.get("clickables") or []:
+        if c != "search" or not has_search:
+            out.append(f"click[{c}]")
+    return out
+
+
+def webshop_instruction(observation: str) -> Optional[str]:
+    """The instruction inside "WebShop [SEP] Instruction: [SEP] Find me … [SEP] Search"."""
+    parts = [p.strip() for p in observation.split(" [SEP] ")]
+    for i, p in enumerate(parts):
+        if p == "Instruction:":
+            return parts[i + 1] if i + 1 < len(parts) else None
+    return None
+
+
 def alfworld_task(observation: str) -> str:
     """ALFWorld's goal sentence ("put some X on Y") from the first observation."""
     marker = "Your task is to: "
     return observation.split(marker, 1)[1].strip() if marker in observation else ""
 
 
+# ---- episode semantics per env (plan/env-semantics.ts, shipped in spec.json) ---------------------
+
+def _py_repr_list(xs: Sequence[str]) -> str:
+    return repr(list(xs))
+
+
+def check_action(semantics: dict, action: str, admissible: Sequence[str]) -> Optional[str]:
+    """None when the env takes `action`; else the feedback it answers with, without a step
+    (plan/env-semantics.ts `checkAction`; WebShop: Trinity-RFT's `validate_action`)."""
+    if semantics["invalidAction"]["kind"] == "step":
+        return None
+    m = re.match(r"^(.+?)\[(.+)\]$", action, re.S)
+    name = m.group(1) if m else action
+    arg = m.group(2).lower() if m else None
+    has_search = any(a.startswith("search[") for a in admissible)
+    if name == "search" and arg is not None and arg != "" and has_search:
+        return None
+    if name == "click" and arg is not None and f"click[{arg}]" in admissible:
+        return None
+    if name == "search":
+        if arg is None or arg == "":
+            return "Invalid action, please type in the query you want to search in the square brackets here."
+        return "Can not perform search action without search bar. Please click the Back to Search button first."
+    if name == "click":
+        clickables = [a[6:-1] for a in admissible if a.startswith("click[")]
+        return ("Incorrect action format, make sure you have the correct button name that is **within the current "
+                f"page**. The buttons you can click now are: {_py_repr_list(clickables)}")
+    return "Invalid action. You should wrap your action with the <action> </action> tag and follow the action format."
+
+
+def capped_reward(semantics: dict, plan_reward: float, reward_so_far: float) -> float:
+    """Reward of an episode the curriculum cap cut before done (ScienceWorld keeps its score)."""
+    return reward_so_far if semantics["truncation"]["kind"] == "score" else float(plan_reward)
+
+
 # ---- one training episode (runtime/rollout.ts `runEpisode`) --------------------------------------
 
 async def run_episode(*, agent: dict, task: str, first_observation: str, first_admissible: Sequence[str],
                       prefix_actions: Sequence[str], student_turns: int, capped: bool, truncated_reward: float,
-                      env_step, chat, on_turn=None) -> dict:
+                      env_step, chat, on_turn=None, semantics: Optional[dict] = None) -> dict:
     """Plays one episode the way tcod's runtime does; the Trinity workflow supplies the edges.
 
     env_step(action) -> (observation, reward, done, admissible)   (awaitable)
@@ -617,7 +675,10 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
     follows `agent.onInvalid`: feedback (reply `text` as the observation without stepping the env),
     pass (send the raw reply), end (stop, reward 0). Reward: the sum of env rewards when done; when not
     done, `truncated_reward` if the turn cap cut the episode (`capped`), else the sum.
+    `semantics` (plan/env-semantics.ts): an action the env does not offer may be answered with
+    feedback without a step (WebShop), and a capped episode may keep its score (ScienceWorld).
     """
+    semantics = semantics or {"truncation": {"kind": "fixed"}, "invalidAction": {"kind": "step"}}
     history: List[tuple] = []
     observation, admissible = first_observation, list(first_admissible)
     reward_sum = 0.0
@@ -655,6 +716,13 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
                 observation = agent["onInvalid"]["text"]
                 continue
             action = text.strip()
+        else:
+            feedback = check_action(semantics, action, admissible)
+            if feedback is not None:
+                rec["invalid_actions"] += 1
+                history.append((observation, action))
+                observation = feedback
+                continue
         obs, reward, done, adm = await env_step(action)
         history.append((observation, action))
         observation, admissible = obs, list(adm)
@@ -663,7 +731,7 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
             rec.update(done=True, reward=reward_sum)
             return rec
     if capped:
-        rec.update(truncated=True, reward=float(truncated_reward))
+        rec.update(truncated=True, reward=capped_reward(semantics, truncated_reward, reward_sum))
     else:
         rec["reward"] = reward_sum
     return rec

@@ -1,0 +1,141 @@
+/**
+ * Episode semantics per environment kind, as data in one place: what the official TCOD workflows do
+ * at the edges of an episode, which tcod's runtime (runtime/rollout.ts, the ScienceWorld bridge) and
+ * the generated Trinity plugin (targets/trinity/plugin, through its spec.json and
+ * tcod_runtime/core.py `check_action`) both read. Each entry defaults to the official workflow's
+ * behaviour and names its public source.
+ *
+ * Sources (public code):
+ * - TCOD (kokolerk/TCOD, the official code of the TCOD paper, a Trinity-RFT fork):
+ *   trinity/common/workflows/envs/TCOD/{alfworld,webshop,scienceworld}/{OPD,TCOD_f2b,TCOD_b2f}_workflow.py
+ *   and utils.py in the same folders.
+ * - Trinity-RFT (agentscope-ai/Trinity-RFT), whose env workflows the TCOD ones extend:
+ *   trinity/common/workflows/envs/webshop/webshop_workflow.py (`validate_action`),
+ *   trinity/common/workflows/envs/sciworld/sciworld_workflow.py (`simplificationStr = "easy"`).
+ * - ScienceWorld (allenai/ScienceWorld): scienceworld/scienceworld.py `load(..., simplificationStr)`,
+ *   `get_possible_action_templates()`, `get_possible_objects()`.
+ */
+
+/** What a training episode scores when the curriculum's turn cap (TCOD-f2b) cuts it before done. */
+export type Truncation =
+  /** The plan's fixed truncated-episode reward, EpisodePlanner.truncatedReward (ALFWorld, WebShop:
+   *  the TCOD workflows leave the reward at 0, the compiler's value). */
+  | { kind: "fixed" }
+  /** The reward earned so far (ScienceWorld: TCOD_f2b keeps best_score / 100). */
+  | { kind: "score" };
+
+/** What the env does with an action that is not among the available ones. */
+export type InvalidAction =
+  /** Send it to the env as written (ALFWorld answers "Nothing happens."). */
+  | { kind: "step" }
+  /** WebShop: answer with an error message as the next observation, without stepping the env
+   *  (Trinity-RFT's `validate_action`; `search[q]` needs the search bar and a query, `click[x]` needs
+   *  x among the page's clickables, compared lower-cased). */
+  | { kind: "webshop_validate" };
+
+export interface EpisodeSemantics {
+  truncation: Truncation;
+  invalidAction: InvalidAction;
+  /** ScienceWorld's `simplificationStr` ("" = none; "easy" = the official workflows' default). */
+  simplification: string;
+  /** How a prompt shows the available actions: every valid action, or ScienceWorld's compact action
+   *  templates plus the objects in view (the official ScienceWorld prompt). */
+  admissible: "list" | "templates_and_objects";
+  /** Whether the env's taskset rows carry expert `actions` b2f can replay (WebShop's data script
+   *  writes none, so b2f there plays plain OPD episodes). "gold" = the simulator's gold path. */
+  expertActions: "taskset" | "gold" | "none";
+  /** Public sources of each rule, one line each. */
+  sources: string[];
+}
+
+const TCOD = "github.com/kokolerk/TCOD";
+const TRINITY = "github.com/agentscope-ai/Trinity-RFT";
+
+export const EPISODE_SEMANTICS: Readonly<Record<string, EpisodeSemantics>> = {
+  alfworld: {
+    truncation: { kind: "fixed" },
+    invalidAction: { kind: "step" },
+    simplification: "",
+    admissible: "list",
+    expertActions: "taskset",
+    sources: [
+      `${TCOD} trinity/common/workflows/envs/TCOD/alfworld/TCOD_f2b_workflow.py: reward 1.0 when done, else 0 (a capped episode scores 0)`,
+      `${TCOD} trinity/common/workflows/envs/TCOD/alfworld/utils.py: the admissible commands are listed in the prompt; every parsed action is sent to the env`,
+      `${TCOD} TCOD_examples/alfworld/alfworld_data/train_expert.jsonl: rows carry expert "actions" (b2f)`,
+    ],
+  },
+  webshop: {
+    truncation: { kind: "fixed" },
+    invalidAction: { kind: "webshop_validate" },
+    simplification: "",
+    admissible: "list",
+    expertActions: "none",
+    sources: [
+      `${TCOD} trinity/common/workflows/envs/TCOD/webshop/TCOD_f2b_workflow.py: the env reward at done; a capped episode scores 0`,
+      `${TRINITY} trinity/common/workflows/envs/webshop/webshop_workflow.py validate_action: an unavailable action gets an error message without stepping the env`,
+      `${TCOD} get_webshop_data.py: rows are {"task_id", "target"}, no "actions" (b2f falls back to plain OPD episodes)`,
+    ],
+  },
+  scienceworld: {
+    truncation: { kind: "score" },
+    invalidAction: { kind: "step" },
+    simplification: "easy",
+    admissible: "templates_and_objects",
+    expertActions: "gold",
+    sources: [
+      `${TCOD} trinity/common/workflows/envs/TCOD/scienceworld/TCOD_f2b_workflow.py: a capped episode keeps best_score / 100`,
+      `${TRINITY} trinity/common/workflows/envs/sciworld/sciworld_workflow.py: env.load(task_name, var_num, "easy", generateGoldPath=True)`,
+      `${TCOD} trinity/common/workflows/envs/TCOD/scienceworld/utils.py: the prompt lists compact action templates plus the objects in view`,
+      `${TCOD} trinity/common/workflows/envs/TCOD/scienceworld/TCOD_b2f_workflow.py: b2f replays get_gold_action_sequence()`,
+    ],
+  },
+};
+/** Env kinds with another name for the same env. */
+const ALIASES: Record<string, string> = { sciworld: "scienceworld" };
+
+/** Envs without an official workflow: what tcod has always done (cap → 0, send every action, list them). */
+export const DEFAULT_SEMANTICS: EpisodeSemantics = {
+  truncation: { kind: "fixed" },
+  invalidAction: { kind: "step" },
+  simplification: "",
+  admissible: "list",
+  expertActions: "taskset",
+  sources: [],
+};
+
+export function semanticsOf(kind: string): EpisodeSemantics {
+  return EPISODE_SEMANTICS[ALIASES[kind] ?? kind] ?? DEFAULT_SEMANTICS;
+}
+
+/** The reward of an episode the cap cut before done: the reward so far (score), else the plan's reward. */
+export function cappedReward(s: EpisodeSemantics, planReward: number, rewardSoFar: number): number {
+  return s.truncation.kind === "score" ? rewardSoFar : planReward;
+}
+
+/** Is `action` available, given the listed actions? null = yes; else the env's feedback message. */
+export function checkAction(s: EpisodeSemantics, action: string, admissible: readonly string[]): string | null {
+  if (s.invalidAction.kind === "step") return null;
+  // WebShop: Trinity-RFT's validate_action over the listed actions ("search[<query>]" when the page has
+  // the search bar, "click[x]" per clickable); the messages are the workflow's own.
+  const m = /^(.+?)\[(.+)\]$/s.exec(action);
+  const name = m ? m[1]! : action;
+  const arg = m ? m[2]!.toLowerCase() : null;
+  const hasSearch = admissible.some((a) => a.startsWith("search["));
+  if (name === "search" && arg !== null && arg !== "" && hasSearch) return null;
+  if (name === "click" && arg !== null && admissible.includes(`click[${arg}]`)) return null;
+  if (name === "search") {
+    return arg === null || arg === ""
+      ? "Invalid action, please type in the query you want to search in the square brackets here."
+      : "Can not perform search action without search bar. Please click the Back to Search button first.";
+  }
+  if (name === "click") {
+    const clickables = admissible.filter((a) => a.startsWith("click[")).map((a) => a.slice(6, -1));
+    return `Incorrect action format, make sure you have the correct button name that is **within the current page**. The buttons you can click now are: ${pyList(clickables)}`;
+  }
+  return "Invalid action. You should wrap your action with the <action> </action> tag and follow the action format.";
+}
+
+/** A list of strings as Python's repr prints it (the workflow formats its clickables that way). */
+function pyList(xs: readonly string[]): string {
+  return `[${xs.map((x) => (x.includes("'") && !x.includes('"') ? `"${x}"` : `'${x.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`)).join(", ")}]`;
+}
