@@ -5,8 +5,14 @@
  */
 import { CompileError, render, toJsonLine, type CompileResult } from "../compiler/index.js";
 import { formatUserError, type UserError } from "../plan/errors.js";
+import { jsonError, jsonMode, result } from "./json-output.js";
 
-export function printDiagnostics(r: Pick<CompileResult, "diagnostics" | "sources">, json: boolean): void {
+export function printDiagnostics(r: Pick<CompileResult, "diagnostics" | "sources">, json0: boolean): void {
+  const json = json0 || jsonMode();
+  if (json) {
+    const errors = r.diagnostics.filter((x) => x.severity === "error").length;
+    result({ errors, warnings: r.diagnostics.length - errors });
+  }
   for (const dg of r.diagnostics) {
     if (json) process.stdout.write(toJsonLine(dg) + "\n");
     else process.stderr.write(render(dg, (f) => r.sources.get(f)) + "\n\n");
@@ -24,6 +30,7 @@ export function reportUserError(e: UserError, command: string): void {
     if (!e.printed) printDiagnostics(e.result, false);
     return;
   }
+  if (jsonError(e)) return;
   process.stderr.write(formatUserError(e, command) + "\n");
 }
 

@@ -11,6 +11,7 @@ import { UsageError } from "../plan/errors.js";
 import { formatConfig, resolvedFields } from "./print-config.js";
 import { printDiagnostics } from "./report-diagnostics.js";
 import { defaultSweepDir, runSweep, sweepSummary } from "./sweep.js";
+import { result } from "./json-output.js";
 
 export interface RunManyFlags { out?: string; set: string[]; curriculum?: string; sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; seed?: number }
 
@@ -41,7 +42,8 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
         }
       }
     }
-    process.stdout.write(o.json ? JSON.stringify({ ok: true, command: "run", file, dryRun: !!o.dryRun, points: json }) + "\n" : out.join("\n") + "\n");
+    if (o.json) result({ file, dryRun: !!o.dryRun, points: json });
+    else process.stdout.write(out.join("\n") + "\n");
     return 0;
   }
   const parallel = o.parallel === undefined ? 1 : Number(o.parallel);
@@ -59,7 +61,7 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
       sourceRoot: projectRootOf(resolve(file)), configs: new Map(plans.map((c) => [c.plan.name, formatConfig(c, resolvedFields(c, r.sources))])), log: (l) => { if (!o.json) process.stdout.write(l + "\n"); }, signal: abort.signal,
     });
     const failed = rec.points.filter((p) => p.status === "failed").length;
-    if (o.json) process.stdout.write(JSON.stringify({ ok: failed === 0 && !abort.signal.aborted, command: "run", sweep: resolve(dir), points: rec.points }) + "\n");
+    if (o.json) result({ sweep: resolve(dir), points: rec.points });
     else process.stdout.write(sweepSummary(rec, dir));
     return abort.signal.aborted ? EXIT_INTERRUPTED : failed ? 1 : 0;
   } finally {

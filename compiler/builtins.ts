@@ -155,7 +155,11 @@ function lossTerm(a: Map<string, Value>, call: CallInfo): Value {
   if (aggregate !== "" && !oneOf(a, "aggregate", call, AGGREGATES, "aggregate")) return invalid(call.span);
   if (!oneOf(a, "estimator", call, ESTIMATORS, "KL estimator")) return invalid(call.span);
   const blend = scalar(a, "blend");
-  const params = new Map<string, Value>([["estimator", a.get("estimator")!], ["normalize", a.get("normalize")!], ["eps", a.get("eps")!], ["group", a.get("group")!]]);
+  if (kind === "gkd") {
+    if (!dimless("loss_term", scalar(a, "beta"), call, "beta")) return invalid(call.span);
+    if (!checkRange(a, "beta", call, "beta", 0, 1, "in [0, 1] (the share of forward KL)")) return invalid(call.span);
+  }
+  const params = new Map<string, Value>([["estimator", a.get("estimator")!], ["normalize", a.get("normalize")!], ["eps", a.get("eps")!], ["group", a.get("group")!], ["beta", a.get("beta")!]]);
   return {
     kind: "loss",
     terms: [{ kind: kind as "opd", coef, params, span: call.span }],
@@ -192,10 +196,17 @@ export function preludeBuiltins(): Map<string, Value> {
   add(builtin("piecewise", [p("at", "list<steps>"), p("values", "list<quantity>")], "Linear between (at[i], values[i]), constant outside.", piecewise));
 
   add(builtin("embedded", [p("smoothing", "number", num(0.1)), p("features", "number", num(4096)), p("forward_kl", "number", num(0)), p("candidate_log_odds", "number", num(0))],
-    "The embedded CPU backend: an oracle teacher (mass 1 − smoothing on optimal actions) and a log-linear student with `features` hashed features. With `opd(estimator: \"full\")`: `forward_kl` mixes that share of forward KL into the exact reverse KL; `candidate_log_odds` gives tokens that continue an action listed in the prompt a fixed prior bonus.", (a, call) => {
+    "The embedded CPU backend: an oracle teacher (mass 1 − smoothing on the env expert's optimal actions) and a log-linear student with `features` hashed features; `candidate_log_odds` gives tokens that continue an action listed in the prompt a fixed prior bonus. The loss is the curriculum's (`opd(estimator: \"full\")` is the exact reverse KL, `gkd(beta)` mixes in forward KL); `forward_kl` is no longer a backend option.", (a, call) => {
       if (!checkRange(a, "smoothing", call, "smoothing", 0, 1, "in [0, 1]")) return invalid(call.span);
       if (!checkRange(a, "features", call, "features", 16, 1 << 24, "an integer in [16, 2^24]", { integer: true })) return invalid(call.span);
-      if (!checkRange(a, "forward_kl", call, "forward_kl", 0, 1, "in [0, 1]")) return invalid(call.span);
+      if (call.argSpans.get("forward_kl") !== call.span) { // given explicitly (defaults carry the call's span)
+        call.report(d.invalidValue({
+          what: "embedded backend option forward_kl",
+          detail: "forward KL is a loss of the curriculum now, not a backend option",
+          hint: "Drop forward_kl and write `loss: gkd(beta: 1.0)` (import { gkd } from \"std/loss\"): beta is the share of forward KL; gkd(beta: 0) is opd(estimator: \"full\").",
+        }), call.argSpans.get("forward_kl"));
+        return invalid(call.span);
+      }
       if (!checkRange(a, "candidate_log_odds", call, "candidate_log_odds", 0, 50, "in [0, 50]")) return invalid(call.span);
       a.set("kind", { kind: "string", value: "embedded", span: call.span });
       return obj("backend", a, call);
@@ -287,8 +298,8 @@ export function coreBuiltins(): Map<string, Value> {
       return obj("agent", a, call);
     }));
   add(builtin("loss_term", [p("kind", "string"), p("coef", "number", num(1)), p("estimator", "string", str("k1")), p("aggregate", "string", str("")),
-    p("blend", "number", num(0)), p("normalize", "bool", bool(true)), p("eps", "number", num(1e-6)), p("group", "number", num(0))],
-    "One advantage term: opd, grpo or sft.", lossTerm));
+    p("blend", "number", num(0)), p("normalize", "bool", bool(true)), p("eps", "number", num(1e-6)), p("group", "number", num(0)), p("beta", "number", num(0))],
+    "One loss term: opd, grpo, sft or gkd.", lossTerm));
   add(builtin("adaptive", [p("probe_every", "steps"), p("probe_episodes", "episodes"), p("rule", "depth_rule"), p("initial", "turns"), p("min", "turns", unit(1, "turns"))],
     "TurnOPD adaptive depth: probe full-horizon episodes every `probe_every` steps and move the cap.", (a, call) => {
       for (const k of ["probe_every", "probe_episodes", "initial", "min"]) {

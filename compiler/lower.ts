@@ -132,11 +132,10 @@ export function lowerBackend(b: Obj): BackendSpec {
     case "worker":
       return { kind: "worker", url: str(b, "url"), start: bool(b, "start"), concurrency: num(b, "concurrency"), timeoutMs: Math.round(num(b, "timeout_s") * 1000), ...(str(b, "token_env") ? { tokenEnv: str(b, "token_env") } : {}) };
     default: {
-      const forwardKl = num(b, "forward_kl");
       const candidateLogOdds = num(b, "candidate_log_odds");
       return {
         kind: "embedded", smoothing: num(b, "smoothing"), features: num(b, "features"),
-        ...(forwardKl ? { forwardKl } : {}), ...(candidateLogOdds ? { candidateLogOdds } : {}),
+        ...(candidateLogOdds ? { candidateLogOdds } : {}),
       };
     }
   }
@@ -273,6 +272,10 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
         L.ok = false;
       }
       terms.push({ kind: "grpo", coef, normalize: constValue(param("normalize") as Scalar) !== 0, eps: constValue(param("eps") as Scalar) ?? 1e-6 });
+    } else if (t.kind === "gkd") {
+      const beta = param("beta") as Scalar;
+      if (!L.checkLevel(beta, "step", span("loss"))) return;
+      terms.push({ kind: "gkd", coef, beta: L.ref(`loss.${i}.gkd.beta`, beta) });
     } else terms.push({ kind: "sft", coef });
   });
   const mode = (loss.aggregate?.mode ?? "token_mean") as AggregateKind;

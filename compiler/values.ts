@@ -43,7 +43,7 @@ export interface Obj {
 export type ObjType =
   | "model" | "env" | "agent" | "optimizer" | "eval" | "depth" | "depth_rule" | "backend" | "curriculum";
 
-export interface LossTerm { kind: "opd" | "grpo" | "sft"; coef: Scalar; params: Map<string, Value>; span: Span }
+export interface LossTerm { kind: "opd" | "grpo" | "sft" | "gkd"; coef: Scalar; params: Map<string, Value>; span: Span }
 export interface Loss {
   kind: "loss";
   terms: LossTerm[];

@@ -5,8 +5,8 @@
  * here is the first step of adding a feature; the type checker then points at every switch to extend.
  */
 
-/** Advantage terms of a loss (std/loss: opd, grpo, sft). */
-export const LOSS_KINDS = ["opd", "grpo", "sft"] as const;
+/** Terms of a loss (std/loss: opd, grpo, sft, gkd). */
+export const LOSS_KINDS = ["opd", "grpo", "sft", "gkd"] as const;
 export type LossKind = (typeof LOSS_KINDS)[number];
 
 /** How per-token advantages are averaged into one loss (`opd(aggregate: …)`). */

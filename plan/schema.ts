@@ -30,8 +30,6 @@ export const BackendSpecSchema = z.discriminatedUnion("kind", [
     smoothing: z.number().min(0).max(1),
     /** Log-linear student: number of hashed context features. */
     features: PosInt,
-    /** Share of forward KL(teacher ‖ student) mixed into the exact-KL loss (0 = pure reverse KL). */
-    forwardKl: z.number().min(0).max(1).optional(),
     /** Fixed log-odds bonus for tokens that continue an action listed in the prompt (0 = none). */
     candidateLogOdds: z.number().min(0).optional(),
   }).strict(),
@@ -136,6 +134,11 @@ export const AdvantageTermSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("grpo"), coef: Ref, normalize: z.boolean(), eps: z.number() }).strict(),
   /** Cross-entropy on expert demonstrations. */
   z.object({ kind: z.literal("sft"), coef: Ref }).strict(),
+  /**
+   * Generalized knowledge distillation in its forward/reverse mixture form: at every student token,
+   * c·((1 − β)·KL(p_S ‖ p_T) + β·KL(p_T ‖ p_S)) over full next-token distributions (β step-level).
+   */
+  z.object({ kind: z.literal("gkd"), coef: Ref, beta: Ref }).strict(),
 ]);
 export type AdvantageTerm = z.infer<typeof AdvantageTermSchema>;
 

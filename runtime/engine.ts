@@ -341,7 +341,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
           times.advantage = (performance.now() - t0) / 1000;
           t0 = performance.now();
           mutated = true;
-          const upd = await runUpdate(nodes.update, ctx, batch, adv.advantages, aggregate, u, adv.klCoefs);
+          const upd = await runUpdate(nodes.update, ctx, batch, adv.advantages, aggregate, u, adv.klCoefs, adv.forwardKlCoefs);
           times.update = (performance.now() - t0) / 1000;
           learnerStep = u;
           ctx.syncedStep = u;

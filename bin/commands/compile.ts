@@ -6,6 +6,7 @@ import { parsePlan, PlanError, stringifyPlan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
+import { result } from "../json-output.js";
 
 export function register(program: Command): void {
   program.command("compile")
@@ -14,12 +15,13 @@ export function register(program: Command): void {
     .option("-o, --out <dir>", "output folder", "out")
     .option("--set <target=value>", "override a curriculum field or a let (repeatable)", collect, [])
     .option("--curriculum <name>", "compile only this curriculum")
-    .option("--json", "print diagnostics as JSON lines")
+    .option("--json", "diagnostics as JSON lines, then the result line (the plans written)")
     .action((file: string, o: { out: string; set: string[]; curriculum?: string; json?: boolean }) => {
       const r = compileFile(file, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}) });
       printDiagnostics(r, !!o.json);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       ensureOutDir(o.out);
+      const written: Record<string, unknown>[] = [];
       for (const c of r.plans) {
         // Checked on write: a plan that fails its own schema is a compiler bug, not a user error.
         try { parsePlan(c.plan); } catch (e) {
@@ -30,7 +32,9 @@ export function register(program: Command): void {
         writeAtomic(`${base}.plan.json`, stringifyPlan(c.plan));
         if (c.bundle && c.plan.extensions) writeAtomic(join(o.out, c.plan.extensions.bundle), c.bundle);
         if (!o.json) process.stdout.write(`${base}.plan.json\n`);
+        written.push({ name: c.plan.name, plan: `${base}.plan.json`, ...(c.bundle && c.plan.extensions ? { bundle: join(o.out, c.plan.extensions.bundle) } : {}), settings: c.settings });
       }
+      result({ plans: written });
       process.exitCode = EXIT_OK;
     });
 }

@@ -5,6 +5,7 @@ import { compileFile } from "../../compiler/index.js";
 import { UsageError } from "../../plan/errors.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
+import { result } from "../json-output.js";
 
 /** `0,6,12` → [0, 6, 12]; anything but non-negative integers is a coded error naming the option. */
 export function naturals(option: string, text: string, example: string): number[] {
@@ -24,7 +25,7 @@ export function register(program: Command): void {
     .option("--at <steps>", "comma-separated steps, e.g. 0,6,12,174,175")
     .option("--expert-length <turns>", "for episode-level values: comma-separated expert lengths")
     .option("--set <target=value>", "override (repeatable)", collect, [])
-    .option("--json", "print the explanation as JSON")
+    .option("--json", "the explanation as the JSON result line")
     .action((file: string, target: string, o: { at?: string; expertLength?: string; set: string[]; json?: boolean }) => {
       const steps0 = o.at !== undefined ? naturals("--at", o.at, "0,6,12") : undefined;
       const lengths = o.expertLength !== undefined ? naturals("--expert-length", o.expertLength, "4,8,12") : undefined;
@@ -39,7 +40,8 @@ export function register(program: Command): void {
       const steps = steps0 ?? defaultSteps(compiled.plan.clock.steps);
       const e = explain(compiled, path, steps, lengths, r.sources, (f, l, c) => `${relative(process.cwd(), f) || f}:${l}:${c}`);
       if ("error" in e) throw new UsageError(`target '${target}': ${e.error}`, { hint: `Fields: ${e.available.join(", ")}.` });
-      process.stdout.write((o.json ? JSON.stringify(e) : formatExplanation(e)) + "\n");
+      if (o.json) result({ ...e });
+      else process.stdout.write(formatExplanation(e) + "\n");
       process.exitCode = EXIT_OK;
     });
 }

@@ -12,6 +12,7 @@ import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { UsageError, type UserError } from "../../plan/errors.js";
 import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
+import { result } from "../json-output.js";
 
 export function register(program: Command): void {
   program.command("export")
@@ -23,7 +24,7 @@ export function register(program: Command): void {
     .option("--infra <key=value>", `cluster setting, repeatable (${Object.keys(DEFAULT_INFRA).filter((k) => k !== "envVars").join(", ")}, env_vars.NAME for explorer.env_vars)`, collect, [])
     .option("--set <target=value>", "override a curriculum field or a let (repeatable; .tcod input)", collect, [])
     .option("--curriculum <name>", "export only this curriculum (.tcod input)")
-    .option("--json", "print what was written as JSON lines")
+    .option("--json", "the result line lists what was written (config, plugin, workflow, advantage_fn, notes per plan)")
     .action((format: string, input: string, o: { out: string; target: string; infra: string[]; set: string[]; curriculum?: string; json?: boolean }) => {
       const fail = (e: string | UserError) => { reportUserError(typeof e === "string" ? new UsageError(e) : e, "tcod export"); process.exitCode = EXIT_USER; };
       if (format !== "trinity") return fail(`unknown format '${format}'; the formats are: trinity`);
@@ -45,6 +46,7 @@ export function register(program: Command): void {
       }
       ensureOutDir(o.out);
       let failed = false;
+      const exported: Record<string, unknown>[] = [];
       for (const plan of plans) {
         const base = safeFileName(plan.name);
         try {
@@ -54,7 +56,7 @@ export function register(program: Command): void {
           const pluginDir = join(o.out, `${base}.plugin`);
           rmSync(pluginDir, { recursive: true, force: true });
           for (const [rel, text] of Object.entries(e.plugin ?? {})) writeAtomic(join(pluginDir, rel), text);
-          if (o.json) process.stdout.write(JSON.stringify({ plan: plan.name, config: yamlPath, plugin: e.plugin ? pluginDir : null, workflow: e.workflow, advantage_fn: e.advantageFn, notes: e.notes }) + "\n");
+          if (o.json) exported.push({ plan: plan.name, config: yamlPath, plugin: e.plugin ? pluginDir : null, workflow: e.workflow, advantage_fn: e.advantageFn, notes: e.notes });
           else {
             process.stdout.write(`${yamlPath}\n${e.plugin ? `${pluginDir}/\n` : ""}`);
             for (const n of e.notes) process.stderr.write(`  ${plan.name}: ${n}\n`);
@@ -65,6 +67,7 @@ export function register(program: Command): void {
           reportUserError(err, `tcod export (plan '${plan.name}')`);
         }
       }
+      result({ exports: exported });
       process.exitCode = failed ? EXIT_USER : EXIT_OK;
     });
 }

@@ -6,6 +6,7 @@ import { diag, type Diagnostic } from "../../compiler/diagnostics/index.js";
 import { render, syntaxMessage } from "../../compiler/index.js";
 import { format, FormatterBug } from "../../formatter/index.js";
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
+import { jsonMode, result } from "../json-output.js";
 
 export function register(program: Command): void {
   program.command("fmt")
@@ -20,6 +21,7 @@ export function register(program: Command): void {
 function fmt(args: string[], check: boolean): number {
   let failed = false;
   let changed = 0;
+  const changedFiles: string[] = [];
   const files: string[] = [];
   for (const a of args) {
     try {
@@ -49,13 +51,15 @@ function fmt(args: string[], check: boolean): number {
     }
     if (!r.changed) continue;
     changed++;
+    changedFiles.push(file);
     if (check) {
       const name = relative(process.cwd(), file) || file;
-      process.stdout.write(createTwoFilesPatch(`a/${name}`, `b/${name}`, text, r.text, undefined, undefined, { context: 3 }));
+      if (!jsonMode()) process.stdout.write(createTwoFilesPatch(`a/${name}`, `b/${name}`, text, r.text, undefined, undefined, { context: 3 }));
     } else {
       writeFileSync(file, r.text);
     }
   }
+  result({ files: files.length, [check ? "unformatted" : "formatted"]: changedFiles });
   if (check) {
     if (changed > 0) process.stderr.write(`${changed} of ${files.length} file(s) not formatted (run tcod fmt to fix)\n`);
     return failed || changed > 0 ? EXIT_USER : EXIT_OK;

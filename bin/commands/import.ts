@@ -14,6 +14,7 @@ import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
 import { UsageError } from "../../plan/errors.js";
 import { ensureOutFile } from "../out-path.js";
 import { reportUserError } from "../report-diagnostics.js";
+import { jsonMode, result } from "../json-output.js";
 
 export function register(program: Command): void {
   program.command("import")
@@ -33,7 +34,7 @@ export function register(program: Command): void {
       catch (e) {
         if (!(e instanceof TrinityImportError)) throw e;
         reportUserError(e, "tcod import");
-        process.stderr.write(`${e.issues.length} error(s)\n`);
+        if (!jsonMode()) process.stderr.write(`${e.issues.length} error(s)\n`);
         process.exitCode = EXIT_USER;
         return;
       }
@@ -48,7 +49,8 @@ export function register(program: Command): void {
         writeFileSync(tmp, imported.source);
         renameSync(tmp, o.out);
         process.stderr.write(`${o.out}: curriculum ${imported.curriculum}\n`);
-      } else process.stdout.write(imported.source);
+      } else if (!jsonMode()) process.stdout.write(imported.source);
+      result({ curriculum: imported.curriculum, ...(o.out ? { out: o.out } : { source: imported.source }), notes: imported.notes, infra: imported.infra });
       process.exitCode = EXIT_OK;
     });
 }

@@ -14,6 +14,7 @@ export const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   export: () => import("./export.js"),
   import: () => import("./import.js"),
   run: () => import("./run.js"),
+  compare: () => import("./compare.js"),
   metrics: () => import("./metrics.js"),
   fmt: () => import("./fmt.js"),
   lsp: () => import("./lsp.js"),
@@ -25,4 +26,9 @@ export async function registerCommands(program: Command, argv: string[]): Promis
   if (!name && argv.some((a) => a === "-V" || a === "--version")) return;
   const wanted = name && name in COMMANDS ? [name] : Object.keys(COMMANDS);
   for (const n of wanted) (await COMMANDS[n]!()).register(program);
+  // `--json` is the same contract for every command (bin/json-output.ts); the language server speaks
+  // JSON-RPC on stdio instead.
+  for (const c of program.commands) {
+    if (c.name() !== "lsp" && !c.options.some((o) => o.long === "--json")) c.option("--json", "machine-readable output: JSON lines, the last one the command's result");
+  }
 }

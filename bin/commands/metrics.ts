@@ -12,6 +12,8 @@ import { readMetrics, type MetricsRow } from "../../runtime/metrics.js";
 import { rowScalars } from "../../runtime/sinks/scalars.js";
 import { TensorBoardWriter } from "../../runtime/sinks/tensorboard.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
+import { formatUserError, UsageError } from "../../plan/errors.js";
+import { jsonError, result } from "../json-output.js";
 
 interface Flags { csv?: boolean; json?: boolean; tensorboard?: boolean }
 
@@ -20,7 +22,7 @@ export function register(program: Command): void {
     .description("Print a run's metrics: a summary table, CSV (--csv), or JSON (--json); --tensorboard writes TensorBoard event files from metrics.jsonl.")
     .argument("<runDirs...>", "run folders (each with metrics.jsonl)")
     .option("--csv", "every metrics row as CSV on stdout")
-    .option("--json", "the summary as one JSON line")
+    .option("--json", "the summary as the JSON result line")
     .option("--tensorboard", "(re)write TensorBoard event files in each run folder")
     .action((dirs: string[], o: Flags) => {
       const runs: { dir: string; rows: MetricsRow[] }[] = [];
@@ -49,7 +51,7 @@ export function register(program: Command): void {
       if (o.csv) {
         process.stdout.write(toCsv(runs));
       } else if (o.json) {
-        process.stdout.write(JSON.stringify({ ok: true, command: "metrics", runs: runs.map((r) => ({ dir: r.dir, rows: r.rows.length, summary: summarise(r.rows) })) }) + "\n");
+        result({ runs: runs.map((r) => ({ dir: r.dir, rows: r.rows.length, summary: summarise(r.rows) })) });
       } else if (!o.tensorboard) {
         for (const r of runs) process.stdout.write(summaryTable(r.dir, r.rows));
       }
@@ -58,8 +60,8 @@ export function register(program: Command): void {
 }
 
 function fail(o: Flags, message: string, hint: string): void {
-  if (o.json) process.stdout.write(JSON.stringify({ ok: false, command: "metrics", code: "TC7009", message, hint }) + "\n");
-  else process.stderr.write(`tcod metrics: error TC7009: ${message}\n  hint: ${hint}\n`);
+  const e = new UsageError(message, { hint });
+  if (!jsonError(e)) process.stderr.write(formatUserError(e, "tcod metrics") + "\n");
   process.exitCode = EXIT_USER;
 }
 

@@ -10,6 +10,7 @@ import { UsageError } from "../../plan/errors.js";
 import { ensureOutDir } from "../out-path.js";
 import { naturals } from "./explain.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
+import { jsonMode, result } from "../json-output.js";
 
 export function register(program: Command): void {
   program.command("plot")
@@ -26,25 +27,32 @@ export function register(program: Command): void {
       printDiagnostics(r, false);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       const L = lengths[0]!;
+      const say = (t: string) => { if (!jsonMode()) process.stdout.write(t); };
+      const plotted: { name: string; steps: number; schedules: Record<string, unknown>[]; svg?: string }[] = [];
       for (const { plan } of r.plans) {
         const grid = stepGrid(plan.clock.steps);
-        process.stdout.write(`${plan.name} (${plan.clock.steps} steps)\n`);
+        say(`${plan.name} (${plan.clock.steps} steps)\n`);
+        const entry: (typeof plotted)[number] = { name: plan.name, steps: plan.clock.steps, schedules: [] };
+        plotted.push(entry);
         const charts: string[] = [];
         for (const s of planSchedules(plan)) {
           const ys = scheduleValues(plan, s, grid, s.level === "episode" ? L : undefined);
           const label = `${s.name}${s.level === "episode" ? ` (L=${L})` : ""}`;
           const lo = Math.min(...ys);
           const hi = Math.max(...ys);
-          process.stdout.write(`  ${label.padEnd(22)} ${sparkline(ys, 48)}  ${fmt(ys[0]!)} → ${fmt(ys[ys.length - 1]!)}  [${fmt(lo)}, ${fmt(hi)}]${s.unit ? " " + s.unit : ""}\n`);
+          entry.schedules.push({ name: s.name, unit: s.unit, level: s.level, ...(s.level === "episode" ? { expertLength: L } : {}), first: ys[0], last: ys[ys.length - 1], min: lo, max: hi });
+          say(`  ${label.padEnd(22)} ${sparkline(ys, 48)}  ${fmt(ys[0]!)} → ${fmt(ys[ys.length - 1]!)}  [${fmt(lo)}, ${fmt(hi)}]${s.unit ? " " + s.unit : ""}\n`);
           charts.push(lineChart([{ name: label, xs: grid, ys, step: true }], { title: `${plan.name}: ${label}`, xLabel: "step", yLabel: s.unit || "value", height: 200 }));
         }
         if (o.out) {
           mkdirSync(o.out, { recursive: true });
           const path = join(o.out, `${safeFileName(plan.name)}.schedules.svg`);
           writeFileSync(path, stack(charts));
-          process.stdout.write(`  → ${path}\n`);
+          entry.svg = path;
+          say(`  → ${path}\n`);
         }
       }
+      result({ plans: plotted });
       process.exitCode = EXIT_OK;
     });
 }

@@ -21,6 +21,7 @@ import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { recordResume, recordRunStart } from "../provenance.js";
 import { runMany } from "../run-many.js";
+import { jsonMode, result as setResult } from "../json-output.js";
 import { formatConfig, resolvedFields } from "../print-config.js";
 import { findStdlibDir, projectRootOf } from "../../compiler/modules.js";
 
@@ -47,7 +48,7 @@ export function register(program: Command): void {
     .option("--parallel <n>", "with --sweep: points run at once (default 1)")
     .option("--dry-run", "list the points a run would start, with their settings and resolved fields; run nothing")
     .option("--print-config", "print the resolved curriculum of each point (or of --curriculum NAME); run nothing")
-    .option("--json", "one JSON line on stdout (with --dry-run, --print-config, --sweep)")
+    .option("--json", "machine-readable output: the result line (status, steps, run folder, report; the points with --dry-run/--sweep)")
     .addOption(new Option("--record <json>", "what a sweep point's run.json records (set by --sweep)").hideHelp())
     .action(async (file: string | undefined, o: RunFlags) => {
       try {
@@ -102,7 +103,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
   }
   const ext = await loadExtensions(plan, bundle, runDir);
 
-  const progress = createProgress({ quiet: !!o.quiet });
+  const progress = createProgress({ quiet: !!o.quiet || jsonMode() });
   const abort = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -129,7 +130,8 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     await sinks.close();
   }
   const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status });
-  const out = process.stdout;
+  setResult({ plan: plan.name, status: result.status, steps: result.step, runDir, report, ...("message" in result && result.message ? { message: result.message } : {}) });
+  const out = jsonMode() ? { write: (_: string) => true } : process.stdout;
   switch (result.status) {
     case "completed":
       out.write(`done: ${result.step} steps in ${runDir}\nreport: ${report}\n`);
@@ -141,7 +143,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
       out.write(`${result.message}\nreport: ${report}\n`);
       return EXIT_OK;
     case "failed":
-      process.stderr.write(`tcod run: error: ${result.message}\n`);
+      if (!jsonMode()) process.stderr.write(`tcod run: error: ${result.message}\n`);
       out.write(`report: ${report}\n`);
       return EXIT_USER;
   }

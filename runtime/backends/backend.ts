@@ -106,6 +106,11 @@ export interface TrainRow {
    * q_t (`teacherDistributions[t]`, null elsewhere). Both arrays have the row's length.
    */
   klCoefs?: number[];
+  /**
+   * Forward KL (the gkd loss), where given: the loss also adds Σ_t lossWeights_t · forwardKlCoefs_t ·
+   * KL(q_t ‖ p_S(·|t)) at the same positions. Only beside `klCoefs` and `teacherDistributions`.
+   */
+  forwardKlCoefs?: number[];
   teacherDistributions?: (TokenDistribution | null)[];
 }
 

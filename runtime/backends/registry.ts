@@ -40,7 +40,7 @@ registerModels("embedded", "embedded", async (s) => {
     { kind: "embedded", features: s.student.backend.features, smoothing: s.teacher.backend.smoothing },
     {
       vocabulary: s.vocabulary, agent: s.agent, seed: s.seed,
-      student: { forwardKlWeight: s.student.backend.forwardKl ?? 0, candidateLogOdds: s.student.backend.candidateLogOdds ?? 0 },
+      student: { candidateLogOdds: s.student.backend.candidateLogOdds ?? 0 },
     },
   );
   return { student, teacher, tokenizer };

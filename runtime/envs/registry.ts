@@ -4,7 +4,7 @@
  */
 import type { EnvSpec } from "../../plan/schema.js";
 import { EnvConfigError, type EnvAdapter } from "./env.js";
-import { TexthouseEnv, texthouseVocabulary } from "./texthouse/index.js";
+import { TexthouseEnv, texthouseVocabulary, type TexthouseExpert } from "./texthouse/index.js";
 import { scienceWorldFromSpec } from "./scienceworld/index.js";
 import { textWorldExpressFromSpec } from "./twx/index.js";
 import { agentGymFromSpec } from "./agentgym/index.js";
@@ -53,7 +53,7 @@ export function createEnv(spec: EnvSpec, opts: EnvFactoryOptions): EnvAdapter {
 
 // Built-in environments.
 registerEnv("texthouse", {
-  create: (spec) => new TexthouseEnv({ maxTurns: spec.maxTurns }),
+  create: (spec) => new TexthouseEnv({ maxTurns: spec.maxTurns, ...(spec.params.expert !== undefined ? { expert: spec.params.expert as TexthouseExpert } : {}) }),
   vocabulary: () => texthouseVocabulary(),
 });
 // Real environments (runtime/envs/{scienceworld,twx,agentgym}; bridges/ holds their Python side).

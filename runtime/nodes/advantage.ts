@@ -9,6 +9,8 @@
  *   coefficients (`klCoefs`), which Update passes to the student with the teacher's full
  *   distributions, so the loss adds c·KL(p_S(·|t) ‖ q_t) at each student token (grpo/sft terms
  *   keep their advantages beside it, e.g. ATOD's κ·opd + ρ·grpo).
+ * - gkd: no advantage either; c·(1 − β) goes into `klCoefs` (reverse KL) and c·β into
+ *   `forwardKlCoefs` (forward KL(q_t ‖ p_S(·|t))), β the term's step-level mixture weight.
  * TurnWeights multiply student turns only (advantages and KL coefficients alike).
  */
 import { UserError } from "../../plan/errors.js";
@@ -23,6 +25,8 @@ export interface AdvantageResult {
   advantages: Float64Array;
   /** Per-token exact-KL coefficients (opd "full" terms), on the batch's token axis; absent without such a term. */
   klCoefs?: Float64Array;
+  /** Per-token forward-KL coefficients (gkd terms, c·β); absent without such a term. */
+  forwardKlCoefs?: Float64Array;
   /** Coefficient of each term in force at the step, for metrics and the report (κ, ρ). */
   coefs: Record<string, number>;
 }
@@ -39,8 +43,8 @@ export function checkAdvantageSupported(node: NodeOf<"Advantage">, teacher?: Nod
   }
 }
 
-/** Does the loss have an exact-KL (opd "full") term, so TeacherScore asks for full distributions? */
-export const usesFull = (node: NodeOf<"Advantage">): boolean => node.params.terms.some((t) => t.kind === "opd" && t.estimator === "full");
+/** Does the loss have an exact-KL term (opd "full", gkd), so TeacherScore asks for full distributions? */
+export const usesFull = (node: NodeOf<"Advantage">): boolean => node.params.terms.some((t) => (t.kind === "opd" && t.estimator === "full") || t.kind === "gkd");
 
 /** Does the loss have an sft term (so the explorer builds demonstrations)? */
 export const needsDemonstrations = (node: NodeOf<"Advantage">): boolean => node.params.terms.some((t) => t.kind === "sft");
@@ -49,6 +53,7 @@ export function runAdvantage(node: NodeOf<"Advantage">, ctx: RunContext, batch: 
   const n = batch.layout.mask.length;
   const adv = new Float64Array(n);
   let klCoefs: Float64Array | undefined;
+  let forwardKlCoefs: Float64Array | undefined;
   const coefs: Record<string, number> = {};
   for (const term of node.params.terms) {
     const c = ctx.state.atStep(term.coef, step);
@@ -56,6 +61,15 @@ export function runAdvantage(node: NodeOf<"Advantage">, ctx: RunContext, batch: 
     if (term.kind === "opd" && term.estimator === "full") {
       klCoefs ??= new Float64Array(n);
       studentTokens(batch, (t) => { klCoefs![t]! += c; });
+      continue;
+    }
+    if (term.kind === "gkd") {
+      const beta = ctx.state.atStep(term.beta, step);
+      if (!(beta >= 0 && beta <= 1)) throw new Error(`gkd: beta must be in [0, 1] at step ${step}, got ${beta}`);
+      coefs["gkd.beta"] = beta;
+      klCoefs ??= new Float64Array(n);
+      forwardKlCoefs ??= new Float64Array(n);
+      studentTokens(batch, (t) => { klCoefs![t]! += c * (1 - beta); forwardKlCoefs![t]! += c * beta; });
       continue;
     }
     let a: Float64Array;
@@ -88,9 +102,10 @@ export function runAdvantage(node: NodeOf<"Advantage">, ctx: RunContext, batch: 
       if (batch.layout.mask[t] !== 1 || turnOf[t]! >= turnWeights.length) continue;
       adv[t]! *= turnWeights[turnOf[t]!]!;
       if (klCoefs) klCoefs[t]! *= turnWeights[turnOf[t]!]!;
+      if (forwardKlCoefs) forwardKlCoefs[t]! *= turnWeights[turnOf[t]!]!;
     }
   }
-  return klCoefs ? { advantages: adv, klCoefs, coefs } : { advantages: adv, coefs };
+  return { advantages: adv, coefs, ...(klCoefs ? { klCoefs } : {}), ...(forwardKlCoefs ? { forwardKlCoefs } : {}) };
 }
 
 /** Calls `f` with each masked token of the student rows (not expert demonstrations). */

@@ -38,6 +38,7 @@ export function optimiserBatches(batch: LearnerBatch, turns: number): [number, n
 export async function runUpdate(
   node: NodeOf<"Update">, ctx: RunContext, batch: LearnerBatch, advantages: Float64Array, aggregate: Aggregation, step: number,
   klCoefs?: Float64Array,
+  forwardKlCoefs?: Float64Array,
 ): Promise<UpdateResult> {
   const p = node.params;
   const lr = ctx.state.atStep(p.optimizer.lr, step);
@@ -61,7 +62,7 @@ export async function runUpdate(
         advantages: Array.from(advantages.subarray(lo, hi)),
         oldLogprobs: Array.from(batch.logpStudent.subarray(lo, hi)),
         lossWeights: Array.from(w.subarray(lo - s0, hi - s0)),
-        ...(klCoefs ? exactKlTargets(row, klCoefs.subarray(lo, hi), r) : {}),
+        ...(klCoefs ? exactKlTargets(row, klCoefs.subarray(lo, hi), r, forwardKlCoefs?.subarray(lo, hi)) : {}),
       });
     }
     const st: TrainStats = await ctx.student.train(rows, {
@@ -77,11 +78,15 @@ export async function runUpdate(
  * The exact-KL targets of one row (opd "full"): its coefficients, and the teacher's distributions
  * where the row has them. Demonstration rows have none (their coefficients are 0 too).
  */
-function exactKlTargets(row: ExperienceRow, coefs: Float64Array, index: number): Pick<TrainRow, "klCoefs" | "teacherDistributions"> {
+function exactKlTargets(
+  row: ExperienceRow, coefs: Float64Array, index: number, forward?: Float64Array,
+): Pick<TrainRow, "klCoefs" | "forwardKlCoefs" | "teacherDistributions"> {
   const dists = row.teacherDistributions;
   if (!dists) {
-    if (coefs.some((c) => c !== 0)) throw new Error(`update: row ${index} has exact-KL coefficients but no teacher distributions; TeacherScore must run with the "full" estimator's distributions`);
+    if (coefs.some((c) => c !== 0) || forward?.some((c) => c !== 0)) {
+      throw new Error(`update: row ${index} has exact-KL coefficients but no teacher distributions; TeacherScore must run with the "full" estimator's distributions`);
+    }
     return {};
   }
-  return { klCoefs: Array.from(coefs), teacherDistributions: dists };
+  return { klCoefs: Array.from(coefs), teacherDistributions: dists, ...(forward ? { forwardKlCoefs: Array.from(forward) } : {}) };
 }

@@ -4,7 +4,11 @@
  * a curious reader with devtools) can check what is drawn.
  */
 
-export interface Series { name: string; points: [number, number][]; dashed?: boolean; /** Stroke width (default 1.8): a wide line stays visible under a thin one that coincides with it. */ width?: number }
+/**
+ * A line; `band` (x, lo, hi) draws a translucent area behind it (e.g. min–max over seeds); `width` is
+ * the stroke width (default 1.8): a wide line stays visible under a thin one that coincides with it.
+ */
+export interface Series { name: string; points: [number, number][]; dashed?: boolean; width?: number; band?: [number, number, number][] }
 
 const W = 640, H = 260, ML = 52, MR = 140, MT = 28, MB = 36;
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
@@ -24,7 +28,8 @@ export function ticks(lo: number, hi: number, n = 5): number[] {
 }
 
 export function lineChart(id: string, title: string, series: Series[], opts: { xLabel?: string; yMin?: number; yMax?: number } = {}): string {
-  const all = series.flatMap((s) => s.points).filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
+  const all = series.flatMap((s) => [...s.points, ...(s.band ?? []).flatMap(([x, lo, hi]) => [[x, lo], [x, hi]] as [number, number][])])
+    .filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
   if (all.length === 0) return `<figure id="${id}" class="chart empty"><figcaption>${esc(title)}</figcaption><p>no data</p></figure>`;
   let x0 = Math.min(...all.map((p) => p[0])), x1 = Math.max(...all.map((p) => p[0]));
   let y0 = opts.yMin ?? Math.min(...all.map((p) => p[1])), y1 = opts.yMax ?? Math.max(...all.map((p) => p[1]));
@@ -47,6 +52,11 @@ export function lineChart(id: string, title: string, series: Series[], opts: { x
     const pts = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
     if (pts.length === 0) return;
     parts.push(`<g class="series" data-series="${esc(s.name)}">`);
+    const band = (s.band ?? []).filter(([x, lo, hi]) => Number.isFinite(x) && Number.isFinite(lo) && Number.isFinite(hi));
+    if (band.length > 1 && band.some(([, lo, hi]) => hi > lo)) {
+      const outline = [...band.map(([x, , hi]) => `${sx(x).toFixed(1)},${sy(hi).toFixed(1)}`), ...band.slice().reverse().map(([x, lo]) => `${sx(x).toFixed(1)},${sy(lo).toFixed(1)}`)];
+      parts.push(`<polygon class="band" fill="${c}" fill-opacity="0.15" stroke="none" points="${outline.join(" ")}"/>`);
+    }
     parts.push(`<polyline fill="none" stroke="${c}" stroke-width="${s.width ?? 1.8}"${s.width && s.width > 2 ? ' stroke-opacity="0.55"' : ""}${s.dashed ? ' stroke-dasharray="5 3"' : ""} points="${pts.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" ")}"/>`);
     for (const [x, y] of pts) parts.push(`<circle class="pt" r="2.2" fill="${c}" cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" data-x="${x}" data-y="${y}"><title>${esc(s.name)} @ ${x}: ${fmt(y)}</title></circle>`);
     parts.push(`</g>`);

@@ -31,7 +31,9 @@ describe("tcod CLI", () => {
   it("check --json prints one JSON object per diagnostic", () => {
     const r = tcod("check", "--json", "test/fixtures/ranges/out-of-range/input.tcod");
     expect(r.status).toBe(1);
-    const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { code: string; line: number; column: number; hint: string });
+    const all = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { code: string; line: number; column: number; hint: string });
+    expect(all[all.length - 1]).toMatchObject({ command: "check", ok: false, exitCode: 1, errors: 5 });
+    const lines = all.slice(0, -1);
     expect(lines.length).toBe(5);
     for (const l of lines) {
       expect(l.code).toMatch(/^TC\d{4}$/);
@@ -53,7 +55,7 @@ describe("tcod CLI", () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/turns\s+1\s+2\s+3\s+30\s+30/);
     expect(r.stdout).toContain("level:  step");
-    expect(r.stdout).toContain("examples/alfworld/tcod-f2b.tcod:18:14");
+    expect(r.stdout).toContain("examples/alfworld/tcod-f2b.tcod:19:14");
     const j = JSON.parse(tcod("explain", "--json", "examples/alfworld/tcod-f2b.tcod", "alfworld_tcod_f2b.horizon", "--at", "0,6,12,174,175").stdout) as { table: { values: { value: number }[] }[] };
     expect(j.table[0]!.values.map((v) => v.value)).toEqual([1, 2, 3, 30, 30]);
   });

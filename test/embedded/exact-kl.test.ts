@@ -158,7 +158,7 @@ describe("embedded student: exact-KL targets", () => {
   });
 });
 
-describe("forward KL (the β part of the embedded student's exact-KL targets)", () => {
+describe("forward KL (the gkd loss's β part of the exact-KL targets)", () => {
   it("hand-computed on 3 tokens and matches finite differences; its gradient does not vanish where p ≈ 0", async () => {
     const { exactForwardKl } = await import("../../runtime/backends/embedded/exact-kl.js");
     const z = [0, Math.log(2), 0];
@@ -175,20 +175,42 @@ describe("forward KL (the β part of the embedded student's exact-KL targets)", 
     expect(Math.abs(r[0]!)).toBeLessThan(1e-11);
   });
 
-  it("the student's β-mixture: β = 0 is the reverse KL, β = 1 the forward KL, in between the blend (loss and gradient)", async () => {
+  it("gkd rows: forwardKlCoefs add c·β·KL(q ‖ p); β = 0 is the reverse KL, β = 1 the forward KL, in between the blend (loss and gradient)", async () => {
     const losses: number[] = [];
     const biases: Float64Array[] = [];
+    const env = createEmbedded({ kind: "embedded", smoothing: 0.1, features: 32 }, {
+      vocabulary: TOY_VOCABULARY, agent: TAGS, seed: 5, student: { initScale: 0.3, precision: "float64" },
+    });
+    const base = await klRows(env, 4, false);
     for (const beta of [0, 1, 0.3]) {
-      const env = createEmbedded({ kind: "embedded", smoothing: 0.1, features: 32 }, {
-        vocabulary: TOY_VOCABULARY, agent: TAGS, seed: 5, student: { initScale: 0.3, precision: "float64", forwardKlWeight: beta },
-      });
-      const rows = await klRows(env, 4, false);
+      const rows = base.map((r) => ({ ...r, klCoefs: r.klCoefs!.map((c) => (1 - beta) * c), forwardKlCoefs: r.klCoefs!.map((c) => beta * c) }));
       const lg = env.student.lossAndGradient(rows, { lossFn: "importance_sampling", clip: 0.2 });
       losses.push(lg.loss); biases.push(lg.bias);
     }
+    expect(losses[0]).toBeCloseTo(env.student.lossAndGradient(base, { lossFn: "importance_sampling", clip: 0.2 }).loss, 12);
     expect(losses[0]).not.toBeCloseTo(losses[1]!, 3);
     expect(losses[2]).toBeCloseTo(0.7 * losses[0]! + 0.3 * losses[1]!, 10);
     biases[2]!.forEach((g, k) => expect(g).toBeCloseTo(0.7 * biases[0]![k]! + 0.3 * biases[1]![k]!, 10));
-    expect(() => createEmbedded({ kind: "embedded", smoothing: 0.1, features: 32 }, { vocabulary: TOY_VOCABULARY, agent: TAGS, seed: 5, student: { forwardKlWeight: 2 } })).toThrow(/forwardKlWeight must be in \[0, 1\]/);
+    // Forward coefficients need the exact-KL targets beside them.
+    const { klCoefs: _k, teacherDistributions: _d, ...bare } = base[0]!;
+    await expect(env.student.train([{ ...bare, forwardKlCoefs: bare.mask.map(() => 1) }], { lr: 0.1, lossFn: "importance_sampling", clip: 0.2, gradClip: 0 }))
+      .rejects.toThrow(/forwardKlCoefs come with klCoefs/);
+  });
+
+  it("gkd rows: the forward-KL gradient matches central finite differences", async () => {
+    const env = createEmbedded({ kind: "embedded", smoothing: 0.1, features: 32 }, {
+      vocabulary: TOY_VOCABULARY, agent: TAGS, seed: 7, student: { initScale: 0.3, precision: "float64" },
+    });
+    const rows = (await klRows(env, 4, true)).map((r) => ({ ...r, forwardKlCoefs: r.klCoefs!.map((c) => 0.5 * c) }));
+    const opt = { lossFn: "importance_sampling" as const, clip: 0.2 };
+    const lg = env.student.lossAndGradient(rows, opt);
+    const h = 1e-6;
+    for (const k of [0, 3, 9]) {
+      const b0 = env.student.b[k]!;
+      env.student.b[k] = b0 + h; const up = env.student.lossAndGradient(rows, opt).loss;
+      env.student.b[k] = b0 - h; const down = env.student.lossAndGradient(rows, opt).loss;
+      env.student.b[k] = b0;
+      expect(lg.bias[k]).toBeCloseTo((up - down) / (2 * h), 6);
+    }
   });
 });

@@ -32,6 +32,18 @@ describe("bridge faults", () => {
     await env.close();
   }, 30_000);
 
+  it("a line over the reader's cap is a retryable EnvError, not a crash; the next reset restarts the bridge", async () => {
+    const env = new BridgeEnv("fake", { kind: "fake", command: "python3", args: [script, "huge-line"], installHint: "install the fake" }, { ...timeouts, stepMs: 45_000 });
+    await env.reset({ id: "a:0", split: "train" });
+    const e = await env.step("go").catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(EnvError);
+    expect((e as EnvError).message).toMatch(/printed a line of more than 67108864 bytes/);
+    expect((e as EnvError).retryable).toBe(true);
+    await env.reset({ id: "a:0", split: "train" });
+    expect(env.stats.starts).toBe(2);
+    await env.close();
+  }, 60_000);
+
   it("a bridge that dies before ready is an EnvError with its stderr", async () => {
     const e = await fake("crash-start").reset({ id: "a:0", split: "train" }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(EnvError);

@@ -21,7 +21,9 @@ describe("tcod import/export trinity", () => {
     const out = join(dir, "out");
     const exp = tcod("export", "trinity", tc, "--out", out, "--target", "upstream", "--json");
     expect(exp.status).toBe(0);
-    const line = JSON.parse(exp.stdout.trim()) as { config: string; plugin: string; workflow: string };
+    const res = JSON.parse(exp.stdout.trim()) as { command: string; ok: boolean; exports: { config: string; plugin: string; workflow: string }[] };
+    expect(res).toMatchObject({ command: "export", ok: true });
+    const line = res.exports[0]!;
     expect(line.workflow).toBe("tcod_alfworld_tcod_b2f_workflow");
     expect(existsSync(join(line.plugin, "tcod_workflow.py"))).toBe(true);
     expect(existsSync(join(line.plugin, "tcod_runtime", "core.py"))).toBe(true);

@@ -27,6 +27,8 @@
  * Only the prompt is read, as a model reading its prompt would.
  */
 
+import { episodeMemory, MEMORY_CANDIDATE_BITS } from "./episode-memory.js";
+
 /** What the feature extractor needs to know about the tokenizer. */
 export interface FeatureVocabulary {
   userToken: number;
@@ -46,6 +48,8 @@ export interface FeatureVocabulary {
   assistantToken?: number;
   /** The `,` token (a quoted span containing it separates two candidates, so is not one). */
   commaToken?: number;
+  /** Token ids → text (the tokenizer's decode), for the episode memory features; absent: off. */
+  decode?: (ids: number[]) => string;
 }
 
 /** Words of the prompt the features condition on (token ids of bare words, distinct). */
@@ -60,10 +64,14 @@ export interface PromptWords {
   candidateMasks?: Int32Array;
   /** Distinct first words (verbs) of the candidates whose second word (the object) is a task word: what the state offers to do with the task's object. */
   offeredVerbs?: Int32Array;
+  /** Episode memory (episode-memory.ts): the phase bits, and the task words to key them with. */
+  memory?: { phase: number; taskWords: Int32Array };
 }
 
 export const MAX_POSITION = 63;
-const K_POS = 3, K_OBS = 5, K_TASK = 6, K_PREFIX = 7, K_LINE = 8, K_CAND = 9, K_CAND_MASK = 10, K_OFFERED = 11;
+const K_POS = 3, K_OBS = 5, K_TASK = 6, K_PREFIX = 7, K_LINE = 8, K_CAND = 9, K_CAND_MASK = 10, K_OFFERED = 11, K_PHASE = 12, K_PHASE_TASK = 13;
+/** Where the episode memory's candidate bits and phase bits sit in a candidate's mask. */
+const MEMORY_CAND_SHIFT = 9, MEMORY_PHASE_SHIFT = MEMORY_CAND_SHIFT + MEMORY_CANDIDATE_BITS;
 /** Stand-in for "the candidate is complete" in candidate keys (no token id is negative). */
 const CANDIDATE_END = -1;
 /** Candidates read per prompt (texthouse lists up to ~60). */
@@ -112,12 +120,39 @@ export function promptWords(tokens: ArrayLike<number>, end: number, v: FeatureVo
   const observation = lines.length > 0 ? new Int32Array(0) : distinctWords(tokens, last + 1, segEnd(last), v, maxWords);
   // On the first turn the task message is the observation message: one set of features suffices.
   const cands = candidateActions(tokens, last + 1, segEnd(last), v);
-  const masks = candidateMasks(cands, taskLineWords(tokens, first + 1, segEnd(first), v), v);
+  const taskWords = taskLineWords(tokens, first + 1, segEnd(first), v);
+  const masks = candidateMasks(cands, taskWords, v);
   markRepeated(cands, masks, earlierReplies(tokens, end, v));
+  const memory = v.decode ? memoryOf(tokens, end, v, v.decode, taskWords, cands, masks, first) : undefined;
   return {
     observation, lines, task: first === last ? new Int32Array(0) : distinctWords(tokens, first + 1, segEnd(first), v, maxWords),
     candidates: cands, candidateMasks: masks, offeredVerbs: offeredVerbs(cands, masks, v),
+    ...(memory ? { memory } : {}),
   };
+}
+
+/**
+ * The episode memory of a prompt (episode-memory.ts): decodes every user message, computes the
+ * phase and each candidate's bits, and writes the bits into the candidates' masks.
+ */
+function memoryOf(
+  tokens: ArrayLike<number>, end: number, v: FeatureVocabulary, decode: (ids: number[]) => string,
+  taskWords: Set<number>, cands: Int32Array[], masks: Int32Array, first: number,
+): { phase: number; taskWords: Int32Array } {
+  const messages: string[] = [];
+  for (let i = 0; i < end; i++) {
+    if (tokens[i] !== v.userToken) continue;
+    let j = i + 1;
+    while (j < end && tokens[j] !== v.endToken) j++;
+    messages.push(decode(Array.from({ length: j - i - 1 }, (_, k) => tokens[i + 1 + k]!)));
+    i = j;
+  }
+  const firstLine = (messages[0] ?? "").split("\n")[0] ?? "";
+  const words = new Set(firstLine.replace(/^[a-z_ ]{1,24}: /i, "").toLowerCase().split(/[^a-z0-9]+/).filter((w) => w !== ""));
+  const mem = episodeMemory(messages, words, cands.map((c) => decode(Array.from(c))));
+  cands.forEach((_, j) => { masks[j] = masks[j]! | (mem.candidateBits[j]! << MEMORY_CAND_SHIFT) | (mem.phase << MEMORY_PHASE_SHIFT); });
+  void first;
+  return { phase: mem.phase, taskWords: Int32Array.from(taskWords) };
 }
 
 /**
@@ -229,7 +264,8 @@ function lineWords(tokens: ArrayLike<number>, from: number, to: number, v: Featu
 
 /** Number of active rows at any position, for sizing the output buffer. */
 export function featureCount(words: PromptWords): number {
-  return 2 + words.observation.length + words.task.length + words.lines.length + 2 * (words.candidates?.length ?? 0) + (words.offeredVerbs?.length ?? 0);
+  return 2 + words.observation.length + words.task.length + words.lines.length + 2 * (words.candidates?.length ?? 0) + (words.offeredVerbs?.length ?? 0)
+    + (words.memory ? 1 + words.memory.taskWords.length : 0);
 }
 
 /**
@@ -259,6 +295,15 @@ export function activeFeatures(
   for (let i = 0; i < lines.length; i++) out[n++] = fmix(mix(hLine, lines[i]!)) % dim;
   const offered = words.offeredVerbs, hOffered = mix(prefix, K_OFFERED);
   if (offered) for (let i = 0; i < offered.length; i++) out[n++] = fmix(mix(hOffered, offered[i]!)) % dim;
+  const memory = words.memory;
+  if (memory) {
+    // (prefix, phase) and (prefix, phase, task word): e.g. "holding the task's object, not yet
+    // processed, the task says hot" → after `go to`, the microwave.
+    const hPhase = mix(mix(prefix, K_PHASE), memory.phase);
+    out[n++] = fmix(hPhase) % dim;
+    const hPhaseTask = mix(mix(prefix, K_PHASE_TASK), memory.phase);
+    for (let i = 0; i < memory.taskWords.length; i++) out[n++] = fmix(mix(hPhaseTask, memory.taskWords[i]!)) % dim;
+  }
   const cands = words.candidates;
   if (cands && cands.length > 0) n = candidateFeatures(cands, words.candidateMasks!, response, start, pos, p, dim, out, n);
   return n;
@@ -303,6 +348,41 @@ export function candidateNextTokens(
     while (k < pos && c[k] === response[start + k]) k++;
     if (k < pos) continue;
     pushDistinct(out, 0, n, pos < c.length ? c[pos]! : endToken) && n++;
+  }
+  return n;
+}
+
+/** Scalar pointer weights: the size of their hashed table (student.ts `pointer`). */
+export const POINTER_SIZE = 8192;
+const K_PTR = 14;
+
+/**
+ * Pointer features: for each listed candidate that extends the response prefix at `pos`, the pair
+ * (its next token, key) with key = hash(position, the candidate's first token, its mask) — the mask
+ * holds the task-word bits, the repeated bit and the episode-memory bits and phase. The student
+ * scores each candidate with one learned *scalar* per key (not a row of V logits), and adds to each
+ * token's logit the log-mean-exp of the scores of the candidates it continues. So "a `go to` whose
+ * receptacle is unexplored" is one weight, whatever the receptacle's name (what a pointer network
+ * learns); with all weights 0 nothing changes.
+ * One pair per candidate (in candidate order) is written to `tok`/`key`; returns how many.
+ */
+export function candidatePointers(
+  words: PromptWords, response: ArrayLike<number>, start: number, pos: number, endToken: number, tok: Int32Array, key: Int32Array,
+): number {
+  const cands = words.candidates, masks = words.candidateMasks;
+  if (!cands || !masks) return 0;
+  const p = pos < MAX_POSITION ? pos : MAX_POSITION;
+  let n = 0;
+  for (let j = 0; j < cands.length && n < tok.length; j++) {
+    const c = cands[j]!;
+    if (c.length < pos || c.length === 0) continue;
+    let k = 0;
+    while (k < pos && c[k] === response[start + k]) k++;
+    if (k < pos) continue;
+    const t = pos < c.length ? c[pos]! : endToken;
+    tok[n] = t;
+    key[n] = fmix(mix(mix(mix(mix(SEED, K_PTR), p), c[0]!), masks[j]!)) % POINTER_SIZE;
+    n++;
   }
   return n;
 }

@@ -2,7 +2,8 @@
  * Checkpoint files of the embedded student, in a directory:
  *   embedded-student.bin   b, m_b, v_b (float64 × V each), then the live rows of W, m_W, v_W
  *                          (precision × V each, row-major, in live order), then the live row ids
- *                          (int32) — platform byte order, recorded in the meta;
+ *                          (int32), then (format /2) the pointer weights p, m_p, v_p (float64 × P
+ *                          each) — platform byte order, recorded in the meta;
  *   embedded-student.json  dimensions, tokenizer fingerprint, optimiser steps, row count and the
  *                          binary's sha256.
  * Each file is written to a temporary name and renamed (binary first, meta last), so a crash
@@ -14,7 +15,9 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { BackendError } from "../backend.js";
 
-export const STATE_FORMAT = "tcod.embedded-student/1";
+export const STATE_FORMAT = "tcod.embedded-student/2";
+/** The format before pointer weights (read as pointer weights 0). */
+const STATE_FORMAT_1 = "tcod.embedded-student/1";
 const BIN = "embedded-student.bin";
 const META = "embedded-student.json";
 
@@ -23,6 +26,8 @@ export interface StudentDims {
   features: number;
   vocabSize: number;
   precision: "float32" | "float64";
+  /** Number of pointer weights (0: off). */
+  pointer: number;
 }
 
 export interface StudentStateMeta extends StudentDims { steps: number }
@@ -36,6 +41,9 @@ export interface StudentStateOut {
   b: Float64Array;
   mb: Float64Array;
   vb: Float64Array;
+  p: Float64Array;
+  mp: Float64Array;
+  vp: Float64Array;
 }
 
 export interface StudentStateIn {
@@ -48,6 +56,9 @@ export interface StudentStateIn {
   b: Float64Array;
   mb: Float64Array;
   vb: Float64Array;
+  p: Float64Array;
+  mp: Float64Array;
+  vp: Float64Array;
 }
 
 const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -63,7 +74,7 @@ export async function writeStudentState(dir: string, s: StudentStateOut): Promis
     for (let i = 0; i < L; i++) out.set(src.subarray(s.rows[i]! * V, (s.rows[i]! + 1) * V), i * V);
     return out;
   };
-  const parts = [s.b, s.mb, s.vb, gather(s.W), gather(s.mW), gather(s.vW), s.rows].map(bytesOf);
+  const parts = [s.b, s.mb, s.vb, gather(s.W), gather(s.mW), gather(s.vW), s.rows, s.p, s.mp, s.vp].map(bytesOf);
   const bin = Buffer.concat(parts);
   const sha256 = createHash("sha256").update(bin).digest("hex");
   await writeAtomic(join(dir, BIN), bin);
@@ -79,7 +90,11 @@ export async function readStudentState(dir: string, expect: StudentDims): Promis
   } catch (e) {
     throw fail(`${META} is missing or not JSON (${(e as Error).message})`, "point at a directory written by saveState");
   }
-  if (meta.format !== STATE_FORMAT) throw fail(`format is ${JSON.stringify(meta.format)}, expected ${STATE_FORMAT}`);
+  if (meta.format !== STATE_FORMAT && meta.format !== STATE_FORMAT_1) throw fail(`format is ${JSON.stringify(meta.format)}, expected ${STATE_FORMAT}`);
+  const P = meta.format === STATE_FORMAT_1 ? 0 : expect.pointer;
+  if (meta.format === STATE_FORMAT && meta.pointer !== expect.pointer) {
+    throw fail(`pointer is ${JSON.stringify(meta.pointer)} in the checkpoint but ${expect.pointer} in this backend`, "resume with the same embedded backend settings");
+  }
   if (meta.littleEndian !== littleEndian) throw fail("written on a machine of the other byte order");
   for (const k of ["fingerprint", "features", "vocabSize", "precision"] as const) {
     if (meta[k] !== expect[k]) {
@@ -93,7 +108,7 @@ export async function readStudentState(dir: string, expect: StudentDims): Promis
   if (createHash("sha256").update(buf).digest("hex") !== meta.sha256) throw fail(`${BIN} does not match the sha256 in ${META} (torn or foreign write)`);
   const V = expect.vocabSize;
   const el = expect.precision === "float32" ? 4 : 8;
-  const size = 3 * V * 8 + 3 * L * V * el + 4 * L;
+  const size = 3 * V * 8 + 3 * L * V * el + 4 * L + 3 * P * 8;
   if (buf.length !== size) throw fail(`${BIN} has ${buf.length} bytes, expected ${size}`);
   const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length);
   const Arr = expect.precision === "float32" ? Float32Array : Float64Array;
@@ -103,8 +118,11 @@ export async function readStudentState(dir: string, expect: StudentDims): Promis
   const b = f64(), mb = f64(), vb = f64();
   const W = w(), mW = w(), vW = w();
   const rows = new Int32Array(ab, off, L);
+  off += 4 * L;
+  const ptr = () => { const a = new Float64Array(expect.pointer); if (P > 0) { a.set(new Float64Array(ab.slice(off, off + P * 8))); off += P * 8; } return a; };
+  const p = ptr(), mp = ptr(), vp = ptr();
   for (const r of rows) if (r < 0 || r >= expect.features) throw fail(`row id ${r} is outside 0..${expect.features - 1}`);
-  return { steps, rows, W, mW, vW, b, mb, vb };
+  return { steps, rows, W, mW, vW, b, mb, vb, p, mp, vp };
 }
 
 async function writeAtomic(path: string, data: Uint8Array | string): Promise<void> {

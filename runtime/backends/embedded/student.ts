@@ -8,8 +8,8 @@
  * exact log-probabilities, entropies and gradients.
  *
  * Training: exact gradients of Σ lossWeights·ℓ(lp, old, A) (policy-loss.ts), plus, where a row has
- * exact-KL targets (the opd "full" estimator), Σ lossWeights·klCoef·KL(p_S(·|t) ‖ q_t), at
- * temperature 1, one
+ * exact-KL targets (the opd "full" estimator, gkd), Σ lossWeights·klCoef·KL(p_S(·|t) ‖ q_t) and
+ * Σ lossWeights·forwardKlCoef·KL(q_t ‖ p_S(·|t)), at temperature 1, one
  * global-norm clip, then AdamW (adamw.ts) over every row that has ever received a gradient. Rows
  * that never did have θ = m = v = 0 and would stay 0 under AdamW, so skipping them is exact (this is
  * not lazy Adam: a row touched once keeps decaying its moments every later step, as in PyTorch).
@@ -24,7 +24,10 @@ import type {
 import { BackendError } from "../backend.js";
 import { adamwSlice, type AdamWHyper } from "./adamw.js";
 import { exactForwardKl, exactReverseKl } from "./exact-kl.js";
-import { activeFeatures, candidateNextTokens, MAX_CANDIDATES, featureCount, promptWords, type FeatureVocabulary, type PromptWords } from "./features.js";
+import {
+  activeFeatures, candidateNextTokens, candidatePointers, MAX_CANDIDATES, POINTER_SIZE, featureCount, promptWords,
+  type FeatureVocabulary, type PromptWords,
+} from "./features.js";
 import { tokenPolicyLoss, type PolicyLossFn } from "./policy-loss.js";
 import { sfc32 } from "./prng.js";
 import { readStudentState, writeStudentState } from "./state-io.js";
@@ -67,14 +70,6 @@ export interface EmbeddedStudentOptions {
    */
   lineFeatures?: boolean;
   /**
-   * β ∈ [0, 1]: the exact-KL targets train (1 − β)·KL(p_S ‖ q) + β·KL(q ‖ p_S) (GKD's mixture of
-   * reverse and forward KL). Default 0: the exact reverse KL of OPD. Why a forward part at all: the
-   * reverse KL's gradient on a token is p_k-weighted, so a token the student has pushed to ~0 where
-   * the teacher never wants it (texthouse's "take" in most states) cannot come back where the
-   * teacher does want it (measured: log p_S(take) = −27 where the teacher gives it 0.9).
-   */
-  forwardKlWeight?: number;
-  /**
    * Candidate (pointer) features over the actions a prompt lists in quotes (features.ts; default
    * true). A prompt without a quoted list (std/agent's raw format) gets none, so this changes nothing there.
    */
@@ -87,6 +82,22 @@ export interface EmbeddedStudentOptions {
    * student writes "take apple 3" where the prompt lists "take apple 2").
    */
   candidateLogOdds?: number;
+  /**
+   * Episode memory features (episode-memory.ts; default true): what the episode has shown so far —
+   * receptacles visited and explored, objects seen and where, what the agent holds and whether it
+   * processed it — read from the earlier user messages of the prompt (so only with a format whose
+   * chat memory keeps them). Why: the observable teacher explores what it has not seen and goes back
+   * to what it has; a bag of words over the last message cannot tell either.
+   */
+  memoryFeatures?: boolean;
+  /**
+   * Pointer weights (features.ts `candidatePointers`; default true): one learned scalar per hashed
+   * (position, verb, candidate mask), added to the logit of the token that continues each listed
+   * candidate with that mask. Why: a row of W learns a token's identity ("cabinet"), so "go to a
+   * receptacle I have not explored" would have to be learned once per receptacle type and number;
+   * a scalar on the mask learns it once.
+   */
+  pointerFeatures?: boolean;
   /** PPO dual-clip constant (Trinity clip_ratio_c). Default 3.0. */
   clipRatioC?: number;
   /**
@@ -119,6 +130,8 @@ export interface LossGradient {
   bias: Float64Array;
   /** Gradient rows of W by feature row, in first-touched order (rows may share one array: read only). */
   rows: Map<number, Float64Array>;
+  /** Gradient of the pointer weights (absent when they are off). */
+  pointer?: Float64Array;
 }
 
 const MAX_PARAMETER_BYTES = 3 * 2 ** 30;
@@ -127,8 +140,6 @@ const SERVER = "embedded";
 export class EmbeddedStudent implements StudentBackend {
   readonly tokenizer: WordTokenizer;
   readonly exactKlTargets = true;
-  /** β of the exact-KL targets: (1 − β)·KL(p ‖ q) + β·KL(q ‖ p); see EmbeddedStudentOptions. */
-  readonly forwardKlWeight: number;
   readonly features: number;
   readonly precision: Precision;
   readonly V: number;
@@ -141,6 +152,16 @@ export class EmbeddedStudent implements StudentBackend {
   readonly prior: Float64Array;
   private readonly mb: Float64Array;
   private readonly vb: Float64Array;
+  /** Pointer weights (features.ts `candidatePointers`) and their Adam moments; empty when off. */
+  readonly pointer: Float64Array;
+  private readonly mp: Float64Array;
+  private readonly vp: Float64Array;
+  private readonly ptrTok = new Int32Array(MAX_CANDIDATES);
+  private readonly ptrKey = new Int32Array(MAX_CANDIDATES);
+  /** Per pair: its softmax weight among the pairs of the same token (∂ lse / ∂ pointer[key]). */
+  private readonly ptrWeight = new Float64Array(MAX_CANDIDATES);
+  private readonly ptrLse = new Float64Array(MAX_CANDIDATES);
+  private ptrCount = 0;
   /** Rows that have ever had a gradient (or initial weights), in first-touched order. */
   private live: Int32Array;
   private liveCount = 0;
@@ -180,14 +201,14 @@ export class EmbeddedStudent implements StudentBackend {
     this.vW = new Arr(opts.features * this.V);
     this.b = new Float64Array(this.V);
     this.mb = new Float64Array(this.V);
+    const P = opts.pointerFeatures ?? true ? POINTER_SIZE : 0;
+    this.pointer = new Float64Array(P);
+    this.mp = new Float64Array(P);
+    this.vp = new Float64Array(P);
     this.vb = new Float64Array(this.V);
     this.isLive = new Uint8Array(opts.features);
     this.live = new Int32Array(Math.min(opts.features, 1024));
     this.maxContextWords = opts.maxContextWords ?? 256;
-    this.forwardKlWeight = opts.forwardKlWeight ?? 0;
-    if (!(this.forwardKlWeight >= 0 && this.forwardKlWeight <= 1)) {
-      throw new BackendError(`embedded student: forwardKlWeight must be in [0, 1], got ${opts.forwardKlWeight}`, SERVER, false);
-    }
     this.clipRatioC = opts.clipRatioC ?? 3.0;
     this.candidateLogOdds = opts.candidateLogOdds ?? 0;
     if (!Number.isFinite(this.candidateLogOdds)) {
@@ -213,6 +234,7 @@ export class EmbeddedStudent implements StudentBackend {
       userToken: tokenizer.specialId("<|user|>"), endToken: tokenizer.specialId("<|end|>"), wordKey,
       newlineToken: (opts.lineFeatures ?? true) && newline.length === 1 ? newline[0]! : -1,
       ...candidateTokens(tokenizer, opts.candidateFeatures ?? true),
+      ...(opts.memoryFeatures ?? true ? { decode: (ids: number[]) => tokenizer.decode(ids) } : {}),
     };
     this.stop = new Uint8Array(this.V);
     for (const s of tokenizer.stopTokens) this.stop[s] = 1;
@@ -251,15 +273,17 @@ export class EmbeddedStudent implements StudentBackend {
   async saveState(dir: string): Promise<void> {
     await mkdir(dir, { recursive: true });
     await writeStudentState(dir, {
-      meta: { fingerprint: this.tokenizer.fingerprint(), features: this.features, vocabSize: this.V, precision: this.precision, steps: this.steps },
+      meta: { fingerprint: this.tokenizer.fingerprint(), features: this.features, vocabSize: this.V, precision: this.precision, pointer: this.pointer.length, steps: this.steps },
       rows: this.live.subarray(0, this.liveCount),
       W: this.W, mW: this.mW, vW: this.vW, b: this.b, mb: this.mb, vb: this.vb,
+      p: this.pointer, mp: this.mp, vp: this.vp,
     });
   }
 
   async loadState(dir: string): Promise<void> {
     const s = await readStudentState(dir, {
       fingerprint: this.tokenizer.fingerprint(), features: this.features, vocabSize: this.V, precision: this.precision,
+      pointer: this.pointer.length,
     });
     this.W.fill(0); this.mW.fill(0); this.vW.fill(0);
     this.isLive.fill(0); this.liveCount = 0;
@@ -271,6 +295,7 @@ export class EmbeddedStudent implements StudentBackend {
       this.vW.set(s.vW.subarray(i * V, (i + 1) * V), r * V);
     });
     this.b.set(s.b); this.mb.set(s.mb); this.vb.set(s.vb);
+    this.pointer.set(s.p); this.mp.set(s.mp); this.vp.set(s.vp);
     this.steps = s.steps;
   }
 
@@ -284,6 +309,7 @@ export class EmbeddedStudent implements StudentBackend {
     const V = this.V;
     const params = { fn: opt.lossFn, clip: opt.clip, clipRatioC: this.clipRatioC };
     const bias = new Float64Array(V);
+    const gPtr = new Float64Array(this.pointer.length);
     const grads = new Map<number, Float64Array>();
     const owned = new Set<number>();
     let loss = 0, tokens = 0;
@@ -305,28 +331,31 @@ export class EmbeddedStudent implements StudentBackend {
         if (w === 0) continue;
         const q = row.teacherDistributions?.[t] ?? null;
         const gKl = q === null ? 0 : w * (row.klCoefs?.[t] ?? 0);
+        const gFwd = q === null ? 0 : w * (row.forwardKlCoefs?.[t] ?? 0);
         const n = activeFeatures(words!, toks, runStart, t - runStart, this.features, this.rowsBuf);
         this.logits(this.rowsBuf, n, z);
         this.addCandidatePrior(words!, toks, runStart, t - runStart, z);
+        this.addPointers(words!, toks, runStart, t - runStart, z);
         const lse = logSumExp(z, 1);
         const y = toks[t]!;
         const lp = z[y]! - lse;
         const tl = tokenPolicyLoss(lp, row.oldLogprobs[t]!, row.advantages[t]!, params);
         loss += w * tl.loss;
         const g = w * tl.dLossDlp;
-        if (g === 0 && gKl === 0) continue;
+        if (g === 0 && gKl === 0 && gFwd === 0) continue;
         // Policy term: dℓ/dz_k = g·(1[k = y] − p_k): the gradient of every active row at this position.
         const delta = this.gradPool.pop() ?? new Float64Array(V);
         for (let k = 0; k < V; k++) delta[k] = -g * Math.exp(z[k]! - lse);
         delta[y] = delta[y]! + g;
-        // Exact reverse KL to the teacher's distribution, with its gradient added into delta.
-        if (gKl !== 0) {
+        // Exact reverse KL (opd "full", gkd) and forward KL (gkd) to the teacher's distribution,
+        // with their gradients added into delta.
+        if (gKl !== 0 || gFwd !== 0) {
           const logq = this.teacherLogq(q!, `train row ${ri}, position ${t}`);
-          const beta = this.forwardKlWeight;
-          if (beta < 1) loss += (1 - beta) * gKl * exactReverseKl(z, lse, logq, delta, (1 - beta) * gKl);
-          if (beta > 0) loss += beta * gKl * exactForwardKl(z, lse, logq, delta, beta * gKl);
+          if (gKl !== 0) loss += gKl * exactReverseKl(z, lse, logq, delta, gKl);
+          if (gFwd !== 0) loss += gFwd * exactForwardKl(z, lse, logq, delta, gFwd);
         }
         for (let k = 0; k < V; k++) bias[k] = bias[k]! + delta[k]!;
+        for (let i = 0; i < this.ptrCount; i++) gPtr[this.ptrKey[i]!] = gPtr[this.ptrKey[i]!]! + this.ptrWeight[i]! * delta[this.ptrTok[i]!]!;
         // Copy on second write: most rows (prefix-keyed) are active at one position only, so their
         // gradient *is* that position's delta and is shared, not copied; a row met again gets its
         // own accumulator. Shared arrays are never written after this position.
@@ -346,6 +375,7 @@ export class EmbeddedStudent implements StudentBackend {
     });
     let sq = 0;
     for (let k = 0; k < V; k++) sq += bias[k]! * bias[k]!;
+    for (let k = 0; k < gPtr.length; k++) sq += gPtr[k]! * gPtr[k]!;
     // Each distinct array once, times the number of rows that share it.
     const uses = new Map<Float64Array, number>();
     for (const gr of grads.values()) uses.set(gr, (uses.get(gr) ?? 0) + 1);
@@ -354,7 +384,7 @@ export class EmbeddedStudent implements StudentBackend {
       for (let k = 0; k < V; k++) s += gr[k]! * gr[k]!;
       sq += count * s;
     }
-    return { loss, gradNorm: Math.sqrt(sq), tokens, bias, rows: grads };
+    return { loss, gradNorm: Math.sqrt(sq), tokens, bias, rows: grads, ...(gPtr.length ? { pointer: gPtr } : {}) };
   }
 
   /** One AdamW step from a gradient (global-norm clip as torch.nn.utils.clip_grad_norm_). */
@@ -380,6 +410,7 @@ export class EmbeddedStudent implements StudentBackend {
       adamwSlice(this.W, this.mW, this.vW, r * V, V, lg.rows.get(r) ?? null, scale, t, h);
     }
     adamwSlice(this.b, this.mb, this.vb, 0, V, lg.bias, scale, t, h);
+    if (this.pointer.length > 0) adamwSlice(this.pointer, this.mp, this.vp, 0, this.pointer.length, lg.pointer ?? null, scale, t, h);
     this.steps = t;
   }
 
@@ -410,6 +441,34 @@ export class EmbeddedStudent implements StudentBackend {
     for (let i = 0; i < n; i++) z[this.candidateBuf[i]!] = z[this.candidateBuf[i]!]! + this.candidateLogOdds;
   }
 
+  /**
+   * z[t] += log mean_{candidates j continuing with t} exp(pointer[key_j]) (features.ts
+   * `candidatePointers`): a softmax-weighted pointer score per token, 0 at the start (so the student
+   * starts uniform over the listed next tokens, not biased to the verb most candidates share; a
+   * log-sum would start `go` log 25 above `put` and reverse KL could not bring `put` back).
+   * Keeps each pair's softmax weight within its token (∂/∂pointer[key_j]) for the gradient.
+   */
+  private addPointers(words: PromptWords, seq: ArrayLike<number>, start: number, pos: number, z: Float64Array): void {
+    this.ptrCount = 0;
+    if (this.pointer.length === 0) return;
+    const n = candidatePointers(words, seq, start, pos, this.tokenizer.endOfResponse, this.ptrTok, this.ptrKey);
+    this.ptrCount = n;
+    const tok = this.ptrTok, w = this.ptrWeight, lse = this.ptrLse, P = this.pointer;
+    // Per pair i, the first pair of its token does the token's log-sum-exp (a few dozen pairs).
+    for (let i = 0; i < n; i++) {
+      let first = i;
+      for (let j = 0; j < i; j++) if (tok[j] === tok[i]) { first = j; break; }
+      if (first !== i) { lse[i] = lse[first]!; continue; }
+      let m = -Infinity;
+      for (let j = i; j < n; j++) if (tok[j] === tok[i]) m = Math.max(m, P[this.ptrKey[j]!]!);
+      let s = 0, count = 0;
+      for (let j = i; j < n; j++) if (tok[j] === tok[i]) { s += Math.exp(P[this.ptrKey[j]!]! - m); count++; }
+      lse[i] = m + Math.log(s);
+      z[tok[i]!] = z[tok[i]!]! + lse[i]! - Math.log(count);
+    }
+    for (let i = 0; i < n; i++) w[i] = Math.exp(P[this.ptrKey[i]!]! - lse[i]!);
+  }
+
   /** z = prior + b + Σ_i W[rows[i], :]. */
   private logits(rows: Int32Array, n: number, z: Float64Array): void {
     const V = this.V, W = this.W, b = this.b, prior = this.prior;
@@ -437,6 +496,7 @@ export class EmbeddedStudent implements StudentBackend {
       const n = activeFeatures(words, seq, start, pos, this.features, this.rowsBuf);
       this.logits(this.rowsBuf, n, z);
       this.addCandidatePrior(words, seq, start, pos, z);
+      this.addPointers(words, seq, start, pos, z);
       let y: number;
       let lp: number;
       if (tau === 0) {
@@ -479,6 +539,7 @@ export class EmbeddedStudent implements StudentBackend {
       const n = activeFeatures(words, seq, start, pos, this.features, this.rowsBuf);
       this.logits(this.rowsBuf, n, z);
       this.addCandidatePrior(words, seq, start, pos, z);
+      this.addPointers(words, seq, start, pos, z);
       const lse = logSumExp(z, tau);
       logprobs.push(z[req.completion[pos]!]! / tau - lse);
       let h = 0;
@@ -544,11 +605,14 @@ export class EmbeddedStudent implements StudentBackend {
         throw new BackendError(`embedded student: train row ${index}: ${f} has ${row[f].length} entries but tokens has ${n}`, SERVER, false);
       }
     }
-    for (const f of ["klCoefs", "teacherDistributions"] as const) {
+    for (const f of ["klCoefs", "forwardKlCoefs", "teacherDistributions"] as const) {
       const a = row[f];
       if (a !== undefined && a.length !== n) {
         throw new BackendError(`embedded student: train row ${index}: ${f} has ${a.length} entries but tokens has ${n}`, SERVER, false);
       }
+    }
+    if (row.forwardKlCoefs !== undefined && row.klCoefs === undefined) {
+      throw new BackendError(`embedded student: train row ${index}: forwardKlCoefs come with klCoefs and teacherDistributions (exact KL targets); they are missing`, SERVER, false);
     }
     if ((row.klCoefs === undefined) !== (row.teacherDistributions === undefined)) {
       throw new BackendError(`embedded student: train row ${index}: klCoefs and teacherDistributions come together (exact KL targets); one is missing`, SERVER, false);

@@ -6,7 +6,7 @@
  * A process that exits rejects every pending call with an EnvError carrying the tail of its stderr.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { createInterface } from "node:readline";
+import { readLines } from "./lines.js";
 import { EnvConfigError, EnvError } from "../env.js";
 
 export interface BridgeProcessOptions {
@@ -20,6 +20,8 @@ export interface BridgeProcessOptions {
   startTimeoutMs: number;
   /** What to install when the command or package is missing. */
   installHint: string;
+  /** Longest stdout line accepted (default 64 MiB); a longer one fails the pending calls (retryable) and restarts the bridge. */
+  maxLineBytes?: number;
 }
 
 interface Pending {
@@ -101,8 +103,15 @@ export class BridgeProcess {
         settle(new EnvError(`${kind} bridge ${why} before it was ready${this.tail()}`, kind));
         this.failAll(new EnvError(`${kind} bridge ${why} mid-call${this.tail()}`, kind));
       });
-      const lines = createInterface({ input: child.stdout });
-      lines.on("line", (line) => {
+      const maxLine = this.opts.maxLineBytes ?? 64 * 1024 * 1024;
+      const overflow = (bytes: number) => {
+        const e = new EnvError(`${kind} bridge printed a line of more than ${maxLine} bytes (${bytes} so far); the bridge is restarted`, kind);
+        settle(e);
+        this.kill();
+        this.exited = true;
+        this.failAll(e);
+      };
+      readLines(child.stdout, maxLine, (line) => {
         let msg: Reply;
         try {
           msg = JSON.parse(line) as Reply;
@@ -116,7 +125,7 @@ export class BridgeProcess {
           this.versions = msg.versions ?? {};
           settle();
         } else this.onReply(msg);
-      });
+      }, overflow);
       this.updateRef();
     });
   }

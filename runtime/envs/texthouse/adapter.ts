@@ -13,7 +13,16 @@ export interface TexthouseEnvOptions {
   maxTurns?: number;
   /** Placing command spelling: "put" (ALFWorld 0.3.x, default) or "move" (ALFWorld ≥ 0.4). */
   grammar?: PlaceGrammar;
+  /**
+   * Who backs `optimalActions()` and `expertPath()` (the embedded oracle's optimal set, SFT demos,
+   * b2f prefixes): "observable" (default; observable-expert.ts, acts on what the agent has seen) or
+   * "privileged" (the planner, which sees inside closed receptacles).
+   */
+  expert?: TexthouseExpert;
 }
+
+export type TexthouseExpert = "observable" | "privileged";
+export const TEXTHOUSE_EXPERTS: readonly TexthouseExpert[] = ["observable", "privileged"];
 
 const KIND = "texthouse";
 const specCache = new Map<string, WorldSpec>();
@@ -35,11 +44,17 @@ export class TexthouseEnv implements EnvAdapter {
   readonly kind = KIND;
   readonly maxTurns: number;
   readonly grammar: PlaceGrammar;
+  readonly expert: TexthouseExpert;
   private world: TexthouseWorld | undefined;
 
   constructor(options: TexthouseEnvOptions = {}) {
     this.maxTurns = options.maxTurns ?? TEXTHOUSE_MAX_TURNS;
     this.grammar = options.grammar ?? "put";
+    this.expert = options.expert ?? "observable";
+    if (!TEXTHOUSE_EXPERTS.includes(this.expert)) {
+      throw new EnvConfigError(`texthouse has no expert "${String(this.expert)}"`, KIND,
+        `Use texthouse(expert: "observable") (acts on what the agent has seen; the default) or "privileged" (the planner that sees inside closed receptacles).`);
+    }
   }
 
   async tasks(split: string): Promise<TaskRef[]> {
@@ -67,12 +82,19 @@ export class TexthouseEnv implements EnvAdapter {
   }
 
   async expertPath(task: TaskRef): Promise<string[]> {
-    return new TexthouseWorld(this.resolve(task), { grammar: this.grammar }).expertPath();
+    const world = new TexthouseWorld(this.resolve(task), { maxTurns: this.maxTurns, grammar: this.grammar });
+    return this.expert === "observable" ? world.observableExpertPath() : world.expertPath();
   }
 
   async optimalActions(): Promise<string[]> {
     if (!this.world) throw new EnvError("texthouse: optimalActions() before reset(); reset a task first", KIND, false);
-    return this.world.optimal();
+    return this.expert === "observable" ? this.world.observableOptimal() : this.world.optimal();
+  }
+
+  /** Length of a shortest plan of the privileged planner from the current state (optimal-length statistics). */
+  async optimalLength(): Promise<number> {
+    if (!this.world) throw new EnvError("texthouse: optimalLength() before reset(); reset a task first", KIND, false);
+    return this.world.optimalLength();
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,9 @@
 /** The built-in texthouse environment (ALFWorld-like); see README.md in this folder. */
-export { TexthouseEnv, type TexthouseEnvOptions } from "./adapter.js";
+export { TexthouseEnv, TEXTHOUSE_EXPERTS, type TexthouseEnvOptions, type TexthouseExpert } from "./adapter.js";
+export {
+  ObservableExpert, decide as decideObservable, decideFromHistory, initialBelief, observe as observeBelief, parseGoal,
+  type ExpertBelief, type ExpertDecision,
+} from "./observable-expert.js";
 export {
   TexthouseWorld, TEXTHOUSE_MAX_TURNS, NOTHING_HAPPENS, normalizeCommand,
   type WorldOptions, type WorldReset, type WorldStep,

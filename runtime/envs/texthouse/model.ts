@@ -21,8 +21,12 @@ export interface WorldSpec {
   readonly id: string;
   readonly template: string;
   readonly receptacles: readonly string[];
-  /** Objects by type with the index (into `receptacles`) of where each starts. */
-  readonly objects: readonly { readonly type: string; readonly at: number }[];
+  /**
+   * Objects by type with the index (into `receptacles`) of where each starts. `name` overrides the
+   * printed name (default: numbered per type in order) — the observable expert's belief worlds hold
+   * only the objects seen so far and keep their names ("mug 2" without a "mug 1").
+   */
+  readonly objects: readonly { readonly type: string; readonly at: number; readonly name?: string }[];
   readonly goal: GoalSpec;
 }
 
@@ -103,7 +107,7 @@ export function compileWorld(spec: WorldSpec): WorldModel {
   const recTypes = spec.receptacles.map(receptacleType);
   const typeNames = [...new Set(spec.receptacles)];
   const recName = numbered(spec.receptacles);
-  const objName = numbered(spec.objects.map((x) => x.type));
+  const objName = numbered(spec.objects.map((x) => x.type)).map((n, i) => spec.objects[i]!.name ?? n);
   const objTypes = spec.objects.map((x) => objectType(x.type));
   const goalAppliance = (() => {
     const role = APPLIANCE_FOR_TASK[spec.goal.task];

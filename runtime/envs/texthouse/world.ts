@@ -3,6 +3,7 @@
  * by the embedded backend and the benchmarks, and wrapped by the async `TexthouseEnv` adapter.
  */
 import { compileWorld, type WorldModel, type WorldSpec } from "./model.js";
+import { ObservableExpert, type ExpertDecision } from "./observable-expert.js";
 import { Planner, type Plan } from "./planner.js";
 import {
   applyAction, cloneState, commandText, goalSatisfied, initialState, legalActions, roomOverview,
@@ -72,6 +73,9 @@ export class TexthouseWorld {
   private turnCount = 0;
   private isDone = false;
   private isWon = false;
+  /** The episode's observations (the first one included), for the observable expert. */
+  private observations: string[] = [];
+  private expertState: { expert: ObservableExpert; seen: number } | undefined;
 
   /** `shared` is for fork(): the copy reuses the compiled model and the planner (and its memo). */
   constructor(spec: WorldSpec, options: WorldOptions = {}, shared?: { model: WorldModel; planner: Planner }) {
@@ -113,6 +117,7 @@ export class TexthouseWorld {
     copy.turnCount = this.turnCount;
     copy.isDone = this.isDone;
     copy.isWon = this.isWon;
+    copy.observations = this.observations.slice();
     return copy;
   }
 
@@ -122,11 +127,10 @@ export class TexthouseWorld {
     this.isDone = false;
     this.isWon = false;
     this.admissibleFresh = false;
-    return {
-      task: this.model.goalText,
-      text: `${roomOverview(this.model)}\n\nYour task is to: ${this.model.goalText}.`,
-      admissible: this.admissible(),
-    };
+    const text = `${roomOverview(this.model)}\n\nYour task is to: ${this.model.goalText}.`;
+    this.observations = [text];
+    this.expertState = undefined;
+    return { task: this.model.goalText, text, admissible: this.admissible() };
   }
 
   /** The admissible commands of the current state, sorted (a fresh array; computed once per state). */
@@ -173,6 +177,7 @@ export class TexthouseWorld {
       observation = applyAction(this.model, this.state, this.codes[index]!, true, this.grammar);
       this.admissibleFresh = false;
     }
+    this.observations.push(observation);
     this.isWon = index >= 0 && goalSatisfied(this.model, this.state);
     this.isDone = this.isWon || this.turnCount >= this.maxTurns;
     return {
@@ -189,12 +194,44 @@ export class TexthouseWorld {
     return this.plan().firstActions.map((code) => commandText(this.model, code, this.grammar)).sort();
   }
 
+  /**
+   * The observable expert's decision in the current episode (observable-expert.ts): computed from
+   * the episode's observation texts alone, never from the state. Empty optimal set once won.
+   */
+  observableDecision(): ExpertDecision {
+    if (this.isWon) return { optimal: [], action: "", phase: "plan" };
+    if (!this.expertState) this.expertState = { expert: new ObservableExpert(this.observations[0]!, this.grammar), seen: 1 };
+    const st = this.expertState;
+    for (; st.seen < this.observations.length; st.seen++) st.expert.observe(this.observations[st.seen]!);
+    return st.expert.decide();
+  }
+
+  /** Every observably optimal next command (the observable expert's optimal set), sorted. */
+  observableOptimal(): string[] { return this.observableDecision().optimal; }
+
+  /**
+   * One whole trajectory of the observable expert from the initial state (its documented choices),
+   * at most `maxTurns` commands. Does not disturb the current episode.
+   */
+  observableExpertPath(): string[] {
+    const w = new TexthouseWorld(this.model.spec, { maxTurns: this.maxTurns, grammar: this.grammar });
+    w.reset();
+    const path: string[] = [];
+    while (!w.done) {
+      const action = w.observableDecision().action;
+      w.step(action);
+      path.push(action);
+    }
+    return path;
+  }
+
   /** Length of a shortest plan from the current state. */
   optimalLength(): number { return this.plan().length; }
 
   /**
-   * One whole optimal trajectory from the initial state: at each step the alphabetically first
-   * optimal command (deterministic). Does not disturb the current episode.
+   * One whole optimal trajectory of the privileged planner from the initial state (it sees inside
+   * closed receptacles): at each step the alphabetically first optimal command (deterministic).
+   * Does not disturb the current episode.
    */
   expertPath(): string[] {
     const s = initialState(this.model);
