@@ -305,9 +305,15 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   const seed = constField("seed", 42, [(v) => Number.isInteger(v), "an integer"]);
   const teacherTemp = constField("teacher_temperature", 1.0, [(v) => v > 0 && v <= 2, "in (0, 2]"]);
   const rowsF = val("rows") as Str | undefined;
-  const rows = rowsF?.value ?? "turn";
-  if (rows !== "turn" && rows !== "trajectory") {
+  const rows = rowsF?.value;
+  if (rows !== undefined && rows !== "turn" && rows !== "trajectory") {
     ev.report(d.invalidValue({ what: "rows", detail: `'${rows}'`, hint: 'Use "turn" (Trinity) or "trajectory" (tinker).' }), span("rows"));
+    L.ok = false;
+  }
+  const oldLpF = val("old_logprobs") as Str | undefined;
+  const oldLogprobs = oldLpF?.value;
+  if (oldLogprobs !== undefined && oldLogprobs !== "trainer" && oldLogprobs !== "sampler") {
+    ev.report(d.invalidValue({ what: "old_logprobs", detail: `'${oldLogprobs}'`, hint: 'Use "trainer" (recomputed by the trainer, Trinity) or "sampler" (the rollout\'s log-probs).' }), span("old_logprobs"));
     L.ok = false;
   }
 
@@ -342,13 +348,14 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     edges.push({ from: "stats.stats", to: "advantage.turns" });
   }
   nodes.push(
-    { id: NODE_IDS.Advantage, kind: "Advantage", params: { terms, aggregate, rows: rows as "turn" } },
+    { id: NODE_IDS.Advantage, kind: "Advantage", params: { terms, aggregate, ...(rows ? { rows: rows as "turn" } : {}) } },
     { id: NODE_IDS.Update, kind: "Update", params: {
       optimizer: {
         kind: "adamw", lr: lrS ? L.ref("lr", lrS, "lr", span("optimizer")) : 1e-6, betas: [betas[0]!, betas[1]!],
         eps: opt ? num(opt, "eps") : 1e-8, weightDecay: opt ? num(opt, "weight_decay") : 0.01, gradClip: opt ? num(opt, "grad_clip") : 1.0,
       },
       lossFn: (opt ? str(opt, "loss_fn") : "ppo") as "ppo", clip: opt ? num(opt, "clip") : 0.2, trainBatchTurns: trainBatch, staleness,
+      ...(oldLogprobs ? { oldLogprobs: oldLogprobs as "trainer" } : {}),
     } },
     { id: NODE_IDS.WeightSync, kind: "WeightSync", params: { every: 1 } },
   );

@@ -26,7 +26,7 @@ import { createEnv, envVocabulary } from "./envs/registry.js";
 import { createModels, type Models } from "./backends/registry.js";
 import { CurriculumState } from "./curriculum-state.js";
 import { EnvPool } from "./env-pool.js";
-import { ReplayBuffer, trajectoryRow, turnRows, type ExperienceRow, type RowShape } from "./replay.js";
+import { defaultRowShape, ReplayBuffer, trajectoryRow, turnRows, type ExperienceRow, type RowShape } from "./replay.js";
 import { MetricsWriter, type MetricsRow, type TrainRowMetrics } from "./metrics.js";
 import { CHECKPOINT_FORMAT, loadStudent, readCheckpoint, writeCheckpoint, type CheckpointState } from "./checkpoint.js";
 import { RunFault, zeroTimes, type FaultPolicy, type PhaseTimes, type RunContext } from "./nodes/context.js";
@@ -199,7 +199,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   const T = plan.clock.steps;
   const s = nodes.update.params.staleness;
   // The curriculum's `rows:` field (plan Advantage.params.rows); RunOptions.rows overrides it in tests.
-  const shape = opts.rows ?? nodes.advantage.params.rows ?? "turn";
+  const shape = opts.rows ?? nodes.advantage.params.rows ?? defaultRowShape(plan, nodes.rollout);
   const buffer = new ReplayBuffer(opts.bufferCapacity ?? Math.max(1024, 4 * (s + 1) * nodes.tasks.params.tasksPerStep * nodes.tasks.params.rolloutsPerTask * nodes.planner.params.maxTurns));
   const metrics = new MetricsWriter(metricsPath);
   let pending: RolloutStats[] = [];

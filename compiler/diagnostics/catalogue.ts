@@ -12,7 +12,7 @@ export interface CatalogueEntry {
 
 export const catalogue = {
   // ---- TC1xxx: syntax --------------------------------------------------------------------------
-  TC1001: { name: "unexpectedToken", severity: "error", message: "Unexpected {found}; expected {expected}.", hint: "Check the syntax near here against docs/LANGUAGE.md." },
+  TC1001: { name: "unexpectedToken", severity: "error", message: "Unexpected {found}; expected {expected}.{suggestion}", hint: "Check the syntax near here against docs/LANGUAGE.md." },
   TC1002: { name: "unterminatedString", severity: "error", message: "Unterminated string literal.", hint: "Close the string with `\"` on the same line." },
   TC1003: { name: "invalidCharacter", severity: "error", message: "Invalid character {char}.", hint: "Only ASCII identifiers, numbers, strings and the operators of docs/LANGUAGE.md are allowed." },
   TC1004: { name: "missingToken", severity: "error", message: "Missing {expected}.", hint: "Insert {expected} here." },
