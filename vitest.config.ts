@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "runtime/**/*.test.ts"],
-    testTimeout: 60_000,
+    testTimeout: 180_000, // CLI and worker tests spawn processes; a loaded 2-core machine needs the margin
     hookTimeout: 120_000,
     pool: "forks",
     globalSetup: ["test/global-setup.ts"],

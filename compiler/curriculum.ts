@@ -41,7 +41,8 @@ export const CURRICULUM_FIELDS: Record<string, FieldSpec> = {
   teacher_temperature: { type: "number", level: "const", doc: "Temperature of teacher scoring (TCOD: workflow_args.temperature = 1.0).", example: "1.0", default: "1.0" },
   agent: { type: "agent", level: "const", doc: "Prompt template, chat memory and action parser; default: the env's.", example: "tcod_format()", default: "the env's agent format" },
   eval: { type: "eval|list<eval>", level: "const", doc: "Evaluation sets and their cadence.", example: 'evaluate(env: texthouse(split: "valid_seen"))', default: "none" },
-  rows: { type: "string", level: "const", doc: 'Experience rows: "turn" (one row per turn, Trinity) or "trajectory" (one row per episode, env tokens masked, tinker).', example: '"turn"', default: "\"turn\"" },
+  rows: { type: "string", level: "const", doc: 'Experience rows: "turn" (one row per turn, Trinity) or "trajectory" (one row per episode, env tokens masked, tinker).', example: '"turn"', default: '"trajectory" for a served student whose chat memory accumulates, else "turn"' },
+  old_logprobs: { type: "string", level: "const", doc: 'Where the student log-probs of the advantage and the PPO/IS ratio come from: "trainer" (recomputed with the trainer\'s weights before the update, Trinity) or "sampler" (the rollout\'s).', example: '"trainer"', default: '"trainer" for a served student, "sampler" for embedded' },
   checkpoint_every: { type: "steps", level: "const", doc: "Checkpoint cadence.", example: "50 steps", default: "min(50 steps, steps)" },
   seed: { type: "number", level: "const", doc: "Seed of task order, sampling and initialisation.", example: "42", default: "42" },
 };

@@ -2,12 +2,13 @@
  * Reference docs generated from the sources, so they cannot drift: the stdlib reference (from doc
  * comments and signatures), the diagnostics catalogue, and the plan's JSON Schema.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { FnDecl, TypeRef } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
 import { coreBuiltins, preludeBuiltins } from "./builtins.js";
-import { catalogue } from "./diagnostics/catalogue.js";
+import { USER_ERROR_CODES } from "../plan/errors.js";
+import { catalogue, type Code } from "./diagnostics/catalogue.js";
 import { findStdlibDir } from "./modules.js";
 import { formatDim } from "./units.js";
 import { constValue, type Builtin, type Value } from "./values.js";
@@ -67,11 +68,52 @@ function show(v: Value): string {
   return "…";
 }
 
-export function diagnosticsReference(): string {
-  const out = ["# tcod diagnostics", "", "Generated from `compiler/diagnostics/catalogue.ts` by `npm run docs`; do not edit by hand.", "", "| code | severity | message | hint |", "|---|---|---|---|"];
-  for (const [code, e] of Object.entries(catalogue)) {
-    const esc = (s: string) => s.replace(/\|/g, "\\|");
-    out.push(`| ${code} | ${e.severity} | ${esc(e.message)} | ${esc((e as { hint?: string }).hint ?? "")} |`);
+/** Codes no input can produce on purpose: a fixture for them would be a bug report. */
+// TC2022: running out of stack depends on the machine and the caller, not on the input alone.
+export const CODES_WITHOUT_FIXTURE: readonly Code[] = ["TC2022", "TC9001"];
+
+/**
+ * Every diagnostic's first example, keyed by code: the first block of that code in the baseline
+ * fixtures `test/fixtures/<group>/<case>/diagnostics.txt`, in group/case order.
+ */
+export function fixtureExamples(fixturesDir: string): Map<string, { fixture: string; text: string }> {
+  const out = new Map<string, { fixture: string; text: string }>();
+  for (const group of readdirSync(fixturesDir).sort()) {
+    const g = join(fixturesDir, group);
+    if (!statSync(g).isDirectory()) continue;
+    for (const c of readdirSync(g).sort()) {
+      const file = join(g, c, "diagnostics.txt");
+      if (!existsSync(file)) continue;
+      for (const block of readFileSync(file, "utf8").trimEnd().split("\n\n")) {
+        const code = / (?:error|warning) (TC\d{4}):/.exec(block.split("\n")[0] ?? "")?.[1];
+        if (code && !out.has(code)) out.set(code, { fixture: `${group}/${c}`, text: block });
+      }
+    }
   }
+  return out;
+}
+
+export function diagnosticsReference(fixturesDir = join(findStdlibDir(), "..", "..", "test", "fixtures")): string {
+  const examples = fixtureExamples(fixturesDir);
+  const esc = (s: string) => s.replace(/\|/g, "\\|");
+  const out = [
+    "# tcod diagnostics", "",
+    "Generated from `compiler/diagnostics/catalogue.ts`, `plan/errors.ts` and the compiler fixtures by `npm run docs`; do not edit by hand.",
+    "Each compiler diagnostic's example is the first fixture that produces it (`test/fixtures/<group>/<case>/`).", "",
+    "## Compiler diagnostics", "",
+    "| code | severity | message | hint |", "|---|---|---|---|",
+  ];
+  for (const [code, e] of Object.entries(catalogue)) out.push(`| [${code}](#${code.toLowerCase()}) | ${e.severity} | ${esc(e.message)} | ${esc((e as { hint?: string }).hint ?? "")} |`);
+  out.push("");
+  for (const [code, e] of Object.entries(catalogue)) {
+    out.push(`### ${code}`, "", `\`${e.name}\` — ${e.message}`, "");
+    const ex = examples.get(code);
+    if (ex) out.push(`From \`test/fixtures/${ex.fixture}\`:`, "", "```console", ex.text, "```", "");
+    else out.push("No example: no input produces it on purpose.", "");
+  }
+  out.push("## Errors after compilation (plans, runs, interop)", "",
+    "Thrown as a `UserError` (plan/errors.ts) and printed as `FILE:LINE:COL error CODE: message` with a hint; exit 1.", "",
+    "| code | meaning |", "|---|---|");
+  for (const [code, meaning] of Object.entries(USER_ERROR_CODES)) out.push(`| ${code} | ${esc(meaning)} |`);
   return out.join("\n") + "\n";
 }

@@ -208,7 +208,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
 
   if (stepsS) L.range(stepsS, "steps", (v) => Number.isInteger(v) && v >= 1, "an integer ≥ 1", span("steps"));
 
-  // batch: `16 tasks` or `16 tasks × 8 rollouts` — split the product back into its factors.
+  // batch: `16 tasks` or `16 tasks × 8 rollouts` — the product keeps its factors (values.ts).
   let tasksPerStep = 16;
   let rolloutsPerTask = 1;
   const batch = f("batch");
@@ -216,9 +216,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     const b = batch.value as Scalar;
     const total = constValue(b)!;
     if ("rollouts" in b.dim) {
-      const e = batch.expr;
-      const factors = e.kind === "binary" && e.op === "*" ? [ev.expr(e.left, batch.scope), ev.expr(e.right, batch.scope)] : [];
-      const r = factors.map((x) => (x.kind === "scalar" && "rollouts" in x.dim ? constValue(x) : undefined)).find((x) => x !== undefined);
+      const r = (b.factors ?? []).map((x) => ("rollouts" in x.dim ? constValue(x) : undefined)).find((x) => x !== undefined);
       rolloutsPerTask = r ?? 1;
       tasksPerStep = total / rolloutsPerTask;
     } else {
@@ -310,9 +308,15 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   const seed = constField("seed", 42, [(v) => Number.isInteger(v), "an integer"]);
   const teacherTemp = constField("teacher_temperature", 1.0, [(v) => v > 0 && v <= 2, "in (0, 2]"]);
   const rowsF = val("rows") as Str | undefined;
-  const rows = rowsF?.value ?? "turn";
-  if (rows !== "turn" && rows !== "trajectory") {
+  const rows = rowsF?.value;
+  if (rows !== undefined && rows !== "turn" && rows !== "trajectory") {
     ev.report(d.invalidValue({ what: "rows", detail: `'${rows}'`, hint: 'Use "turn" (Trinity) or "trajectory" (tinker).' }), span("rows"));
+    L.ok = false;
+  }
+  const oldLpF = val("old_logprobs") as Str | undefined;
+  const oldLogprobs = oldLpF?.value;
+  if (oldLogprobs !== undefined && oldLogprobs !== "trainer" && oldLogprobs !== "sampler") {
+    ev.report(d.invalidValue({ what: "old_logprobs", detail: `'${oldLogprobs}'`, hint: 'Use "trainer" (recomputed by the trainer, Trinity) or "sampler" (the rollout\'s log-probs).' }), span("old_logprobs"));
     L.ok = false;
   }
 
@@ -341,6 +345,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     },
     lossFn: (opt ? str(opt, "loss_fn") : "ppo") as "ppo", clip: opt ? num(opt, "clip") : 0.2, logRatioClamp: DEFAULT_LOG_RATIO_CLAMP,
     trainBatchTurns: trainBatch, staleness,
+    ...(oldLogprobs ? { oldLogprobs: oldLogprobs as "trainer" } : {}),
   };
 
   const evals = val("eval");
@@ -365,7 +370,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     teacher: { teacher: teacherName, temperature: teacherTemp, topk: terms.some((t) => t.kind === "opd" && t.estimator === "topk") ? 20 : 0,
       distributions: needsTeacherDistributions(terms) },
     ...(turnWeights ? { turnWeights } : {}), ...(grpo ? { grpo } : {}),
-    advantage: { terms, aggregate, rows: rows as "turn" }, update, sync: { every: 1 },
+    advantage: { terms, aggregate, ...(rows ? { rows: rows as "turn" } : {}) }, update, sync: { every: 1 },
     evals: evalNodes, checkpoint: { every: checkpointEvery },
   });
 

@@ -360,16 +360,25 @@ function realpath(p: string): string {
 export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
   const code = er.code as Code;
   switch (code) {
-    case "TC1001": return d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else" });
+    case "TC1001": return d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else", suggestion: keywordSuggestion(er.found) });
     case "TC1002": return d.unterminatedString();
     case "TC1003": return d.invalidCharacter({ char: er.char ?? er.found ?? "?" });
     case "TC1004": return d.missingToken({ expected: er.expected ?? "a token" });
     case "TC1005": return d.unterminatedComment();
     default: {
       const m = (d as unknown as Record<string, (a: Record<string, string>) => Message>)[nameOfCode(code)];
-      return m ? m({ found: er.found ?? "", expected: er.expected ?? "", char: er.char ?? "" }) : d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else" });
+      return m ? m({ found: er.found ?? "", expected: er.expected ?? "", char: er.char ?? "", suggestion: "" }) : d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else", suggestion: "" });
     }
   }
+}
+
+const KEYWORDS = ["import", "export", "let", "fn", "return", "model", "curriculum", "with", "sweep", "product", "zip", "if", "then", "else", "from"];
+
+/** `'curriculm'`, `'improt'`, `'lett'` → " Did you mean 'curriculum'?" (a misspelt keyword is a name to the parser). */
+function keywordSuggestion(found: string | undefined): string {
+  const word = /^'([A-Za-z_]\w*)'$/.exec(found ?? "")?.[1];
+  if (!word || KEYWORDS.includes(word)) return "";
+  return didYouMean(word, KEYWORDS);
 }
 
 import { catalogue } from "./diagnostics/catalogue.js";

@@ -22,6 +22,8 @@ export interface Scalar {
   abstract?: boolean;
   /** A number written without a unit in the source (`3`), for "write `3 turns`" hints. */
   literal?: boolean;
+  /** For a product (`16 tasks × 8 rollouts`): its two factors, so `batch` can be split again. */
+  factors?: readonly [Scalar, Scalar];
 }
 
 export interface Str { kind: "string"; value: string; span: Span }

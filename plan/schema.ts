@@ -230,6 +230,12 @@ export const NodeSchema = z.discriminatedUnion("kind", [
     trainBatchTurns: Int.min(0),
     /** Drop samples whose policy version is older than step − staleness (0 = synchronous). */
     staleness: Int.min(0),
+    /**
+     * Where log p_S of the sampled tokens comes from for the advantage and the PPO/IS ratio: the
+     * sampler's log-probs from the rollout, or the trainer's weights recomputing them before the
+     * update (Trinity's default). Absent: "trainer" for served students, "sampler" for embedded.
+     */
+    oldLogprobs: z.enum(["trainer", "sampler"]).optional(),
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("WeightSync"), params: z.object({ every: PosInt }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("Evaluate"), params: z.object({

@@ -18,7 +18,7 @@ import { createEnv, envVocabulary } from "./envs/registry.js";
 import { createModels, type Models } from "./backends/registry.js";
 import { CurriculumState } from "./curriculum-state.js";
 import { EnvPool } from "./env-pool.js";
-import type { RowShape } from "./replay.js";
+import { defaultRowShape, type RowShape } from "./replay.js";
 import type { FaultPolicy, RunContext } from "./nodes/context.js";
 import { Latest, PlanShapeError, runGraph, stepContext, type RunGraph } from "./graph.js";
 import { Explorer } from "./explorer.js";
@@ -100,7 +100,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   };
   const s = g.update.params.staleness;
   // The curriculum's `rows:` field (plan Advantage.params.rows); RunOptions.rows overrides it in tests.
-  const shape = opts.rows ?? g.advantage.params.rows ?? "turn";
+  const shape = opts.rows ?? g.advantage.params.rows ?? defaultRowShape(plan, rollout);
   const capacity = opts.bufferCapacity ?? Math.max(1024, 4 * (s + 1) * g.taskSampler.params.tasksPerStep * g.taskSampler.params.rolloutsPerTask * g.planner.params.maxTurns);
   const pipeline = new StalenessPipeline(s, plan.clock.steps, capacity);
   const latest = new Latest(() => ({ step: ctx.syncedStep, version: ctx.student.version() }));

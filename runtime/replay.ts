@@ -2,9 +2,10 @@
  * Experience rows and the bounded replay buffer.
  *
  * Two row shapes (token-in/token-out; nothing is re-rendered):
- * - per-turn rows (Trinity/TCOD, the default): one row per student turn, tokens = prompt + response,
+ * - per-turn rows (Trinity/TCOD; the default on the embedded backend): one row per student turn, tokens = prompt + response,
  *   mask 1 on the response only; earlier turns live in the prompt.
- * - whole-trajectory rows (tinker `trajectory_to_data`): one row per episode, tokens = the last
+ * - whole-trajectory rows (tinker `trajectory_to_data`; the default for served students whose memory
+ *   accumulates, see defaultRowShape): one row per episode, tokens = the last
  *   prompt + the last response, mask 1 on every turn's sampled response tokens and 0 on every
  *   environment / chat-template token. Needs each prompt to extend the previous turn's prompt +
  *   response (accumulating memory); otherwise it is refused with a message naming the cause.
@@ -12,6 +13,7 @@
  * The buffer keeps rows until the learner takes them; a row whose policy is older than the staleness
  * bound is dropped and counted (Trinity StalenessControlSampleStrategy).
  */
+import type { NodeOf, Plan } from "../plan/schema.js";
 import { UserError } from "../plan/errors.js";
 import type { TokenDistribution } from "./backends/backend.js";
 import type { EpisodeRecord } from "./rollout.js";
@@ -57,6 +59,17 @@ export interface ScoredEpisode {
 }
 
 export type RowShape = "turn" | "trajectory";
+
+/**
+ * The row shape a plan trains on when its curriculum does not say: whole trajectories for a served
+ * student (the GPU path) whose chat memory accumulates — one sequence per episode, trained in one
+ * forward/backward — and per-turn rows otherwise (the embedded student, windowed memory).
+ */
+export function defaultRowShape(plan: Plan, rollout: NodeOf<"Rollout">): RowShape {
+  const served = plan.resources.models[rollout.params.student]?.backend.kind !== "embedded";
+  const memory = plan.resources.agents[rollout.params.agent]?.memory.kind;
+  return served && memory === "accumulate" ? "trajectory" : "turn";
+}
 
 export function turnRows(step: number, e: ScoredEpisode, policyStep: number): ExperienceRow[] {
   return e.record.turns.map((t, i) => {

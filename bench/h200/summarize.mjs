@@ -1,6 +1,7 @@
 // Summarises a bench/h200/run.sh output folder into one JSON object (stdout): per tcod run, tokens/s
 // of sampling, scoring and training, step time by phase, the runtime's own overhead (step wall time
-// minus time with a request outstanding at a model server, over step wall time), and beside them the
+// minus time with a request outstanding at a model server, over step wall time: a lower bound of
+// tcod's own time, since JavaScript work done while a call is in flight is hidden), and beside them the
 // plain PyTorch loop's figures and the peak GPU memory seen by nvidia-smi.
 //   node bench/h200/summarize.mjs OUT_DIR > OUT_DIR/h200.json
 // Steps: the first optimiser step of a run is left out (it includes the worker's warm-up and the
@@ -51,29 +52,60 @@ function summariseRun(dir) {
   };
 }
 
-function gpuMemory(file) {
-  if (!existsSync(file)) return null;
-  const rows = readFileSync(file, "utf8").split("\n").slice(1).map((l) => l.split(",").map((s) => s.trim())).filter((r) => r.length >= 4);
+function gpuSamples(file) {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8").split("\n").slice(1).map((l) => l.split(",").map((x) => x.trim())).filter((r) => r.length >= 6)
+    .map(([idx, , used, total, util, ts]) => ({ idx, used: parseFloat(used), total: parseFloat(total), util: parseFloat(util), at: Date.parse(ts.replace(/\//g, "-")) / 1000 }));
+}
+
+function gpuMemory(samples) {
+  if (samples.length === 0) return null;
   const peak = {};
-  for (const [idx, , used, total] of rows) {
-    const u = parseFloat(used), t = parseFloat(total);
-    if (!Number.isFinite(u)) continue;
-    peak[idx] = { peakUsedMiB: Math.max(peak[idx]?.peakUsedMiB ?? 0, u), totalMiB: t };
+  for (const { idx, used, total } of samples) {
+    if (!Number.isFinite(used)) continue;
+    peak[idx] = { peakUsedMiB: Math.max(peak[idx]?.peakUsedMiB ?? 0, used), totalMiB: total };
   }
-  return { samples: rows.length, perGpu: peak, note: "nvidia-smi memory.used every 0.5 s over the whole script (all processes)" };
+  return { samples: samples.length, perGpu: peak, note: "nvidia-smi memory.used every 0.25 s over the whole script (all processes)" };
+}
+
+/** Mean nvidia-smi utilization.gpu (the share of time a kernel was running) of GPU 0 over [from, to] (s since epoch). */
+function busyShare(samples, from, to) {
+  const xs = samples.filter((s) => s.idx === "0" && s.at >= from && s.at <= to && Number.isFinite(s.util)).map((s) => s.util);
+  return xs.length ? r3(sum(xs) / xs.length / 100) : null;
+}
+
+function traceWindow(file) {
+  const ops = jsonl(file).filter((o) => o.op === "optim_step");
+  return ops.length >= 2 ? [ops[0].at, ops[ops.length - 1].at] : null;
 }
 
 const runsDir = join(out, "runs");
 const runs = existsSync(runsDir) ? Object.fromEntries(readdirSync(runsDir).sort().map((r) => [r, summariseRun(join(runsDir, r))])) : {};
-const plainFile = join(out, "plain.json");
-const plain = existsSync(plainFile) ? JSON.parse(readFileSync(plainFile, "utf8")) : null;
-if (plain) delete plain.steps;
+const samples = gpuSamples(join(out, "gpu-mem.csv"));
+for (const [name, run] of Object.entries(runs)) {
+  const w = traceWindow(join(runsDir, name, "worker-trace.jsonl"));
+  if (w) run.gpuBusyShare = busyShare(samples, w[0], w[1]);
+}
+const read = (f) => (existsSync(join(out, f)) ? JSON.parse(readFileSync(join(out, f), "utf8")) : null);
+const plain = read("plain.json");
+const ops = read("ops.json");
+const ops2 = read("ops-2gpu.json");
 const opd = runs.opd;
-const sideBySide = opd && plain && opd.stepWallS ? {
-  note: "tcod OPD run (worker over HTTP) vs the plain loop doing the same turns, prompt/response lengths and batch with the same models",
-  stepS: { tcod: opd.stepWallS, plain: r3(plain.step_s.mean), ratio: r3(opd.stepWallS / plain.step_s.mean) },
-  sampleTokPerS: { tcod: opd.tokensPerS.sample, plain: r3(plain.tokens_per_s.sample) },
-  scoreTokPerS: { tcod: opd.tokensPerS.teacherScore, plain: r3(plain.tokens_per_s.score) },
-  trainTokPerS: { tcod: opd.tokensPerS.train, plain: r3(plain.tokens_per_s.train) },
+const sideBySide = opd && plain ? {
+  note: "the tcod OPD run vs the plain PyTorch loop replaying that run's own worker requests (same sequences, same batches, same models); tokens = prompt + response of every sequence a forward ran over, counted the same way on both sides",
+  stepS: plain.step_s,
+  tokensPerS: plain.tokens_per_s,
+  jobSPerStep: plain.job_s_per_step,
+  workerBusyShare: r3(plain.worker_busy_share),
+  gpuBusyShare: opd.gpuBusyShare ?? null,
+  peakMemoryGiB: { tcodWorker: plain.tcod_worker_peak_memory_gib, plain: plain.plain_peak_memory_gib },
 } : null;
-console.log(JSON.stringify({ generatedAt: new Date().toISOString(), runs, plain, sideBySide, gpuMemory: gpuMemory(join(out, "gpu-mem.csv")) }, null, 1));
+const targets = {
+  opdStepRatio: { target: "<= 1.2", value: plain ? r3(plain.step_s.ratio) : null },
+  teacherScoreTokPerS: { target: ">= 1e6", value: ops?.score?.worker_tok_s ?? null },
+  trainTokPerS: { target: ">= 3e5", value: ops?.train?.worker_tok_s ?? null },
+  sample256TokPerS: { target: ">= 2e4 (and >= HF generate at 256)", value: ops?.sample_teacher?.worker_tok_s ?? null, student: ops?.sample_student?.worker_tok_s ?? null },
+  twoGpuSpeedup: { target: ">= 1.7", value: ops2?.scaling?.speedup ?? null },
+  fsdp1b: { target: "trains on 2 GPUs without OOM", value: ops2?.fsdp_1b ? `${(ops2.fsdp_1b.params / 1e9).toFixed(2)} B params, ${ops2.fsdp_1b.worker_tok_s} tok/s` : null },
+};
+console.log(JSON.stringify({ generatedAt: new Date().toISOString(), targets, runs, plain, ops, ops2gpu: ops2, sideBySide, gpuMemory: gpuMemory(samples) }, null, 1));

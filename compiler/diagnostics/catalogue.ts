@@ -8,11 +8,16 @@ export interface CatalogueEntry {
   readonly severity: "error" | "warning";
   readonly message: string;
   readonly hint?: string;
+  /**
+   * The message depends on a value (a constant, a range, a divisor), so it is not raised while a
+   * function body is checked with symbolic parameters (the evaluator's abstract mode).
+   */
+  readonly valueDependent?: boolean;
 }
 
 export const catalogue = {
   // ---- TC1xxx: syntax --------------------------------------------------------------------------
-  TC1001: { name: "unexpectedToken", severity: "error", message: "Unexpected {found}; expected {expected}.", hint: "Check the syntax near here against docs/LANGUAGE.md." },
+  TC1001: { name: "unexpectedToken", severity: "error", message: "Unexpected {found}; expected {expected}.{suggestion}", hint: "Check the syntax near here against docs/LANGUAGE.md." },
   TC1002: { name: "unterminatedString", severity: "error", message: "Unterminated string literal.", hint: "Close the string with `\"` on the same line." },
   TC1003: { name: "invalidCharacter", severity: "error", message: "Invalid character {char}.", hint: "Only ASCII identifiers, numbers, strings and the operators of docs/LANGUAGE.md are allowed." },
   TC1004: { name: "missingToken", severity: "error", message: "Missing {expected}.", hint: "Insert {expected} here." },
@@ -43,8 +48,8 @@ export const catalogue = {
   TC2011: { name: "notCallable", severity: "error", message: "'{name}' is a {type}, not a function.", hint: "Only functions (`fn`) and stdlib builtins can be called." },
   TC2012: { name: "missingUnit", severity: "error", message: "A bare number where {expected} is expected.", hint: "Write the unit, e.g. `{suggestion}`." },
   TC2013: { name: "noSuchMember", severity: "error", message: "{owner} has no member '{member}'.{suggestion}", hint: "Members of {owner}: {available}." },
-  TC2014: { name: "notAConstant", severity: "error", message: "{what} must be known at compile time, but this value is {level}-level.", hint: "Use a constant here; schedules are allowed only in fields that accept them." },
-  TC2015: { name: "divisionByZero", severity: "error", message: "Division by zero.", hint: "Check the divisor." },
+  TC2014: { name: "notAConstant", severity: "error", valueDependent: true, message: "{what} must be known at compile time, but this value is {level}-level.", hint: "Use a constant here; schedules are allowed only in fields that accept them." },
+  TC2015: { name: "divisionByZero", severity: "error", valueDependent: true, message: "Division by zero.", hint: "Check the divisor." },
   TC2016: { name: "duplicateArgument", severity: "error", message: "Argument '{arg}' is given twice.", hint: "Remove one of them." },
   TC2017: { name: "unknownCurriculum", severity: "error", message: "Cannot find curriculum '{name}'.{suggestion}", hint: "Curricula in this file: {available}." },
   TC2018: { name: "invalidValue", severity: "error", message: "Invalid {what}: {detail}.", hint: "{hint}" },
@@ -57,8 +62,9 @@ export const catalogue = {
   TC3001: { name: "levelTooHigh", severity: "error", message: "'{field}' accepts values known at {max} level, but this expression is {level}-level (it reads {reads}).", hint: "{hint}" },
 
   // ---- TC4xxx: ranges ---------------------------------------------------------------------------
-  TC4001: { name: "outOfRange", severity: "error", message: "{what} must be {range}, got {value}.", hint: "{hint}" },
-  TC4002: { name: "mayLeaveRange", severity: "warning", message: "{what} may leave {range}: over the run it takes values from {min} to {max}.", hint: "{hint}" },
+  // Ranges are checked exactly (constants) or at every step and expert length (schedules), so a
+  // value is either in range or an error; TC4002 ("may leave range", a warning) is retired.
+  TC4001: { name: "outOfRange", severity: "error", valueDependent: true, message: "{what} must be {range}, got {value}.", hint: "{hint}" },
 
   // ---- TC5xxx: overrides and sweeps ---------------------------------------------------------------
   TC5001: { name: "badOverride", severity: "error", message: "Cannot parse override '{text}'.", hint: "Write `--set CURRICULUM.FIELD=VALUE` or `--set NAME=VALUE`, e.g. `--set {example}`." },

@@ -83,6 +83,11 @@ export interface ScoreResult {
 
 export interface TeacherBackend {
   readonly tokenizer: Tokenizer;
+  /**
+   * True when score() depends on token ids alone (no TurnContext), so one request over an
+   * episode's whole token sequence gives every turn's log-probabilities (runtime/episode-sequence.ts).
+   */
+  readonly scoresSequences?: boolean;
   /** True when score() returns `distributions` for requests with `full` (the opd "full" estimator). */
   readonly fullDistributions?: boolean;
   score(reqs: ScoreRequest[]): Promise<ScoreResult[]>;
@@ -118,6 +123,8 @@ export interface TrainStats { loss: number; gradNorm: number; tokens: number }
 
 export interface StudentBackend {
   readonly tokenizer: Tokenizer;
+  /** As TeacherBackend.scoresSequences: score() reads token ids alone. */
+  readonly scoresSequences?: boolean;
   /** True when train() honours TrainRow `klCoefs`/`teacherDistributions` (the opd "full" estimator). */
   readonly exactKlTargets?: boolean;
   /** The policy version: number of optimiser steps taken. */

@@ -1,11 +1,14 @@
 /**
  * TeacherScore: the teacher's log-probabilities of the student's response tokens given the same
  * prompt tokens (TCOD: teacher logprobs over prefix + response, sliced at the prompt), one call per
- * episode, bounded by the teacher's concurrency limit.
+ * episode, bounded by the teacher's concurrency limit. Where memory accumulates and the teacher reads
+ * token ids alone (a served model), the call holds one sequence, the whole episode, scored in one
+ * forward and sliced at each response (runtime/episode-sequence.ts); otherwise one sequence per turn.
  */
 import type { NodeOf } from "../../plan/schema.js";
 import type { EpisodeRecord } from "../rollout.js";
 import type { ScoredEpisode } from "../replay.js";
+import { episodeScoreRequest, turnsChain } from "../episode-sequence.js";
 import type { RunContext } from "./context.js";
 import { withRetries } from "./retry.js";
 import { input, type Executor } from "./executor.js";
@@ -46,12 +49,19 @@ export async function runTeacherScore(
   if (withDistributions) checkFullDistributionBackends(ctx);
   return Promise.all(episodes.map(async (record) => {
     if (record.turns.length === 0) return { record, teacher: [] };
-    const results = await withRetries(ctx, `teacher scoring of episode ${record.spec.index}`, () =>
-      ctx.teacherLimit(() => ctx.teacher.score(record.turns.map((t) => ({
+    // One forward over the episode where memory accumulates and the teacher reads tokens alone.
+    const whole = !withDistributions && ctx.teacher.scoresSequences === true && turnsChain(record.turns);
+    const results = await withRetries(ctx, `teacher scoring of episode ${record.spec.index}`, () => ctx.teacherLimit(async () => {
+      if (whole) {
+        const one = episodeScoreRequest(record.turns, { temperature, ...(topk > 0 ? { topk } : {}) });
+        return one.slice((await ctx.teacher.score([one.request]))[0]!);
+      }
+      return ctx.teacher.score(record.turns.map((t) => ({
         prompt: t.prompt, completion: t.response, temperature, context: t.context,
         ...(topk > 0 ? { topk } : {}),
         ...(withDistributions ? { full: true } : {}),
-      })))));
+      })));
+    }));
     const teacher = record.turns.map((t, i) => {
       const lp = results[i]?.logprobs;
       if (!lp || lp.length !== t.response.length) {
@@ -69,8 +79,13 @@ export async function runTeacherScore(
       }),
     } : {};
     if (!withTopk) return { record, teacher, ...dists };
-    const student = await withRetries(ctx, `student top-k of episode ${record.spec.index}`, () =>
-      ctx.studentLimit(() => ctx.student.score(record.turns.map((t) => ({ prompt: t.prompt, completion: t.response, temperature: 1, topk })))));
+    const student = await withRetries(ctx, `student top-k of episode ${record.spec.index}`, () => ctx.studentLimit(async () => {
+      if (ctx.student.scoresSequences === true && turnsChain(record.turns)) {
+        const one = episodeScoreRequest(record.turns, { temperature: 1, topk });
+        return one.slice((await ctx.student.score([one.request]))[0]!);
+      }
+      return ctx.student.score(record.turns.map((t) => ({ prompt: t.prompt, completion: t.response, temperature: 1, topk })));
+    }));
     const lists = (res: typeof results, who: string) => record.turns.map((t, i) => {
       const l = res[i]?.topk;
       if (!l || l.length !== t.response.length) {

@@ -10,6 +10,8 @@
  * `demos` (expert demonstrations of an sft term).
  */
 import type { TurnBatch } from "../../plan/expr.js";
+import { nodeOf } from "../../plan/access.js";
+import type { Plan } from "../../plan/schema.js";
 import type { ExperienceRow } from "../replay.js";
 import type { TokenLayout } from "../signals/layout.js";
 import { surprisal, tokenKl } from "../signals/kl.js";
@@ -21,7 +23,7 @@ export const turnStatsExecutor: Executor<"TurnStats"> = {
   async run(_node, inputs, ctx) {
     const scores = input<ExperienceRow[]>(inputs, "scores") ?? [];
     const demos = input<ExperienceRow[]>(inputs, "demos") ?? [];
-    return { stats: runTurnStats(ctx, [...scores, ...demos], ctx.step) };
+    return { stats: await runTurnStats(ctx, [...scores, ...demos], ctx.step) };
   },
 };
 
@@ -40,10 +42,11 @@ export interface LearnerBatch {
   studentEpisodes: number;
 }
 
-export function runTurnStats(ctx: Pick<RunContext, "state">, taken: ExperienceRow[], step: number): LearnerBatch {
+export async function runTurnStats(ctx: Pick<RunContext, "state" | "plan" | "student" | "studentLimit">, taken: ExperienceRow[], step: number): Promise<LearnerBatch> {
   // Student rows first, then expert demonstrations (sft): the turn table (`turns`, turn-level
   // expressions, KL metrics) covers student turns only; demonstration turns get the ids after them.
-  const rows = [...taken.filter((r) => !r.demo), ...taken.filter((r) => r.demo)];
+  const sorted = [...taken.filter((r) => !r.demo), ...taken.filter((r) => r.demo)];
+  const rows = oldLogprobsSource(ctx.plan) === "trainer" ? await trainerLogprobs(ctx, sorted) : sorted;
   let studentTurns = -1;
   const epIds = new Map<string, number>(), groupIds = new Map<string, number>(), turnIds = new Map<string, number>();
   const rowStart = new Int32Array(rows.length + 1);
@@ -111,6 +114,45 @@ export function runTurnStats(ctx: Pick<RunContext, "state">, taken: ExperienceRo
     rows, layout, logpStudent, logpTeacher, episodeOfRow,
     rewards: Float64Array.from(rewards), groupOf: Int32Array.from(groups), turns, studentEpisodes,
   };
+}
+
+/**
+ * Where log p_S comes from (plan Update.params.oldLogprobs): "trainer" recomputes it with the
+ * trainer's current weights before the update, as Trinity's trainer does (verl compute_log_prob), so
+ * a sampler with other numerics (vLLM, SGLang, another dtype) still gives exact ratios; "sampler"
+ * keeps the rollout's. Absent: trainer for a served student, sampler for the embedded one (its
+ * sampler and trainer are one model in one process).
+ */
+export function oldLogprobsSource(plan: Plan): "trainer" | "sampler" {
+  const update = nodeOf(plan, "Update"), rollout = nodeOf(plan, "Rollout");
+  if (update?.params.oldLogprobs) return update.params.oldLogprobs;
+  const kind = rollout ? plan.resources.models[rollout.params.student]?.backend.kind : undefined;
+  return kind === undefined || kind === "embedded" ? "sampler" : "trainer";
+}
+
+/**
+ * The rows with `logprobs` replaced, on their mask, by the student's log-probabilities (temperature 1,
+ * the loss's) under the current weights: one score call over every row (prompt = the tokens before
+ * the first masked one, completion = the rest).
+ */
+async function trainerLogprobs(ctx: Pick<RunContext, "student" | "studentLimit">, rows: ExperienceRow[]): Promise<ExperienceRow[]> {
+  const firsts = rows.map((r) => r.mask.indexOf(1));
+  const live = rows.flatMap((r, i) => (firsts[i]! > 0 ? [i] : []));
+  if (live.length === 0) return rows;
+  const res = await ctx.studentLimit(() => ctx.student.score(live.map((i) => ({
+    prompt: rows[i]!.tokens.slice(0, firsts[i]!), completion: rows[i]!.tokens.slice(firsts[i]!), temperature: 1,
+  }))));
+  const out = rows.slice();
+  live.forEach((i, k) => {
+    const r = rows[i]!, first = firsts[i]!, lp = res[k]?.logprobs;
+    if (!lp || lp.length !== r.tokens.length - first) {
+      throw new Error(`the trainer returned ${lp?.length ?? "no"} log-probabilities for a ${r.tokens.length - first}-token completion (old_logprobs: "trainer")`);
+    }
+    const logprobs = r.logprobs.slice();
+    for (let j = first; j < r.tokens.length; j++) if (r.mask[j] === 1) logprobs[j] = lp[j - first]!;
+    out[i] = { ...r, logprobs };
+  });
+  return out;
 }
 
 /** Student entropy per turn from the backend (per-turn rows only: prompt = tokens before the mask). */

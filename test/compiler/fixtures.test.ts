@@ -7,6 +7,8 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileFile, render } from "../../compiler/index.js";
+import { CODES_WITHOUT_FIXTURE, fixtureExamples } from "../../compiler/docs.js";
+import { catalogue, type Code } from "../../compiler/diagnostics/catalogue.js";
 import { parsePlan, stringifyPlan } from "../../plan/schema.js";
 
 const ROOT = join(import.meta.dirname, "..", "fixtures");
@@ -33,6 +35,14 @@ function actual(dir: string): Record<string, string> {
   if (r.plans.length === 1) return { "plan.json": stringifyPlan(r.plans[0]!.plan) };
   return { "plans.json": r.plans.map((p) => stringifyPlan(p.plan)).join("") };
 }
+
+describe("every diagnostic code has a fixture", () => {
+  it("each catalogue code is produced by at least one fixture (its first is the example in docs/diagnostics.md)", () => {
+    const examples = fixtureExamples(ROOT);
+    const missing = (Object.keys(catalogue) as Code[]).filter((c) => !examples.has(c) && !CODES_WITHOUT_FIXTURE.includes(c));
+    expect(missing).toEqual([]);
+  });
+});
 
 describe("compiler fixtures", () => {
   for (const c of cases()) {

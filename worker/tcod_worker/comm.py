@@ -2,9 +2,9 @@
 
 Rank 0 serves HTTP. For each operation it broadcasts (op, request) to every rank with
 `broadcast_object_list`; every rank works on its contiguous shard of the request's items, and the
-per-rank results come back to rank 0 with `gather_object`. Gradients are summed across ranks with
-`all_reduce` before the optimiser step (loss weights are global, so the sum is the batch gradient).
-With one process (no torchrun) the same code runs without any collective.
+per-rank results come back to rank 0 with `gather_object`. Gradients are synchronised by
+DistributedDataParallel or FSDP2 inside the backward (parallel.py), not here. With one process (no
+torchrun) the same code runs without any collective.
 """
 
 from __future__ import annotations
@@ -94,19 +94,3 @@ class Comm:
                     dist.broadcast_object_list(["shutdown", {}], src=0)
                 dist.destroy_process_group()
                 self.world = 1
-
-    def all_reduce_sum_(self, tensors: list[torch.Tensor]) -> None:
-        """Sums tensors across ranks in place, one flat buffer per dtype (one collective each)."""
-        if not self.distributed or not tensors:
-            return
-        by_dtype: dict[torch.dtype, list[torch.Tensor]] = {}
-        for t in tensors:
-            by_dtype.setdefault(t.dtype, []).append(t)
-        for group in by_dtype.values():
-            flat = torch.cat([t.reshape(-1) for t in group])
-            dist.all_reduce(flat, op=dist.ReduceOp.SUM)
-            offset = 0
-            for t in group:
-                n = t.numel()
-                t.copy_(flat[offset: offset + n].view_as(t))
-                offset += n

@@ -67,7 +67,7 @@ def completions(worker: Any, body: dict[str, Any]) -> dict[str, Any]:
         "seed": seeds, "stop_token_ids": body.get("stop_token_ids"), "model": model, "logprobs_mode": mode,
         "topk": logprobs or 0,
     })
-    samples = [s for part in worker._run("sample", sample_req) for s in part] if max_tokens > 0 else \
+    samples = [s for part in worker._samples_many([sample_req]) for s in part] if max_tokens > 0 else \
         [{"tokens": [], "logprobs": [], "finish_reason": "length", "top_logprobs": []} for _ in expanded]
 
     scored: list[dict[str, Any]] = []
@@ -76,7 +76,7 @@ def completions(worker: Any, body: dict[str, Any]) -> dict[str, Any]:
         temp = 1.0 if mode == "raw" or not temperature else float(temperature)
         score_req = worker._score_request({"sequences": prompts, "prompt_lengths": [1] * len(prompts),
                                            "topk": prompt_logprobs, "ranks": True, "temperature": temp, "model": model})
-        scored = [s for part in worker._run("score", score_req) for s in part]
+        scored = worker._scores_many([score_req])[0]
 
     def tok_str(t: int) -> str:
         return f"token_id:{t}" if as_ids else worker.tokenizer.decode([t], skip_special_tokens=False)

@@ -29,6 +29,7 @@ class Options:
     roots: list[str] = field(default_factory=list)
     #: Largest request body accepted, in bytes (checked before the body is read).
     max_body: int = 512 * 1024 * 1024
+    parallel: str = "auto"
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
@@ -48,7 +49,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--dtype", default="auto", choices=["auto", "bf16", "fp16", "fp32"], help="compute dtype (auto: bf16 on GPU, fp32 on CPU)")
     p.add_argument("--seed", type=int, default=0, help="seed for LoRA init")
-    p.add_argument("--token-budget", type=int, default=16384, help="max rows × length per forward micro-batch (memory bound)")
+    p.add_argument("--token-budget", type=int, default=16384, help="max rows × longest row (padded tokens) per forward micro-batch (memory bound)")
     p.add_argument("--max-logprobs", type=int, default=20, help="cap on logprobs/prompt_logprobs/topk (vLLM's --max-logprobs)")
     p.add_argument("--served-name", default=None, help="model id in /v1/models (default: --model)")
     p.add_argument("--root", action="append", default=None,
@@ -56,10 +57,15 @@ def parse_options(argv: list[str] | None = None) -> Options:
                    "default: the directory the worker starts in)")
     p.add_argument("--max-body-mb", type=float, default=512.0,
                    help="largest request body in MiB (default 512); larger requests get 413 before anything is read")
+    p.add_argument("--parallel", default="auto", choices=["auto", "ddp", "fsdp"],
+                   help="under torchrun: ddp (replicas, gradients all-reduced in the backward) or fsdp (FSDP2: "
+                   "weights, gradients and optimiser state sharded); auto = fsdp when the student's training "
+                   "state would fill more than half of one GPU")
     a = p.parse_args(argv)
     token = a.token or os.environ.get("TCOD_WORKER_TOKEN") or None
     if not a.max_body_mb > 0:
         p.error(f"--max-body-mb must be positive, got {a.max_body_mb}")
     return Options(a.model, a.port, a.host, a.teacher, a.vocab, a.lora_rank, a.lora_alpha, token, a.device, a.dtype,
                    a.seed, a.token_budget, a.max_logprobs, a.served_name,
-                   resolve_roots(a.root, os.environ.get("TCOD_WORKER_ROOTS")), int(a.max_body_mb * 1024 * 1024))
+                   resolve_roots(a.root, os.environ.get("TCOD_WORKER_ROOTS")), int(a.max_body_mb * 1024 * 1024),
+                   a.parallel)

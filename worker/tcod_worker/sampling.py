@@ -1,4 +1,6 @@
-"""Batched autoregressive sampling with a KV cache, per-row seeded generators and per-token logprobs.
+"""Batched autoregressive sampling: one decode loop over every row of every merged request, with a
+KV cache, per-row settings (temperature, top-p, seed, stop tokens, max tokens) held as tensors, and
+nothing per row in Python inside the loop.
 
 Logprob semantics (a parameter, because vLLM and SGLang disagree — docs/REFERENCES.md#vllm, #sglang):
   - "processed": log-probability under the distribution actually sampled from (temperature applied,
@@ -6,16 +8,21 @@ Logprob semantics (a parameter, because vLLM and SGLang disagree — docs/REFERE
   - "raw": log_softmax of the model's logits before temperature and top-p; vLLM's default, so
     /v1/completions' default.
 At temperature 0 (greedy) the sampling distribution is a point mass; both modes then report raw.
+
+Randomness: each row's Gumbel noise is a counter-based hash of (row seed, decode step, token id)
+computed on the device in one batched expression, so a row's sample depends only on its own seed
+and logits (not on the batch it shares or the rank it lands on) and no per-row generator is launched.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
-import inspect
-
 import torch
+
+M32 = 0xFFFF_FFFF
 
 
 @dataclass
@@ -27,11 +34,27 @@ class SampleOutput:
     top: list[list[tuple[int, float]]] = field(default_factory=list)
 
 
-def sampling_log_probs(logits: torch.Tensor, temperature: float, top_p: float) -> torch.Tensor:
-    """[B, V] fp32 log-probabilities of the sampling distribution (−inf outside the top-p nucleus)."""
+@dataclass
+class SampleRow:
+    """One prompt to continue, with its own settings (rows of different requests share a decode loop)."""
+    prompt: list[int]
+    max_tokens: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+    seed: int = 0
+    stop_ids: tuple[int, ...] = ()
+    raw: bool = False
+    topk: int = 0
+
+
+def sampling_log_probs(logits: torch.Tensor, temperature: torch.Tensor | float, top_p: torch.Tensor | float) -> torch.Tensor:
+    """[B, V] fp32 log-probabilities of the sampling distribution (−inf outside the top-p nucleus).
+    `temperature` and `top_p` are floats or [B, 1] tensors (one value per row)."""
     lp = torch.log_softmax(logits.float() / temperature, dim=-1)
-    if top_p >= 1.0:
-        return lp
+    if isinstance(top_p, float):
+        if top_p >= 1.0:
+            return lp
+        top_p = torch.full((lp.shape[0], 1), top_p, device=lp.device)
     sorted_lp, order = lp.sort(dim=-1, descending=True)
     probs = sorted_lp.exp()
     # Keep a token while the mass before it is still under top_p (so the top token always stays).
@@ -56,78 +79,152 @@ def _cache_of(out: Any) -> Any:
     return cache if cache is not None else out.past_key_values
 
 
-def gumbel_max(log_probs: torch.Tensor, generators: list[torch.Generator]) -> torch.Tensor:
-    """Samples one token per row from softmax(log_probs) by the Gumbel-max trick: argmax(log p + G),
-    G = −log(−log U). Each row's U comes from that row's generator, so a row's sample depends only on
-    its own seed and logits (not on the batch it shares), and the argmax runs once for the batch."""
-    u = torch.stack([torch.rand(log_probs.shape[-1], generator=g, device=log_probs.device, dtype=torch.float32)
-                     for g in generators])
-    gumbel = -torch.log(-torch.log(u.clamp(min=1e-20, max=1.0 - 1e-7)))
-    return (log_probs + gumbel).argmax(dim=-1)
+def _mix32(x: torch.Tensor) -> torch.Tensor:
+    """A 32-bit integer hash (PCG output permutation) on int64 tensors holding values < 2^32:
+    every product stays below 2^63, so int64 arithmetic is exact on CPU and GPU alike."""
+    state = (x * 747796405 + 2891336453) & M32
+    word = (((state >> ((state >> 28) + 4)) ^ state) * 277803737) & M32
+    return ((word >> 22) ^ word) & M32
+
+
+def seed_keys(seeds: list[int], device: torch.device) -> torch.Tensor:
+    """[B, 1] int64 key per row from its (up to 64-bit) seed."""
+    lo = torch.tensor([s & M32 for s in seeds], dtype=torch.int64, device=device)
+    hi = torch.tensor([(s >> 32) & M32 for s in seeds], dtype=torch.int64, device=device)
+    return _mix32(lo ^ _mix32(hi + 0x9E3779B9)).unsqueeze(-1)
+
+
+def uniform_noise(keys: torch.Tensor, step: int, vocab: int) -> torch.Tensor:
+    """[B, V] uniforms in (0, 1): a hash of (row key, step, token id)."""
+    ids = torch.arange(vocab, dtype=torch.int64, device=keys.device)
+    h = _mix32(_mix32((keys + step * 0x632BE5AB) & M32) ^ ids)
+    return (h.to(torch.float64) + 0.5).to(torch.float32) / 4294967296.0
+
+
+def gumbel_argmax(log_probs: torch.Tensor, keys: torch.Tensor, step: int) -> torch.Tensor:
+    """One token per row from softmax(log_probs) by the Gumbel-max trick, argmax(log p + G) with
+    G = −log(−log U), U from `uniform_noise` (one batched expression for all rows)."""
+    u = uniform_noise(keys, step, log_probs.shape[-1]).clamp(min=1e-20, max=1.0 - 1e-7)
+    return (log_probs + -torch.log(-torch.log(u))).argmax(dim=-1)
+
+
+def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: torch.device,
+                  steps: int | None = None) -> list[SampleOutput]:
+    """Continues every row in one batched decode. With `steps` given (FSDP: every rank must run the
+    same forwards) exactly that many decode steps run, even after every row is done; otherwise the
+    loop ends when every row has stopped or reached its max_tokens."""
+    batch = len(rows)
+    outs = [SampleOutput([], [], "length") for _ in rows]
+    lockstep = steps is not None
+    steps = max((r.max_tokens for r in rows), default=0) if steps is None else steps
+    if steps == 0 or batch == 0:
+        return outs
+    width = max(len(r.prompt) for r in rows)
+    total = width + steps
+    ids = torch.full((batch, width), pad_id, dtype=torch.long)
+    attn = torch.zeros((batch, total), dtype=torch.long)
+    for i, r in enumerate(rows):  # left padding: every row's next token sits in the last column
+        ids[i, width - len(r.prompt):] = torch.tensor(r.prompt, dtype=torch.long)
+        attn[i, width - len(r.prompt): width] = 1
+    ids, attn = ids.to(device), attn.to(device)
+    positions = (attn[:, :width].cumsum(-1) - 1).clamp(min=0)
+
+    temps = torch.tensor([[r.temperature] for r in rows], dtype=torch.float32, device=device)
+    greedy = temps <= 0.0  # [B, 1]
+    safe_t = torch.where(greedy, torch.ones_like(temps), temps)
+    any_top_p = any(r.top_p < 1.0 for r in rows)
+    top_p = torch.tensor([[r.top_p] for r in rows], dtype=torch.float32, device=device)
+    raw_mode = torch.tensor([r.raw for r in rows], dtype=torch.bool, device=device)
+    max_new = torch.tensor([r.max_tokens for r in rows], dtype=torch.long, device=device)
+    n_stop = max((len(r.stop_ids) for r in rows), default=0)
+    stops = torch.full((batch, max(1, n_stop)), -1, dtype=torch.long)
+    for i, r in enumerate(rows):
+        if r.stop_ids:
+            stops[i, : len(r.stop_ids)] = torch.tensor(r.stop_ids, dtype=torch.long)
+    stops = stops.to(device)
+    keys = seed_keys([r.seed for r in rows], device)
+    k = max(r.topk for r in rows)
+
+    out_tok = torch.full((batch, steps), pad_id, dtype=torch.long, device=device)
+    out_lp = torch.zeros((batch, steps), dtype=torch.float32, device=device)
+    top_v = torch.zeros((batch, steps, k), dtype=torch.float32, device=device) if k else None
+    top_i = torch.zeros((batch, steps, k), dtype=torch.long, device=device) if k else None
+    length = torch.zeros(batch, dtype=torch.long, device=device)
+    stopped = torch.zeros(batch, dtype=torch.bool, device=device)
+    done = max_new <= 0
+    pad = torch.full((batch,), pad_id, dtype=torch.long, device=device)
+
+    cache_arg = cache_kwarg(model)
+    # Only the last position's logits are needed for the prompt (saves a [B, P, V] tensor).
+    keep = {"logits_to_keep": 1} if "logits_to_keep" in _forward_params(model) else {}
+    out = model(input_ids=ids, attention_mask=attn[:, :width], position_ids=positions, use_cache=True, **keep)
+    past = _cache_of(out)
+    logits = out.logits[:, -1, :]
+    next_pos = positions[:, -1:] + 1
+    # The "all rows done" flag travels to the host one step late (non-blocking copy + event), so
+    # the CPU queues step t+1 while the GPU still runs step t; at most one extra step is decoded.
+    flag_host = torch.zeros(1, dtype=torch.bool, pin_memory=device.type == "cuda")
+    flag_event = None
+    # The raw distribution is needed only by greedy rows and rows that report raw log-probs; at
+    # temperature 1 without top-p it is the sampling distribution itself.
+    need_raw = any(r.temperature <= 0.0 or r.raw for r in rows) and not all(
+        r.temperature == 1.0 and r.top_p >= 1.0 for r in rows)
+    any_greedy = any(r.temperature <= 0.0 for r in rows)
+    for t in range(steps):
+        dist = sampling_log_probs(logits, safe_t, top_p if any_top_p else 1.0)
+        raw = torch.log_softmax(logits.float(), dim=-1) if need_raw else dist
+        chosen = gumbel_argmax(dist, keys, t)
+        if any_greedy:
+            chosen = torch.where(greedy.squeeze(-1), raw.argmax(dim=-1), chosen)
+        reported = torch.where(greedy | raw_mode.unsqueeze(-1), raw, dist) if need_raw else dist
+        live = ~done
+        out_tok[:, t] = torch.where(live, chosen, pad)
+        out_lp[:, t] = reported.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
+        if top_v is not None and top_i is not None:
+            tv, ti = reported.topk(k, dim=-1)
+            top_v[:, t], top_i[:, t] = tv, ti
+        length += live.long()
+        hit = (chosen.unsqueeze(-1) == stops).any(-1) & live
+        stopped |= hit
+        done = done | hit | (length >= max_new)
+        if t == steps - 1:
+            break
+        if not lockstep:
+            if flag_event is not None:
+                flag_event.synchronize()
+                if bool(flag_host[0]):
+                    break
+            flag_host.copy_(done.all().reshape(1), non_blocking=True)
+            if device.type == "cuda":
+                flag_event = torch.cuda.Event()
+                flag_event.record()
+            elif bool(flag_host[0]):
+                break
+        attn[:, width + t] = 1
+        out = model(input_ids=torch.where(done, pad, chosen).unsqueeze(-1), attention_mask=attn[:, : width + t + 1],
+                    position_ids=next_pos, use_cache=True, **{cache_arg: past})
+        past = _cache_of(out)
+        logits = out.logits[:, -1, :]
+        next_pos = next_pos + 1
+    # One transfer back for the whole batch.
+    toks, lps, lens, stp = out_tok.tolist(), out_lp.tolist(), length.tolist(), stopped.tolist()
+    tv_l = top_v.tolist() if top_v is not None else None
+    ti_l = top_i.tolist() if top_i is not None else None
+    for i, r in enumerate(rows):
+        n = lens[i]
+        o = outs[i]
+        o.tokens, o.logprobs = toks[i][:n], lps[i][:n]
+        o.finish_reason = "stop" if stp[i] else "length"
+        if r.topk and tv_l is not None and ti_l is not None:
+            o.top = [list(zip(ti_l[i][j][: r.topk], tv_l[i][j][: r.topk])) for j in range(n)]
+    return outs
 
 
 def generate(model: Any, prompts: list[list[int]], *, max_tokens: int, temperature: float, top_p: float,
              seeds: list[int], stop_ids: set[int], pad_id: int, device: torch.device,
              logprobs_mode: str = "processed", topk: int = 0) -> list[SampleOutput]:
-    batch = len(prompts)
-    outs = [SampleOutput([], [], "length") for _ in prompts]
-    if max_tokens == 0 or batch == 0:
-        return outs
-    width = max(len(p) for p in prompts)
-    ids = torch.full((batch, width), pad_id, dtype=torch.long)
-    attn = torch.zeros((batch, width), dtype=torch.long)
-    for i, p in enumerate(prompts):  # left padding: every row's next token sits in the last column
-        ids[i, width - len(p):] = torch.tensor(p, dtype=torch.long)
-        attn[i, width - len(p):] = 1
-    ids, attn = ids.to(device), attn.to(device)
-    positions = (attn.cumsum(-1) - 1).clamp(min=0)
-    generators = []
-    for s in seeds:
-        g = torch.Generator(device=device)
-        g.manual_seed(int(s) & 0xFFFF_FFFF_FFFF_FFFF)
-        generators.append(g)
-    done = [False] * batch
-    cache_arg = cache_kwarg(model)
-    # Only the last position's logits are needed for the prompt (saves a [B, P, V] tensor).
-    keep = {"logits_to_keep": 1} if "logits_to_keep" in _forward_params(model) else {}
-    out = model(input_ids=ids, attention_mask=attn, position_ids=positions, use_cache=True, **keep)
-    past = _cache_of(out)
-    logits = out.logits[:, -1, :]
-    next_pos = positions[:, -1:] + 1
-    for _ in range(max_tokens):
-        raw = torch.log_softmax(logits.float(), dim=-1)
-        greedy = temperature <= 0.0
-        dist = raw if greedy else sampling_log_probs(logits, temperature, top_p)
-        reported = raw if (greedy or logprobs_mode == "raw") else dist
-        if greedy:
-            chosen = raw.argmax(dim=-1)
-        else:
-            chosen = gumbel_max(dist, generators)
-        # One device→host transfer per step: ids and their logprobs together.
-        picked = torch.stack([chosen.to(torch.float64), reported.gather(-1, chosen.unsqueeze(-1)).squeeze(-1).to(torch.float64)])
-        chosen_ids_f, chosen_lp = picked.tolist()
-        chosen_ids = [int(x) for x in chosen_ids_f]
-        top_vals = top_ids = None
-        if topk > 0:
-            tv, ti = reported.topk(min(topk, reported.shape[-1]), dim=-1)
-            top_vals, top_ids = tv.tolist(), ti.tolist()
-        for i in range(batch):
-            if done[i]:
-                continue
-            outs[i].tokens.append(chosen_ids[i])
-            outs[i].logprobs.append(float(chosen_lp[i]))
-            if top_ids is not None and top_vals is not None:
-                outs[i].top.append(list(zip(top_ids[i], top_vals[i])))
-            if chosen_ids[i] in stop_ids:
-                done[i] = True
-                outs[i].finish_reason = "stop"
-        if all(done):
-            break
-        feed = torch.where(torch.tensor(done, device=device), torch.full_like(chosen, pad_id), chosen)
-        attn = torch.cat([attn, torch.ones((batch, 1), dtype=attn.dtype, device=device)], dim=-1)
-        out = model(input_ids=feed.unsqueeze(-1), attention_mask=attn, position_ids=next_pos,
-                    use_cache=True, **{cache_arg: past})
-        past = _cache_of(out)
-        logits = out.logits[:, -1, :]
-        next_pos = next_pos + 1
-    return outs
+    """One request's prompts with shared settings (see `generate_rows`)."""
+    stops = tuple(sorted(stop_ids))
+    rows = [SampleRow(p, max_tokens, temperature, top_p, s, stops, logprobs_mode == "raw", topk)
+            for p, s in zip(prompts, seeds)]
+    return generate_rows(model, rows, pad_id=pad_id, device=device)

@@ -75,6 +75,9 @@ def get_str(body: dict[str, Any], key: str, default: Any = _MISSING, *, choices:
 def token_ids(v: Any, where: str, vocab_size: int) -> list[int]:
     if not isinstance(v, list):
         raise BadRequest(f"{where} must be a list of token ids")
+    # Fast path for the common, valid case (long sequences): C-level scans, no per-token branches.
+    if all(type(t) is int for t in v) and (not v or (min(v) >= 0 and max(v) < vocab_size)):
+        return v
     for i, t in enumerate(v):
         if isinstance(t, bool) or not isinstance(t, int):
             raise BadRequest(f"{where}[{i}] must be an integer token id, got {t!r}")

@@ -19,13 +19,17 @@ from typing import Any
 import torch
 
 from . import __version__, losses
-from .comm import Comm, shard_range
+from .coalesce import Coalescer
+from .comm import Comm
 from .errors import BadRequest, NotFound, StartupError, WorkerError
 from .loading import DTYPES, load_tokenizer_and_model, stop_token_ids, tokenizer_fingerprint, wrap_lora
-from .logprobs import entropy_from_logprobs, forward_logits, gather_logprobs, micro_batches, ranks_of, right_pad
+from .logprobs import (SelectedLogits, chosen_logprobs, entropy_from_logprobs, micro_batches, pad_values, ranks_of,
+                       right_pad, target_selection)
 from .options import Options
+from .parallel import Parallel, choose_mode
 from .paths import confine
-from .sampling import generate
+from .sampling import SampleRow, generate_rows
+from .trace import Trace
 from .validate import (body_object, get_bool, get_float, get_int, get_opt_float, get_str, numbers,
                        token_id_lists, token_ids)
 
@@ -58,7 +62,11 @@ class Worker:
             for p in model.parameters():
                 p.requires_grad_(False)
             model = wrap_lora(model, opts.lora_rank, opts.lora_alpha, opts.seed)
-        self.student = model.to(self.device).eval()
+        n_trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        self.par = Parallel(comm, choose_mode(opts.parallel, comm.world, n_trainable, self.device))
+        if self.par.mode == "fsdp" and lora:
+            raise StartupError("--lora-rank with FSDP sharding is not supported; LoRA adapters are small, use --parallel ddp")
+        self.student = self.par.shard_model(model.to(self.device).eval())
         self.teacher = None
         if opts.teacher:
             t = load_tokenizer_and_model(opts.teacher, opts.vocab, self.dtype)
@@ -67,9 +75,10 @@ class Worker:
                     f"teacher {opts.teacher} and student {opts.model} have different tokenizers (vocabulary or chat "
                     "template); token-level distillation needs one shared tokenizer"
                 )
-            self.teacher = t.model.to(self.device).eval()
-            for p in self.teacher.parameters():
+            teacher = t.model.to(self.device).eval()
+            for p in teacher.parameters():
                 p.requires_grad_(False)
+            self.teacher = self.par.shard_model(teacher)
         self.fingerprint = tokenizer_fingerprint(self.tokenizer)
         self.vocab_size = int(self.student.get_input_embeddings().weight.shape[0])
         self.stop_ids = stop_token_ids(self.tokenizer, self.student)
@@ -78,6 +87,15 @@ class Worker:
         self.version = 0
         self.optimizer: torch.optim.Optimizer | None = None
         self.pending_tokens = 0
+        # The training forward (DDP-wrapped under ddp) and no-grad scorers at selected positions.
+        self.train_head = self.par.train_module(self.student)
+        full = self.par.mode == "fsdp"
+        self.heads = {"student": SelectedLogits(self.student, full_forward=full)}
+        if self.teacher is not None:
+            self.heads["teacher"] = SelectedLogits(self.teacher, full_forward=full)
+        #: Concurrent /sample and /score requests run as one batch (set by the server: its model thread).
+        self.coalescer: Coalescer | None = None
+        self.trace = Trace.from_env() if comm.rank == 0 else Trace(None)
 
     # ---------------------------------------------------------------- helpers
     def _base_config(self) -> Any:
@@ -102,6 +120,10 @@ class Worker:
             return self.teacher
         return self.student
 
+    def _head(self, name: str) -> SelectedLogits:
+        self._model(name)
+        return self.heads[name]
+
     @property
     def served_name(self) -> str:
         return self.opts.served_name or self.opts.model
@@ -123,7 +145,8 @@ class Worker:
         if op == "load":
             return self._load_local(req)
         if op == "save":
-            return self._save_local(req) if self.comm.rank == 0 else None
+            # FSDP: every rank takes part in gathering the full weights; rank 0 writes them.
+            return self._save_local(req) if self.comm.rank == 0 or self.par.mode == "fsdp" else None
         raise WorkerError(f"unknown internal op {op!r}")
 
     def _run(self, op: str, req: dict[str, Any]) -> list[Any]:
@@ -144,6 +167,8 @@ class Worker:
             "dtype": self.dtype_name,
             "lora_rank": self.opts.lora_rank,
             "world_size": self.comm.world,
+            "parallel": self.par.mode,
+            "peak_memory_gib": (torch.cuda.max_memory_allocated(self.device) / 2**30) if self.device.type == "cuda" else None,
             "version": self.version,
             "worker_version": __version__,
             "losses": [l for l in LOSSES if l != "reverse_kl" or self.teacher is not None],
@@ -212,26 +237,62 @@ class Worker:
             "topk": get_int(body, "topk", 0, lo=0, hi=self.opts.max_logprobs),
         }
 
-    def _sample_local(self, req: dict[str, Any]) -> list[dict[str, Any]]:
-        r = shard_range(len(req["prompts"]), self.comm.rank, self.comm.world)
-        model = self._model(req["model"])
+    def _sample_local(self, req: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+        """Rows of one or more merged requests (`req["rows"]`), this rank's share; (index, sample) pairs."""
+        rows = [SampleRow(**r) for r in req["rows"]]
+        mine = self.par.my_share([len(r.prompt) + r.max_tokens for r in rows])
+        work = [rows[i] for i in mine]
+        steps = None
+        if self.par.lockstep:  # every rank decodes the same number of steps, a rank without rows a dummy row
+            steps = self.par.lockstep_max(max((r.max_tokens for r in work), default=0))
+            work = work or [SampleRow([self.pad_id], steps)]
         with torch.no_grad(), self._autocast():
-            outs = generate(model, req["prompts"][r.start:r.stop], max_tokens=req["max_tokens"],
-                            temperature=req["temperature"], top_p=req["top_p"], seeds=req["seeds"][r.start:r.stop],
-                            stop_ids=set(req["stop_ids"]), pad_id=self.pad_id, device=self.device,
-                            logprobs_mode=req["logprobs_mode"], topk=req["topk"])
+            outs = generate_rows(self._model(req["model"]), work, pad_id=self.pad_id, device=self.device, steps=steps)
         result = []
-        for o in outs:
+        for i, o in zip(mine, outs):
             item: dict[str, Any] = {"tokens": o.tokens, "logprobs": o.logprobs, "finish_reason": o.finish_reason}
-            if req["topk"]:
+            if rows[i].topk:
                 item["top_logprobs"] = [[{"token": t, "logprob": lp} for t, lp in pos] for pos in o.top]
-            result.append(item)
+            result.append((i, item))
         return result
+
+    @staticmethod
+    def _sample_rows(req: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"prompt": p, "max_tokens": req["max_tokens"], "temperature": req["temperature"], "top_p": req["top_p"],
+                 "seed": s, "stop_ids": tuple(req["stop_ids"]), "raw": req["logprobs_mode"] == "raw", "topk": req["topk"]}
+                for p, s in zip(req["prompts"], req["seeds"])]
+
+    def _samples_many(self, reqs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+        """Validated sample requests (same model) as one decode; the samples of each request."""
+        rows = [r for req in reqs for r in self._sample_rows(req)]
+        t0 = self.trace.start()
+        flat = self._gathered("sample", {"rows": rows, "model": reqs[0]["model"]}, len(rows))
+        if self.trace.on:
+            self.trace.write("sample", t0, {"model": reqs[0]["model"], "prompts": [r["prompt"] for r in rows],
+                                            "responses": [x["tokens"] for x in flat],
+                                            "max_tokens": [r["max_tokens"] for r in rows]})
+        out, at = [], 0
+        for req in reqs:
+            out.append(flat[at: at + len(req["prompts"])])
+            at += len(req["prompts"])
+        return out
+
+    def _samples(self, req: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.coalescer is None:
+            return self._samples_many([req])[0]
+        return self.coalescer.submit(("sample", req["model"]), req, self._samples_many)
+
+    def _gathered(self, op: str, req: dict[str, Any], n: int) -> list[Any]:
+        """Runs `op` on every rank; the (index, item) pairs of all ranks, back in request order."""
+        out: list[Any] = [None] * n
+        for part in self._run(op, req):
+            for i, item in part:
+                out[i] = item
+        return out
 
     def sample(self, body: Any) -> dict[str, Any]:
         req = self._sample_request(body_object(body))
-        parts = self._run("sample", req)
-        return {"samples": [s for part in parts for s in part], "version": self.version}
+        return {"samples": self._samples(req), "version": self.version}
 
     # ---------------------------------------------------------------- score
     def _score_request(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -253,38 +314,92 @@ class Worker:
             "model": get_str(body, "model", "student", choices=("student", "teacher")),
         }
 
-    def _score_local(self, req: dict[str, Any]) -> list[dict[str, Any]]:
-        r = shard_range(len(req["sequences"]), self.comm.rank, self.comm.world)
-        seqs = req["sequences"][r.start:r.stop]
-        pls = req["prompt_lengths"][r.start:r.stop]
-        model = self._model(req["model"])
-        results: list[dict[str, Any]] = [{} for _ in seqs]
-        for group in micro_batches([len(s) for s in seqs], self.opts.token_budget):
-            ids = right_pad([seqs[i] for i in group], self.pad_id, self.device)
+    def _score_local(self, req: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+        """Sequences of one or more merged requests: teacher or student log-probs of every token after
+        its prompt, in length-sorted micro-batches of at most --token-budget padded tokens, the output
+        head run only at scored positions; extras (top-k, entropy, ranks) only where asked."""
+        seqs, pls, temps = req["sequences"], req["prompt_lengths"], req["temperatures"]
+        topks, ents, rks = req["topk"], req["entropy"], req["ranks"]
+        mine = self.par.my_share([len(s) for s in seqs])
+        head = self._head(req["model"])
+        groups = self.par.equalize([[mine[j] for j in g] for g in micro_batches([len(seqs[i]) for i in mine],
+                                                                                 self.opts.token_budget)])
+        results: list[tuple[int, dict[str, Any]]] = []
+        for group in groups:
+            if not group:  # lockstep filler: the same collectives, no rows
+                with torch.no_grad(), self._autocast():
+                    ids = torch.full((1, 2), self.pad_id, dtype=torch.long, device=self.device)
+                    head(ids, torch.ones_like(ids, dtype=torch.bool))
+                continue
+            rows = [seqs[i] for i in group]
+            lengths = [len(r) for r in rows]
+            ids = right_pad(rows, self.pad_id, self.device)
+            sel = target_selection(lengths, [pls[i] for i in group], ids.shape[1], self.device)
+            counts = [n - pls[i] for n, i in zip(lengths, group)]
+            targets = torch.cat([ids[:, 1:], ids[:, :1]], dim=1)[sel]
+            t = torch.tensor([temps[i] for i in group], dtype=torch.float32).to(self.device, non_blocking=True)
+            t = t.repeat_interleave(torch.tensor(counts, device=self.device)).unsqueeze(-1)
             with torch.no_grad(), self._autocast():
-                logits = forward_logits(model, ids)
-            for row, i in enumerate(group):
-                n, pl = len(seqs[i]), pls[i]
-                lp_all = torch.log_softmax(logits[row, pl - 1: n - 1].float() / req["temperature"], dim=-1)
-                targets = ids[row, pl:n]
-                chosen = gather_logprobs(lp_all, targets)
-                res: dict[str, Any] = {"logprobs": chosen.tolist()}
-                if req["topk"]:
-                    tv, ti = lp_all.topk(min(req["topk"], lp_all.shape[-1]), dim=-1)
-                    res["topk"] = [[{"token": t, "logprob": v} for t, v in zip(tis, tvs)]
-                                   for tis, tvs in zip(ti.tolist(), tv.tolist())]
-                if req["entropy"]:
-                    res["entropy"] = entropy_from_logprobs(lp_all).tolist()
-                if req["ranks"]:
-                    res["ranks"] = ranks_of(lp_all, chosen).tolist()
-                results[i] = res
+                logits = head(ids, sel)
+            with torch.no_grad():
+                chosen = chosen_logprobs(logits, targets, t)
+                extras: dict[str, list[Any]] = {}
+                k = max(topks[i] for i in group)
+                if k or any(ents[i] for i in group) or any(rks[i] for i in group):
+                    lp_all = torch.log_softmax(logits.float() / t, dim=-1)
+                    if k:
+                        tv, ti = lp_all.topk(min(k, lp_all.shape[-1]), dim=-1)
+                        extras["topk"] = list(zip(ti.tolist(), tv.tolist()))
+                    if any(ents[i] for i in group):
+                        extras["entropy"] = entropy_from_logprobs(lp_all).tolist()
+                    if any(rks[i] for i in group):
+                        extras["ranks"] = ranks_of(lp_all, chosen).tolist()
+                flat = chosen.tolist()
+            at = 0
+            for i, c in zip(group, counts):
+                res: dict[str, Any] = {"logprobs": flat[at: at + c]}
+                if topks[i]:
+                    res["topk"] = [[{"token": tok, "logprob": v} for tok, v in zip(tis[: topks[i]], tvs[: topks[i]])]
+                                   for tis, tvs in extras["topk"][at: at + c]]
+                if ents[i]:
+                    res["entropy"] = extras["entropy"][at: at + c]
+                if rks[i]:
+                    res["ranks"] = extras["ranks"][at: at + c]
+                results.append((i, res))
+                at += c
             del logits
         return results
 
+    def _scores_many(self, reqs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+        """Validated score requests (same model) as one batch; the results of each request."""
+        merged: dict[str, Any] = {"sequences": [], "prompt_lengths": [], "temperatures": [], "topk": [], "entropy": [],
+                                  "ranks": [], "model": reqs[0]["model"]}
+        for req in reqs:
+            n = len(req["sequences"])
+            merged["sequences"] += req["sequences"]
+            merged["prompt_lengths"] += req["prompt_lengths"]
+            merged["temperatures"] += [req["temperature"]] * n
+            for key in ("topk", "entropy", "ranks"):
+                merged[key] += [req[key]] * n
+        t0 = self.trace.start()
+        flat = self._gathered("score", merged, len(merged["sequences"]))
+        if self.trace.on:
+            self.trace.write("score", t0, {"model": merged["model"], "sequences": merged["sequences"],
+                                           "prompt_lengths": merged["prompt_lengths"]})
+        out, at = [], 0
+        for req in reqs:
+            out.append(flat[at: at + len(req["sequences"])])
+            at += len(req["sequences"])
+        return out
+
+    def _scores(self, req: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.coalescer is None:
+            return self._scores_many([req])[0]
+        return self.coalescer.submit(("score", req["model"]), req, self._scores_many)
+
     def score(self, body: Any) -> dict[str, Any]:
         req = self._score_request(body_object(body))
-        parts = self._run("score", req)
-        return {"results": [s for part in parts for s in part], "version": self.version}
+        return {"results": self._scores(req), "version": self.version}
 
     # ---------------------------------------------------------------- forward_backward
     def _fb_request(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -342,67 +457,80 @@ class Worker:
         }
 
     def _forward_backward_local(self, req: dict[str, Any]) -> dict[str, Any]:
-        r = shard_range(len(req["rows"]), self.comm.rank, self.comm.world)
-        rows = req["rows"][r.start:r.stop]
-        stats = {"loss": 0.0, "tokens": 0.0, "ratio_sum": 0.0, "clipped": 0.0, "kl_sum": 0.0, "logprob_sum": 0.0}
-        row_logprobs: list[list[float]] = [[] for _ in rows]
+        """This rank's share of the rows in length-sorted micro-batches; gradients accumulate locally
+        and synchronise (DDP/FSDP) in the backward of the last micro-batch. Statistics are summed on
+        the device and read once."""
+        rows = req["rows"]
+        mine = self.par.my_share([len(x["tokens"]) for x in rows])
+        groups = self.par.equalize([[mine[j] for j in g] for g in micro_batches([len(rows[i]["tokens"]) for i in mine],
+                                                                                self.opts.token_budget)])
+        if not groups:  # DDP: a rank without rows still takes part in the gradient all-reduce
+            groups = [[]]
+        # loss, tokens, ratio_sum, clipped, kl_sum, logprob_sum
+        acc = torch.zeros(6, dtype=torch.float64, device=self.device)
+        row_logprobs: list[tuple[int, list[float]]] = []
         loss_name = req["loss"]
-        for group in micro_batches([len(x["tokens"]) for x in rows], self.opts.token_budget):
-            grp = [rows[i] for i in group]
-            ids = right_pad([x["tokens"] for x in grp], self.pad_id, self.device)
-            width = ids.shape[1] - 1
-
-            def aligned(key: str, grp: list[dict[str, Any]] = grp, width: int = width) -> torch.Tensor:
-                t = torch.zeros((len(grp), width), dtype=torch.float32)
-                for j, x in enumerate(grp):
-                    if key in x:
-                        vals = x[key][1:]
-                        t[j, : len(vals)] = torch.tensor(vals, dtype=torch.float32)
-                return t.to(self.device)
-
-            mask = aligned("mask") > 0
-            weights = aligned("loss_weights")[mask]
-            with self._autocast():
-                logits = forward_logits(self.student, ids)[:, :-1]
-            sel_logits = logits[mask].float()
-            lp_all = torch.log_softmax(sel_logits / (req["temperature"] if loss_name == "reverse_kl" else 1.0), dim=-1)
-            lp = gather_logprobs(lp_all, ids[:, 1:][mask])
-            if loss_name == "reverse_kl":
-                with torch.no_grad(), self._autocast():
-                    t_logits = forward_logits(self.teacher, ids)[:, :-1][mask]
-                per = losses.reverse_kl(sel_logits, t_logits, req["temperature"])
-                stats["kl_sum"] += float(per.detach().sum())
-            elif loss_name == "cross_entropy":
-                per = losses.cross_entropy(lp)
-            else:
-                adv = aligned("advantages")[mask]
-                old = aligned("old_logprobs")[mask]
-                if loss_name == "importance_sampling":
-                    per = losses.importance_sampling(lp, old, adv, req["log_ratio_clamp"])
-                    ratio = torch.exp(lp.detach() - old)
+        temp = req["temperature"] if loss_name == "reverse_kl" else 1.0
+        module = self.train_head
+        for k, group in enumerate(groups):
+            with self.par.accumulate(module, last=k == len(groups) - 1):
+                if not group:
+                    ids = torch.full((1, 2), self.pad_id, dtype=torch.long, device=self.device)
+                    with self._autocast():
+                        logits = module(ids, torch.ones_like(ids, dtype=torch.bool))
+                    (logits.float().sum() * 0.0).backward()
+                    continue
+                grp = [rows[i] for i in group]
+                ids = right_pad([x["tokens"] for x in grp], self.pad_id, self.device)
+                width = ids.shape[1]
+                # Position p predicts token p + 1: every per-token array is read from offset 1.
+                sel = pad_values([x["mask"] for x in grp], width, self.device, offset=1) > 0
+                weights = pad_values([x["loss_weights"] for x in grp], width, self.device, offset=1)[sel]
+                targets = torch.cat([ids[:, 1:], ids[:, :1]], dim=1)[sel]
+                with self._autocast():
+                    logits = module(ids, sel)
+                lp = chosen_logprobs(logits, targets, temp)
+                if loss_name == "reverse_kl":
+                    with torch.no_grad(), self._autocast():
+                        t_logits = self.heads["teacher"](ids, sel)
+                    per = losses.reverse_kl(logits, t_logits, temp)
+                    acc[4] += per.detach().sum()
+                elif loss_name == "cross_entropy":
+                    per = losses.cross_entropy(lp)
                 else:
-                    terms = losses.ppo(lp, old, adv, req["clip_low"], req["clip_high"], req["dual_clip"])
-                    per, ratio = terms.loss, terms.ratio.detach()
-                    stats["clipped"] += float(terms.clipped.sum())
-                stats["ratio_sum"] += float(ratio.sum())
-                stats["kl_sum"] += float((old - lp.detach()).sum())
-            loss = losses.aggregate(per, weights)
-            loss.backward()
-            stats["loss"] += float(loss.detach())
-            stats["tokens"] += float(mask.sum())
-            stats["logprob_sum"] += float(lp.detach().sum())
-            if req["return_logprobs"]:
-                full = torch.zeros(mask.shape, dtype=torch.float32, device=self.device)
-                full[mask] = lp.detach()
-                for j, i in enumerate(group):
-                    n = len(rows[i]["tokens"])
-                    row_logprobs[i] = [0.0] + full[j, : n - 1].tolist()
-            del logits, lp_all
-        return {"stats": stats, "logprobs": row_logprobs}
+                    adv = pad_values([x["advantages"] for x in grp], width, self.device, offset=1)[sel]
+                    old = pad_values([x["old_logprobs"] for x in grp], width, self.device, offset=1)[sel]
+                    if loss_name == "importance_sampling":
+                        per = losses.importance_sampling(lp, old, adv, req["log_ratio_clamp"])
+                        ratio = torch.exp(lp.detach() - old)
+                    else:
+                        terms = losses.ppo(lp, old, adv, req["clip_low"], req["clip_high"], req["dual_clip"])
+                        per, ratio = terms.loss, terms.ratio.detach()
+                        acc[3] += terms.clipped.sum()
+                    acc[2] += ratio.sum()
+                    acc[4] += (old - lp.detach()).sum()
+                loss = losses.aggregate(per, weights)
+                (loss * self.par.grad_scale).backward()
+                acc[0] += loss.detach()
+                acc[1] += sel.sum()
+                acc[5] += lp.detach().sum()
+                if req["return_logprobs"]:
+                    full = torch.zeros(sel.shape, dtype=torch.float32, device=self.device)
+                    full[sel] = lp.detach().float()
+                    full_l = full.tolist()
+                    for j, i in enumerate(group):
+                        row_logprobs.append((i, [0.0] + full_l[j][: len(rows[i]["tokens"]) - 1]))
+                del logits, lp
+        keys = ("loss", "tokens", "ratio_sum", "clipped", "kl_sum", "logprob_sum")
+        return {"stats": dict(zip(keys, acc.tolist())), "logprobs": row_logprobs}
 
     def forward_backward(self, body: Any) -> dict[str, Any]:
         req = self._fb_request(body_object(body))
+        t0 = self.trace.start()
         parts = self._run("forward_backward", req)
+        if self.trace.on:
+            self.trace.write("forward_backward", t0, {"loss": req["loss"], "rows": [
+                {"tokens": r["tokens"], "mask": r["mask"]} for r in req["rows"]]})
         total = {k: sum(p["stats"][k] for p in parts) for k in parts[0]["stats"]}
         tokens = total["tokens"]
         self.pending_tokens += int(tokens)
@@ -417,7 +545,11 @@ class Worker:
         if req["loss"] == "reverse_kl":
             out["metrics"]["reverse_kl_mean"] = total["kl_sum"] / tokens
         if req["return_logprobs"]:
-            out["logprobs"] = [lp for p in parts for lp in p["logprobs"]]
+            lps: list[Any] = [None] * len(req["rows"])
+            for p in parts:
+                for i, lp in p["logprobs"]:
+                    lps[i] = lp
+            out["logprobs"] = lps
         return out
 
     # ---------------------------------------------------------------- optim_step
@@ -437,11 +569,11 @@ class Worker:
 
     def _optim_step_local(self, req: dict[str, Any]) -> dict[str, Any]:
         params = self._trainable()
-        for p in params:  # a rank whose shard was empty contributes zeros to the sum
+        for p in params:  # a parameter no loss reached (e.g. a LoRA layer outside the batch) has no gradient
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
-        self.comm.all_reduce_sum_([p.grad for p in params if p.grad is not None])
-        norm = float(torch.nn.utils.clip_grad_norm_(params, req["grad_clip"] or float("inf")))
+        # Gradients are already the batch's on every rank (DDP/FSDP synchronised them in the backward).
+        norm = self.par.clip_grad_norm(params, req["grad_clip"])
         if not math.isfinite(norm):
             for p in params:
                 p.grad = None
@@ -461,15 +593,19 @@ class Worker:
         req = self._optim_request(body_object(body))
         if self.pending_tokens == 0:
             raise BadRequest("no gradients accumulated since the last optim_step: call /forward_backward first")
+        t0 = self.trace.start()
         try:
             parts = self._run("optim_step", req)
         finally:
             self.pending_tokens = 0
+        self.trace.write("optim_step", t0, {"lr": req["lr"]})
         return {"grad_norm": parts[0]["grad_norm"], "version": self.version, "lr": req["lr"]}
 
     # ---------------------------------------------------------------- save / load
     def _save_local(self, req: dict[str, Any]) -> dict[str, Any]:
         path, kind = req["path"], req["kind"]
+        if self.par.mode == "fsdp":
+            return self._save_sharded(req)
         os.makedirs(path, exist_ok=True)
         if kind == "lora":
             self.student.save_pretrained(path)
@@ -487,6 +623,24 @@ class Worker:
             json.dump({"kind": kind, "version": self.version, "model": self.served_name,
                        "tokenizer_fingerprint": self.fingerprint, "lora_rank": self.opts.lora_rank}, f, indent=2)
         return {"path": os.path.abspath(path), "kind": kind, "version": self.version}
+
+    def _save_sharded(self, req: dict[str, Any]) -> dict[str, Any]:
+        """FSDP: the full weights gathered (every rank) and written by rank 0; each rank's optimiser
+        shard in its own file (restored by a worker of the same world size)."""
+        path = req["path"]
+        full = self.par.full_state_dict(self.student)
+        if self.comm.rank == 0:
+            os.makedirs(path, exist_ok=True)
+            self.student.save_pretrained(path, state_dict=full)
+            self.tokenizer.save_pretrained(path)
+            with open(os.path.join(path, META_FILE), "w", encoding="utf-8") as f:
+                json.dump({"kind": "full", "version": self.version, "model": self.served_name, "world_size": self.comm.world,
+                           "tokenizer_fingerprint": self.fingerprint, "lora_rank": 0}, f, indent=2)
+        torch.distributed.barrier()
+        if req["optimizer"]:
+            torch.save({"optimizer": self.optimizer.state_dict() if self.optimizer else None, "version": self.version},
+                       os.path.join(path, f"rank{self.comm.rank}-of-{self.comm.world}.{STATE_FILE}"))
+        return {"path": os.path.abspath(path), "kind": "full", "version": self.version}
 
     def save(self, body: Any) -> dict[str, Any]:
         body = body_object(body)
@@ -529,13 +683,14 @@ class Worker:
             if req["model"] == "student" and self.lora:
                 target = self.student.get_base_model()
             tied = getattr(target.config, "tie_word_embeddings", False)
-            missing, unexpected = target.load_state_dict(state, strict=False)
+            missing, unexpected = self.par.load_full_state_dict(target, state)
             missing = [k for k in missing if not (tied and k.endswith("lm_head.weight")) and "lora_" not in k]
             if missing or unexpected:
                 raise BadRequest(f"weights in {path} do not fit the {req['model']}: missing {missing[:5]}, "
                                  f"unexpected {unexpected[:5]}")
             kind = "full"
-        state_path = os.path.join(path, STATE_FILE)
+        state_path = os.path.join(path, STATE_FILE if self.par.mode != "fsdp"
+                                  else f"rank{self.comm.rank}-of-{self.comm.world}.{STATE_FILE}")
         restored = False
         if req["optimizer"] and req["model"] == "student" and os.path.isfile(state_path):
             # weights_only: tensors and plain containers only; a pickle in a folder cannot run code here.

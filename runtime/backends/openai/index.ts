@@ -136,7 +136,7 @@ async function build(spec: RemoteSpec, o: OpenAIBackendOptions, dialectName: Dia
   const scores = new MicroBatcher<ScoreRequest, ScoreResult>(scoreBatch, scoreGroupKey,
     (reqs) => gate.read(() => call("score", reqs, dialect.buildScore, dialect.parseScore)));
 
-  const common: Common = { server: client.url, dialect: dialectName, probe, probeLine: formatProbe(probe, o.model) };
+  const common: Common & { scoresSequences: true } = { server: client.url, dialect: dialectName, probe, probeLine: formatProbe(probe, o.model), scoresSequences: true };
   const close = async (): Promise<void> => { client.close(); await tokenizer.close(); };
   const score = (reqs: ScoreRequest[]): Promise<ScoreResult[]> => scores.submit(reqs);
 

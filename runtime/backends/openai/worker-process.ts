@@ -26,6 +26,8 @@ export function packageWorkerDir(from = dirname(fileURLToPath(import.meta.url)))
 export interface WorkerProcessOptions {
   /** Arguments after `-m tcod_worker` (e.g. ["--model", "config:tiny", "--device", "cpu"]); `--port 0` is added unless given. */
   args: string[];
+  /** Processes (GPUs) of the worker, under torchrun when > 1 (default $TCOD_WORKER_NPROC, else 1). */
+  nproc?: number;
   /** The python to run (default: $TCOD_PYTHON, else the package's worker/.venv/bin/python where it exists, else python3). */
   python?: string;
   /** The worker/ directory (default: the one tcod ships, packageWorkerDir()), put on PYTHONPATH. */
@@ -57,7 +59,11 @@ export function defaultWorkerPython(workerDir = packageWorkerDir()): string {
 export function startWorker(o: WorkerProcessOptions): Promise<WorkerProcess> {
   const workerDir = resolve(o.workerDir ?? packageWorkerDir());
   const python = o.python ?? defaultWorkerPython(workerDir);
-  const args = ["-m", "tcod_worker", ...(o.args.includes("--port") ? [] : ["--port", "0"]), ...o.args];
+  // Several GPUs: the worker runs under torchrun, one process a GPU (DDP, or FSDP2 for big models).
+  const nproc = o.nproc ?? Number(process.env.TCOD_WORKER_NPROC ?? "1");
+  if (!Number.isInteger(nproc) || nproc < 1) throw new BackendError(`TCOD_WORKER_NPROC must be a whole number ≥ 1, got '${process.env.TCOD_WORKER_NPROC}'`, "worker", false, "Set it to the number of GPUs the worker should use, e.g. TCOD_WORKER_NPROC=2.");
+  const launcher = nproc > 1 ? ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", String(nproc)] : [];
+  const args = [...launcher, "-m", "tcod_worker", ...(o.args.includes("--port") ? [] : ["--port", "0"]), ...o.args];
   const env = { ...process.env, PYTHONPATH: [workerDir, process.env.PYTHONPATH].filter(Boolean).join(delimiter), PYTHONUNBUFFERED: "1", ...o.env };
   const child = spawn(python, args, { env, stdio: ["ignore", "pipe", "pipe"], ...(o.detached ? { detached: true } : {}) });
   let stderr = "";
