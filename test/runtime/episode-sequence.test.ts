@@ -8,6 +8,7 @@ import { oldLogprobsSource, runTurnStats } from "../../runtime/nodes/turn-stats.
 import { trajectoryRow, turnRows, type ScoredEpisode } from "../../runtime/replay.js";
 import { runEpisode, type EpisodeSpec } from "../../runtime/rollout.js";
 import { lossWeights } from "../../runtime/signals/aggregate.js";
+import { grpoAdvantages } from "../../runtime/signals/grpo.js";
 import type { AgentFormat } from "../../plan/schema.js";
 import { CharTokenizer, CounterEnv, ScriptedStudent } from "./doubles.js";
 import { TAGS_FORMAT } from "./plans.js";
@@ -53,11 +54,13 @@ describe("one token sequence per episode", () => {
     const plan = { resources: { models: {}, agents: {} }, graph: { nodes: [], edges: [] } } as unknown as Plan;
     const ctx = { plan, state: { stepVars: () => ({}), atStep: (r: unknown) => (typeof r === "number" ? r : Number.NaN) } } as unknown as RunContext;
     const node = { id: "advantage", kind: "Advantage", params: { aggregate: { kind: "token_mean" }, terms: [
-      { kind: "opd", coef: 0.7, estimator: "k1" }, { kind: "grpo", coef: 0.3, normalize: false, eps: 1e-6, group: 0 },
+      { kind: "opd", coef: 0.7, estimator: "k1" }, { kind: "grpo", coef: 0.3 },
     ] } } as unknown as NodeOf<"Advantage">;
     const onMask = async (rows: ReturnType<typeof turnRows>) => {
       const batch = await runTurnStats(ctx, rows, 1);
-      const adv = runAdvantage(node, ctx, batch, 1).advantages;
+      // the GroupAdvantage node's output (normalize: false), scaled by the grpo term's coefficient in Advantage
+      const group = grpoAdvantages(batch.layout, batch.rewards, batch.groupOf, batch.episodeOfRow, { normalize: false, eps: 1e-6 });
+      const adv = runAdvantage(node, ctx, batch, 1, undefined, group).advantages;
       const w = lossWeights(batch.layout, { kind: "token_mean" });
       const pick = (xs: Float64Array) => Array.from(xs).filter((_, i) => batch.layout.mask[i] === 1);
       return { adv: pick(adv), w: pick(w), kl: Array.from(batch.turns.vars["turn.kl"]!) };
