@@ -62,7 +62,14 @@ export interface FieldValue {
 
 export interface CurriculumValue { name: string; decl: CurriculumDecl; fields: Map<string, FieldValue> }
 
-export interface FieldOverride { field: string; expr: Expr; scope: Scope; source: "override" | "sweep"; text: string }
+export interface FieldOverride {
+  field: string;
+  /** Named arguments down the field's call: `optimizer.lr` → ["lr"]; empty to replace the field. */
+  args?: string[];
+  expr: Expr; scope: Scope; source: "override" | "sweep"; text: string;
+  /** The override as written (`c.optimizer.lr`), for messages. */
+  target?: string;
+}
 
 /** Collects a curriculum's field expressions through `with` chains, then overrides. */
 export function collectFields(decl: CurriculumDecl, scope: Scope, ev: Evaluator, seen: CurriculumDecl[] = []): Map<string, { expr: Expr; scope: Scope; span: Span; source: FieldSource; detail?: string }> {
@@ -96,10 +103,42 @@ export function collectFields(decl: CurriculumDecl, scope: Scope, ev: Evaluator,
   return out;
 }
 
+/**
+ * The field's call with one named argument replaced or added (`adam(lr: 0.1)` + lr=0.05 →
+ * `adam(lr: 0.05)`), down a path of calls for `loss.inner.coef`; a string says why it cannot be.
+ */
+function withArgument(e: Expr, path: string[], value: Expr): Expr | string {
+  if (e.kind !== "call") return "it is not written as a call";
+  const [name, ...rest] = path;
+  const at = e.args.findIndex((a) => a.name === name);
+  let v: Expr | string = value;
+  if (rest.length) {
+    const inner = at >= 0 ? e.args[at]!.value : undefined;
+    v = inner ? withArgument(inner, rest, value) : `'${name}' is not given in the call`;
+    if (typeof v === "string") return v;
+  }
+  const arg = { name: name!, nameSpan: value.span, value: v, span: value.span };
+  const args = at >= 0 ? e.args.map((a, i) => (i === at ? { ...a, value: v as Expr } : a)) : [...e.args, arg];
+  return { ...e, args };
+}
+
 export function evalCurriculum(decl: CurriculumDecl, scope: Scope, ev: Evaluator, overrides: FieldOverride[]): CurriculumValue {
   const exprs = collectFields(decl, scope, ev);
   // Unknown override fields were reported when the overrides were read.
-  for (const o of overrides) if (Object.hasOwn(CURRICULUM_FIELDS, o.field)) exprs.set(o.field, { expr: o.expr, scope: o.scope, span: o.expr.span, source: o.source, detail: o.text });
+  for (const o of overrides) {
+    if (!Object.hasOwn(CURRICULUM_FIELDS, o.field)) continue;
+    if (!o.args?.length) {
+      exprs.set(o.field, { expr: o.expr, scope: o.scope, span: o.expr.span, source: o.source, detail: o.text });
+      continue;
+    }
+    const cur = exprs.get(o.field);
+    const nested = cur ? withArgument(cur.expr, o.args, o.expr) : "it is not set (its default applies)";
+    if (typeof nested === "string") {
+      ev.report(d.nestedOverrideNotCall({ target: o.target ?? [o.field, ...o.args].join("."), arg: o.args.join("."), field: o.field, what: nested, whole: `${decl.name}.${o.field}` }), o.expr.span);
+      continue;
+    }
+    exprs.set(o.field, { expr: nested, scope: cur!.scope, span: o.expr.span, source: o.source, detail: `${o.field}.${o.args.join(".")}=${o.text}` });
+  }
   for (const [name, spec] of Object.entries(CURRICULUM_FIELDS)) {
     if (spec.required && !exprs.has(name)) {
       ev.report(d.missingField({ owner: `curriculum '${decl.name}'`, field: name, example: spec.example }), decl.nameSpan);

@@ -44,7 +44,7 @@ export function explain(compiled: CompiledPlan, path: string[], steps: number[],
   switch (fv.source) {
     case "source": origin.push(`${where}  ${field}: ${text(fv.expr)}`); break;
     case "base": origin.push(`inherited from curriculum ${fv.detail} (${where})  ${field}: ${text(fv.expr)}`); break;
-    case "override": origin.push(`--set ${field}=${fv.detail}`); break;
+    case "override": origin.push(`--set ${fv.detail?.startsWith(`${field}.`) ? fv.detail : `${field}=${fv.detail}`}`); break;
     case "sweep": origin.push(`sweep point ${field}=${fv.detail} (${where})`); break;
   }
   const callee = fv.expr.kind === "call" && fv.expr.callee.kind === "name" ? fv.expr.callee.name : fv.expr.kind === "name" ? fv.expr.name : undefined;

@@ -155,8 +155,10 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   }
   // `--set steps=500` (a field name, not a let) sets that field of every curriculum of the file.
   const lets = new Set(entry.ast?.decls.filter((x) => x.kind === "let").map((x) => (x as { name: string }).name) ?? []);
-  const expanded = overrides.flatMap((s) => (s.target.length === 1 && !lets.has(s.target[0]!) && Object.hasOwn(CURRICULUM_FIELDS, s.target[0]!) && entry.curricula.length
-    ? entry.curricula.map((c) => ({ ...s, target: [c.name, s.target[0]!] }))
+  // `--set optimizer.lr=0.05`: an argument of that field's call, likewise in every curriculum.
+  const curriculumNames = new Set(entry.curricula.map((c) => c.name));
+  const expanded = overrides.flatMap((s) => (!lets.has(s.target[0]!) && !curriculumNames.has(s.target[0]!) && Object.hasOwn(CURRICULUM_FIELDS, s.target[0]!) && entry.curricula.length
+    ? entry.curricula.map((c) => ({ ...s, target: [c.name, ...s.target] }))
     : [s]));
   // Only valid overrides are applied; the others were reported.
   const validOverrides = expanded.filter((s) => validateTarget(s, entry, sink));
@@ -227,7 +229,7 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
         get: () => (cached ??= ev.expr(s.expr, entry.scope)),
       });
     } else {
-      fieldOverrides.push({ field: s.target[1]!, expr: s.expr, scope: entry.scope, source: s.source, text: s.text });
+      fieldOverrides.push({ field: s.target[1]!, args: s.target.slice(2), expr: s.expr, scope: entry.scope, source: s.source, text: s.text, target: s.target.join(".") });
     }
   }
   const decl = entry.curricula.find((c) => c.name === name)!;
@@ -274,7 +276,7 @@ function spanAt(file: string): Span {
 
 /** Parses `a.b=value`; the value is parsed as a tcod expression in a pseudo-file for diagnostics. */
 function parseSetting(text: string, file: string, sink: DiagnosticSink, sources: Map<string, string>): Setting | undefined {
-  const m = /^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*=(.*)$/s.exec(text);
+  const m = /^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*=(.*)$/s.exec(text);
   sources.set(file, text);
   if (!m || !m[2]!.trim()) {
     sink.add(d.badOverride({ text, example: "alfworld_tcod_f2b.steps=500" }), { file, start: { offset: 0, line: 1, column: 1 }, end: { offset: text.length, line: 1, column: text.length + 1 } });
@@ -316,8 +318,9 @@ function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolea
   const curricula = entry.curricula.map((c) => c.name);
   const lets = entry.ast ? entry.ast.decls.filter((x) => x.kind === "let").map((x) => (x as { name: string }).name) : [];
   const targets = [...lets, ...curricula.map((c) => `${c}.<field>`)];
-  const ok = s.target.length === 1 ? lets.includes(s.target[0]!) : s.target.length === 2 && curricula.includes(s.target[0]!);
-  if (ok && s.target.length === 2 && !Object.hasOwn(CURRICULUM_FIELDS, s.target[1]!)) {
+  // CURRICULUM.FIELD, or CURRICULUM.FIELD.ARG… (an argument of the field's call, checked when evaluated).
+  const ok = s.target.length === 1 ? lets.includes(s.target[0]!) : curricula.includes(s.target[0]!);
+  if (ok && s.target.length >= 2 && !Object.hasOwn(CURRICULUM_FIELDS, s.target[1]!)) {
     const names = Object.keys(CURRICULUM_FIELDS);
     sink.add(d.unknownField({ field: s.target[1]!, owner: `curriculum '${s.target[0]}'`, suggestion: didYouMean(s.target[1]!, names), available: names.join(", ") }), s.expr.span);
     return false;

@@ -17,7 +17,7 @@ import { Printer } from "./print.js";
 
 export type FormatResult =
   | { ok: true; text: string; changed: boolean }
-  | { ok: false; errors: SyntaxErrorInfo[] };
+  | { ok: false; errors: SyntaxErrorInfo[]; /** Nests deeper than the printer's stack allows (no syntax error). */ tooDeep?: boolean };
 
 /** Thrown when the printed text would not mean what the input means: a formatter bug, never shipped silently. */
 export class FormatterBug extends Error {}
@@ -27,7 +27,15 @@ export const WIDTH = 100;
 export function format(text: string, file: string): FormatResult {
   const { ast, errors } = parse(text, file);
   if (errors.length > 0) return { ok: false, errors };
-  const out = formatAst(ast);
+  let out: string;
+  try {
+    out = formatAst(ast);
+  } catch (e) {
+    // The printer recurses over the tree; a file nested past the stack is refused, as the compiler
+    // refuses it (TC2020–TC2022), never a crash.
+    if (e instanceof RangeError && /call stack/i.test(e.message)) return { ok: false, errors: [], tooDeep: true };
+    throw e;
+  }
   const again = parse(out, file);
   if (again.errors.length > 0 || !sameDecls(ast.decls, again.ast.decls)) {
     throw new FormatterBug(`formatting ${file} would change its meaning; the file was left as it is`);

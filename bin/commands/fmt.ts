@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Command } from "commander";
 import { createTwoFilesPatch } from "diff";
-import { diag, type Diagnostic } from "../../compiler/diagnostics/index.js";
+import { d, diag, type Diagnostic } from "../../compiler/diagnostics/index.js";
 import { render, syntaxMessage } from "../../compiler/index.js";
 import { format, FormatterBug } from "../../formatter/index.js";
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
@@ -43,9 +43,11 @@ function fmt(args: string[], check: boolean): number {
     }
     if (!r.ok) {
       // A file that does not parse is not formatted: its syntax errors, as `tcod check` reports them.
-      const diagnostics: Diagnostic[] = r.errors.map((er) => diag(syntaxMessage(er), er.span));
+      const diagnostics: Diagnostic[] = r.tooDeep
+        ? [diag(d.stackExhausted({ phase: "formatting" }), { file, start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } })]
+        : r.errors.map((er) => diag(syntaxMessage(er), er.span));
       for (const dg of diagnostics) process.stderr.write(render(dg, () => text) + "\n\n");
-      process.stderr.write(`${file}: not formatted (${diagnostics.length} syntax error(s))\n`);
+      process.stderr.write(`${file}: not formatted (${r.tooDeep ? "nested too deeply" : `${diagnostics.length} syntax error(s)`})\n`);
       failed = true;
       continue;
     }

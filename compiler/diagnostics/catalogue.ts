@@ -70,6 +70,7 @@ export const catalogue = {
   TC5001: { name: "badOverride", severity: "error", message: "Cannot parse override '{text}'.", hint: "Write `--set CURRICULUM.FIELD=VALUE` or `--set NAME=VALUE`, e.g. `--set {example}`." },
   TC5002: { name: "unknownOverrideTarget", severity: "error", message: "Override target '{target}' is neither a curriculum field nor a `let` of this file.{suggestion}", hint: "Targets: {available}." },
   TC5003: { name: "zipLengthMismatch", severity: "error", message: "zip sweep '{name}' has lists of different lengths ({lengths}).", hint: "Give every axis of a zip sweep the same number of values, or use `product`." },
+  TC5005: { name: "nestedOverrideNotCall", severity: "error", message: "Override '{target}' sets the argument '{arg}' of field '{field}', but {what}.", hint: "Set the whole field instead, e.g. `--set {whole}=…`." },
   TC5004: { name: "emptySweep", severity: "error", message: "Sweep '{name}' has an empty axis '{axis}'.", hint: "Give at least one value." },
 
   // ---- TC6xxx: TypeScript extensions ------------------------------------------------------------

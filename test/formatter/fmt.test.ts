@@ -61,6 +61,9 @@ describe("tcod fmt on the repository's files", () => {
         if (!r.ok) expect(r.errors).toEqual(errors);
         continue;
       }
+      // The limit fixtures nest past any stack on purpose: refused (TC2022 from `tcod fmt`), never a crash.
+      const r = format(text, f);
+      if (!r.ok && r.tooDeep && f.includes("/test/fixtures/limits/")) continue;
       checkFormatting(text, f);
       formatted++;
     }
