@@ -29,13 +29,13 @@ export function register(program: Command): void {
       for (const dir of dirs) {
         const path = join(dir, "metrics.jsonl");
         if (!existsSync(path)) {
-          fail(o, `${dir}: not a run folder (no metrics.jsonl)`, "Give the --out folder of a `tcod run`.");
+          fail(`${dir}: not a run folder (no metrics.jsonl)`, "Give the --out folder of a `tcod run`.");
           return;
         }
         try {
           runs.push({ dir, rows: readMetrics(path) });
         } catch (e) {
-          fail(o, `${path}: not readable as metrics (${(e as Error).message})`, "The file is damaged; a resumed run rewrites it from its checkpoint.");
+          fail(`${path}: not readable as metrics (${(e as Error).message})`, "The file is damaged; a resumed run rewrites it from its checkpoint.");
           return;
         }
       }
@@ -59,7 +59,7 @@ export function register(program: Command): void {
     });
 }
 
-function fail(o: Flags, message: string, hint: string): void {
+function fail(message: string, hint: string): void {
   const e = new UsageError(message, { hint });
   if (!jsonError(e)) process.stderr.write(formatUserError(e, "tcod metrics") + "\n");
   process.exitCode = EXIT_USER;
