@@ -45,11 +45,11 @@ describe("episode memory", () => {
 });
 
 describe("pointer weights", () => {
-  it("gradient matches central finite differences; the prompt's memory reaches the candidate masks", async () => {
+  it.each([1, 20])("gradient matches central finite differences (pointerScale %d); the prompt's memory reaches the candidate masks", async (pointerScale) => {
     const { student, tokenizer } = createEmbedded({ kind: "embedded", smoothing: 0.1, features: 64 }, {
-      vocabulary: texthouseVocabulary(), agent: LISTED, seed: 3, student: { precision: "float64", initScale: 0.05, candidateLogOdds: 2 },
+      vocabulary: texthouseVocabulary(), agent: LISTED, seed: 3, student: { precision: "float64", initScale: 0.05, candidateLogOdds: 2, pointerScale },
     });
-    for (let k = 0; k < student.pointer.length; k++) student.pointer[k] = Math.sin(k) * 0.7;
+    for (let k = 0; k < student.pointer.length; k++) student.pointer[k] = Math.sin(k) * 0.7 / pointerScale;
     const prompt = [
       ...tokenizer.renderUser(user("You arrive at cabinet 1. The cabinet 1 is closed.", ["go to cabinet 2", "go to shelf 1", "open cabinet 1"])),
       ...tokenizer.assistantPrefix(), ...tokenizer.encode("open cabinet 1"), tokenizer.endOfResponse,
@@ -78,6 +78,17 @@ describe("pointer weights", () => {
       student.pointer[k] = p0 - h; const down = student.lossAndGradient(rows, opt).loss;
       student.pointer[k] = p0;
       expect(lg.pointer![k]).toBeCloseTo((up - down) / (2 * h), 6);
+    }
+    // A reparameterisation: scale s with weights P/s is the policy of scale 1 with weights P, and
+    // the gradient w.r.t. P/s is s times the gradient w.r.t. P.
+    if (pointerScale !== 1) {
+      const one = createEmbedded({ kind: "embedded", smoothing: 0.1, features: 64 }, {
+        vocabulary: texthouseVocabulary(), agent: LISTED, seed: 3, student: { precision: "float64", initScale: 0.05, candidateLogOdds: 2, pointerScale: 1 },
+      }).student;
+      for (let k = 0; k < one.pointer.length; k++) one.pointer[k] = Math.sin(k) * 0.7;
+      const lg1 = one.lossAndGradient(rows, opt);
+      expect(lg.loss).toBeCloseTo(lg1.loss, 10);
+      for (const k of touched.slice(0, 6)) expect(lg.pointer![k]).toBeCloseTo(pointerScale * lg1.pointer![k]!, 8);
     }
   });
 });

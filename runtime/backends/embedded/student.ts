@@ -98,6 +98,18 @@ export interface EmbeddedStudentOptions {
    * a scalar on the mask learns it once.
    */
   pointerFeatures?: boolean;
+  /**
+   * Fixed scale s of the pointer weights: a candidate's score is s·pointer[key] (default
+   * DEFAULT_POINTER_SCALE). Why: Adam moves each parameter by at most ~lr per step whatever its
+   * gradient, so a pointer weight can move a candidate's logit by only s·lr per step. Under reverse
+   * KL the decisive actions of rare states (`take` where the task object lies, `put` at the target)
+   * start zero-forced — the features shared with the many states where they are wrong put them at
+   * ~e^−6 — and the only way out is the state's own pointer weight climbing ~6 nats; with s = 1 and
+   * lr 0.03 that is 200 steps, with s = 20 ten (measured on examples/texthouse/tcod-f2b.tcod:
+   * runtime/backends/embedded/README.md). A reparameterisation: the loss and its exact gradient are
+   * unchanged, only the step Adam takes in logit space is.
+   */
+  pointerScale?: number;
   /** PPO dual-clip constant (Trinity clip_ratio_c). Default 3.0. */
   clipRatioC?: number;
   /**
@@ -135,6 +147,8 @@ export interface LossGradient {
 }
 
 const MAX_PARAMETER_BYTES = 3 * 2 ** 30;
+/** The default `pointerScale` (see EmbeddedStudentOptions). */
+export const DEFAULT_POINTER_SCALE = 20;
 const SERVER = "embedded";
 
 export class EmbeddedStudent implements StudentBackend {
@@ -162,6 +176,7 @@ export class EmbeddedStudent implements StudentBackend {
   private readonly ptrWeight = new Float64Array(MAX_CANDIDATES);
   private readonly ptrLse = new Float64Array(MAX_CANDIDATES);
   private ptrCount = 0;
+  private readonly pointerScale: number;
   /** Rows that have ever had a gradient (or initial weights), in first-touched order. */
   private live: Int32Array;
   private liveCount = 0;
@@ -211,6 +226,10 @@ export class EmbeddedStudent implements StudentBackend {
     this.maxContextWords = opts.maxContextWords ?? 256;
     this.clipRatioC = opts.clipRatioC ?? 3.0;
     this.candidateLogOdds = opts.candidateLogOdds ?? 0;
+    this.pointerScale = opts.pointerScale ?? DEFAULT_POINTER_SCALE;
+    if (!(this.pointerScale > 0) || !Number.isFinite(this.pointerScale)) {
+      throw new BackendError(`embedded student: pointerScale must be a finite number > 0, got ${opts.pointerScale}`, SERVER, false);
+    }
     if (!Number.isFinite(this.candidateLogOdds)) {
       throw new BackendError(`embedded student: candidateLogOdds must be a finite number, got ${opts.candidateLogOdds}`, SERVER, false);
     }
@@ -355,7 +374,7 @@ export class EmbeddedStudent implements StudentBackend {
           if (gFwd !== 0) loss += gFwd * exactForwardKl(z, lse, logq, delta, gFwd);
         }
         for (let k = 0; k < V; k++) bias[k] = bias[k]! + delta[k]!;
-        for (let i = 0; i < this.ptrCount; i++) gPtr[this.ptrKey[i]!] = gPtr[this.ptrKey[i]!]! + this.ptrWeight[i]! * delta[this.ptrTok[i]!]!;
+        for (let i = 0; i < this.ptrCount; i++) gPtr[this.ptrKey[i]!] = gPtr[this.ptrKey[i]!]! + this.pointerScale * this.ptrWeight[i]! * delta[this.ptrTok[i]!]!;
         // Copy on second write: most rows (prefix-keyed) are active at one position only, so their
         // gradient *is* that position's delta and is shared, not copied; a row met again gets its
         // own accumulator. Shared arrays are never written after this position.
@@ -453,20 +472,20 @@ export class EmbeddedStudent implements StudentBackend {
     if (this.pointer.length === 0) return;
     const n = candidatePointers(words, seq, start, pos, this.tokenizer.endOfResponse, this.ptrTok, this.ptrKey);
     this.ptrCount = n;
-    const tok = this.ptrTok, w = this.ptrWeight, lse = this.ptrLse, P = this.pointer;
+    const tok = this.ptrTok, w = this.ptrWeight, lse = this.ptrLse, P = this.pointer, sc = this.pointerScale;
     // Per pair i, the first pair of its token does the token's log-sum-exp (a few dozen pairs).
     for (let i = 0; i < n; i++) {
       let first = i;
       for (let j = 0; j < i; j++) if (tok[j] === tok[i]) { first = j; break; }
       if (first !== i) { lse[i] = lse[first]!; continue; }
       let m = -Infinity;
-      for (let j = i; j < n; j++) if (tok[j] === tok[i]) m = Math.max(m, P[this.ptrKey[j]!]!);
+      for (let j = i; j < n; j++) if (tok[j] === tok[i]) m = Math.max(m, sc * P[this.ptrKey[j]!]!);
       let s = 0, count = 0;
-      for (let j = i; j < n; j++) if (tok[j] === tok[i]) { s += Math.exp(P[this.ptrKey[j]!]! - m); count++; }
+      for (let j = i; j < n; j++) if (tok[j] === tok[i]) { s += Math.exp(sc * P[this.ptrKey[j]!]! - m); count++; }
       lse[i] = m + Math.log(s);
       z[tok[i]!] = z[tok[i]!]! + lse[i]! - Math.log(count);
     }
-    for (let i = 0; i < n; i++) w[i] = Math.exp(P[this.ptrKey[i]!]! - lse[i]!);
+    for (let i = 0; i < n; i++) w[i] = Math.exp(sc * P[this.ptrKey[i]!]! - lse[i]!);
   }
 
   /** z = prior + b + Σ_i W[rows[i], :]. */
