@@ -28,6 +28,7 @@ describe("episode memory", () => {
     const cands = ["go to cabinet 1", "go to cabinet 2", "open cabinet 1", "look"];
     let m = episodeMemory(msgs, TASK, cands);
     expect(m.phase).toBe(16); // at an unexplored closed receptacle
+    expect(m.here).toBe("cabinet");
     expect(Array.from(m.candidateBits)).toEqual([4, 0, 4, 0]); // cabinet 1 visited only
     msgs.push(user("You open the cabinet 1. The cabinet 1 is open. In it, you see a mug 2, and a cd 1.", []));
     m = episodeMemory(msgs, TASK, cands);
@@ -39,7 +40,8 @@ describe("episode memory", () => {
     expect(m.candidateBits[0]).toBe(5); // cabinet 1 explored and visited, the mug is gone
     msgs.push(user("You arrive at shelf 1. On the shelf 1, you see nothing.", []), user("You put the mug 2 in/on the shelf 1.", []));
     m = episodeMemory(msgs, TASK, ["go to shelf 1"]);
-    expect(m.phase).toBe(8 | 32); // hands empty, a task object lies somewhere, one was put down
+    expect(m.phase).toBe(8 | 32 | 64); // hands empty, a task object lies somewhere, one was put down; at the target type
+    expect(m.here).toBe("shelf");
     expect(m.candidateBits[0]).toBe(7);
   });
 });

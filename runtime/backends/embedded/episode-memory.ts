@@ -20,18 +20,22 @@
  *   phase bits (a state of the episode, keyed with every task word and with each candidate):
  *     0–1 held: 0 nothing, 1 a task object, 2 something else · 2 the held object was processed ·
  *     3 a task object is known to lie somewhere · 4 the agent stands at an unexplored closed
- *     receptacle · 5 a task object has been put down somewhere
+ *     receptacle · 5 a task object has been put down somewhere · 6 the agent stands at a receptacle
+ *     whose type the task names (the target: `shelf 2` for "put a mug on shelf")
+ *   here: the type of the receptacle the agent stands at (`microwave` of `microwave 1`), or null
  *   candidate bits (per listed candidate, about the receptacle its text ends with, e.g. `cabinet 3`
  *   of `go to cabinet 3`): 0 explored · 1 holds a known task object · 2 visited.
  */
 
 export interface EpisodeMemory {
   phase: number;
+  /** The type of the receptacle the agent stands at (`microwave`), or null before the first move. */
+  here: string | null;
   /** Per candidate (same order as the candidates given), the candidate bits. */
   candidateBits: Int32Array;
 }
 
-export const MEMORY_PHASE_BITS = 6;
+export const MEMORY_PHASE_BITS = 7;
 export const MEMORY_CANDIDATE_BITS = 3;
 
 interface State {
@@ -100,7 +104,8 @@ export function episodeMemory(userMessages: readonly string[], task: ReadonlySet
     | (s.held !== null && s.processed.has(s.held) ? 4 : 0)
     | (knownSomewhere ? 8 : 0)
     | (s.here !== null && s.closed.has(s.here) && !s.explored.has(s.here) ? 16 : 0)
-    | (s.placedTaskObject ? 32 : 0);
+    | (s.placedTaskObject ? 32 : 0)
+    | (s.here !== null && task.has(typeOf(s.here)) ? 64 : 0);
   const candidateBits = Int32Array.from(candidates, (c) => {
     const m = /(\w+ \d+)$/.exec(c);
     if (!m) return 0;
@@ -109,5 +114,5 @@ export function episodeMemory(userMessages: readonly string[], task: ReadonlySet
     for (const o of s.contents.get(rec) ?? []) if (isTask(o)) holdsTask = true;
     return (s.explored.has(rec) ? 1 : 0) | (holdsTask ? 2 : 0) | (s.visited.has(rec) ? 4 : 0);
   });
-  return { phase, candidateBits };
+  return { phase, here: s.here === null ? null : typeOf(s.here), candidateBits };
 }

@@ -64,12 +64,16 @@ export interface PromptWords {
   candidateMasks?: Int32Array;
   /** Distinct first words (verbs) of the candidates whose second word (the object) is a task word: what the state offers to do with the task's object. */
   offeredVerbs?: Int32Array;
-  /** Episode memory (episode-memory.ts): the phase bits, and the task words to key them with. */
-  memory?: { phase: number; taskWords: Int32Array };
+  /**
+   * Episode memory (episode-memory.ts): the phase bits, the task words to key them with, and a hash
+   * of the type of the receptacle the agent stands at (0: none yet).
+   */
+  memory?: { phase: number; taskWords: Int32Array; here: number };
 }
 
 export const MAX_POSITION = 63;
-const K_POS = 3, K_OBS = 5, K_TASK = 6, K_PREFIX = 7, K_LINE = 8, K_CAND = 9, K_CAND_MASK = 10, K_OFFERED = 11, K_PHASE = 12, K_PHASE_TASK = 13;
+const K_POS = 3, K_OBS = 5, K_TASK = 6, K_PREFIX = 7, K_LINE = 8, K_CAND = 9, K_CAND_MASK = 10, K_OFFERED = 11, K_PHASE = 12, K_PHASE_TASK = 13,
+  K_HERE = 15, K_HERE_TASK = 16;
 /** Where the episode memory's candidate bits and phase bits sit in a candidate's mask. */
 const MEMORY_CAND_SHIFT = 9, MEMORY_PHASE_SHIFT = MEMORY_CAND_SHIFT + MEMORY_CANDIDATE_BITS;
 /** Stand-in for "the candidate is complete" in candidate keys (no token id is negative). */
@@ -138,7 +142,7 @@ export function promptWords(tokens: ArrayLike<number>, end: number, v: FeatureVo
 function memoryOf(
   tokens: ArrayLike<number>, end: number, v: FeatureVocabulary, decode: (ids: number[]) => string,
   taskWords: Set<number>, cands: Int32Array[], masks: Int32Array, first: number,
-): { phase: number; taskWords: Int32Array } {
+): { phase: number; taskWords: Int32Array; here: number } {
   const messages: string[] = [];
   for (let i = 0; i < end; i++) {
     if (tokens[i] !== v.userToken) continue;
@@ -152,7 +156,7 @@ function memoryOf(
   const mem = episodeMemory(messages, words, cands.map((c) => decode(Array.from(c))));
   cands.forEach((_, j) => { masks[j] = masks[j]! | (mem.candidateBits[j]! << MEMORY_CAND_SHIFT) | (mem.phase << MEMORY_PHASE_SHIFT); });
   void first;
-  return { phase: mem.phase, taskWords: Int32Array.from(taskWords) };
+  return { phase: mem.phase, taskWords: Int32Array.from(taskWords), here: mem.here === null ? 0 : stringKey(mem.here) };
 }
 
 /**
@@ -262,10 +266,17 @@ function lineWords(tokens: ArrayLike<number>, from: number, to: number, v: Featu
   return Int32Array.from(seen);
 }
 
+/** A non-zero 31-bit hash of a string (FNV-1a), for feature keys of words that are not token ids. */
+function stringKey(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 1) | 1;
+}
+
 /** Number of active rows at any position, for sizing the output buffer. */
 export function featureCount(words: PromptWords): number {
   return 2 + words.observation.length + words.task.length + words.lines.length + 2 * (words.candidates?.length ?? 0) + (words.offeredVerbs?.length ?? 0)
-    + (words.memory ? 1 + words.memory.taskWords.length : 0);
+    + (words.memory ? 2 * (1 + words.memory.taskWords.length) : 0);
 }
 
 /**
@@ -303,6 +314,15 @@ export function activeFeatures(
     out[n++] = fmix(hPhase) % dim;
     const hPhaseTask = mix(mix(prefix, K_PHASE_TASK), memory.phase);
     for (let i = 0; i < memory.taskWords.length; i++) out[n++] = fmix(mix(hPhaseTask, memory.taskWords[i]!)) % dim;
+    // (prefix, phase, where the agent stands) and (…, task word): e.g. "holding the task's object,
+    // not yet processed, at a microwave, the task says hot" → `heat`. Why: the phase bits tell
+    // *that* the agent is somewhere, not *where*; the decisive actions (put at the target, heat/cool/clean
+    // at the appliance, use at the lamp) depend on the receptacle's type, and a bag of observation
+    // words cannot tell the one the agent stands at from the ones it merely saw.
+    const hHere = mix(mix(mix(prefix, K_HERE), memory.phase), memory.here);
+    out[n++] = fmix(hHere) % dim;
+    const hHereTask = mix(hHere, K_HERE_TASK);
+    for (let i = 0; i < memory.taskWords.length; i++) out[n++] = fmix(mix(hHereTask, memory.taskWords[i]!)) % dim;
   }
   const cands = words.candidates;
   if (cands && cands.length > 0) n = candidateFeatures(cands, words.candidateMasks!, response, start, pos, p, dim, out, n);
