@@ -16,7 +16,8 @@ import { compileFile } from "../compiler/index.js";
 import { runPlan } from "../runtime/engine.js";
 import { TexthouseWorld, generateTask } from "../runtime/envs/texthouse/index.js";
 
-const EXAMPLES = ["opd", "tcod-f2b", "tcod-b2f", "turnopd", "atod"];
+/** TCOD_EXAMPLES=tcod-f2b,opd runs only those (a shared machine's budget); default all five. */
+const EXAMPLES = process.env.TCOD_EXAMPLES ? process.env.TCOD_EXAMPLES.split(",") : ["opd", "tcod-f2b", "tcod-b2f", "turnopd", "atod"];
 
 function envStepsPerSecond(): number {
   let seed = 7;
@@ -37,12 +38,14 @@ const baseline = envStepsPerSecond();
 for (const name of EXAMPLES) {
   const file = `examples/texthouse/${name}.tcod`;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const load0 = os.loadavg()[0]!;
   const compiled = compileFile(file);
   if (!compiled.ok) throw new Error(`${file} does not compile`);
   const plan = compiled.plans[0]!.plan;
   const dir = mkdtempSync(join(tmpdir(), `tcod-ex-${name}-`));
   let turns = 0;
-  const evals: { step: number; success: number }[] = [];
+  const evals: { name: string; step: number; success: number }[] = [];
   // Training-side learning signals (first and last step): mean KL to the teacher (k1 on sampled
   // tokens) and the rate of admissible actions.
   const train: { step: number; kl: number; admissibleRate: number }[] = [];
@@ -50,16 +53,18 @@ for (const name of EXAMPLES) {
     runDir: dir,
     onRow: (r) => {
       if (r.kind === "train") { turns += r.turns; train.push({ step: r.step, kl: +r.kl.mean.toFixed(3), admissibleRate: +r.admissibleRate.toFixed(3) }); }
-      else evals.push({ step: r.step, success: r.successRate });
+      else evals.push({ name: r.name, step: r.step, success: r.successRate });
     },
   });
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   rmSync(dir, { recursive: true, force: true });
   results.push({
     example: file, status: res.status, steps: res.step, seconds: +seconds.toFixed(1),
+    cpuSeconds: +((cpu.user + cpu.system) / 1e6).toFixed(1), loadAverage: [+load0.toFixed(1), +os.loadavg()[0]!.toFixed(1)],
     stepsPerSecond: +(res.step / seconds).toFixed(3), turnsPerSecond: Math.round(turns / seconds),
     turnsPerSecondOverEnvStepsPerSecond: Number((turns / seconds / baseline).toPrecision(3)),
-    evalSuccessFirst: evals[0] ?? null, evalSuccessLast: evals[evals.length - 1] ?? null,
+    evalSuccessFirst: evals[0] ?? null, evalSuccessLast: evals[evals.length - 1] ?? null, evals,
     trainFirst: train[0] ?? null, trainLast: train[train.length - 1] ?? null,
   });
 }

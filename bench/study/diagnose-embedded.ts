@@ -2,7 +2,16 @@
  * Diagnosis of the embedded student on texthouse (issue 12): can the log-linear student represent
  * the observable expert's policy at all, and does reverse-KL OPD find it?
  *
- *   node dist/diagnose-embedded.mjs MODE [key=value…]     (bundled like summarize.ts)
+ *   node_modules/.bin/esbuild bench/study/diagnose-embedded.ts --bundle --platform=node --format=esm \
+ *     --packages=external --outfile=dist/diagnose-embedded.mjs
+ *   nice -n 10 node dist/diagnose-embedded.mjs MODE [key=value…]
+ *
+ * keys: steps batch lr eps horizonEvery (f2b: +1 turn every N steps; 0 = 30 turns) temp evalEvery
+ * evalTasks evalT split features smoothing clo (candidate log-odds) gradClip logEvery, student=JSON /
+ * teacher=JSON (EmbeddedStudentOptions / OracleTeacherOptions), trace=N (print N eval episodes),
+ * probe=VERB (with trace: the student's and teacher's first-token top-k where the teacher's action
+ * starts with VERB), save=DIR / load=DIR (student checkpoint), plan=PLAN.json (default: compiles
+ * examples/texthouse/tcod-f2b.tcod for its agent format and backends).
  *
  * Modes, all with the plan's student/teacher/agent of examples/texthouse/tcod-f2b.tcod:
  *   sft   DAgger-style supervised learning: the student rolls out (τ 1), and every turn is trained
@@ -13,6 +22,7 @@
  * per-turn rate at which the student's action is in the teacher's optimal set, by expert phase.
  */
 import { readFileSync } from "node:fs";
+import { compileFile } from "../../compiler/index.js";
 import { createEmbedded } from "../../runtime/backends/embedded/index.js";
 import type { EmbeddedStudent } from "../../runtime/backends/embedded/student.js";
 import type { OracleTeacher } from "../../runtime/backends/embedded/teacher.js";
@@ -24,7 +34,14 @@ import type { AgentFormat } from "../../plan/schema.js";
 const [mode = "opd", ...kv] = process.argv.slice(2);
 const arg: Record<string, string> = Object.fromEntries(kv.map((s) => s.split("=") as [string, string]));
 const num = (k: string, d: number) => (arg[k] !== undefined ? Number(arg[k]) : d);
-const plan = JSON.parse(readFileSync(arg.plan ?? "/tmp/learn/plans/texthouse_tcod_f2b.plan.json", "utf8"));
+function examplePlan(): unknown {
+  const c = compileFile("examples/texthouse/tcod-f2b.tcod");
+  if (!c.ok) throw new Error("examples/texthouse/tcod-f2b.tcod does not compile");
+  return c.plans[0]!.plan;
+}
+const plan = (arg.plan ? JSON.parse(readFileSync(arg.plan, "utf8")) : examplePlan()) as {
+  resources: { agents: { default: AgentFormat }; models: { student: { backend: { features: number } } } };
+};
 const agent: AgentFormat = plan.resources.agents.default;
 const steps = num("steps", 40), batch = num("batch", 16), lr = num("lr", 0.03), eps = num("eps", 1e-4);
 const evalEvery = num("evalEvery", 20), evalTasks = num("evalTasks", 32), evalT = num("evalT", 0.4);
@@ -52,7 +69,7 @@ async function episode(env: TexthouseEnv, task: (typeof trainTasks)[number], tur
 
 async function evaluate(step: number): Promise<void> {
   let wins = 0, turns = 0, agree = 0, n = 0;
-  const byTurn: number[][] = Array.from({ length: 30 }, () => [0, 0]);
+  const byTurn: [number, number][] = Array.from({ length: 30 }, (): [number, number] => [0, 0]);
   const byVerb = new Map<string, [number, number]>();
   for (let i = 0; i < evalTaskList.length; i++) {
     const ep = await episode(evalEnv, evalTaskList[i]!, 30, evalT, 7000 + i);
@@ -148,8 +165,8 @@ for (let step = 1; step <= steps; step++) {
       sc!.logprobs.forEach((lp, j) => { r.oldLogprobs[L + j] = lp; });
     }
   }
-  const agree = eps_.flatMap((e) => e.turns).map((t) => (t.action !== null && (t.context.optimal ?? []).includes(t.action) ? 1 : 0));
-  const adm = eps_.flatMap((e) => e.turns).map((t) => (t.action !== null && t.context.admissible.includes(t.action) ? 1 : 0));
+  const agree: number[] = eps_.flatMap((e) => e.turns).map((t) => (t.action !== null && (t.context.optimal ?? []).includes(t.action) ? 1 : 0));
+  const adm: number[] = eps_.flatMap((e) => e.turns).map((t) => (t.action !== null && t.context.admissible.includes(t.action) ? 1 : 0));
   const st = await student.train(rows, { lr, lossFn: "importance_sampling", clip: 0.2, gradClip: num("gradClip", 1), eps });
   if (step % num("logEvery", 5) === 0 || step === 1) {
     console.log(`step ${step} H ${H} agree ${(agree.reduce((a, b) => a + b, 0) / agree.length).toFixed(3)} adm ${(adm.reduce((a, b) => a + b, 0) / adm.length).toFixed(3)} `
