@@ -319,10 +319,12 @@ export function activeFeatures(
     // *that* the agent is somewhere, not *where*; the decisive actions (put at the target, heat/cool/clean
     // at the appliance, use at the lamp) depend on the receptacle's type, and a bag of observation
     // words cannot tell the one the agent stands at from the ones it merely saw.
-    const hHere = mix(mix(mix(prefix, K_HERE), memory.phase), memory.here);
-    out[n++] = fmix(hHere) % dim;
-    const hHereTask = mix(hHere, K_HERE_TASK);
-    for (let i = 0; i < memory.taskWords.length; i++) out[n++] = fmix(mix(hHereTask, memory.taskWords[i]!)) % dim;
+    if (memory.here !== 0) {
+      const hHere = mix(mix(mix(prefix, K_HERE), memory.phase), memory.here);
+      out[n++] = fmix(hHere) % dim;
+      const hHereTask = mix(hHere, K_HERE_TASK);
+      for (let i = 0; i < memory.taskWords.length; i++) out[n++] = fmix(mix(hHereTask, memory.taskWords[i]!)) % dim;
+    }
   }
   const cands = words.candidates;
   if (cands && cands.length > 0) n = candidateFeatures(cands, words.candidateMasks!, response, start, pos, p, dim, out, n);
