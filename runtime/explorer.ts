@@ -16,7 +16,7 @@ import { inputsOf, ready, runNode, type Latest, type RunGraph, type Values } fro
 /** Per-step rollout statistics (the rollout part of the step's metrics row), kept until the step's update writes it. */
 export type RolloutStats = Pick<TrainRowMetrics,
   "step" | "policyStep" | "episodes" | "successRate" | "meanReward" | "horizon" | "prefix" | "expertLength" | "studentTurns" |
-  "turns" | "invalidActions" | "admissibleRate" | "noExperience" | "droppedFailed" | "adaptiveCap" | "tokens"> & {
+  "turns" | "invalidActions" | "admissibleRate" | "noExperience" | "droppedFailed" | "adaptiveCap" | "tokens" | "feedback"> & {
   time: { rollout: number; teacher: number; probe: number };
 };
 
@@ -68,6 +68,9 @@ export class Explorer {
       this.latest.record(n.id, out);
     }
     const stats = rolloutStats(t, policyStep, records, droppedFailed, ctx.state.adaptiveCap, time);
+    // The feedback in force while this step rolled out (its stages and signals), for the metrics row.
+    const feedback = ctx.state.feedbackSummary();
+    if (feedback) stats.feedback = feedback;
     return { stats, rows: this.boundaryRows(values, t, policyStep), ...(unscored ? { unscored } : {}) };
   }
 
