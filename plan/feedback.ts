@@ -142,16 +142,21 @@ export class FeedbackTracker {
     return Object.fromEntries(Object.entries(FEEDBACK_FIELDS).map(([k, f]) => [k, o ? f(o) : 0])) as ScalarVars;
   }
 
-  /** What the feedback operators read, for evalScalar / evalTurns. */
-  view(): FeedbackView {
+  /** What the feedback operators read, for evalScalar / evalTurns (live: it follows later observations). */
+  view(): FeedbackView { return this.viewOf(this.state); }
+
+  /** A view of the state as it is now, unaffected by later observations (replays keep one per step). */
+  frozenView(): FeedbackView { return this.viewOf(structuredClone(this.state)); }
+
+  private viewOf(state: FeedbackSnapshot): FeedbackView {
     return {
       klTurn: (i) => {
-        const o = this.state.last;
+        const o = state.last;
         if (!o) return 0;
         const v = Number.isInteger(i) && i >= 0 ? o.kl.perTurn[i] : undefined;
         return v === undefined || v === null ? o.kl.mean : v;
       },
-      stateful: (node) => this.valueOf(this.nodeFor(node)),
+      stateful: (node) => this.valueIn(state, this.nodeFor(node)),
     };
   }
 
@@ -218,8 +223,10 @@ export class FeedbackTracker {
     return n;
   }
 
-  private valueOf(n: StatefulNode): number {
-    const s = this.state.nodes[n.name]!;
+  private valueOf(n: StatefulNode): number { return this.valueIn(this.state, n); }
+
+  private valueIn(state: FeedbackSnapshot, n: StatefulNode): number {
+    const s = state.nodes[n.name]!;
     switch (s.kind) {
       case "ema": return s.seen === 0 ? this.init(n) : s.value;
       case "window_mean": return s.values.length === 0 ? this.init(n) : s.values.reduce((a, b) => a + b, 0) / s.values.length;
@@ -227,9 +234,9 @@ export class FeedbackTracker {
     }
   }
 
-  /** A smoother's `init` (a constant or clock-level argument). */
+  /** A smoother's `init` (a constant: the compiler refuses anything else). */
   private init(n: StatefulNode): number {
-    return evalScalar(n.tree.args[2]!, { ...this.vars() }, this.ext, this.view());
+    return evalScalar(n.tree.args[2]!, {});
   }
 }
 
@@ -319,7 +326,7 @@ export function replayTrace(exprs: Record<string, ExprDef>, trace: Observation[]
       tracker.observe(trace[next]!, observeClock(trace[next]!.step, opts.staleness, opts.steps));
       next++;
     }
-    return { vars: tracker.vars(), view: tracker.view(), summary: tracker.summary() };
+    return { vars: tracker.vars(), view: tracker.frozenView(), summary: tracker.summary() };
   };
   return { at };
 }
