@@ -280,7 +280,7 @@ function atMostFeedback(s: Scalar, call: CallInfo, key: string, fn: string): boo
   if (call.abstract || levelRank(s.level) <= levelRank("feedback")) return true;
   const reads = s.reads.filter((r) => r.startsWith("episode.") || r.startsWith("turn.") || r.startsWith("token."));
   call.report(d.levelTooHigh({
-    field: `argument '${key}' of '${fn}'`, max: "feedback", level: s.level, reads: reads.map((r) => `\`${r}\``).join(", ") || "runtime values",
+    field: `${fn}(${key})`, max: "feedback", level: s.level, reads: reads.map((r) => `\`${r}\``).join(", ") || "runtime values",
     hint: "A feedback rule observes one value per finished step: use step-level metrics (`feedback.kl`, `feedback.success`, …), not per-episode or per-turn values.",
   }), call.argSpans.get(key));
   return false;
