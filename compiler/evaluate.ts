@@ -499,10 +499,15 @@ export class Evaluator {
   /** Reports when a value is known later than a field accepts. */
   checkLevel(s: Scalar, max: Level, field: string, span: Span): boolean {
     if (levelRank(s.level) <= levelRank(max)) return true;
-    const reads = s.reads.filter((r) => levelRank(VARIABLES[r as VariableName] ?? "const") > levelRank(max));
+    // Feedback rules (`ema(…)`, `stage(…)`) are read as feedback-level values.
+    const levelOf = (r: string): Level => VARIABLES[r as VariableName] ?? (r.endsWith("(…)") ? "feedback" : "const");
+    const reads = s.reads.filter((r) => levelRank(levelOf(r)) > levelRank(max));
+    const feedback = s.level === "feedback" && max === "step"
+      ? " This value reads the run's own metrics (feedback level), and this field takes values of the step clock alone; pace `horizon` or `prefix` with feedback instead."
+      : "";
     this.report(d.levelTooHigh({
       field, max, level: s.level, reads: reads.map((r) => `\`${r}\``).join(", ") || "runtime values",
-      hint: max === "const" ? "Use a constant here." : `Only values known at ${max} level (${levelVars(max)}) can be used here.`,
+      hint: (max === "const" ? "Use a constant here." : `Only values known at ${max} level (${levelVars(max)}) can be used here.`) + feedback,
     }), span);
     return false;
   }
@@ -545,6 +550,7 @@ export function varScalar(name: VariableName, span: Span): Scalar {
   const dims: Partial<Record<VariableName, Dim>> = {
     step: { steps: 1 }, total_steps: { steps: 1 }, "episode.expert_length": { turns: 1 }, "episode.max_turns": { turns: 1 },
     "episode.turns": { turns: 1 }, "turn.index": { turns: 1 }, "turn.tokens": { tokens: 1 },
+    "feedback.step": { steps: 1 }, "feedback.horizon": { turns: 1 }, "feedback.prefix": { turns: 1 }, "feedback.student_turns": { turns: 1 },
   };
   return { kind: "scalar", type: "number", dim: dims[name] ?? DIMLESS, level: VARIABLES[name], tree: { op: "var", name }, reads: [name], span };
 }
@@ -588,7 +594,9 @@ function addLoss(a: Loss, b: Loss, span: Span, report: (m: Message, s: Span) => 
 }
 
 function levelVars(l: Level): string {
-  const vars = Object.entries(VARIABLES).filter(([, lv]) => levelRank(lv) <= levelRank(l) && lv !== "const").map(([k]) => `\`${k}\``);
+  const vars = Object.entries(VARIABLES).filter(([, lv]) => levelRank(lv) <= levelRank(l) && lv !== "const" && lv !== "feedback").map(([k]) => `\`${k}\``);
+  // The feedback variables are many: one entry for all of them (docs/LANGUAGE.md#feedback).
+  if (levelRank("feedback") <= levelRank(l)) vars.splice(1, 0, "`feedback.*`");
   return vars.length ? `constants, ${vars.join(", ")}` : "constants";
 }
 
