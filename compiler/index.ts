@@ -11,13 +11,13 @@ import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
 import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOverride } from "./curriculum.js";
 import { d, didYouMean, type Diagnostic } from "./diagnostics/index.js";
-import { Evaluator, fixed } from "./evaluate.js";
+import { Evaluator } from "./evaluate.js";
 import { lower } from "./lower.js";
 import { ModuleLoader, projectRootOf, type Module } from "./modules.js";
 import { DiagnosticSink } from "./sink.js";
 import { bundleExtensions, type TsExtension } from "./ts-extensions.js";
-import { parseDim } from "./units.js";
-import type { Scalar, Scope, Value } from "./values.js";
+import { scalarType, typeOfRef } from "./types.js";
+import { fixed, type Scalar, type Scope, type Value } from "./values.js";
 
 export { render, toJsonLine, type Diagnostic } from "./diagnostics/index.js";
 /** A syntax error of grammar/ as the catalogue message the compiler reports for it. */
@@ -239,7 +239,7 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
   const sweep = point.length ? Object.fromEntries(point.map((s) => [s.target.join("."), s.text.replace(/\s+/g, "")])) : undefined;
   const planName = name + (sweep ? "@" + Object.entries(sweep).map(([k, v]) => `${k}=${v}`).join(",") : "");
   const bundleFile = `${safeFileName(planName)}.plan.bundle.mjs`;
-  const plan = lower(cv, ev, {
+  const plan = lower(cv, ev.check, {
     sources: modules.map((m) => ({ path: m.display, sha256: sha256(m.ts ? cache.read(m.path) : m.text) })).sort((a, b) => a.path.localeCompare(b.path)),
     ...(sweep ? { sweep } : {}),
     describe: (s) => loader.describe(s),
@@ -384,14 +384,9 @@ function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator, checkModule?: 
 function checkBody(decl: FnDecl, modScope: Scope, ev: Evaluator): void {
   const scope: Scope = { parent: modScope, names: new Map() };
   for (const p of decl.params) {
-    const t = p.type?.text.replace(/\s+/g, "");
+    const t = scalarType(p.type && typeOfRef(p.type));
     let v: Value | undefined;
-    if (t) {
-      const perTurn = /^per_turn<(.+)>$/.exec(t);
-      const dim = parseDim(perTurn ? perTurn[1]! : t);
-      if (dim) v = symbolic(p.name, dim, perTurn ? "turn" : "const", p.nameSpan);
-      else if (t === "bool") v = { ...symbolic(p.name, {}, "const", p.nameSpan), type: "bool" };
-    }
+    if (t) v = { ...symbolic(p.name, t.dim, t.perTurn ? "turn" : "const", p.nameSpan), type: t.type };
     if (!v && p.default) {
       const saved = ev.abstract;
       ev.abstract = true;
