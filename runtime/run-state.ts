@@ -5,9 +5,11 @@
  * everything a resumed run needs. A fault in an iteration (RunFault) rolls the iteration back unless
  * the update already changed the weights, then stops with a checkpoint.
  */
+import { join } from "node:path";
 import type { NodeOf, Plan } from "../plan/schema.js";
 import type { CurriculumState } from "./curriculum-state.js";
 import { MetricsWriter, type MetricsRow } from "./metrics.js";
+import { EpisodeSampleWriter } from "./episode-samples.js";
 import { CHECKPOINT_FORMAT, loadStudent, readCheckpoint, writeCheckpoint, type CheckpointState } from "./checkpoint.js";
 import { RunFault, type RunContext } from "./nodes/context.js";
 import type { EvalRow } from "./nodes/evaluate.js";
@@ -42,6 +44,7 @@ export class RunState {
   iteration = 0;
   learnerStep = 0;
   private readonly metrics: MetricsWriter;
+  private readonly samples: EpisodeSampleWriter;
 
   constructor(
     private readonly plan: Plan,
@@ -56,6 +59,7 @@ export class RunState {
     private readonly opts: ClockOptions,
   ) {
     this.metrics = new MetricsWriter(metricsPath);
+    this.samples = new EpisodeSampleWriter(join(runDir, "episodes.jsonl"));
   }
 
   private emit(row: MetricsRow): void { this.metrics.write(row); this.opts.onRow?.(row); }
@@ -109,8 +113,10 @@ export class RunState {
       await loadStudent(runDir, this.ctx.student);
       this.restore(ck);
       this.metrics.open(ck.metricsOffset);
+      this.samples.open(ck.learnerStep);
     } else {
       this.metrics.open();
+      this.samples.open();
     }
     opts.onStart?.({ steps: T, startStep: this.learnerStep, runDir });
     if (!opts.resume) {
@@ -131,10 +137,12 @@ export class RunState {
       const before = this.snapshot();
       learner.mutated = false;
       try {
-        const row = await this.pipeline.iterate(t, explorer, learner);
-        if (row) {
+        const trained = await this.pipeline.iterate(t, explorer, learner);
+        if (trained) {
+          const { row } = trained;
           this.learnerStep = row.step;
           this.emit(row);
+          this.samples.write(trained.samples);
           const te = performance.now();
           await this.evaluateAt(row.step);
           row.time.eval = (performance.now() - te) / 1000;
