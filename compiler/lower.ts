@@ -257,7 +257,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     const kind = env ? str(env, "kind") : "";
     const sem = semanticsOf(kind);
     if (sem.expertActions === "none" && constValue(prefix) !== 0) {
-      ev.report(d.noExpertActions({ env: kind, source: sem.expertActionsNote ?? "their data has no \"actions\"" }), span("prefix"));
+      check.report(d.noExpertActions({ env: kind, source: sem.expertActionsNote ?? "their data has no \"actions\"" }), span("prefix"));
     }
   }
 
