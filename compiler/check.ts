@@ -77,10 +77,15 @@ export class Checker {
   /** Reports when a value is known later than a field accepts. */
   level(s: Scalar, max: Level, field: string, span: Span): boolean {
     if (levelRank(s.level) <= levelRank(max)) return true;
-    const reads = s.reads.filter((r) => levelRank(VARIABLES[r as VariableName] ?? "const") > levelRank(max));
+    // Feedback rules (`ema(…)`, `stage(…)`) are read as feedback-level values.
+    const levelOf = (r: string): Level => VARIABLES[r as VariableName] ?? (r.endsWith("(…)") ? "feedback" : "const");
+    const reads = s.reads.filter((r) => levelRank(levelOf(r)) > levelRank(max));
+    const feedback = s.level === "feedback" && max === "step"
+      ? " This value reads the run's own metrics (feedback level), and this field takes values of the step clock alone; pace `horizon` or `prefix` with feedback instead."
+      : "";
     this.report(d.levelTooHigh({
       field, max, level: s.level, reads: reads.map((r) => `\`${r}\``).join(", ") || "runtime values",
-      hint: max === "const" ? "Use a constant here." : `Only values known at ${max} level (${levelVars(max)}) can be used here.`,
+      hint: (max === "const" ? "Use a constant here." : `Only values known at ${max} level (${levelVars(max)}) can be used here.`) + feedback,
     }), span);
     return false;
   }
@@ -122,7 +127,9 @@ const silent = new Checker(new DiagnosticSink(), () => {});
 const NOWHERE: Span = { file: "<fits>", start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } };
 
 function levelVars(l: Level): string {
-  const vars = Object.entries(VARIABLES).filter(([, lv]) => levelRank(lv) <= levelRank(l) && lv !== "const").map(([k]) => `\`${k}\``);
+  const vars = Object.entries(VARIABLES).filter(([, lv]) => levelRank(lv) <= levelRank(l) && lv !== "const" && lv !== "feedback").map(([k]) => `\`${k}\``);
+  // The feedback variables are many: one entry for all of them (docs/LANGUAGE.md#feedback).
+  if (levelRank("feedback") <= levelRank(l)) vars.splice(1, 0, "`feedback.*`");
   return vars.length ? `constants, ${vars.join(", ")}` : "constants";
 }
 

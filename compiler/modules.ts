@@ -77,7 +77,7 @@ export class ModuleLoader {
     for (const [k, v] of preludeBuiltins()) names.set(k, fixed(v, NOWHERE, "builtin", `builtin ${k}`));
     names.set("step", fixed(varScalar("step", NOWHERE), NOWHERE, "builtin", "the step clock"));
     names.set("total_steps", { get: () => ev.context.totalSteps !== undefined ? { ...varScalar("total_steps", NOWHERE), level: "const", tree: { op: "const", value: ev.context.totalSteps }, reads: [] } : varScalar("total_steps", NOWHERE), span: NOWHERE, kind: "builtin", describe: "the curriculum's steps" });
-    for (const ns of ["episode", "turn", "token"]) names.set(ns, fixed({ kind: "namespace", name: ns, span: NOWHERE }, NOWHERE, "builtin", `runtime variables of each ${ns}`));
+    for (const ns of ["episode", "turn", "token", "feedback"]) names.set(ns, fixed({ kind: "namespace", name: ns, span: NOWHERE }, NOWHERE, "builtin", `runtime variables of each ${ns}`));
     this.prelude = { names };
     ev.isLibrary = (file) => file.startsWith(this.stdlibDir + sep) || file.includes(sep + "node_modules" + sep);
     const core: Module = { path: "std/core", display: "std/core", text: "", scope: { parent: this.prelude, names: new Map() }, exports: new Map(), curricula: [], sweeps: [] };

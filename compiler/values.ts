@@ -121,6 +121,7 @@ export function varScalar(name: VariableName, span: Span): Scalar {
   const dims: Partial<Record<VariableName, Dim>> = {
     step: { steps: 1 }, total_steps: { steps: 1 }, "episode.expert_length": { turns: 1 }, "episode.max_turns": { turns: 1 },
     "episode.turns": { turns: 1 }, "turn.index": { turns: 1 }, "turn.tokens": { tokens: 1 },
+    "feedback.step": { steps: 1 }, "feedback.horizon": { turns: 1 }, "feedback.prefix": { turns: 1 }, "feedback.student_turns": { turns: 1 },
   };
   return { kind: "scalar", type: "number", dim: dims[name] ?? DIMLESS, level: VARIABLES[name], tree: { op: "var", name }, reads: [name], span };
 }
