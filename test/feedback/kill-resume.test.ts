@@ -36,7 +36,7 @@ describe("kill -9 and resume a feedback-paced run", () => {
     expect(again.status, again.stderr).toBe(0);
     const a = rows(full), b = rows(killed);
     expect(b).toEqual(a);
-    const stages = a.filter((x) => x.kind === "train").map((x) => (x.feedback as { values: Record<string, number> }).values["stage#1"]);
+    const stages = a.filter((x) => x.kind === "train").map((x) => (x.feedback as { values: Record<string, number> }).values["stage#1"] ?? NaN);
     expect(stages).toHaveLength(12);
     expect(Math.max(...stages)).toBeGreaterThan(0); // the rule moved during the run
   }, 240_000);
