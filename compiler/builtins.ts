@@ -5,9 +5,8 @@
  */
 import type { Span } from "../grammar/ast.js";
 import { d, didYouMean } from "./diagnostics/index.js";
-import { constScalar, invalid, op, varScalar } from "./evaluate.js";
 import { DIMLESS, dimEq, example, formatDim, isDimless } from "./units.js";
-import { constValue, isConst, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
+import { constScalar, constValue, invalid, isConst, op, varScalar, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
 import { levelRank, maxLevel } from "../plan/expr.js";
 import {
   AGGREGATES, DIALECTS, ESTIMATORS, HISTORY_ENTRY_PLACEHOLDERS, LOSS_FNS, LOSS_KINDS, MEMORY_KINDS, ON_INVALID_KINDS,

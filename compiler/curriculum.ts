@@ -7,9 +7,9 @@ import type { CurriculumDecl, Expr, Span } from "../grammar/ast.js";
 import type { Level } from "../plan/expr.js";
 import { d, didYouMean } from "./diagnostics/index.js";
 import type { Evaluator } from "./evaluate.js";
-import { constScalar, invalid } from "./evaluate.js";
 import { DIMLESS, dimEq, isDimless } from "./units.js";
-import { constValue, lookup, type Scalar, type Scope, type Value } from "./values.js";
+import { parseType } from "./types.js";
+import { constScalar, constValue, invalid, lookup, type Scalar, type Scope, type Value } from "./values.js";
 
 export interface FieldSpec {
   /** Accepted types, tried in order (`turns|depth`). */
@@ -170,31 +170,13 @@ function checkField(name: string, spec: FieldSpec, raw: Value, span: Span, ev: E
   if (spec.bareUnit && v.kind === "scalar" && v.literal && isDimless(v.dim)) {
     v = constScalar(constValue(v)!, { [spec.bareUnit]: 1 }, v.span);
   }
-  const alternatives = spec.type.split("|");
-  let checked: Value = invalid(span);
-  if (alternatives.length === 1) {
-    checked = ev.checkType(v, alternatives[0]!, span, `field '${name}'`);
-  } else {
-    // Try each alternative silently; report against the first when none fits.
-    const fits = alternatives.find((t) => fitsType(v, t));
-    checked = fits ? v : ev.checkType(v, alternatives[0]!, span, `field '${name}'`);
-  }
-  if (checked.kind === "scalar" && !ev.checkLevel(checked, spec.level, name, span)) return invalid(span);
+  const checked = ev.check.type(v, parseType(spec.type), span, `field '${name}'`);
+  if (checked.kind === "scalar" && !ev.check.level(checked, spec.level, name, span)) return invalid(span);
   if (checked.kind === "scalar" && spec.level === "const" && checked.tree.op !== "const") {
     ev.report(d.notAConstant({ what: `'${name}'`, level: checked.level }), span);
     return invalid(span);
   }
   return checked;
-}
-
-function fitsType(v: Value, t: string): boolean {
-  if (t === "depth" || t === "eval") return v.kind === "object" && v.type === t;
-  if (t === "list<eval>") return v.kind === "list" && v.items.every((i) => i.kind === "object" && i.type === "eval");
-  if (v.kind !== "scalar" || v.type !== "number") return false;
-  if (t === "tasks") return dimEq(v.dim, { tasks: 1 });
-  if (t === "tasks×rollouts") return dimEq(v.dim, { tasks: 1, rollouts: 1 });
-  if (t === "turns") return dimEq(v.dim, { turns: 1 });
-  return false;
 }
 
 export const scalarOf = (f: FieldValue | undefined): Scalar | undefined => (f?.value.kind === "scalar" ? f.value : undefined);

@@ -16,7 +16,7 @@ import { semanticsOf } from "../plan/env-semantics.js";
 import { methodGraph } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { d } from "./diagnostics/index.js";
-import type { Evaluator } from "./evaluate.js";
+import type { Checker } from "./check.js";
 import { planUnit } from "./units.js";
 import { constValue, type Loss, type Obj, type Scalar, type Str, type Value } from "./values.js";
 
@@ -30,11 +30,11 @@ export interface LowerContext {
 class Lowering {
   readonly exprs: Record<string, ExprDef> = {};
   ok = true;
-  constructor(readonly ev: Evaluator, readonly ctx: LowerContext, readonly steps: number) {}
+  constructor(readonly check: Checker, readonly ctx: LowerContext, readonly steps: number) {}
 
   /** Level check for values nested in loss and optimizer objects. */
   checkLevel(s: Scalar, max: "step" | "turn", span: Span): boolean {
-    const ok = this.ev.checkLevel(s, max, max === "turn" ? "turn weight" : "coefficient", span);
+    const ok = this.check.level(s, max, max === "turn" ? "turn weight" : "coefficient", span);
     if (!ok) this.ok = false;
     return ok;
   }
@@ -55,7 +55,7 @@ class Lowering {
   tooDeep(s: Scalar, what: string, span: Span): boolean {
     const depth = treeDepth(s.tree);
     if (depth <= PLAN_EXPR_DEPTH) return false;
-    this.ev.report(d.expressionTooDeep({ what, depth, limit: PLAN_EXPR_DEPTH }), span);
+    this.check.report(d.expressionTooDeep({ what, depth, limit: PLAN_EXPR_DEPTH }), span);
     this.ok = false;
     return true;
   }
@@ -69,7 +69,7 @@ class Lowering {
     if (c !== undefined) {
       if (Number.isFinite(c) && ok(c)) return true;
       const r = Number.isFinite(c) ? range : "a finite number";
-      this.ev.report(d.outOfRange({ what, range: r, value: fmt(c), hint: `Choose a value ${r}.` }), span);
+      this.check.report(d.outOfRange({ what, range: r, value: fmt(c), hint: `Choose a value ${r}.` }), span);
       this.ok = false;
       return false;
     }
@@ -85,7 +85,7 @@ class Lowering {
         if (!Number.isFinite(v) || !ok(v)) {
           const at = s.level === "episode" ? `step ${step} with episode.expert_length = ${L} turns` : `step ${step}`;
           const r = Number.isFinite(v) ? range : "a finite number";
-          this.ev.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: `The value must stay ${r} over the whole run.` }), span);
+          this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: `The value must stay ${r} over the whole run.` }), span);
           this.ok = false;
           return false;
         }
@@ -190,13 +190,13 @@ function toJson(v: Value): unknown {
 }
 
 /** Lowers one evaluated curriculum; undefined when a field is invalid (already reported). */
-export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Plan | undefined {
+export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): Plan | undefined {
   const f = (k: string): FieldValue | undefined => cv.fields.get(k);
   const val = (k: string): Value | undefined => {
     const v = f(k)?.value;
     return v && v.kind !== "invalid" ? v : undefined;
   };
-  const errorsBefore = ev.sink.errorCount;
+  const errorsBefore = check.sink.errorCount;
   const invalidFields = [...cv.fields.values()].some((fv) => fv.value.kind === "invalid");
   const teacher = val("teacher") as Obj | undefined;
   const student = val("student") as Obj | undefined;
@@ -204,7 +204,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   const stepsS = val("steps") as Scalar | undefined;
   // Keep checking what can be checked when some fields are broken: one run reports every error.
   const steps = stepsS ? constValue(stepsS)! : 1;
-  const L = new Lowering(ev, ctx, Math.max(1, Math.min(steps, 1e6)));
+  const L = new Lowering(check, ctx, Math.max(1, Math.min(steps, 1e6)));
   const span = (k: string) => f(k)?.expr.span ?? cv.decl.nameSpan;
 
   if (stepsS) L.range(stepsS, "steps", (v) => Number.isInteger(v) && v >= 1, "an integer ≥ 1", span("steps"));
@@ -224,7 +224,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
       tasksPerStep = total;
     }
     if (!Number.isInteger(tasksPerStep) || tasksPerStep < 1 || !Number.isInteger(rolloutsPerTask) || rolloutsPerTask < 1) {
-      ev.report(d.outOfRange({ what: "batch", range: "a whole number ≥ 1 of tasks and of rollouts", value: `${tasksPerStep} tasks × ${rolloutsPerTask} rollouts`, hint: "e.g. `16 tasks × 8 rollouts`." }), batch.expr.span);
+      check.report(d.outOfRange({ what: "batch", range: "a whole number ≥ 1 of tasks and of rollouts", value: `${tasksPerStep} tasks × ${rolloutsPerTask} rollouts`, hint: "e.g. `16 tasks × 8 rollouts`." }), batch.expr.span);
       return undefined;
     }
   }
@@ -257,7 +257,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     const kind = env ? str(env, "kind") : "";
     const sem = semanticsOf(kind);
     if (sem.expertActions === "none" && constValue(prefix) !== 0) {
-      ev.report(d.noExpertActions({ env: kind, source: sem.expertActionsNote ?? "their data has no \"actions\"" }), span("prefix"));
+      check.report(d.noExpertActions({ env: kind, source: sem.expertActionsNote ?? "their data has no \"actions\"" }), span("prefix"));
     }
   }
 
@@ -274,10 +274,10 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     else if (t.kind === "grpo") {
       const group = constValue(param("group") as Scalar) ?? 0;
       if (group !== 0 && group !== rolloutsPerTask) {
-        ev.report(d.invalidValue({ what: "grpo group", detail: `group: ${group} but the batch has ${rolloutsPerTask} rollout(s) per task`, hint: `Write \`batch: ${tasksPerStep} tasks × ${group} rollouts\`.` }), t.span);
+        check.report(d.invalidValue({ what: "grpo group", detail: `group: ${group} but the batch has ${rolloutsPerTask} rollout(s) per task`, hint: `Write \`batch: ${tasksPerStep} tasks × ${group} rollouts\`.` }), t.span);
         L.ok = false;
       } else if (rolloutsPerTask < 2) {
-        ev.report(d.invalidValue({ what: "grpo term", detail: "GRPO needs at least 2 rollouts per task to form a group", hint: `Write \`batch: ${tasksPerStep} tasks × 8 rollouts\`.` }), t.span);
+        check.report(d.invalidValue({ what: "grpo term", detail: "GRPO needs at least 2 rollouts per task to form a group", hint: `Write \`batch: ${tasksPerStep} tasks × 8 rollouts\`.` }), t.span);
         L.ok = false;
       }
       terms.push({ kind: "grpo", coef });
@@ -317,13 +317,13 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   const rowsF = val("rows") as Str | undefined;
   const rows = rowsF?.value;
   if (rows !== undefined && rows !== "turn" && rows !== "trajectory") {
-    ev.report(d.invalidValue({ what: "rows", detail: `'${rows}'`, hint: 'Use "turn" (Trinity) or "trajectory" (tinker).' }), span("rows"));
+    check.report(d.invalidValue({ what: "rows", detail: `'${rows}'`, hint: 'Use "turn" (Trinity) or "trajectory" (tinker).' }), span("rows"));
     L.ok = false;
   }
   const oldLpF = val("old_logprobs") as Str | undefined;
   const oldLogprobs = oldLpF?.value;
   if (oldLogprobs !== undefined && oldLogprobs !== "trainer" && oldLogprobs !== "sampler") {
-    ev.report(d.invalidValue({ what: "old_logprobs", detail: `'${oldLogprobs}'`, hint: 'Use "trainer" (recomputed by the trainer, Trinity) or "sampler" (the rollout\'s log-probs).' }), span("old_logprobs"));
+    check.report(d.invalidValue({ what: "old_logprobs", detail: `'${oldLogprobs}'`, hint: 'Use "trainer" (recomputed by the trainer, Trinity) or "sampler" (the rollout\'s log-probs).' }), span("old_logprobs"));
     L.ok = false;
   }
 
@@ -381,7 +381,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     evals: evalNodes, checkpoint: { every: checkpointEvery },
   });
 
-  if (!L.ok || ev.sink.errorCount > errorsBefore) return undefined;
+  if (!L.ok || check.sink.errorCount > errorsBefore) return undefined;
   const plan: Plan = {
     schema: PLAN_SCHEMA_ID,
     name: cv.name + (ctx.sweep ? "@" + Object.entries(ctx.sweep).map(([k, v]) => `${k}=${v}`).join(",") : ""),
@@ -397,7 +397,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   // above say which value; this catches the rest (optimizer and eval options, env settings).
   const bad = nonFinitePath(plan);
   if (bad !== undefined) {
-    ev.report(d.outOfRange({ what: `plan field ${bad}`, range: "a finite number", value: "NaN or ±Infinity", hint: "Check the arithmetic of the values this field is built from." }), cv.decl.nameSpan);
+    check.report(d.outOfRange({ what: `plan field ${bad}`, range: "a finite number", value: "NaN or ±Infinity", hint: "Check the arithmetic of the values this field is built from." }), cv.decl.nameSpan);
     return undefined;
   }
   return plan;

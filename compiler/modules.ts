@@ -22,12 +22,11 @@ import type { Code } from "./diagnostics/catalogue.js";
 import { d, didYouMean, type Message } from "./diagnostics/index.js";
 import { coreBuiltins, preludeBuiltins } from "./builtins.js";
 import type { Evaluator } from "./evaluate.js";
-import { fixed, invalid } from "./evaluate.js";
 import { evalModel } from "./model.js";
 import type { DiagnosticSink } from "./sink.js";
 import { loadTsExtension, type TsExtension } from "./ts-extensions.js";
-import { varScalar } from "./evaluate.js";
-import type { Binding, Obj, Scope, Value } from "./values.js";
+import { typeOfRef } from "./types.js";
+import { fixed, invalid, varScalar, type Binding, type Obj, type Scope, type Value } from "./values.js";
 
 export interface Module {
   /** Absolute path, or `std/core` for the native module. */
@@ -135,7 +134,7 @@ export class ModuleLoader {
       case "let": {
         this.bind(mod, decl.name, decl.nameSpan, this.lazy(decl.name, decl.nameSpan, () => `let ${decl.name} (${this.describe(decl.span)})`, "let", () => {
           const v = ev.expr(decl.value, mod.scope);
-          return decl.type ? ev.checkTypeRef(v, decl.type, decl.value.span, `'${decl.name}'`) : v;
+          return decl.type ? ev.check.type(v, typeOfRef(decl.type), decl.value.span, `'${decl.name}'`) : v;
         }), decl.exported);
         return;
       }
