@@ -18,7 +18,7 @@
 import { stringify } from "yaml";
 import { GRPO_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
-import { evalScalar, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
+import { evalScalar, readsFeedback, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
 import { adaptiveDepthOf, nodeOf, nodesOf, type Plan, type AgentFormat } from "../../plan/schema.js";
 import { constantOverRun, recogniseB2f, recogniseF2b, treeOf } from "./plugin/recognise.js";
 import { generatePlugin, type PluginSpec, type PluginFiles } from "./plugin/generate.js";
@@ -229,6 +229,13 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
       fail("TypeScript extension", `the pacing expression '${ref.expr}' calls a TypeScript extension, which a Python plugin cannot run`, "Write the schedule in tcod itself, or train with `tcod run`.", originOf(ref));
     }
   }
+  const pacingReadsFeedback = [horizonTree, prefixTree].some((t) => t !== undefined && readsFeedback(t));
+  if (pacingReadsFeedback) whyPlugin.push("feedback-paced schedules (they read the run's own metrics)");
+  for (const t of advantage.terms) {
+    if (typeof t.coef !== "number" && plan.exprs[t.coef.expr] && readsFeedback(plan.exprs[t.coef.expr]!.tree)) {
+      fail("feedback coefficient", "an advantage coefficient reads the run's metrics; the plugin paces only the horizon and the prefix by feedback", "Pace `horizon` or `prefix` with std/feedback, or train with `tcod run`.", originOf(t.coef));
+    }
+  }
   const needsPluginWorkflow = official === undefined || options.target === "upstream";
   if (needsPluginWorkflow && !PLUGIN_ENVS.has(env.kind)) {
     const why = official === undefined ? whyPlugin.join("; ") : "the upstream target has no TCOD workflows";
@@ -430,6 +437,8 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
           ...(planner.horizon !== undefined ? { horizon: planner.horizon } : {}),
           ...(planner.prefix !== undefined ? { prefix: planner.prefix } : {}),
           ...(adaptive ? { adaptive } : {}),
+          // Feedback rules: the workflow's named actor observes each finished step (tcod_workflow.py).
+          ...(pacingReadsFeedback ? { feedback: { staleness: update.staleness, episodesPerStep: sampler.tasksPerStep * sampler.rolloutsPerTask } } : {}),
         },
         agent,
         semantics: semanticsOf(env.kind),

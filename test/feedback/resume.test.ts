@@ -15,6 +15,7 @@ import { readCheckpoint } from "../../runtime/checkpoint.js";
 import { planReplay, planSchedules, scheduleValues } from "../../plan/schedules.js";
 import { parseTrace } from "../../plan/feedback.js";
 import { readFileSync } from "node:fs";
+import { renderReport } from "../../runtime/report/index.js";
 
 const SOURCE = `
 import { opd } from "std/loss"
@@ -85,6 +86,11 @@ describe("a feedback-paced run (texthouse + embedded)", () => {
     // kl_settled(below: 50) holds on every finished step (this student's KL is about 8 nats), so the
     // stage advances each step: H = min(1 + stage, clock) = min(1 + (t − 1), 1 + t) = t, capped at 6.
     expect(rows.map((r) => r.horizon)).toEqual([1, 2, 3, 4, 5, 6, 6, 6]);
+    // The report shows the stage and the signal that moved it: stage 1 in force from step 2, moved by step 1's metrics.
+    const html = renderReport(plan, readMetrics(join(dir, "metrics.jsonl")));
+    expect(html).toContain('id="feedback"');
+    expect(html).toContain("Feedback: pacing stages in force");
+    expect(html).toMatch(/<tr><td>stage#1 → 1<\/td><td>2<\/td><td>1<\/td><td>[0-9.]+<\/td><\/tr>/);
     const strict = JSON.parse(JSON.stringify(plan).replaceAll('"value":50', '"value":0.000001'));
     const dir2 = tmp();
     await runPlan(strict, { runDir: dir2 });

@@ -106,5 +106,38 @@ class Observation(unittest.TestCase):
         self.assertEqual(core.observation_of_episodes(1, [])["kl"], {"mean": 0.0, "perTurn": []})
 
 
+class WorkflowGlue(unittest.TestCase):
+    """What the generated workflow reports per episode (core.episode_report) and the step
+    observation its feedback actor builds from them."""
+
+    def test_episode_report_from_a_played_episode(self):
+        import asyncio
+
+        agent = {"name": "t", "system": "", "template": "{observation}", "templateNoHistory": "{observation}", "historyWindow": 0,
+                 "historyEntry": "", "memory": {"kind": "accumulate"}, "parser": {"kind": "tags", "tag": "action", "think": False},
+                 "maxResponseTokens": 8, "thinking": False, "onInvalid": {"kind": "pass"}}
+        replies = iter(["<action>a</action>", "<action>zzz</action>", "<action>b</action>"])
+        steps = []
+
+        async def env_step(action):
+            steps.append(action)
+            return f"o{len(steps)}", (1.0 if len(steps) == 3 else 0.0), len(steps) == 3, ["a", "b"]
+
+        async def chat(messages):
+            return next(replies), object()
+
+        rec = asyncio.run(core.run_episode(agent=agent, task="t", first_observation="o0", first_admissible=["a", "b"],
+                                           prefix_actions=[], student_turns=3, capped=False, truncated_reward=0.0,
+                                           env_step=env_step, chat=chat))
+        self.assertEqual(rec["admissible"], [True, False, True])
+        r = core.episode_report(rec, {"cap": 3, "student_turns": 3}, [0.4, 1.0, 0.2], [2, 4, 1])
+        self.assertEqual(r["won"], True)
+        self.assertEqual([t["admissible"] for t in r["turns"]], [True, False, True])
+        o = core.observation_of_episodes(1, [r])
+        self.assertTrue(math.isclose(o["kl"]["mean"], 1.6 / 7))
+        self.assertTrue(math.isclose(o["admissibleRate"], 2 / 3))
+        self.assertEqual(o["successRate"], 1.0)
+
+
 if __name__ == "__main__":
     unittest.main()

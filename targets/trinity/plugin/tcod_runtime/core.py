@@ -376,6 +376,19 @@ def observation_of_episodes(step: int, episodes: Sequence[dict]) -> dict:
     }
 
 
+def episode_report(rec: dict, plan: dict, turn_kl_sums: Sequence[float], turn_tokens: Sequence[int]) -> dict:
+    """One training episode as observation_of_episodes takes it: success (the episode ended with the
+    full reward, 1 on ALFWorld, WebShop and normalised ScienceWorld), reward, the schedule it ran
+    under, and per student turn its summed k1 KL, response tokens and whether the action was offered."""
+    adm = list(rec.get("admissible") or [])
+    return {
+        "won": bool(rec["done"]) and float(rec["reward"]) >= 1.0 - 1e-9, "reward": float(rec["reward"]),
+        "horizon": int(plan["cap"]), "prefix": int(rec["prefix"]), "student_turns": int(plan["student_turns"]),
+        "turns": [{"kl_sum": float(k), "tokens": int(n), "admissible": bool(adm[i]) if i < len(adm) else False}
+                  for i, (k, n) in enumerate(zip(turn_kl_sums, turn_tokens))],
+    }
+
+
 def replay_trace(exprs: Dict[str, dict], trace: Sequence[dict], steps: int, staleness: int) -> List[dict]:
     """Per step 1..steps: the feedback vars, a frozen view and the summary in force, replaying a
     trace as a run sees it (plan/feedback.ts `replayTrace`)."""
@@ -941,7 +954,9 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
     observation, admissible = first_observation, list(first_admissible)
     reward_sum = 0.0
     rec = {"turns": [], "reward": 0.0, "done": False, "truncated": False, "replay_finished": False,
-           "invalid_actions": 0, "prefix": len(prefix_actions)}
+           "invalid_actions": 0, "prefix": len(prefix_actions),
+           # per student turn: was its parsed action one the env offered (the admissible rate of feedback)
+           "admissible": []}
     for action in prefix_actions:
         obs, reward, done, adm = await env_step(action)
         history.append((observation, action))
@@ -964,6 +979,7 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
             await on_turn(handle)
         memory += [user, {"role": "assistant", "content": text}]
         action = parse_action(agent, text)
+        rec["admissible"].append(action is not None and action in admissible)
         if action is None:
             rec["invalid_actions"] += 1
             how = agent["onInvalid"]["kind"]
