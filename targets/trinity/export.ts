@@ -69,6 +69,52 @@ export const DEFAULT_INFRA: TrinityInfra = {
 };
 
 /**
+ * Where each cluster setting sits in a Trinity config (its meaning: Trinity-RFT
+ * trinity/common/config.py), so `tcod import trinity` can hand a config's own values back as
+ * `--infra FIELD=VALUE` and the round trip keeps them.
+ */
+export const INFRA_KEYS: Readonly<Record<string, Exclude<keyof TrinityInfra, "envVars">>> = {
+  project: "project", // experiment group; with name, the checkpoint directory
+  checkpoint_root_dir: "checkpointRootDir", // root of checkpoints (checkpoint_root_dir/project/name)
+  "cluster.node_num": "nodeNum", // Ray nodes
+  "cluster.gpu_per_node": "gpuPerNode", // GPUs per node, shared by rollout, teacher and trainer
+  "model.max_prompt_tokens": "maxPromptTokens", // student prompt limit (the episode so far)
+  "explorer.rollout_model.engine_num": "rolloutEngines", // vLLM engines sampling the student
+  "explorer.rollout_model.tensor_parallel_size": "rolloutTensorParallel",
+  "explorer.rollout_model.gpu_memory_utilization": "gpuMemoryUtilization",
+  "explorer.auxiliary_models.0.engine_num": "teacherEngines", // vLLM engines scoring with the teacher
+  "explorer.auxiliary_models.0.tensor_parallel_size": "teacherTensorParallel",
+  "explorer.auxiliary_models.0.max_model_len": "teacherMaxModelLen",
+  "explorer.auxiliary_models.0.max_prompt_tokens": "teacherMaxPromptTokens",
+  "explorer.runner_per_model": "runnerPerModel", // workflow runners per engine (episodes in flight)
+  "explorer.max_timeout": "maxTimeout", // seconds a workflow may run
+  "synchronizer.sync_method": "syncMethod", // how weights reach the explorer (nccl / checkpoint)
+  "synchronizer.sync_style": "syncStyle",
+  "synchronizer.sync_timeout": "syncTimeout",
+  "trainer.max_token_len_per_gpu": "maxTokenLenPerGpu", // dynamic-batch packing per GPU
+  "trainer.ulysses_sequence_parallel_size": "ulyssesSequenceParallel",
+  "monitor.monitor_type": "monitor", // tensorboard / wandb / …
+};
+
+/**
+ * Keys the export writes with one fixed value — the official TCOD configs' value — and what each
+ * means there. Not curriculum and not `--infra`: `tcod import trinity` notes a config whose value
+ * differs (the export would write this one).
+ */
+export const FIXED_KEYS: Readonly<Record<string, { value: unknown; meaning: string }>> = {
+  continue_from_checkpoint: { value: false, meaning: "start afresh rather than resume the checkpoint directory" },
+  "explorer.rollout_model.enable_prefix_caching": { value: false, meaning: "vLLM prefix caching off (its prompt logprobs depend on the cache)" },
+  "explorer.rollout_model.enforce_eager": { value: true, meaning: "vLLM without CUDA graphs" },
+  "explorer.rollout_model.dtype": { value: "bfloat16", meaning: "engine weights' dtype" },
+  "explorer.rollout_model.enable_chunked_prefill": { value: true, meaning: "vLLM chunked prefill" },
+  "explorer.auxiliary_models.0.enable_prefix_caching": { value: false, meaning: "teacher engine: prefix caching off" },
+  "explorer.auxiliary_models.0.enforce_eager": { value: true, meaning: "teacher engine without CUDA graphs" },
+  "explorer.auxiliary_models.0.dtype": { value: "bfloat16", meaning: "teacher weights' dtype" },
+  "trainer.use_dynamic_bsz": { value: true, meaning: "pack micro-batches by tokens (max_token_len_per_gpu)" },
+  "buffer.trainer_input.experience_buffer.storage_type": { value: "queue", meaning: "experiences pass from explorer to trainer through a queue" },
+};
+
+/**
  * `--infra KEY=VALUE` arguments as infra settings, or a message naming the bad one. Keys are the
  * fields of TrinityInfra; `env_vars.NAME=VALUE` sets one entry of `explorer.env_vars`.
  */
@@ -338,7 +384,10 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   };
   if (evals.length > 0) {
     explorerInput.eval_tasksets = evals.map((e) => {
-      const args: Record<string, unknown> = { max_env_steps: e.maxTurns };
+      // An eval taskset's workflow_args: its turn limit, and the training taskset's other arguments
+      // as the official WebShop/ScienceWorld configs repeat them (temperature scores the teacher at
+      // evaluation too; total_steps and checkpoint_* are unused there: eval episodes are full).
+      const args: Record<string, unknown> = { ...workflowArgs, max_env_steps: e.maxTurns };
       return taskset(e.name, e.env, e.temperature, args, e.tasks);
     });
   }

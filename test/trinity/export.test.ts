@@ -77,7 +77,7 @@ describe("config mapping (tcod-fork)", () => {
     });
     expect(x.buffer.explorer_input.eval_tasksets).toEqual([expect.objectContaining({
       name: "alfworld_eval_seen", path: "/path/to/alfworld_data/test.jsonl", split: "test", total_steps: 10,
-      rollout_args: { temperature: 0.4, logprobs: 0 }, workflow_args: { max_env_steps: 30 },
+      rollout_args: { temperature: 0.4, logprobs: 0 }, workflow_args: { temperature: 1, max_env_steps: 30, total_steps: 250, checkpoint_strategy: "linear", checkpoint_steps: 6 },
     })]);
     expect(x.explorer).toMatchObject({ eval_interval: 5, eval_on_startup: true });
     expect(x.trainer).toMatchObject({ total_steps: 250, save_interval: 250, grad_clip: 1 });
