@@ -16,6 +16,7 @@
  * (`TrinityExportError`), never dropped.
  */
 import { stringify } from "yaml";
+import { GRPO_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
 import { evalScalar, readsFeedback, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
 import { adaptiveDepthOf, nodeOf, nodesOf, type Plan, type AgentFormat } from "../../plan/schema.js";
@@ -529,7 +530,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
         name: pluginAdvantageName,
         operator: pluginOperatorName,
         // The plugin's grpo term carries its normalisation (the plan's GroupAdvantage node).
-        terms: advantage.terms.map((t) => (t.kind === "grpo" ? { ...t, normalize: grpo?.normalize ?? true, eps: grpo?.eps ?? 1e-6 } : t)),
+        terms: advantage.terms.map((t) => (t.kind === "grpo" ? { ...t, normalize: grpo?.normalize ?? GRPO_DEFAULTS.normalize, eps: grpo?.eps ?? GRPO_DEFAULTS.eps } : t)),
         aggregate: advantage.aggregate,
         ...(turnWeights ? { turnWeights: turnWeights.weight } : {}),
         maxTurns: planner.maxTurns,

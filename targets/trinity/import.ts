@@ -11,6 +11,7 @@
  * left to `tcod export trinity`'s infrastructure options. Curriculum keys whose value tcod cannot
  * express are errors with the YAML path and line, never dropped.
  */
+import { OPTIMIZER_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
 import { DEFAULT_INFRA, FIXED_KEYS, INFRA_KEYS } from "./export.js";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
@@ -192,7 +193,7 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
     const v = r.str(["algorithm", k], k);
     if (v !== undefined && v !== "none") r.fail(["algorithm", k], `${k} '${v}' adds a loss term tcod does not have`, `Remove it or set ${k}: none.`);
   }
-  const lr = r.num(["algorithm", "optimizer", "lr"], "lr", { min: 0 }) ?? 1e-6;
+  const lr = r.num(["algorithm", "optimizer", "lr"], "lr", { min: 0 }) ?? OPTIMIZER_DEFAULTS.lr;
   const sched = r.str(["algorithm", "optimizer", "lr_scheduler_type"], "lr_scheduler_type");
   if (sched !== undefined && sched !== "constant") r.fail(["algorithm", "optimizer", "lr_scheduler_type"], `lr_scheduler_type '${sched}' is not imported`, "Use a constant learning rate (write schedules in tcod with `tcod run`).");
   const warm = r.num(["algorithm", "optimizer", "lr_warmup_steps"], "lr_warmup_steps");
