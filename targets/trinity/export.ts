@@ -159,6 +159,38 @@ export interface TrinityExport {
   notes: string[];
 }
 
+/**
+ * Every construct the export refuses (an ExportIssue's `construct`, per-name parts normalised by
+ * `refusedConstruct`), each with why; docs/TRINITY.md "Not exported" lists them all
+ * (test/trinity/export.test.ts checks both, and that every example exports or fails only on these).
+ */
+export const REFUSED_CONSTRUCTS: Readonly<Record<string, string>> = {
+  "model lora": "Trinity loads a model path; a LoRA adapter on the student or teacher must be merged first",
+  "model tokenizer": "Trinity loads the tokenizer from the model path",
+  env: "an env kind with no Trinity workflow and no Python implementation the plugin could drive (texthouse lives in tcod's TypeScript runtime)",
+  "env taskFile": "an env whose tasks the simulator draws (no task_file): Trinity reads tasks from a taskset",
+  "eval taskFile": "the same for an evaluation env",
+  temperature: "a sampling-temperature schedule: rollout_args.temperature is fixed for the run",
+  "teacher top-k scoring": "Trinity's teacher scoring returns the sampled token's logprob only",
+  "TypeScript extension": "a Python plugin cannot run a TypeScript extension",
+  "feedback coefficient": "a loss coefficient read from run feedback",
+  "plugin workflow env": "a plan that needs the generated workflow on an env it does not drive",
+  "gkd loss": "forward KL needs the teacher's full distributions",
+  "sft advantage term": "an SFT term cannot be combined with OPD in one Trinity algorithm",
+  "opd estimator": "the full/top-k OPD estimators need the teacher's distributions",
+  "trajectory rows": "seq_mean_token_mean over whole-trajectory rows (Trinity trains one row per turn)",
+  "learning-rate schedule": "an lr expression (Trinity schedules lr only with its own scheduler keys)",
+  "optimizer eps": "verl's Adam eps is fixed at 1e-8",
+  train_batch: "`train_batch: 0` (the whole step): train_batch_size is a fixed number of turns",
+  "eval every": "evaluations at different intervals: one explorer.eval_interval",
+  "eval at_start": "some evaluations at the start and others not: one explorer.eval_on_startup",
+};
+
+/** An issue's construct with its per-name parts dropped (`student model lora` → `model lora`). */
+export function refusedConstruct(construct: string): string {
+  return construct.replace(/^(student|teacher) model /, "model ").replace(/^eval '.*' taskFile$/, "eval taskFile").replace(/^opd estimator .*$/, "opd estimator");
+}
+
 export interface ExportIssue { construct: string; message: string; hint: string; origin?: string }
 export class TrinityExportError extends UserError {
   readonly code = "TC7102";
