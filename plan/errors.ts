@@ -39,6 +39,7 @@ export const USER_ERROR_CODES = {
   TC7009: "A command-line request that cannot be carried out (a missing file, a run folder already in use, a bad flag).",
   TC7010: "A plan's TypeScript extension bundle is missing or does not load (compile the .tcod file again).",
   TC7011: "A metrics sink cannot start (e.g. --wandb without the wandb Python package).",
+  TC7012: "A run folder's state cannot be read (resume, report, compare): a missing, truncated or foreign checkpoint, a checkpoint beyond the plan, a metrics file that does not match it, student weights that do not load; the error names the file.",
   TC7101: "A Trinity-RFT config has keys tcod cannot express; each problem names its YAML path and line.",
   TC7102: "A plan uses what Trinity-RFT cannot run; each problem names the construct.",
 } as const;
