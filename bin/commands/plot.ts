@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
+import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { planSchedules, scheduleValues, stepGrid } from "../../plan/schedules.js";
 import { sparkline } from "../../runtime/report/sparkline.js";
 import { lineChart } from "../../runtime/report/svg-chart.js";
@@ -18,12 +19,13 @@ export function register(program: Command): void {
     .argument("<file>", ".tcod file")
     .option("-o, --out <dir>", "also write DIR/NAME.schedules.svg")
     .option("--set <target=value>", "override (repeatable)", collect, [])
+    .option(...MAX_POINTS_FLAG)
     .option("--expert-length <turns>", "expert length for episode-level schedules (b2f prefix)", "10")
-    .action((file: string, o: { out?: string; set: string[]; expertLength: string }) => {
+    .action((file: string, o: { out?: string; set: string[]; expertLength: string; maxPoints?: string }) => {
       const lengths = naturals("--expert-length", o.expertLength, "10");
       if (lengths.length !== 1) throw new UsageError(`--expert-length ${o.expertLength}: plot takes one expert length`, { hint: "e.g. --expert-length 10; tcod explain takes several." });
       if (o.out) ensureOutDir(o.out);
-      const r = compileFile(file, { overrides: o.set });
+      const r = compileFile(file, { overrides: o.set, ...parseMaxPoints(o.maxPoints) });
       printDiagnostics(r, false);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       const L = lengths[0]!;

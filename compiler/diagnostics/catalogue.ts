@@ -72,6 +72,9 @@ export const catalogue = {
   TC5003: { name: "zipLengthMismatch", severity: "error", message: "zip sweep '{name}' has lists of different lengths ({lengths}).", hint: "Give every axis of a zip sweep the same number of values, or use `product`." },
   TC5005: { name: "nestedOverrideNotCall", severity: "error", message: "Override '{target}' sets the argument '{arg}' of field '{field}', but {what}.", hint: "Set the whole field instead, e.g. `--set {whole}=…`." },
   TC5004: { name: "emptySweep", severity: "error", message: "Sweep '{name}' has an empty axis '{axis}'.", hint: "Give at least one value." },
+  TC5006: { name: "sweepTooLarge", severity: "error", message: "The sweeps of this file expand to {size} points ({sizes}), more than the limit of {max}.", hint: "Shrink the sweep, split it into several files, or raise the limit with `--max-points N` (each point is a plan to compile and a run of its own)." },
+  TC5007: { name: "overrideOfSweptTarget", severity: "error", message: "`--set {target}` would give every point of sweep '{sweep}' one value, but the sweep varies '{swept}' over [{values}].", hint: "Drop the --set to run every point, pick one point with `--curriculum {example}`, or edit the sweep in the file." },
+  TC5008: { name: "identicalSweepPoints", severity: "warning", message: "Sweep points {points} compile to identical plans: the swept {vars} changes nothing in curriculum '{curriculum}'.", hint: "Each point is a run of its own; read the swept value in the curriculum, or remove it from the sweep." },
 
   // ---- TC6xxx: TypeScript extensions ------------------------------------------------------------
   TC6001: { name: "unmappableSignature", severity: "error", message: "The signature of '{name}' ({signature}) does not map to a tcod type: {reason}.", hint: "Extensions take numbers or a TurnStats/StepStats object and return a number, e.g. `(t: TurnStats) => number`." },
