@@ -12,6 +12,7 @@ import type {
 } from "../plan/schema.js";
 import type { AggregateKind } from "../plan/enums.js";
 import { needsTeacherDistributions } from "../plan/build.js";
+import { semanticsOf } from "../plan/env-semantics.js";
 import { methodGraph } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { d } from "./diagnostics/index.js";
@@ -252,6 +253,12 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   if (prefix) {
     L.range(prefix, "prefix", (v) => v >= 0 && v <= maxTurns - 1, `in [0, ${maxTurns - 1}] turns (the student needs at least one of the ${maxTurns} turns)`, span("prefix"), maxTurns);
     planner.prefix = L.ref("prefix", prefix, "prefix", span("prefix"));
+    // b2f replays expert actions from the taskset rows; some envs' official data has none.
+    const kind = env ? str(env, "kind") : "";
+    const sem = semanticsOf(kind);
+    if (sem.expertActions === "none" && constValue(prefix) !== 0) {
+      ev.report(d.noExpertActions({ env: kind, source: sem.expertActionsNote ?? "their data has no \"actions\"" }), span("prefix"));
+    }
   }
 
   // ---- loss ----

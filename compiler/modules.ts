@@ -15,7 +15,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { exports as exportsOf } from "resolve.exports";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { packageFile } from "../plan/package-files.js";
 import type { CurriculumDecl, Decl, ImportDecl, SourceFile, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
 import type { Code } from "./diagnostics/catalogue.js";
@@ -44,13 +44,9 @@ export interface Module {
 }
 
 export function findStdlibDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const cand = join(dir, "stdlib", "std");
-    if (existsSync(cand)) return realpath(cand);
-    dir = dirname(dir);
-  }
-  throw new Error("tcod: cannot find stdlib/std next to the compiler");
+  const dir = packageFile(join("stdlib", "std"));
+  if (dir === undefined) throw new Error("tcod: cannot find stdlib/std in the tcod installation");
+  return realpath(dir);
 }
 
 /** Finds the project root of a file: the nearest ancestor with package.json, else its folder. */

@@ -18,6 +18,7 @@ import { createEnv, envVocabulary } from "./envs/registry.js";
 import { createModels, type Models } from "./backends/registry.js";
 import { CurriculumState } from "./curriculum-state.js";
 import { EnvPool } from "./env-pool.js";
+import { preflightWarnings } from "./preflight.js";
 import { defaultRowShape, type RowShape } from "./replay.js";
 import type { FaultPolicy, RunContext } from "./nodes/context.js";
 import { Latest, PlanShapeError, runGraph, stepContext, type RunGraph } from "./graph.js";
@@ -53,6 +54,8 @@ export interface RunOptions {
   /** Progress hooks. */
   onStart?: (info: { steps: number; startStep: number; runDir: string }) => void;
   onRow?: (row: MetricsRow) => void;
+  /** A warning about how the run will play (preflight.ts), given before the first step. */
+  onWarning?: (message: string) => void;
 }
 
 /** The graph of a runnable plan, with its resource references checked; errors name what is missing. */
@@ -115,6 +118,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   const stepCtx = (step: number) => stepContext(ctx, step, shape, () => run!.checkpoint());
   run = new RunState(plan, g, ctx, state, pipeline, latest, stepCtx, runDir, metricsPath, { ...opts, checkpoint });
   try {
+    for (const w of await preflightWarnings(plan, envs)) opts.onWarning?.(w);
     return await run.run(new Explorer(g, ctx, latest, shape, stepCtx), new Learner(g, ctx, latest, stepCtx));
   } finally {
     await Promise.allSettled([...envs.values()].map((p) => p.close()));

@@ -5,9 +5,11 @@
  * everything a resumed run needs. A fault in an iteration (RunFault) rolls the iteration back unless
  * the update already changed the weights, then stops with a checkpoint.
  */
+import { join } from "node:path";
 import type { NodeOf, Plan } from "../plan/schema.js";
 import type { CurriculumState } from "./curriculum-state.js";
 import { MetricsWriter, type MetricsRow } from "./metrics.js";
+import { EpisodeSampleWriter } from "./episode-samples.js";
 import { CHECKPOINT_FORMAT, checkpointDir, loadStudent, RunFolderError, writeCheckpoint, type CheckpointState } from "./checkpoint.js";
 import { RunFault, type RunContext } from "./nodes/context.js";
 import type { EvalRow } from "./nodes/evaluate.js";
@@ -61,6 +63,7 @@ export class RunState {
   iteration = 0;
   learnerStep = 0;
   private readonly metrics: MetricsWriter;
+  private readonly samples: EpisodeSampleWriter;
 
   constructor(
     private readonly plan: Plan,
@@ -75,6 +78,7 @@ export class RunState {
     private readonly opts: ClockOptions,
   ) {
     this.metrics = new MetricsWriter(metricsPath);
+    this.samples = new EpisodeSampleWriter(join(runDir, "episodes.jsonl"));
   }
 
   private emit(row: MetricsRow): void { this.metrics.write(row); this.opts.onRow?.(row); }
@@ -129,9 +133,11 @@ export class RunState {
       await loadStudent(runDir, this.ctx.student);
       this.restore(ck);
       this.metrics.open(ck.metricsOffset);
+      this.samples.open(ck.learnerStep);
     } else {
       // A new run, or one killed before its first checkpoint: it starts (again) at step 0.
       this.metrics.open();
+      this.samples.open();
     }
     opts.onStart?.({ steps: T, startStep: this.learnerStep, runDir });
     if (!ck) {
@@ -152,10 +158,12 @@ export class RunState {
       const before = this.snapshot();
       learner.mutated = false;
       try {
-        const row = await this.pipeline.iterate(t, explorer, learner);
-        if (row) {
+        const trained = await this.pipeline.iterate(t, explorer, learner);
+        if (trained) {
+          const { row } = trained;
           this.learnerStep = row.step;
           this.emit(row);
+          this.samples.write(trained.samples);
           const te = performance.now();
           await this.evaluateAt(row.step);
           row.time.eval = (performance.now() - te) / 1000;

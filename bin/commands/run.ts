@@ -125,6 +125,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     result = await runPlan(plan, {
       runDir, ...(seed !== undefined ? { seed } : {}), resume: !!o.resume, signal: abort.signal, ext,
       onStart: (i) => progress.start(i), onRow: (r) => { progress.row(r); sinks.row(r); },
+      onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
     });
   } finally {
     process.off("SIGINT", onSigint);

@@ -66,6 +66,9 @@ export const catalogue = {
   // value is either in range or an error; TC4002 ("may leave range", a warning) is retired.
   TC4001: { name: "outOfRange", severity: "error", valueDependent: true, message: "{what} must be {range}, got {value}.", hint: "{hint}" },
 
+  // ---- TC45xx: environment semantics (plan/env-semantics.ts) --------------------------------------
+  TC4501: { name: "noExpertActions", severity: "warning", message: "b2f on {env}: the official {env} tasksets carry no expert actions ({source}), so unless the rows of this env's task file have an \"actions\" list, no prefix is replayed and every episode plays as plain OPD.", hint: "Add an \"actions\" list (the expert's env commands, in order) to each taskset row, or use `horizon: f2b(…)` or plain OPD on {env}; `tcod run` warns again when the rows it reads have none." },
+
   // ---- TC5xxx: overrides and sweeps ---------------------------------------------------------------
   TC5001: { name: "badOverride", severity: "error", message: "Cannot parse override '{text}'.", hint: "Write `--set CURRICULUM.FIELD=VALUE` or `--set NAME=VALUE`, e.g. `--set {example}`." },
   TC5002: { name: "unknownOverrideTarget", severity: "error", message: "Override target '{target}' is neither a curriculum field nor a `let` of this file.{suggestion}", hint: "Targets: {available}." },

@@ -5,15 +5,26 @@
  * turns, adaptive cap), the loss-term coefficients (κ/ρ) and the progressive blend weight, the
  * update's loss, gradient norm and learning rate, the wall time per phase, and the resolved
  * curriculum the run was started with (RUN_DIR/config.txt when the run compiled a .tcod file; the
- * plan's nodes otherwise). The KL plots name the estimator the plan's OPD term uses.
+ * plan's nodes otherwise), and a few sample episodes turn by turn with each turn's KL
+ * (RUN_DIR/episodes.jsonl, report/episodes.ts). The KL the metrics carry is the k1 estimate of the
+ * sampled tokens whatever estimator trains; the plots say so and name the estimator of the loss.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Plan } from "../../plan/schema.js";
 import type { MetricsRow, TrainRowMetrics } from "../metrics.js";
 import { esc, heatmap, lineChart, type Series } from "./svg.js";
+import { readEpisodeSamples, type EpisodeSample } from "../episode-samples.js";
+import { EPISODES_CSS, episodesPanel } from "./episodes.js";
 
-export interface ReportInfo { status?: string; runDir?: string; /** The resolved curriculum, as `tcod run --print-config` prints it. */ config?: string }
+export interface ReportInfo {
+  status?: string;
+  runDir?: string;
+  /** The resolved curriculum, as `tcod run --print-config` prints it. */
+  config?: string;
+  /** Sample episodes (RUN_DIR/episodes.jsonl) and how many of its lines could not be read. */
+  episodes?: { samples: EpisodeSample[]; skipped: number };
+}
 
 export function renderReport(plan: Plan, rows: readonly MetricsRow[], info: ReportInfo = {}): string {
   const train = rows.filter((r): r is TrainRowMetrics => r.kind === "train");
@@ -66,7 +77,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:20px} .grid{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0;border:1px solid #ddd;border-radius:6px;padding:8px;background:#fafafa}
 figcaption{font-weight:600;margin-bottom:4px} details{margin-top:16px} pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px} table{border-collapse:collapse} td{padding:2px 10px 2px 0}
-td:first-child{color:#666}
+td:first-child{color:#666}${EPISODES_CSS}
 </style></head><body>
 <h1>tcod run report — ${esc(plan.name)}</h1>
 <table>${summary.map(([k, v]) => `<tr><td>${esc(k!)}</td><td>${esc(v!)}</td></tr>`).join("")}</table>
@@ -83,22 +94,28 @@ ${lineChart("grad-norm", "Update: gradient norm (before clipping)", [{ name: "gr
 ${lineChart("lr", "Update: learning rate", [{ name: "lr", points: pts((r) => r.lr) }])}
 ${lineChart("time", "Wall time per phase (s)", times)}
 </div>
+${episodesPanel(info.episodes?.samples ?? [], info.episodes?.skipped ?? 0)}
 ${configPanel(plan, info.config)}
 </body></html>
 `;
 }
 
-/** What the metrics' KL is, from the plan's OPD term: the estimator decides what was measured. */
+/**
+ * What the KL plots show. The metrics' per-turn and mean KL are the k1 estimate (log p_S − log p_T
+ * of each sampled token, nats/token) whatever estimator the loss uses; the title says so and names
+ * the estimator the plan's OPD term trains with.
+ */
 export function klTitle(plan: Plan): string {
   const adv = plan.graph.nodes.find((n) => n.kind === "Advantage");
   const terms = (adv?.params as { terms?: { kind: string; estimator?: string }[] } | undefined)?.terms ?? [];
   const est = terms.find((t) => t.kind === "opd" && t.estimator)?.estimator;
+  const base = "Reverse KL, k1 estimate (log p_S − log p_T of the sampled token, nats/token)";
   switch (est) {
-    case "k1": return "Reverse KL (k1: log p_S − log p_T of the sampled token, nats/token)";
-    case "full": return "Reverse KL (full: exact over the vocabulary, nats/token)";
-    case "topk": return "Reverse KL (topk: over the teacher's top-k tokens, nats/token)";
-    case undefined: return "Reverse KL (k1 estimate, nats/token; no OPD term trains on it)";
-    default: return `Reverse KL (${est}, nats/token)`;
+    case undefined: return `${base}; no OPD term trains on it`;
+    case "k1": return `${base}; the loss uses k1`;
+    case "full": return `${base}; the loss uses the exact full-vocabulary KL`;
+    case "topk": return `${base}; the loss uses the KL over the teacher's top-k tokens`;
+    default: return `${base}; the loss uses ${est}`;
   }
 }
 
@@ -117,6 +134,7 @@ export function writeReport(runDir: string, plan: Plan, rows: readonly MetricsRo
   const path = join(runDir, "report.html");
   const configPath = join(runDir, "config.txt");
   const config = existsSync(configPath) ? readFileSync(configPath, "utf8") : undefined;
-  writeFileSync(path, renderReport(plan, rows, { ...info, runDir, ...(config !== undefined ? { config } : {}) }));
+  const episodes = readEpisodeSamples(join(runDir, "episodes.jsonl"));
+  writeFileSync(path, renderReport(plan, rows, { ...info, runDir, episodes, ...(config !== undefined ? { config } : {}) }));
   return path;
 }

@@ -22,6 +22,7 @@ import { adaptiveDepthOf, nodeOf, nodesOf, type Plan, type AgentFormat } from ".
 import { constantOverRun, recogniseB2f, recogniseF2b, treeOf } from "./plugin/recognise.js";
 import { generatePlugin, type PluginSpec, type PluginFiles } from "./plugin/generate.js";
 import { semanticsOf } from "../../plan/env-semantics.js";
+import { trinitySplit } from "../../plan/taskset.js";
 
 export type TrinityTarget = "tcod-fork" | "upstream";
 export const TRINITY_TARGETS: readonly TrinityTarget[] = ["tcod-fork", "upstream"];
@@ -302,9 +303,13 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
     const t: Record<string, unknown> = {
       name,
       storage_type: "file",
+      // path: a JSONL file, or a directory (the official WebShop/ScienceWorld layout). Trinity reads
+      // it with datasets.load_dataset(path, split=split): a directory's files are chosen by the
+      // split named in their file or directory names (train.jsonl / test.jsonl; plan/taskset.ts),
+      // which tcod's runtime reads the same way.
       path: e.taskFile,
       // Trinity names file splits train/test; tcod's env splits (valid_seen, hard, dev…) evaluate.
-      split: e.split === "train" ? "train" : "test",
+      split: trinitySplit(e.split),
     };
     if (evalTasks !== undefined) {
       // An eval taskset's total_steps is the maximum number of tasks one evaluation runs (the

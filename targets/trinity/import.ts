@@ -210,6 +210,11 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   const method = m?.[1] ?? "OPD";
   const env = m?.[2] ?? "alfworld";
   const ts = ["buffer", "explorer_input", "taskset"];
+  // taskset.path (with split): what Trinity's TaskFileReader hands datasets.load_dataset(path,
+  // split=split). A JSONL file, or a directory such as the official `webshop_data/` and
+  // `sciworld_data/` (train.jsonl, test.jsonl, dataset_dict.json), whose files for the split are
+  // picked by name (plan/taskset.ts). It becomes the env's task_file unchanged; tcod's runtime reads
+  // a directory the same way, the env split mapping to Trinity's (train → train, others → test).
   const trainPath = r.str([...ts, "path"], "taskset path");
   if (r.has(ts) && trainPath === undefined) r.fail([...ts, "path"], "missing required key taskset.path (the JSONL taskset)", "Add `path: /path/to/train.jsonl`.");
   const storage = r.str([...ts, "storage_type"], "storage_type") ?? "file";

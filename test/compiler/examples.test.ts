@@ -12,6 +12,11 @@ function tcodFiles(dir: string): string[] {
     e.isDirectory() ? tcodFiles(join(dir, e.name)) : e.name.endsWith(".tcod") ? [join(dir, e.name)] : []);
 }
 const files = tcodFiles(EX);
+/** Warnings an example is meant to show (none has errors). */
+const EXPECTED_WARNINGS: Record<string, string[]> = {
+  // b2f on WebShop: the official WebShop data has no expert actions (plan/env-semantics.ts).
+  "webshop/tcod-b2f.tcod": ["TC4501"],
+};
 
 describe("examples", () => {
   it("cover every environment × method", () => {
@@ -22,7 +27,7 @@ describe("examples", () => {
   for (const file of files) {
     it(`${file.slice(EX.length + 1)} compiles to byte-identical plans`, () => {
       const a = compileFile(file);
-      expect(a.diagnostics.map((d) => `${d.code} ${d.message}`)).toEqual([]);
+      expect(a.diagnostics.map((d) => d.code)).toEqual(EXPECTED_WARNINGS[file.slice(EX.length + 1)] ?? []);
       expect(a.plans.length).toBeGreaterThan(0);
       const b = compileFile(file);
       const text = a.plans.map((p) => stringifyPlan(p.plan));

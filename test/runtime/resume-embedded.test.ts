@@ -29,6 +29,7 @@ describe("resume on texthouse + embedded", () => {
       expect((await runPlan(plan, { runDir: dir, resume: true })).status).toBe("completed");
       expect(metrics(dir)).toEqual(metrics(full));
       expect(studentFiles(dir)).toEqual(studentFiles(full));
+      expect(readFileSync(join(dir, "episodes.jsonl"), "utf8")).toEqual(readFileSync(join(full, "episodes.jsonl"), "utf8"));
     }
     const rows = metrics(full).filter((r) => r.kind === "train");
     expect(rows.map((r) => r.kind === "train" && r.horizon)).toEqual([1, 2, 2, 3, 3, 4]);
