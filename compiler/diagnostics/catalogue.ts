@@ -56,6 +56,7 @@ export const catalogue = {
   TC2019: { name: "inliningBudget", severity: "error", message: "Evaluating '{name}' inlines more than {limit} function calls.", hint: "Every call is inlined, so a function that calls another twice doubles the work at each level: compute a shared value once with `let`, or write the closed form." },
   TC2020: { name: "evaluationTooDeep", severity: "error", message: "'{name}' nests calls or values that read values more than {limit} levels deep.", hint: "Shorten the chain: merge intermediate functions, or compute the value in fewer steps." },
   TC2021: { name: "expressionTooDeep", severity: "error", message: "The schedule of {what} is {depth} operators deep; a plan holds expressions at most {limit} deep.", hint: "Write it as a closed form (e.g. `n * x` instead of `x + x + …`)." },
+  TC2023: { name: "fieldUnits", severity: "error", message: "'{field}' takes {expected}, and this expression is not in {expected} ({first}).", hint: "Write `{field}: {fix}` (checked: it is in {expected})." },
   TC2022: { name: "stackExhausted", severity: "error", message: "The compiler ran out of stack while {phase}: the file nests too deeply.", hint: "Split long or deeply nested expressions and chains of values with `let` bindings." },
 
   // ---- TC3xxx: binding time ----------------------------------------------------------------------
