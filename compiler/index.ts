@@ -6,18 +6,18 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Expr, FnDecl, ImportDecl, Span, SweepDecl } from "../grammar/ast.js";
-import { parse } from "../grammar/index.js";
+import { parse, parseExpression } from "../grammar/index.js";
 import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
 import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOverride } from "./curriculum.js";
 import { d, didYouMean, type Diagnostic } from "./diagnostics/index.js";
-import { Evaluator, fixed } from "./evaluate.js";
+import { Evaluator } from "./evaluate.js";
 import { lower } from "./lower.js";
 import { ModuleLoader, projectRootOf, type Module } from "./modules.js";
 import { DiagnosticSink } from "./sink.js";
 import { bundleExtensions, type TsExtension } from "./ts-extensions.js";
-import { parseDim } from "./units.js";
-import type { Scalar, Scope, Value } from "./values.js";
+import { scalarType, typeOfRef } from "./types.js";
+import { fixed, type Scalar, type Scope, type Value } from "./values.js";
 
 export { render, toJsonLine, type Diagnostic } from "./diagnostics/index.js";
 /** A syntax error of grammar/ as the catalogue message the compiler reports for it. */
@@ -248,7 +248,7 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
   const sweep = point.length ? Object.fromEntries(point.map((s) => [s.target.join("."), s.text.replace(/\s+/g, "")])) : undefined;
   const planName = name + (sweep ? "@" + Object.entries(sweep).map(([k, v]) => `${k}=${v}`).join(",") : "");
   const bundleFile = `${safeFileName(planName)}.plan.bundle.mjs`;
-  const plan = lower(cv, ev, {
+  const plan = lower(cv, ev.check, {
     sources: modules.map((m) => ({ path: m.display, sha256: sha256(m.ts ? cache.read(m.path) : m.text) })).sort((a, b) => a.path.localeCompare(b.path)),
     ...(sweep ? { sweep } : {}),
     describe: (s) => loader.describe(s),
@@ -293,34 +293,14 @@ function parseSetting(text: string, file: string, sink: DiagnosticSink, sources:
   }
   const valueText = m[2]!;
   const prefix = m[0].length - valueText.length;
-  // Parse `let __ = VALUE` and shift spans so carets point into the override text.
-  const wrapped = " ".repeat(Math.max(0, prefix - 8)) + "let __ =" + valueText;
-  const src = prefix >= 8 ? wrapped : "let __ =" + valueText;
-  const shift = prefix >= 8 ? 0 : prefix - 8;
-  const { ast, errors } = parse(src, file);
+  // The value is parsed where it stands in the setting (the target blanked out), so spans and carets
+  // point into the override text.
+  const { expr, errors } = parseExpression(text.slice(0, prefix).replace(/[^\r\n]/g, " ") + valueText, file);
   for (const er of errors) {
-    sink.add(d.badOverride({ text, example: `${m[1]}=${"3 turns"}` }), shiftSpan(er.span, shift));
+    sink.add(d.badOverride({ text, example: `${m[1]}=${"3 turns"}` }), er.span);
     return undefined;
   }
-  const decl = ast.decls[0];
-  if (!decl || decl.kind !== "let") return undefined;
-  return { target: m[1]!.split("."), text: valueText.trim(), expr: shiftExpr(decl.value, shift), file, source: "override" };
-}
-
-function shiftSpan(s: Span, by: number): Span {
-  if (by === 0) return s;
-  return { file: s.file, start: { ...s.start, offset: s.start.offset + by, column: s.start.column + by }, end: { ...s.end, offset: s.end.offset + by, column: s.end.column + by } };
-}
-/** A copy of an AST with every span moved by `by` columns (a structural copy: numbers such as 1e999 = Infinity survive). */
-function shiftExpr<T>(e: T, by: number): T {
-  if (by === 0) return e;
-  const copy = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(copy);
-    if (v === null || typeof v !== "object") return v;
-    if ("start" in v && "end" in v && "file" in v) return shiftSpan(v as Span, by);
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copy(x)]));
-  };
-  return copy(e) as T;
+  return { target: m[1]!.split("."), text: valueText.trim(), expr, file, source: "override" };
 }
 
 function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolean {
@@ -454,14 +434,9 @@ function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator, checkModule?: 
 function checkBody(decl: FnDecl, modScope: Scope, ev: Evaluator): void {
   const scope: Scope = { parent: modScope, names: new Map() };
   for (const p of decl.params) {
-    const t = p.type?.text.replace(/\s+/g, "");
+    const t = scalarType(p.type && typeOfRef(p.type));
     let v: Value | undefined;
-    if (t) {
-      const perTurn = /^per_turn<(.+)>$/.exec(t);
-      const dim = parseDim(perTurn ? perTurn[1]! : t);
-      if (dim) v = symbolic(p.name, dim, perTurn ? "turn" : "const", p.nameSpan);
-      else if (t === "bool") v = { ...symbolic(p.name, {}, "const", p.nameSpan), type: "bool" };
-    }
+    if (t) v = { ...symbolic(p.name, t.dim, t.perTurn ? "turn" : "const", p.nameSpan), type: t.type };
     if (!v && p.default) {
       const saved = ev.abstract;
       ev.abstract = true;

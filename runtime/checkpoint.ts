@@ -9,7 +9,7 @@
  * fsynced, so a crash leaves the old or the new checkpoint, never a half-written one; a crash between
  * the two renames leaves checkpoint.old-<pid>, which the next read puts back.
  *
- * Reading refuses a damaged checkpoint with a RunFolderError (TC7012) naming the file: missing,
+ * Reading refuses a damaged checkpoint with a RunFolderError (TC7014) naming the file: missing,
  * truncated or not JSON, a foreign format, fields of the wrong type, an iteration beyond the plan.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
@@ -23,9 +23,9 @@ import { fsyncDir, fsyncTree, writeFileAtomicSync } from "./fs-atomic.js";
 
 export const CHECKPOINT_FORMAT = "tcod.checkpoint/1";
 
-/** A run folder whose state cannot be read: a damaged or foreign checkpoint, metrics file or student weights (TC7012). */
+/** A run folder whose state cannot be read: a damaged or foreign checkpoint, metrics file or student weights (TC7014). */
 export class RunFolderError extends UserError {
-  readonly code = "TC7012";
+  readonly code = "TC7014";
 }
 
 export interface CheckpointState {
@@ -54,21 +54,23 @@ const RowSchema = z.looseObject({
   turnOf: nums, tokens: nums, mask: nums, logprobs: nums, teacherLogprobs: nums,
   reward: z.number(), policyStep: z.number().int(),
 });
-const StateSchema = z.object({
+// Loose objects throughout: the schema checks what the restore reads, and keys it does not name
+// (state added by a part of the runtime, e.g. the feedback tracker's) pass through unchanged.
+const StateSchema = z.looseObject({
   format: z.literal(CHECKPOINT_FORMAT),
   planName: z.string(),
   seed: z.number().int(),
   iteration: count,
   learnerStep: count,
-  curriculum: z.object({
+  curriculum: z.looseObject({
     step: count,
     adaptiveCap: z.number().nullable(),
     probes: z.array(z.looseObject({ step: z.number().int(), cap: z.number() })),
   }),
-  buffer: z.object({ rows: z.array(RowSchema), droppedStale: count, droppedOverflow: count }),
+  buffer: z.looseObject({ rows: z.array(RowSchema), droppedStale: count, droppedOverflow: count }),
   pending: z.array(z.looseObject({ step: count, time: z.looseObject({}) })),
   unscored: z.looseObject({ step: count, policyStep: count, records: z.array(z.looseObject({})) }).nullable(),
-  counters: z.object({ droppedFailed: count, droppedStale: count }),
+  counters: z.looseObject({ droppedFailed: count, droppedStale: count }),
   metricsOffset: count,
   savedAt: z.string(),
 });
@@ -102,7 +104,7 @@ export async function writeCheckpoint(runDir: string, state: CheckpointState, st
  * The checkpoint of a run folder; null when the run never wrote one (killed before its first
  * checkpoint: it resumes from step 0). A damaged checkpoint is a RunFolderError naming the file.
  */
-export function readCheckpoint(runDir: string): CheckpointState | null {
+export function findCheckpoint(runDir: string): CheckpointState | null {
   recoverInterruptedWrite(runDir);
   removeStaleTemps(runDir);
   const dir = checkpointDir(runDir);
@@ -140,6 +142,13 @@ export function readCheckpoint(runDir: string): CheckpointState | null {
   const s = r.data as unknown as CheckpointState;
   if (s.learnerStep > s.iteration) throw damaged(`says ${s.learnerStep} training steps after ${s.iteration} iterations; a run never trains ahead of its explorer`);
   return s;
+}
+
+/** The checkpoint of a run folder that must have one (a RunFolderError when it has none). */
+export function readCheckpoint(runDir: string): CheckpointState {
+  const ck = findCheckpoint(runDir);
+  if (!ck) throw new RunFolderError(`${runDir} holds no checkpoint`, { where: { file: checkpointDir(runDir) }, hint: "A run writes one at step 0; resume it with `tcod run --resume` to start it again from step 0." });
+  return ck;
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

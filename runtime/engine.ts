@@ -26,7 +26,7 @@ import { Explorer } from "./explorer.js";
 import { Learner } from "./learner.js";
 import { StalenessPipeline } from "./pipeline.js";
 import { checkResumable, RunState, type RunResult, type RunStatus } from "./run-state.js";
-import { readCheckpoint } from "./checkpoint.js";
+import { findCheckpoint } from "./checkpoint.js";
 import { writeFileAtomicSync } from "./fs-atomic.js";
 import type { MetricsRow } from "./metrics.js";
 
@@ -80,7 +80,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   // A resumed run takes its seed from its checkpoint, before models and envs are made with it. A run
   // killed before its first checkpoint has none: it starts again at step 0 with the seed plan.json
   // records (written below with the seed in force).
-  const checkpoint = opts.resume ? readCheckpoint(runDir) : null;
+  const checkpoint = opts.resume ? findCheckpoint(runDir) : null;
   if (checkpoint) checkResumable(checkpoint, plan, runDir, plan.clock.steps + g.update.params.staleness, opts.seed);
   const seed = checkpoint?.seed ?? opts.seed ?? plan.clock.seed;
   if (!opts.resume) writeFileAtomicSync(join(runDir, "plan.json"), stringifyPlan(seed === plan.clock.seed ? plan : { ...plan, clock: { ...plan.clock, seed } }));

@@ -17,7 +17,7 @@ import { stepSamples, type EpisodeSample } from "./episode-samples.js";
 /** Per-step rollout statistics (the rollout part of the step's metrics row), kept until the step's update writes it. */
 export type RolloutStats = Pick<TrainRowMetrics,
   "step" | "policyStep" | "episodes" | "successRate" | "meanReward" | "horizon" | "prefix" | "expertLength" | "studentTurns" |
-  "turns" | "invalidActions" | "admissibleRate" | "noExperience" | "droppedFailed" | "adaptiveCap" | "tokens"> & {
+  "turns" | "invalidActions" | "admissibleRate" | "noExperience" | "droppedFailed" | "adaptiveCap" | "tokens" | "feedback"> & {
   time: { rollout: number; teacher: number; probe: number };
   /** A few of the step's scored episodes as text (episode-samples.ts); written beside the step's metrics row. */
   samples?: EpisodeSample[];
@@ -72,7 +72,10 @@ export class Explorer {
       values.set(n.id, out);
       this.latest.record(n.id, out);
     }
-    const stats = { ...rolloutStats(t, policyStep, records, droppedFailed, ctx.state.adaptiveCap, time), samples };
+    const stats: RolloutStats = { ...rolloutStats(t, policyStep, records, droppedFailed, ctx.state.adaptiveCap, time), samples };
+    // The feedback in force while this step rolled out (its stages and signals), for the metrics row.
+    const feedback = ctx.state.feedbackSummary();
+    if (feedback) stats.feedback = feedback;
     return { stats, rows: this.boundaryRows(values, t, policyStep), ...(unscored ? { unscored } : {}) };
   }
 

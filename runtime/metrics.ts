@@ -7,6 +7,7 @@
 import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import type { EvalRow } from "./nodes/evaluate.js";
 import { RunFolderError } from "./checkpoint.js";
+import type { FeedbackSummary } from "../plan/feedback.js";
 
 export interface TrainRowMetrics {
   kind: "train";
@@ -36,6 +37,8 @@ export interface TrainRowMetrics {
   coefs: Record<string, number>;
   blendWeight: number | null;
   adaptiveCap: number | null;
+  /** The feedback rules in force for this step (stages, smoothed signals); only when the plan has any. */
+  feedback?: FeedbackSummary;
   lr: number;
   loss: number;
   gradNorm: number;

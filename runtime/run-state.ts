@@ -164,6 +164,8 @@ export class RunState {
           this.learnerStep = row.step;
           this.emit(row);
           this.samples.write(trained.samples);
+          // The finished step becomes feedback for the steps that start from now on.
+          this.state.observe(row, this.g.update.params.staleness);
           const te = performance.now();
           await this.evaluateAt(row.step);
           row.time.eval = (performance.now() - te) / 1000;

@@ -3,7 +3,9 @@
  * scripts) with the success rate (train and every eval set) over steps, the reverse KL per turn
  * index over training (heatmap) and its mean, the schedules in force (horizon, prefix, student
  * turns, adaptive cap), the loss-term coefficients (κ/ρ) and the progressive blend weight, the
- * update's loss, gradient norm and learning rate, the wall time per phase, and the resolved
+ * update's loss, gradient norm and learning rate, the wall time per phase, the feedback rules in
+ * force when the plan has any (each stage over the steps, its smoothed signals, and a table of every
+ * advance: the step it took effect, the finished step that moved it and the signal then), the resolved
  * curriculum the run was started with (RUN_DIR/config.txt when the run compiled a .tcod file; the
  * plan's nodes otherwise), and a few sample episodes turn by turn with each turn's KL
  * (RUN_DIR/episodes.jsonl, report/episodes.ts). The KL the metrics carry is the k1 estimate of the
@@ -93,11 +95,52 @@ ${lineChart("loss", "Update: loss", [{ name: "loss", points: pts((r) => (Number.
 ${lineChart("grad-norm", "Update: gradient norm (before clipping)", [{ name: "grad norm", points: pts((r) => (Number.isFinite(r.gradNorm) ? r.gradNorm : null)) }])}
 ${lineChart("lr", "Update: learning rate", [{ name: "lr", points: pts((r) => r.lr) }])}
 ${lineChart("time", "Wall time per phase (s)", times)}
+${feedbackCharts(train, pts)}
 </div>
+${feedbackPanel(train)}
 ${episodesPanel(info.episodes?.samples ?? [], info.episodes?.skipped ?? 0)}
 ${configPanel(plan, info.config)}
 </body></html>
 `;
+}
+
+/** The feedback rules' stages and smoothed signals over the steps (nothing without feedback rules). */
+function feedbackCharts(train: TrainRowMetrics[], pts: (f: (r: TrainRowMetrics) => number | null) => [number, number][]): string {
+  const names = [...new Set(train.flatMap((r) => Object.keys(r.feedback?.values ?? {})))].sort();
+  if (names.length === 0) return "";
+  const stages = names.filter((n) => n.startsWith("stage#"));
+  const signals = names.filter((n) => !n.startsWith("stage#"));
+  return [
+    stages.length ? lineChart("feedback-stages", "Feedback: pacing stages in force", stages.map((n) => ({ name: n, points: pts((r) => r.feedback?.values[n] ?? null) }))) : "",
+    signals.length ? lineChart("feedback-signals", "Feedback: smoothed signals in force (from the steps finished before)", signals.map((n) => ({ name: n, points: pts((r) => r.feedback?.values[n] ?? null) }))) : "",
+  ].join("\n");
+}
+
+/** Every stage advance of the run: the step it took effect, the finished step that moved it, the signal then. */
+export function stageAdvances(train: readonly TrainRowMetrics[]): { name: string; rule: string; stage: number; step: number; observed: number; signal: number | null }[] {
+  const out: ReturnType<typeof stageAdvances> = [];
+  const last: Record<string, number> = {};
+  for (const r of train) {
+    for (const [name, st] of Object.entries(r.feedback?.stages ?? {})) {
+      if (st.stage > (last[name] ?? 0)) out.push({ name, rule: st.rule, stage: st.stage, step: r.step, observed: st.advancedAt ?? 0, signal: st.signal });
+      last[name] = st.stage;
+    }
+  }
+  return out;
+}
+
+function feedbackPanel(train: TrainRowMetrics[]): string {
+  if (!train.some((r) => r.feedback)) return "";
+  const adv = stageAdvances(train);
+  const rules = [...new Map(adv.map((a) => [a.name, a.rule])).entries()];
+  const lastRow = train[train.length - 1]!;
+  const finals = Object.entries(lastRow.feedback?.stages ?? {}).map(([n, s]) => `${n} = ${s.stage} (streak ${s.streak})`).join(", ");
+  const fmt = (v: number | null) => (v === null ? "—" : String(Number(v.toPrecision(4))));
+  return `<details id="feedback" open><summary>Feedback rules: ${esc(finals || "no stage")} at step ${lastRow.step}</summary>
+${rules.map(([n, r]) => `<p>${esc(n)} advances when <code>${esc(r)}</code> has held for its patience.</p>`).join("")}
+<table><tr><td>stage</td><td>in force from step</td><td>moved by the metrics of step</td><td>signal then</td></tr>
+${adv.map((a) => `<tr><td>${esc(a.name)} → ${a.stage}</td><td>${a.step}</td><td>${a.observed}</td><td>${esc(fmt(a.signal))}</td></tr>`).join("\n")}
+</table></details>`;
 }
 
 /**

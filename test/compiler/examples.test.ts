@@ -21,7 +21,16 @@ const EXPECTED_WARNINGS: Record<string, string[]> = {
 describe("examples", () => {
   it("cover every environment × method", () => {
     for (const env of ["texthouse", "alfworld", "webshop", "scienceworld"]) {
-      for (const m of ["opd", "tcod-f2b", "tcod-b2f", "turnopd", "atod"]) expect(files).toContain(join(EX, env, `${m}.tcod`));
+      for (const m of ["opd", "tcod-f2b", "tcod-b2f", "turnopd", "atod", "paced-f2b"]) expect(files).toContain(join(EX, env, `${m}.tcod`));
+    }
+  });
+  it("the paced examples pace by feedback: their horizon or prefix is feedback-level, bounded by the official clock", () => {
+    for (const file of files.filter((f) => /paced-(f2b|b2f)\.tcod$/.test(f))) {
+      for (const { plan } of compileFile(file).plans) {
+        const levels = Object.values(plan.exprs).map((e) => e.level);
+        expect(levels.some((l) => l === "feedback" || l === "episode"), file).toBe(true);
+        expect(JSON.stringify(plan.exprs), file).toMatch(/"op":"stage"/);
+      }
     }
   });
   for (const file of files) {

@@ -1,5 +1,5 @@
 /**
- * Damaged run folders: every way a run folder's state can be broken is a RunFolderError (TC7012)
+ * Damaged run folders: every way a run folder's state can be broken is a RunFolderError (TC7014)
  * naming the file, never a crash; a run killed before its first checkpoint resumes from step 0; a
  * checkpoint beyond the plan is refused; leftovers of interrupted checkpoint writes are cleaned up.
  */
@@ -70,12 +70,12 @@ const CASES: [string, (dir: string) => void, RegExp, string][] = [
 
 describe("damaged run folders", () => {
   for (const [name, damage, message, file] of CASES) {
-    it(`${name}: TC7012 naming ${file}`, async () => {
+    it(`${name}: TC7014 naming ${file}`, async () => {
       const dir = damaged(damage);
       const err = await runPlan(plan, { runDir: dir, resume: true }).then(() => undefined, (e: unknown) => e);
       expect(err).toBeInstanceOf(RunFolderError);
       const e = err as RunFolderError;
-      expect(e.code).toBe("TC7012");
+      expect(e.code).toBe("TC7014");
       expect(e.message).toMatch(message);
       expect(e.where?.file).toBe(join(dir, file));
       expect(e.hint).toBeTruthy();
@@ -87,9 +87,19 @@ describe("damaged run folders", () => {
       const dir = damaged(damage);
       const r = spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "--resume", dir, "-q", "--no-tensorboard"], { encoding: "utf8" });
       expect(r.status, r.stderr).toBe(1);
-      expect(r.stderr).toMatch(/error TC7012: cannot resume: /);
+      expect(r.stderr).toMatch(/error TC7014: cannot resume: /);
       expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
     }
+  });
+});
+
+describe("what the checkpoint schema does not name", () => {
+  it("passes through unchanged (state a part of the runtime adds, such as the feedback tracker's)", async () => {
+    const { findCheckpoint } = await import("../../runtime/checkpoint.js");
+    const dir = damaged((d) => editState(d, (s) => { (s.curriculum as Record<string, unknown>).feedback = { seen: 2, values: { a: [1, 2] } }; s.extra = { x: 1 }; }));
+    const ck = findCheckpoint(dir) as unknown as { curriculum: { feedback: unknown }; extra: unknown };
+    expect(ck.curriculum.feedback).toEqual({ seen: 2, values: { a: [1, 2] } });
+    expect(ck.extra).toEqual({ x: 1 });
   });
 });
 

@@ -27,6 +27,8 @@ export interface PluginSpec {
     pacing: {
       maxTurns: number; totalSteps: number; truncatedReward: number;
       horizon?: ValueRef; prefix?: ValueRef; adaptive?: AdaptiveDepth;
+      /** Feedback-paced: the staleness lag and how many training episodes make one step's observation. */
+      feedback?: { staleness: number; episodesPerStep: number };
     };
     agent: AgentFormat;
     /** The env's episode semantics (plan/env-semantics.ts), the same data tcod's runtime reads. */

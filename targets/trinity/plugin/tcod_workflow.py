@@ -96,6 +96,62 @@ def _depth_controller():
     )
 
 
+def _feedback_controller():
+    """The named actor holding the plan's feedback state (one per plan), created on first use.
+
+    One definition with tcod's runtime (plan/feedback.ts, runtime/run-state.ts): every training
+    episode of step u reports its outcome; once all `episodesPerStep` of them have, step u becomes
+    one observation (core.observation_of_episodes, as tcod's metrics row) and the tracker takes the
+    observations in step order. Step t's episodes wait until the steps <= t - 1 - staleness are
+    observed, then plan with the state in force. The state is written to
+    $TCOD_FEEDBACK_STATE (default: feedback-state.json in the plugin folder) after every
+    observation and read back when the actor starts, so a resumed Trinity run continues it.
+    """
+    import ray
+
+    @ray.remote
+    class FeedbackController:
+        def __init__(self, exprs: dict, feedback: dict, total_steps: int, plugin_dir: str):
+            if plugin_dir not in sys.path:
+                sys.path.insert(0, plugin_dir)
+            from tcod_runtime import core as actor_core
+
+            self.core = actor_core
+            self.tracker = actor_core.FeedbackTracker(exprs)
+            self.staleness, self.per_step = int(feedback["staleness"]), int(feedback["episodesPerStep"])
+            self.total_steps = int(total_steps)
+            self.path = os.environ.get("TCOD_FEEDBACK_STATE", os.path.join(plugin_dir, "feedback-state.json"))
+            self.observed = 0  # last observed step
+            self.reports = {}
+            if os.path.exists(self.path):
+                with open(self.path, encoding="utf-8") as f:
+                    saved = json.load(f)
+                self.tracker.restore(saved["tracker"])
+                self.observed = int(saved["observed"])
+
+        def report(self, step: int, episode: dict) -> None:
+            if step <= self.observed:
+                return  # a step already observed (a retried episode after a resume)
+            self.reports.setdefault(step, []).append(episode)
+            while len(self.reports.get(self.observed + 1, [])) >= self.per_step:
+                u = self.observed + 1
+                obs = self.core.observation_of_episodes(u, self.reports.pop(u))
+                self.tracker.observe(obs, self.core.observe_clock(u, self.staleness, self.total_steps))
+                self.observed = u
+                tmp = self.path + ".tmp"
+                with open(tmp, "w", encoding="utf-8") as f:
+                    json.dump({"observed": self.observed, "tracker": self.tracker.snapshot()}, f)
+                os.replace(tmp, self.path)
+
+        def state_for(self, step: int):
+            """The tracker state in force at step `step`, or None until its feedback is complete."""
+            return self.tracker.snapshot() if self.observed >= step - 1 - self.staleness else None
+
+    return FeedbackController.options(name=f"tcod_feedback_{WF['name']}", get_if_exists=True).remote(
+        SPEC["exprs"], PACING["feedback"], int(PACING["totalSteps"]), _HERE
+    )
+
+
 class _AlfworldEnv:
     """ALFWorld in-process through textworld (as the official TCOD ALFWorld workflows create it)."""
 
@@ -280,12 +336,23 @@ class TcodPlanWorkflow(Workflow):
                 await controller.report.remote(self.step, kls)  # the probe episode itself never trains
             while (cap := await controller.cap.remote(self.step)) is None:
                 await asyncio.sleep(1.0)
-        plan = core.plan_episode(PACING, SPEC["exprs"], self.step, len(actions), cap)
+        tracker = feedback = None
+        if "feedback" in PACING:
+            feedback = _feedback_controller()
+            while (state := await feedback.state_for.remote(self.step)) is None:
+                await asyncio.sleep(1.0)
+            tracker = core.FeedbackTracker(SPEC["exprs"])
+            tracker.restore(state)
+        plan = core.plan_episode(PACING, SPEC["exprs"], self.step, len(actions), cap, feedback=tracker)
+        kl_sums, tokens = [], []
 
         async def score(exp):
-            await self._score(exp)
+            kl_sums.append(await self._score(exp))
+            tokens.append(len(exp.logprobs))
 
         rec = await self._play(env, plan, actions, score)
+        if feedback is not None:
+            await feedback.report.remote(self.step, core.episode_report(rec, plan, kl_sums, tokens))
         exps = rec["turns"]
         for i, e in enumerate(exps):
             e.eid.step = rec["prefix"] + i
