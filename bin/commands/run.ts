@@ -12,6 +12,7 @@ import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { UsageError, UserError } from "../../plan/errors.js";
 import { loadExtensions } from "../../runtime/extensions.js";
 import { runPlan } from "../../runtime/engine.js";
+import { composeRuntime } from "../compose.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { createProgress } from "../../runtime/progress.js";
@@ -120,6 +121,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
   const sinks = await openSinks({
     runDir, name: plan.name, config: plan, ...(o.tensorboard === false ? { tensorboard: false } : {}), ...(o.wandb ? { wandbProject: o.wandb } : {}),
   });
+  composeRuntime();
   let result;
   try {
     result = await runPlan(plan, {
