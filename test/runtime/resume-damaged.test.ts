@@ -12,6 +12,9 @@ import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { parsePlan } from "../../plan/schema.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const ROOT = join(import.meta.dirname, "../..");
 const PLAN_FILE = join(ROOT, "test/fixtures/plans/texthouse-f2b-small.json");
