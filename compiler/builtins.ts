@@ -5,10 +5,10 @@
  */
 import type { Span } from "../grammar/ast.js";
 import { d, didYouMean } from "./diagnostics/index.js";
-import { constScalar, invalid, op, varScalar } from "./evaluate.js";
 import { DIMLESS, dimEq, example, formatDim, isDimless } from "./units.js";
-import { constValue, isConst, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
+import { constScalar, constValue, invalid, isConst, op, varScalar, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
 import { levelRank, maxLevel } from "../plan/expr.js";
+import { EMBEDDED_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPENAI_DEFAULTS, OPTIMIZER_DEFAULTS, WORKER_DEFAULTS } from "../plan/defaults.js";
 import {
   AGGREGATES, DIALECTS, ESTIMATORS, HISTORY_ENTRY_PLACEHOLDERS, LOSS_FNS, LOSS_KINDS, MEMORY_KINDS, ON_INVALID_KINDS,
   PARSER_KINDS, TEMPLATE_PLACEHOLDERS,
@@ -195,7 +195,7 @@ export function preludeBuiltins(): Map<string, Value> {
   add(reduction("batch_mean", "Mean of x over every turn of the batch.", true));
   add(builtin("piecewise", [p("at", "list<steps>"), p("values", "list<quantity>")], "Linear between (at[i], values[i]), constant outside.", piecewise));
 
-  add(builtin("embedded", [p("smoothing", "number", num(0.1)), p("features", "number", num(4096)), p("forward_kl", "number", num(0)), p("candidate_log_odds", "number", num(0))],
+  add(builtin("embedded", [p("smoothing", "number", num(EMBEDDED_DEFAULTS.smoothing)), p("features", "number", num(EMBEDDED_DEFAULTS.features)), p("forward_kl", "number", num(0)), p("candidate_log_odds", "number", num(EMBEDDED_DEFAULTS.candidateLogOdds))],
     "The embedded CPU backend: an oracle teacher (mass 1 − smoothing on the env expert's optimal actions) and a log-linear student with `features` hashed features; `candidate_log_odds` gives tokens that continue an action listed in the prompt a fixed prior bonus. The loss is the curriculum's (`opd(estimator: \"full\")` is the exact reverse KL, `gkd(beta)` mixes in forward KL); `forward_kl` is no longer a backend option.", (a, call) => {
       if (!checkRange(a, "smoothing", call, "smoothing", 0, 1, "in [0, 1]")) return invalid(call.span);
       if (!checkRange(a, "features", call, "features", 16, 1 << 24, "an integer in [16, 2^24]", { integer: true })) return invalid(call.span);
@@ -211,7 +211,7 @@ export function preludeBuiltins(): Map<string, Value> {
       a.set("kind", { kind: "string", value: "embedded", span: call.span });
       return obj("backend", a, call);
     }));
-  add(builtin("openai", [p("url", "string"), p("dialect", "string", str("vllm")), p("api_key_env", "string", str("")), p("concurrency", "number", num(32)), p("timeout_s", "number", num(300))],
+  add(builtin("openai", [p("url", "string"), p("dialect", "string", str(OPENAI_DEFAULTS.dialect)), p("api_key_env", "string", str("")), p("concurrency", "number", num(OPENAI_DEFAULTS.concurrency)), p("timeout_s", "number", num(OPENAI_DEFAULTS.timeoutS))],
     "An OpenAI-compatible inference server (vLLM, SGLang, or a tcod worker).", (a, call) => {
       if (!oneOf(a, "dialect", call, DIALECTS, "dialect")) return invalid(call.span);
       if (!checkRange(a, "concurrency", call, "concurrency", 1, 1e6, "an integer ≥ 1", { integer: true })) return invalid(call.span);
@@ -219,14 +219,15 @@ export function preludeBuiltins(): Map<string, Value> {
       a.set("kind", { kind: "string", value: "openai", span: call.span });
       return obj("backend", a, call);
     }));
-  add(builtin("worker", [p("url", "string", str("http://127.0.0.1:8100")), p("start", "bool", bool(false)), p("token_env", "string", str("")), p("concurrency", "number", num(32)), p("timeout_s", "number", num(600))],
+  add(builtin("worker", [p("url", "string", str(WORKER_DEFAULTS.url)), p("start", "bool", bool(false)), p("token_env", "string", str("")), p("concurrency", "number", num(WORKER_DEFAULTS.concurrency)), p("timeout_s", "number", num(WORKER_DEFAULTS.timeoutS))],
     "The tcod Python worker (worker/): sampling, scoring and training on GPU.", (a, call) => {
       if (!checkRange(a, "concurrency", call, "concurrency", 1, 1e6, "an integer ≥ 1", { integer: true })) return invalid(call.span);
       if (!checkRange(a, "timeout_s", call, "timeout_s", 0, 1e7, "> 0 seconds", { loOpen: true })) return invalid(call.span);
       a.set("kind", { kind: "string", value: "worker", span: call.span });
       return obj("backend", a, call);
     }));
-  add(builtin("adam", [p("lr", "number"), p("betas", "list<number>", () => ({ kind: "list", items: [num(0.9)(), num(0.999)()], span: NOWHERE })), p("eps", "number", num(1e-8)), p("weight_decay", "number", num(0.01)), p("grad_clip", "number", num(1.0)), p("loss_fn", "string", str("ppo")), p("clip", "number", num(0.2))],
+  const O = OPTIMIZER_DEFAULTS;
+  add(builtin("adam", [p("lr", "number"), p("betas", "list<number>", () => ({ kind: "list", items: O.betas.map((b) => num(b)()), span: NOWHERE })), p("eps", "number", num(O.eps)), p("weight_decay", "number", num(O.weightDecay)), p("grad_clip", "number", num(O.gradClip)), p("loss_fn", "string", str(O.lossFn)), p("clip", "number", num(O.clip))],
     "AdamW. `lr` may be a step schedule. loss_fn: \"ppo\" (Trinity's default for OPD, clip 0.2, dual-clip 3) or \"importance_sampling\" (Tinker).", (a, call) => {
       const lr = scalar(a, "lr");
       if (isConst(lr) && !checkRange(a, "lr", call, "lr", 0, 10, "> 0", { loOpen: true })) return invalid(call.span);
@@ -261,9 +262,101 @@ export function preludeBuiltins(): Map<string, Value> {
   return m;
 }
 
+// ---- feedback rules (plan/feedback.ts) -------------------------------------------------------------
+
+/**
+ * A feedback node: never folded (its value comes from the run's metrics), at least feedback-level.
+ * `shown` names the rule in level diagnostics ("it reads `ema(…)`").
+ */
+function feedbackNode(opName: "ema" | "window_mean" | "stage" | "kl_turn", args: Scalar[], dim: Scalar["dim"], type: "number" | "bool", call: CallInfo): Scalar {
+  let level: Scalar["level"] = "feedback";
+  const reads = new Set<string>([`${opName}(…)`]);
+  for (const a of args) { level = maxLevel(level, a.level); a.reads.forEach((r) => reads.add(r)); }
+  const abstract = args.some((a) => a.abstract);
+  return { kind: "scalar", type, dim, level, tree: { op: opName, args: args.map((a) => a.tree) }, reads: [...reads], span: call.span, ...(abstract ? { abstract } : {}) };
+}
+
+/** A rule's signal must be known by the start of a step: constants, the clock or feedback. */
+function atMostFeedback(s: Scalar, call: CallInfo, key: string, fn: string): boolean {
+  if (call.abstract || levelRank(s.level) <= levelRank("feedback")) return true;
+  const reads = s.reads.filter((r) => r.startsWith("episode.") || r.startsWith("turn.") || r.startsWith("token."));
+  call.report(d.levelTooHigh({
+    field: `${fn}(${key})`, max: "feedback", level: s.level, reads: reads.map((r) => `\`${r}\``).join(", ") || "runtime values",
+    hint: "A feedback rule observes one value per finished step: use step-level metrics (`feedback.kl`, `feedback.success`, …), not per-episode or per-turn values.",
+  }), call.argSpans.get(key));
+  return false;
+}
+
+/** `init` of a smoother: a constant in x's unit (a bare 0 fits any unit). */
+function smootherInit(a: Map<string, Value>, call: CallInfo, fn: string, x: Scalar): Scalar | undefined {
+  const init = scalar(a, "init");
+  const v = constValue(init);
+  if (v === undefined) { if (!call.abstract) call.report(d.notAConstant({ what: `${fn}(init)`, level: init.level }), call.argSpans.get("init")); return call.abstract ? init : undefined; }
+  if (v === 0 && isDimless(init.dim)) return constScalar(0, x.dim, init.span);
+  if (!dimEq(init.dim, x.dim)) {
+    call.report(d.unitMismatch({ expected: formatDim(x.dim), actual: formatDim(init.dim), suggestion: example(v, x.dim) }), call.argSpans.get("init"));
+    return undefined;
+  }
+  return init;
+}
+
+function feedbackBuiltins(add: (b: Builtin) => void): void {
+  add(builtin("ema", [p("x", "quantity"), p("decay", "number", num(0.9)), p("init", "quantity", num(0))],
+    "Exponential moving average of a feedback value over finished steps: the first observation sets m = x, then m ← decay·m + (1 − decay)·x; `init` before any step has finished.", (a, call) => {
+      const x = scalar(a, "x");
+      if (!atMostFeedback(x, call, "x", "ema")) return invalid(call.span);
+      const decay = constArg(a, "decay", call, "ema(decay)");
+      if (decay === undefined && !call.abstract) return invalid(call.span);
+      if (!checkRange(a, "decay", call, "decay", 0, 1, "in [0, 1)") || decay === 1) {
+        if (decay === 1) call.report(d.outOfRange({ what: "decay", range: "in [0, 1)", value: "1", hint: "decay 1 never moves: choose a value in [0, 1), e.g. 0.9." }), call.argSpans.get("decay"));
+        return invalid(call.span);
+      }
+      const init = smootherInit(a, call, "ema", x);
+      if (!init) return invalid(call.span);
+      return feedbackNode("ema", [x, scalar(a, "decay"), init], x.dim, "number", call);
+    }));
+  add(builtin("window_mean", [p("x", "quantity"), p("size", "steps"), p("init", "quantity", num(0))],
+    "Mean of a feedback value over the last `size` finished steps (fewer while fewer have finished); `init` before any.", (a, call) => {
+      const x = scalar(a, "x");
+      if (!atMostFeedback(x, call, "x", "window_mean")) return invalid(call.span);
+      if (constArg(a, "size", call, "window_mean(size)") === undefined && !call.abstract) return invalid(call.span);
+      if (!checkRange(a, "size", call, "size", 1, 1e6, "an integer ≥ 1 step", { integer: true })) return invalid(call.span);
+      const init = smootherInit(a, call, "window_mean", x);
+      if (!init) return invalid(call.span);
+      return feedbackNode("window_mean", [x, scalar(a, "size"), init], x.dim, "number", call);
+    }));
+  add(builtin("stage", [p("when", "bool"), p("patience", "steps", unit(1, "steps")), p("max", "number", num(1e9))],
+    "A pacing stage: 0 at the start; advances by one each time `when` has held for `patience` consecutive finished steps (the streak restarts after each advance, and a step where it fails resets it); stops at `max`.", (a, call) => {
+      const when = scalar(a, "when");
+      if (!atMostFeedback(when, call, "when", "stage")) return invalid(call.span);
+      for (const k of ["patience", "max"]) if (constArg(a, k, call, `stage(${k})`) === undefined && !call.abstract) return invalid(call.span);
+      if (!checkRange(a, "patience", call, "patience", 1, 1e6, "an integer ≥ 1 step", { integer: true })) return invalid(call.span);
+      if (!checkRange(a, "max", call, "max", 0, 1e9, "an integer ≥ 0", { integer: true })) return invalid(call.span);
+      return feedbackNode("stage", [when, scalar(a, "patience"), scalar(a, "max")], DIMLESS, "number", call);
+    }));
+  add(builtin("choose", [p("key", "string"), p("options", "record")],
+    "The option named `key` (a string known at compile time); any other key is an error listing the options.", (a, call) => {
+      const key = string(a, "key");
+      const opts = a.get("options") as Extract<Value, { kind: "record" }>;
+      const v = opts.fields.get(key);
+      if (v) return v;
+      const names = [...opts.fields.keys()];
+      if (call.abstract) return opts.fields.values().next().value ?? invalid(call.span);
+      call.report(d.invalidValue({ what: "option", detail: `'${key}' is not one of ${names.map((n) => `"${n}"`).join(", ")}${didYouMean(key, names)}`, hint: `Use one of ${names.map((n) => `"${n}"`).join(", ")}.` }), call.argSpans.get("key"));
+      return invalid(call.span);
+    }));
+  add(builtin("kl_turn", [p("index", "turns")],
+    "The mean reverse KL of the turns at `index` (0-based) in the last finished step; that step's mean KL where no episode reached the index; 0 before any step has finished.", (a, call) => {
+      const i = scalar(a, "index");
+      if (!atMostFeedback(i, call, "index", "kl_turn")) return invalid(call.span);
+      return feedbackNode("kl_turn", [i], DIMLESS, "number", call);
+    }));
+}
+
 export function coreBuiltins(): Map<string, Value> {
   const m = new Map<string, Value>();
   const add = (b: Builtin) => m.set(b.name, b);
+  feedbackBuiltins(add);
   add(builtin("env", [p("kind", "string"), p("split", "string"), p("splits", "list<string>"), p("max_turns", "turns"), p("agent", "agent"),
     p("server", "string", str("")), p("task_file", "string", str("")), p("pool", "number", num(4)), p("params", "record", () => ({ kind: "record", fields: new Map(), span: NOWHERE }))],
     "An environment declaration; `split` must be one of `splits`.", (a, call) => {
@@ -297,8 +390,8 @@ export function coreBuiltins(): Map<string, Value> {
       }
       return obj("agent", a, call);
     }));
-  add(builtin("loss_term", [p("kind", "string"), p("coef", "number", num(1)), p("estimator", "string", str("k1")), p("aggregate", "string", str("")),
-    p("blend", "number", num(0)), p("normalize", "bool", bool(true)), p("eps", "number", num(1e-6)), p("group", "number", num(0)), p("beta", "number", num(0))],
+  add(builtin("loss_term", [p("kind", "string"), p("coef", "number", num(LOSS_DEFAULTS.coef)), p("estimator", "string", str(LOSS_DEFAULTS.estimator)), p("aggregate", "string", str("")),
+    p("blend", "number", num(0)), p("normalize", "bool", bool(GRPO_DEFAULTS.normalize)), p("eps", "number", num(GRPO_DEFAULTS.eps)), p("group", "number", num(0)), p("beta", "number", num(0))],
     "One loss term: opd, grpo, sft or gkd.", lossTerm));
   add(builtin("adaptive", [p("probe_every", "steps"), p("probe_episodes", "episodes"), p("rule", "depth_rule"), p("initial", "turns"), p("min", "turns", unit(1, "turns"))],
     "TurnOPD adaptive depth: probe full-horizon episodes every `probe_every` steps and move the cap.", (a, call) => {

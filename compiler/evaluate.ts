@@ -1,26 +1,29 @@
 /**
- * The evaluator: a partial evaluator over the AST that checks as it goes. Functions are inlined at
- * each call; constants fold; whatever reads a runtime variable stays an expression tree with a level.
- * Names, types, units and binding-time levels are all checked here, against the values themselves.
+ * The evaluator: a partial evaluator over the AST. Functions are inlined at each call; constants
+ * fold; whatever reads a runtime variable stays an expression tree with a level. Whether a value
+ * fits where it goes (its type, unit and binding-time level) is the checker's question (check.ts,
+ * over the types of types.ts); this file computes values and asks it.
  */
-import type { Expr, FnDecl, Span, TypeRef } from "../grammar/ast.js";
-import { levelRank, maxLevel, VARIABLES, type Level, type VariableName } from "../plan/expr.js";
-import { pointwise } from "../plan/expr.js";
+import type { Expr, FnDecl, Span } from "../grammar/ast.js";
+import { maxLevel, VARIABLES, type Level, type VariableName } from "../plan/expr.js";
+import { Checker } from "./check.js";
 import { catalogue, type CatalogueEntry } from "./diagnostics/catalogue.js";
-import { d, didYouMean, type Message } from "./diagnostics/index.js";
+import { d, didYouMean, type Message, type Related } from "./diagnostics/index.js";
 import type { DiagnosticSink } from "./sink.js";
+import { parseType, scalarType, typeOfRef, type ScalarType } from "./types.js";
+import { dimDiv, dimMul, dimOf, DIMLESS, formatDim, isDimless } from "./units.js";
 import {
-  dimDiv, dimEq, dimMul, dimOf, DIMLESS, example, formatDim, isDimless, parseDim, type Dim,
-} from "./units.js";
-import {
-  allNames, constValue, isConst, lookup, typeName,
-  type Binding, type Builtin, type CallInfo, type Closure, type Loss, type Scalar, type Scope, type Tree, type Value,
+  allNames, constScalar, constValue, fixed, invalid, isConst, lookup, op, typeName, varScalar,
+  type Builtin, type CallInfo, type Closure, type Loss, type Scalar, type Scope, type Value,
 } from "./values.js";
 
 export interface EvalContext {
   /** The curriculum's `steps`, once known: `total_steps` folds to it. */
   totalSteps?: number;
 }
+
+/** A report as the evaluator emits it (after moving library errors to the user's call). */
+export interface Reported { m: Message; span: Span; related: Related[] }
 
 export class Evaluator {
   private readonly stack: FnDecl[] = [];
@@ -41,18 +44,48 @@ export class Evaluator {
   /** True for files of the stdlib and of npm packages: errors there are shown at the user's call. */
   isLibrary: (file: string) => boolean = () => false;
 
-  constructor(readonly sink: DiagnosticSink, readonly describeSpan: (s: Span) => string) {}
+  /** While set (see `quietly`), reports are collected here instead of going to the sink. */
+  private captured: Reported[] | undefined;
+
+  /** Type, unit and level checks, reporting through `report` below. */
+  readonly check: Checker;
+
+  constructor(readonly sink: DiagnosticSink, readonly describeSpan: (s: Span) => string) {
+    this.check = new Checker(sink, (m, s) => this.report(m, s));
+  }
 
   report(m: Message, span: Span): void {
     if (this.abstract && (catalogue[m.code] as CatalogueEntry).valueDependent) return;
     if (this.isLibrary(span.file)) {
       const site = [...this.callSites].reverse().find((s) => !this.isLibrary(s.file));
       if (site) {
-        this.sink.add(m, site, [{ span, message: `raised inside ${this.describeSpan(span)}` }]);
+        this.emit({ m, span: site, related: [{ span, message: `raised inside ${this.describeSpan(span)}` }] });
         return;
       }
     }
-    this.sink.add(m, span);
+    this.emit({ m, span, related: [] });
+  }
+
+  private emit(r: Reported): void {
+    if (this.captured) this.captured.push(r);
+    else this.sink.add(r.m, r.span, r.related);
+  }
+
+  /** Runs `fn` with its reports collected rather than emitted: to try an expression, then decide what to say. */
+  quietly<T>(fn: () => T): { value: T; reports: Reported[] } {
+    const outer = this.captured;
+    this.captured = [];
+    try {
+      const value = fn();
+      return { value, reports: this.captured };
+    } finally {
+      this.captured = outer;
+    }
+  }
+
+  /** Emits reports collected by `quietly`. */
+  replay(reports: readonly Reported[]): void {
+    for (const r of reports) this.emit(r);
   }
 
   // ---- expressions -------------------------------------------------------------------------------
@@ -82,13 +115,13 @@ export class Evaluator {
         if (v.kind === "invalid") return v;
         if (e.op === "-") {
           if (v.kind === "loss") return scaleLoss(v, constScalar(-1, DIMLESS, e.span), e.span);
-          const s = this.expectScalar(v, "number", e.operand.span);
+          const s = this.check.scalar(v, "number", e.operand.span);
           if (!s) return invalid(e.span);
           const neg = op("neg", [s], s.dim, "number", e.span);
           // `-5` is still a literal: `steps: -5` is a range error, not a missing unit.
           return s.literal ? { ...neg, literal: true } : neg;
         }
-        const s = this.expectScalar(v, "bool", e.operand.span);
+        const s = this.check.scalar(v, "bool", e.operand.span);
         return s ? op("not", [s], DIMLESS, "bool", e.span) : invalid(e.span);
       }
       case "binary": {
@@ -109,17 +142,17 @@ export class Evaluator {
         const a = this.expr(e.then, scope);
         const b = this.expr(e.else, scope);
         if (c.kind === "invalid" || a.kind === "invalid" || b.kind === "invalid") return invalid(e.span);
-        const cs = this.expectScalar(c, "bool", e.cond.span);
+        const cs = this.check.scalar(c, "bool", e.cond.span);
         if (!cs) return invalid(e.span);
         if (isConst(cs)) return constValue(cs) !== 0 ? a : b;
-        const as = this.expectScalar(a, undefined, e.then.span);
-        const bs = this.expectScalar(b, undefined, e.else.span);
+        const as = this.check.scalar(a, undefined, e.then.span);
+        const bs = this.check.scalar(b, undefined, e.else.span);
         if (!as || !bs) return invalid(e.span);
         if (as.type !== bs.type) {
           this.report(d.typeMismatch({ expected: as.type, actual: bs.type, hint: "Both branches of `if` must have the same type." }), e.else.span);
           return invalid(e.span);
         }
-        if (!this.sameDim(as, bs, e.else.span)) return invalid(e.span);
+        if (!this.check.sameDim(as, bs, e.else.span)) return invalid(e.span);
         return op("if", [cs, as, bs], as.dim, as.type, e.span);
       }
       case "call": {
@@ -181,26 +214,26 @@ export class Evaluator {
     // Loss algebra: scalar × loss, loss × scalar, loss + loss.
     if (l.kind === "loss" || r.kind === "loss") return this.lossOp(opName, l, r, e);
     if (opName === "..") {
-      const a = this.expectScalar(l, "number", e.left.span);
-      const b = this.expectScalar(r, "number", e.right.span);
-      if (!a || !b || !this.sameDim(a, b, e.right.span)) return invalid(span);
+      const a = this.check.scalar(l, "number", e.left.span);
+      const b = this.check.scalar(r, "number", e.right.span);
+      if (!a || !b || !this.check.sameDim(a, b, e.right.span)) return invalid(span);
       return { kind: "range", start: a, end: b, span };
     }
     if (opName === "and" || opName === "or") {
-      const a = this.expectScalar(l, "bool", e.left.span);
-      const b = this.expectScalar(r, "bool", e.right.span);
+      const a = this.check.scalar(l, "bool", e.left.span);
+      const b = this.check.scalar(r, "bool", e.right.span);
       if (!a || !b) return invalid(span);
       return op(opName, [a, b], DIMLESS, "bool", span);
     }
     if ((opName === "==" || opName === "!=") && l.kind === "string" && r.kind === "string") {
       return constScalar((l.value === r.value) === (opName === "==") ? 1 : 0, DIMLESS, span, "bool");
     }
-    const a = this.expectScalar(l, "number", e.left.span);
-    const b = this.expectScalar(r, "number", e.right.span);
+    const a = this.check.scalar(l, "number", e.left.span);
+    const b = this.check.scalar(r, "number", e.right.span);
     if (!a || !b) return invalid(span);
     switch (opName) {
       case "+": case "-":
-        if (!this.sameDim(a, b, e.right.span, e.left.span)) return invalid(span);
+        if (!this.check.sameDim(a, b, e.right.span, e.left.span)) return invalid(span);
         return op(opName === "+" ? "add" : "sub", [a, b], a.dim, "number", span);
       case "*": {
         const product = op("mul", [a, b], dimMul(a.dim, b.dim), "number", span);
@@ -212,7 +245,7 @@ export class Evaluator {
       default: {
         const name = { "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne" }[opName];
         if (!name) { this.report(d.internalError({ message: `operator ${opName}` }), span); return invalid(span); }
-        if (!this.sameDim(a, b, e.right.span, e.left.span)) return invalid(span);
+        if (!this.check.sameDim(a, b, e.right.span, e.left.span)) return invalid(span);
         return op(name as never, [a, b], DIMLESS, "bool", span);
       }
     }
@@ -230,7 +263,7 @@ export class Evaluator {
         this.report(d.typeMismatch({ expected: "number", actual: "loss", hint: "A loss can be divided by a number, not the other way round." }), e.right.span);
         return invalid(span);
       }
-      const s = this.expectScalar(other, "number", otherSpan);
+      const s = this.check.scalar(other, "number", otherSpan);
       if (!s) return invalid(span);
       if (!isDimless(s.dim)) {
         this.report(d.unitMismatch({ expected: "number", actual: formatDim(s.dim), suggestion: "0.5 * opd()" }), otherSpan);
@@ -241,28 +274,6 @@ export class Evaluator {
     }
     this.report(d.typeMismatch({ expected: "number", actual: "loss", hint: "Losses combine as `a * loss1 + b * loss2`." }), span);
     return invalid(span);
-  }
-
-  /** Reports and returns false when two scalars' units differ. */
-  sameDim(a: Scalar, b: Scalar, spanB: Span, spanA?: Span): boolean {
-    if (dimEq(a.dim, b.dim)) return true;
-    // Blame the bare literal when there is one: `3 + step` → "write 3 steps".
-    const [bare, other, at] = b.literal && isDimless(b.dim) ? [b, a, spanB] : a.literal && isDimless(a.dim) && spanA ? [a, b, spanA] : [undefined, a, spanB];
-    if (bare) {
-      this.report(d.missingUnit({ expected: formatDim(other.dim), suggestion: example(constValue(bare) ?? 1, other.dim) }), at);
-    } else {
-      this.report(d.unitMismatch({ expected: formatDim(a.dim), actual: formatDim(b.dim), suggestion: example(constValue(b) ?? 1, a.dim) }), spanB);
-    }
-    return false;
-  }
-
-  expectScalar(v: Value, type: "number" | "bool" | undefined, span: Span): Scalar | undefined {
-    if (v.kind === "invalid") return undefined;
-    if (v.kind !== "scalar" || (type && v.type !== type)) {
-      this.report(d.typeMismatch({ expected: type ?? "number", actual: typeName(v), hint: hintFor(type ?? "number", v) }), span);
-      return undefined;
-    }
-    return v;
   }
 
   // ---- calls ---------------------------------------------------------------------------------------
@@ -323,7 +334,7 @@ export class Evaluator {
     for (const p of b.params) {
       const a = bound.get(p.name);
       const v = a ? a.value : p.default!();
-      const checked = this.checkType(v, p.type, a ? a.span : span, `argument '${p.name}' of '${b.name}'`);
+      const checked = this.check.type(v, parseType(p.type), a ? a.span : span, `argument '${p.name}' of '${b.name}'`);
       if (checked.kind === "invalid") return invalid(span);
       args.set(p.name, checked);
       argSpans.set(p.name, a ? a.span : span);
@@ -379,7 +390,7 @@ export class Evaluator {
     for (const p of decl.params) {
       const a = bound.get(p.name);
       if (!a) continue;
-      const checked = this.checkTypeRef(a.value, p.type!, a.span, `argument '${p.name}' of '${decl.name}'`);
+      const checked = this.check.type(a.value, typeOfRef(p.type!), a.span, `argument '${p.name}' of '${decl.name}'`);
       if (checked.kind === "invalid") return invalid(span);
       if (checked.kind === "scalar") { level = maxLevel(level, checked.level); checked.reads.forEach((r) => reads.add(r)); }
     }
@@ -401,7 +412,7 @@ export class Evaluator {
       const a = bound.get(p.name);
       // Defaults are evaluated in the function's own scope, where it was declared.
       const v = a ? a.value : this.withStack(f.decl, () => this.expr(p.default!, scope));
-      const checked = p.type ? this.checkTypeRef(v, p.type, a ? a.span : p.default!.span, `argument '${p.name}' of '${f.decl.name}'`) : v;
+      const checked = p.type ? this.check.type(v, typeOfRef(p.type), a ? a.span : p.default!.span, `argument '${p.name}' of '${f.decl.name}'`) : v;
       if (checked.kind === "invalid") return invalid(span);
       scope.names.set(p.name, fixed(checked, p.nameSpan, "param", `parameter ${p.name} of ${f.decl.name}`));
     }
@@ -419,92 +430,16 @@ export class Evaluator {
     const inner: Scope = { parent: scope, names: new Map() };
     for (const l of decl.lets) {
       const v = this.expr(l.value, inner);
-      const checked = l.type ? this.checkTypeRef(v, l.type, l.value.span, `'${l.name}'`) : v;
+      const checked = l.type ? this.check.type(v, typeOfRef(l.type), l.value.span, `'${l.name}'`) : v;
       inner.names.set(l.name, fixed(checked, l.nameSpan, "let", `let ${l.name}`));
     }
     const result = this.expr(decl.body, inner);
-    return decl.returnType ? this.checkTypeRef(result, decl.returnType, decl.body.span, `the result of '${decl.name}'`) : result;
+    return decl.returnType ? this.check.type(result, typeOfRef(decl.returnType), decl.body.span, `the result of '${decl.name}'`) : result;
   }
 
   private withStack<T>(decl: FnDecl, f: () => T): T {
     this.stack.push(decl);
     try { return f(); } finally { this.stack.pop(); }
-  }
-
-  // ---- types ---------------------------------------------------------------------------------------
-
-  checkTypeRef(v: Value, t: TypeRef, span: Span, what: string): Value {
-    return this.checkType(v, t.text.replace(/\s+/g, ""), span, what);
-  }
-
-  /** Checks a value against a written type; reports and returns invalid on mismatch. */
-  checkType(v: Value, type: string, span: Span, what: string): Value {
-    if (v.kind === "invalid" || type === "any") return v;
-    const generic = /^(\w+)<(.+)>$/.exec(type);
-    if (generic) {
-      const [, outer, inner] = generic as unknown as [string, string, string];
-      if (outer === "list") {
-        if (v.kind !== "list") return this.mismatch(type, v, span);
-        const items = v.items.map((i) => this.checkType(i, inner, "span" in i ? i.span : span, what));
-        return items.some((i) => i.kind === "invalid") ? invalid(span) : { ...v, items };
-      }
-      if (outer === "range") {
-        if (v.kind !== "range") return this.mismatch(type, v, span);
-        const s = this.checkType(v.start, inner, v.start.span, what);
-        const e = this.checkType(v.end, inner, v.end.span, what);
-        return s.kind === "invalid" || e.kind === "invalid" ? invalid(span) : v;
-      }
-      if (outer === "per_turn") {
-        const s = this.checkType(v, inner, span, what);
-        if (s.kind !== "scalar") return s;
-        return this.checkLevel(s, "turn", what, span) ? s : invalid(span);
-      }
-      this.report(d.typeMismatch({ expected: type, actual: typeName(v), hint: `Unknown type '${type}'.` }), span);
-      return invalid(span);
-    }
-    switch (type) {
-      case "bool":
-        return v.kind === "scalar" && v.type === "bool" ? v : this.mismatch(type, v, span);
-      case "string":
-        return v.kind === "string" ? v : this.mismatch(type, v, span);
-      case "quantity":
-        return v.kind === "scalar" && v.type === "number" ? v : this.mismatch(type, v, span);
-      case "loss": case "record": case "list": case "range":
-        return v.kind === type ? v : this.mismatch(type, v, span);
-      case "model": case "env": case "agent": case "optimizer": case "eval": case "depth": case "depth_rule": case "backend": case "curriculum":
-        return v.kind === "object" && v.type === type ? v : this.mismatch(type, v, span);
-      case "function":
-        return v.kind === "fn" || v.kind === "builtin" ? v : this.mismatch(type, v, span);
-    }
-    const dim = parseDim(type);
-    if (!dim) {
-      this.report(d.typeMismatch({ expected: type, actual: typeName(v), hint: `Unknown type '${type}'; see docs/LANGUAGE.md#types.` }), span);
-      return invalid(span);
-    }
-    if (v.kind !== "scalar" || v.type !== "number") return this.mismatch(type, v, span);
-    if (dimEq(v.dim, dim)) return v;
-    if (isDimless(v.dim) && v.literal) {
-      this.report(d.missingUnit({ expected: formatDim(dim), suggestion: example(constValue(v) ?? 1, dim) }), span);
-    } else {
-      this.report(d.unitMismatch({ expected: formatDim(dim), actual: formatDim(v.dim), suggestion: example(constValue(v) ?? 1, dim) }), span);
-    }
-    return invalid(span);
-  }
-
-  private mismatch(expected: string, v: Value, span: Span): Value {
-    this.report(d.typeMismatch({ expected, actual: typeName(v), hint: hintFor(expected, v) }), span);
-    return invalid(span);
-  }
-
-  /** Reports when a value is known later than a field accepts. */
-  checkLevel(s: Scalar, max: Level, field: string, span: Span): boolean {
-    if (levelRank(s.level) <= levelRank(max)) return true;
-    const reads = s.reads.filter((r) => levelRank(VARIABLES[r as VariableName] ?? "const") > levelRank(max));
-    this.report(d.levelTooHigh({
-      field, max, level: s.level, reads: reads.map((r) => `\`${r}\``).join(", ") || "runtime values",
-      hint: max === "const" ? "Use a constant here." : `Only values known at ${max} level (${levelVars(max)}) can be used here.`,
-    }), span);
-    return false;
   }
 }
 
@@ -515,58 +450,13 @@ export const INLINE_BUDGET = 50_000;
 /** Nesting of inlined calls and of values reading values, at most. */
 export const NESTING_LIMIT = 100;
 
-interface ScalarType { type: "number" | "bool"; dim: Dim; perTurn: boolean }
 interface ScalarSignature { result: ScalarType }
-
-/** A written scalar type: `bool`, `number`, a unit (`turns`, `tasks×rollouts`) or `per_turn<…>` of one. */
-function scalarType(t: TypeRef | undefined): ScalarType | undefined {
-  if (!t) return undefined;
-  const text = t.text.replace(/\s+/g, "");
-  if (text === "bool") return { type: "bool", dim: DIMLESS, perTurn: false };
-  const perTurn = /^per_turn<(.+)>$/.exec(text);
-  const dim = parseDim(perTurn ? perTurn[1]! : text);
-  return dim ? { type: "number", dim, perTurn: !!perTurn } : undefined;
-}
 
 /** The function's signature when every parameter and the result have scalar types. */
 function scalarSignature(decl: FnDecl): ScalarSignature | undefined {
-  const result = scalarType(decl.returnType);
-  if (!result || !decl.params.every((p) => scalarType(p.type))) return undefined;
+  const result = scalarType(decl.returnType && typeOfRef(decl.returnType));
+  if (!result || !decl.params.every((p) => scalarType(p.type && typeOfRef(p.type)))) return undefined;
   return { result };
-}
-
-// ---- scalar construction -------------------------------------------------------------------------
-
-export function constScalar(value: number, dim: Dim, span: Span, type: "number" | "bool" = "number", literal = false): Scalar {
-  return { kind: "scalar", type, dim, level: "const", tree: { op: "const", value }, reads: [], span, ...(literal ? { literal: true } : {}) };
-}
-
-export function varScalar(name: VariableName, span: Span): Scalar {
-  const dims: Partial<Record<VariableName, Dim>> = {
-    step: { steps: 1 }, total_steps: { steps: 1 }, "episode.expert_length": { turns: 1 }, "episode.max_turns": { turns: 1 },
-    "episode.turns": { turns: 1 }, "turn.index": { turns: 1 }, "turn.tokens": { tokens: 1 },
-  };
-  return { kind: "scalar", type: "number", dim: dims[name] ?? DIMLESS, level: VARIABLES[name], tree: { op: "var", name }, reads: [name], span };
-}
-
-/** Builds an operator node, folding when every argument is constant. */
-export function op(name: Parameters<typeof pointwise>[0], args: Scalar[], dim: Dim, type: "number" | "bool", span: Span): Scalar {
-  let level: Level = "const";
-  const reads = new Set<string>();
-  for (const a of args) { level = maxLevel(level, a.level); a.reads.forEach((r) => reads.add(r)); }
-  const abstract = args.some((a) => a.abstract);
-  if (args.every(isConst)) {
-    const value = pointwise(name, args.map((a) => constValue(a)!));
-    return { kind: "scalar", type, dim, level: "const", tree: { op: "const", value }, reads: [], span };
-  }
-  const tree = { op: name, args: args.map((a) => a.tree) } as Tree;
-  return { kind: "scalar", type, dim, level, tree, reads: [...reads], span, ...(abstract ? { abstract } : {}) };
-}
-
-export function invalid(span: Span): Value { return { kind: "invalid", span }; }
-
-export function fixed(v: Value, span: Span, kind: Binding["kind"], describe: string): Binding {
-  return { get: () => v, span, kind, describe };
 }
 
 function scaleLoss(l: Loss, coef: Scalar, span: Span): Loss {
@@ -585,18 +475,4 @@ function addLoss(a: Loss, b: Loss, span: Span, report: (m: Message, s: Span) => 
   const aggregate = a.aggregate ?? b.aggregate;
   const weights = a.weights ?? b.weights;
   return { kind: "loss", terms: [...a.terms, ...b.terms], span, ...(aggregate ? { aggregate } : {}), ...(weights ? { weights } : {}) };
-}
-
-function levelVars(l: Level): string {
-  const vars = Object.entries(VARIABLES).filter(([, lv]) => levelRank(lv) <= levelRank(l) && lv !== "const").map(([k]) => `\`${k}\``);
-  return vars.length ? `constants, ${vars.join(", ")}` : "constants";
-}
-
-function hintFor(expected: string, v: Value): string {
-  if (expected === "string" && v.kind === "scalar") return "Write the value in quotes, e.g. `\"token_mean\"`.";
-  if (v.kind === "fn" || v.kind === "builtin") return "Call the function: add `(...)`.";
-  if (expected === "loss") return "Build a loss with `opd()`, `grpo()` or `sft()` from std/loss.";
-  if (expected === "env") return "Make an env with a constructor from std/envs, e.g. `texthouse(split: \"train\")`.";
-  if (expected === "model") return "Declare a model with `model NAME { path: \"...\" serve: embedded() }`.";
-  return `Expected a ${expected} here.`;
 }

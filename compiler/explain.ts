@@ -3,7 +3,9 @@
  * `with` base, --set override or sweep; the function that computed it), and its values at steps.
  */
 import type { Expr } from "../grammar/ast.js";
-import { evalScalar } from "../plan/expr.js";
+import { evalScalar, readsFeedback } from "../plan/expr.js";
+import { planReplay } from "../plan/schedules.js";
+import type { Observation } from "../plan/feedback.js";
 import { printExpr } from "../plan/print.js";
 import { CURRICULUM_FIELDS } from "./curriculum.js";
 import type { CompiledPlan } from "./index.js";
@@ -19,11 +21,15 @@ export interface Explanation {
   reads?: string[];
   origin: string[];
   /** Values at the asked steps; for episode-level values, one row per expert length. */
-  table?: { expertLength?: number; values: { step: number; value: number }[] }[];
+  table?: { expertLength?: number; label?: string; values: { step: number; value: number }[] }[];
   note?: string;
+  /** A feedback-level value explained without a trace: its values need one (TC7012). */
+  needsTrace?: boolean;
+  /** With a trace: the stages and signals along it (when each stage advanced, and on what). */
+  stages?: { name: string; rule: string; advances: { step: number; observed: number; signal: number | null }[] }[];
 }
 
-export function explain(compiled: CompiledPlan, path: string[], steps: number[], expertLengths: number[] | undefined, sources: Map<string, string>, describe: (file: string, line: number, col: number) => string): Explanation | { error: string; available: string[] } {
+export function explain(compiled: CompiledPlan, path: string[], steps: number[], expertLengths: number[] | undefined, sources: Map<string, string>, describe: (file: string, line: number, col: number) => string, trace?: Observation[]): Explanation | { error: string; available: string[] } {
   const [field, ...rest] = path;
   const fv = field ? compiled.curriculum.fields.get(field) : undefined;
   if (!fv) {
@@ -55,7 +61,7 @@ export function explain(compiled: CompiledPlan, path: string[], steps: number[],
     if (bv?.kind === "fn" && bv.decl.doc) origin.push(...bv.decl.doc.split("\n").map((l) => `  ${l.trim()}`));
   }
 
-  if (v.kind === "scalar") return explainScalar(v, target, origin, steps, expertLengths, compiled.plan.clock.steps);
+  if (v.kind === "scalar") return explainScalar(v, target, origin, steps, expertLengths, compiled, trace);
   if (v.kind === "loss") {
     const terms = v.terms.map((t) => `${printExpr(t.coef.tree)} × ${t.kind}`).join(" + ");
     const rows = v.terms.map((t) => ({ name: `${t.kind} coef`, values: steps.map((s) => evalScalar(t.coef.tree, { step: s, total_steps: compiled.plan.clock.steps })) }));
@@ -68,19 +74,52 @@ export function explain(compiled: CompiledPlan, path: string[], steps: number[],
   return { target, kind: v.kind === "object" ? v.type : v.kind, value: summarise(v), level: "const", origin };
 }
 
-function explainScalar(v: Scalar, target: string, origin: string[], steps: number[], lengths: number[] | undefined, total: number): Explanation {
+function explainScalar(v: Scalar, target: string, origin: string[], steps: number[], lengths: number[] | undefined, compiled: CompiledPlan, trace?: Observation[]): Explanation {
+  const total = compiled.plan.clock.steps;
   const base: Explanation = {
     target, kind: v.type, value: printExpr(v.tree), level: v.level, unit: formatDim(v.dim), reads: v.reads, origin,
   };
   if (v.level === "turn" || v.level === "token") return { ...base, note: `known only at ${v.level} level, from ${v.reads.join(", ")}: it is evaluated by the runtime over the turns of each batch` };
+  const feedback = readsFeedback(v.tree);
+  const fbNote = "it reads the run's own metrics: at step t, those of the steps finished before t starts (t − 1, or t − 1 − staleness); at step 1 none (feedback.* read 0, smoothers their init, stages 0)";
+  if (feedback && !trace) return { ...base, needsTrace: true, note: `known at ${v.level} level — ${fbNote}; its values need a metrics trace (--trace RUN_DIR/metrics.jsonl)` };
   const episode = v.level === "episode";
   const Ls = episode ? (lengths ?? [1, 5, 10, 20]) : [undefined];
-  const table = Ls.map((L) => ({
+  // The value is tracked beside the plan's own expressions, so its stages carry the run's names.
+  const replay = feedback ? planReplay(compiled.plan, trace!, { "~explain": { level: v.level, unit: "", tree: v.tree } }) : undefined;
+  const sorted = [...steps].sort((a, b) => a - b);
+  const at = new Map(sorted.map((t) => [t, replay?.at(t)]));
+  const table: NonNullable<Explanation["table"]> = Ls.map((L) => ({
     ...(L !== undefined ? { expertLength: L } : {}),
-    values: steps.map((step) => ({ step, value: evalScalar(v.tree, { step, total_steps: total, ...(L !== undefined ? { "episode.expert_length": L } : {}) }) })),
+    values: steps.map((step) => {
+      const r = at.get(step);
+      return { step, value: evalScalar(v.tree, { step, total_steps: total, ...(L !== undefined ? { "episode.expert_length": L } : {}), ...r?.vars }, {}, r?.view) };
+    }),
   }));
-  const note = v.level === "const" ? "a constant" : `known at ${v.level} level (reads ${v.reads.map((r) => `\`${r}\``).join(", ")}); step = the explorer step, 1-based, one step per explore batch (TCOD's batch_id)`;
-  return { ...base, table, note };
+  let stages: Explanation["stages"];
+  if (replay) {
+    const names = Object.keys(at.get(sorted[0]!)?.summary.values ?? {});
+    for (const name of names) table.push({ label: name, values: steps.map((step) => ({ step, value: at.get(step)!.summary.values[name]! })) });
+    table.push({ label: "feedback.step", values: steps.map((step) => ({ step, value: at.get(step)!.summary.step })) });
+    // Every advance of every stage along the whole trace (not only at the asked steps).
+    stages = [];
+    const log = new Map<string, { rule: string; advances: { step: number; observed: number; signal: number | null }[] }>();
+    let last: Record<string, number> = {};
+    for (let t = 1; t <= total; t++) {
+      const s = replay.at(t).summary;
+      for (const [name, st] of Object.entries(s.stages)) {
+        const entry = log.get(name) ?? { rule: st.rule, advances: [] };
+        log.set(name, entry);
+        if (st.stage > (last[name] ?? 0)) entry.advances.push({ step: t, observed: st.advancedAt ?? 0, signal: st.signal });
+      }
+      last = Object.fromEntries(Object.entries(s.stages).map(([k, x]) => [k, x.stage]));
+    }
+    for (const [name, e] of log) stages.push({ name, ...e });
+  }
+  const note = v.level === "const" ? "a constant"
+    : feedback ? `known at ${v.level} level — ${fbNote}; values replayed on the trace (${trace!.length} training rows)`
+      : `known at ${v.level} level (reads ${v.reads.map((r) => `\`${r}\``).join(", ")}); step = the explorer step, 1-based, one step per explore batch (TCOD's batch_id)`;
+  return { ...base, table, note, ...(stages ? { stages } : {}) };
 }
 
 function summarise(v: Value): string {
@@ -106,9 +145,14 @@ export function formatExplanation(e: Explanation): string {
     const label = (s: string) => s.padEnd(16);
     lines.push(`  ${label("step")}${steps.map((s) => String(s).padStart(w)).join("")}`);
     e.table.forEach((r, i) => {
-      const name = e.kind === "loss" ? (e.note?.split(" | ")[i] ?? "") : r.expertLength !== undefined ? `L = ${r.expertLength}` : (e.unit && e.unit !== "number" ? e.unit : "value");
+      const name = r.label ?? (e.kind === "loss" ? (e.note?.split(" | ")[i] ?? "") : r.expertLength !== undefined ? `L = ${r.expertLength}` : (e.unit && e.unit !== "number" ? e.unit : "value"));
       lines.push(`  ${label(name)}${r.values.map((x) => fmt(x.value).padStart(w)).join("")}`);
     });
+  }
+  for (const st of e.stages ?? []) {
+    lines.push(`  ${st.name}: advances when ${st.rule}`);
+    if (st.advances.length === 0) lines.push("    never advanced on this trace");
+    for (const a of st.advances) lines.push(`    → stage ${st.advances.indexOf(a) + 1} from step ${a.step} (observed after step ${a.observed}${a.signal !== null ? `; signal ${fmt(a.signal)}` : ""})`);
   }
   return lines.join("\n");
 }

@@ -6,18 +6,19 @@
 import type { Span } from "../grammar/ast.js";
 import { evalScalar, type ExprDef, type ScalarVars, type ValueRef } from "../plan/expr.js";
 import { PLAN_SCHEMA_ID } from "../plan/version.js";
-import { DEFAULT_LOG_RATIO_CLAMP } from "../plan/defaults.js";
+import { DEFAULT_LOG_RATIO_CLAMP, EMBEDDED_DEFAULTS, FIELD_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS } from "../plan/defaults.js";
 import type {
   AdaptiveDepth, AdvantageTerm, AgentFormat, BackendSpec, EnvSpec, ModelSpec, Plan, PlanNode,
 } from "../plan/schema.js";
 import type { AggregateKind } from "../plan/enums.js";
 import { needsTeacherDistributions } from "../plan/build.js";
+import { semanticsOf } from "../plan/env-semantics.js";
 import { methodGraph } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { d } from "./diagnostics/index.js";
-import type { Evaluator } from "./evaluate.js";
+import type { Checker } from "./check.js";
 import { planUnit } from "./units.js";
-import { constValue, type Loss, type Obj, type Scalar, type Str, type Value } from "./values.js";
+import { constScalar, constValue, type Loss, type Obj, type Scalar, type Str, type Value } from "./values.js";
 
 export interface LowerContext {
   sources: { path: string; sha256: string }[];
@@ -29,11 +30,11 @@ export interface LowerContext {
 class Lowering {
   readonly exprs: Record<string, ExprDef> = {};
   ok = true;
-  constructor(readonly ev: Evaluator, readonly ctx: LowerContext, readonly steps: number) {}
+  constructor(readonly check: Checker, readonly ctx: LowerContext, readonly steps: number) {}
 
   /** Level check for values nested in loss and optimizer objects. */
   checkLevel(s: Scalar, max: "step" | "turn", span: Span): boolean {
-    const ok = this.ev.checkLevel(s, max, max === "turn" ? "turn weight" : "coefficient", span);
+    const ok = this.check.level(s, max, max === "turn" ? "turn weight" : "coefficient", span);
     if (!ok) this.ok = false;
     return ok;
   }
@@ -54,7 +55,7 @@ class Lowering {
   tooDeep(s: Scalar, what: string, span: Span): boolean {
     const depth = treeDepth(s.tree);
     if (depth <= PLAN_EXPR_DEPTH) return false;
-    this.ev.report(d.expressionTooDeep({ what, depth, limit: PLAN_EXPR_DEPTH }), span);
+    this.check.report(d.expressionTooDeep({ what, depth, limit: PLAN_EXPR_DEPTH }), span);
     this.ok = false;
     return true;
   }
@@ -68,7 +69,7 @@ class Lowering {
     if (c !== undefined) {
       if (Number.isFinite(c) && ok(c)) return true;
       const r = Number.isFinite(c) ? range : "a finite number";
-      this.ev.report(d.outOfRange({ what, range: r, value: fmt(c), hint: `Choose a value ${r}.` }), span);
+      this.check.report(d.outOfRange({ what, range: r, value: fmt(c), hint: `Choose a value ${r}.` }), span);
       this.ok = false;
       return false;
     }
@@ -84,7 +85,7 @@ class Lowering {
         if (!Number.isFinite(v) || !ok(v)) {
           const at = s.level === "episode" ? `step ${step} with episode.expert_length = ${L} turns` : `step ${step}`;
           const r = Number.isFinite(v) ? range : "a finite number";
-          this.ev.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: `The value must stay ${r} over the whole run.` }), span);
+          this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: `The value must stay ${r} over the whole run.` }), span);
           this.ok = false;
           return false;
         }
@@ -145,7 +146,7 @@ export function lowerBackend(b: Obj): BackendSpec {
 
 function lowerModel(m: Obj): ModelSpec {
   const serve = m.fields.get("serve") as Obj | undefined;
-  const backend: BackendSpec = serve ? lowerBackend(serve) : { kind: "embedded", smoothing: 0.1, features: 4096 };
+  const backend: BackendSpec = serve ? lowerBackend(serve) : { kind: "embedded", smoothing: EMBEDDED_DEFAULTS.smoothing, features: EMBEDDED_DEFAULTS.features };
   return {
     path: str(m, "path"), backend,
     ...(m.fields.has("tokenizer") ? { tokenizer: str(m, "tokenizer") } : {}),
@@ -189,13 +190,13 @@ function toJson(v: Value): unknown {
 }
 
 /** Lowers one evaluated curriculum; undefined when a field is invalid (already reported). */
-export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Plan | undefined {
+export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): Plan | undefined {
   const f = (k: string): FieldValue | undefined => cv.fields.get(k);
   const val = (k: string): Value | undefined => {
     const v = f(k)?.value;
     return v && v.kind !== "invalid" ? v : undefined;
   };
-  const errorsBefore = ev.sink.errorCount;
+  const errorsBefore = check.sink.errorCount;
   const invalidFields = [...cv.fields.values()].some((fv) => fv.value.kind === "invalid");
   const teacher = val("teacher") as Obj | undefined;
   const student = val("student") as Obj | undefined;
@@ -203,7 +204,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   const stepsS = val("steps") as Scalar | undefined;
   // Keep checking what can be checked when some fields are broken: one run reports every error.
   const steps = stepsS ? constValue(stepsS)! : 1;
-  const L = new Lowering(ev, ctx, Math.max(1, Math.min(steps, 1e6)));
+  const L = new Lowering(check, ctx, Math.max(1, Math.min(steps, 1e6)));
   const span = (k: string) => f(k)?.expr.span ?? cv.decl.nameSpan;
 
   if (stepsS) L.range(stepsS, "steps", (v) => Number.isInteger(v) && v >= 1, "an integer ≥ 1", span("steps"));
@@ -223,7 +224,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
       tasksPerStep = total;
     }
     if (!Number.isInteger(tasksPerStep) || tasksPerStep < 1 || !Number.isInteger(rolloutsPerTask) || rolloutsPerTask < 1) {
-      ev.report(d.outOfRange({ what: "batch", range: "a whole number ≥ 1 of tasks and of rollouts", value: `${tasksPerStep} tasks × ${rolloutsPerTask} rollouts`, hint: "e.g. `16 tasks × 8 rollouts`." }), batch.expr.span);
+      check.report(d.outOfRange({ what: "batch", range: "a whole number ≥ 1 of tasks and of rollouts", value: `${tasksPerStep} tasks × ${rolloutsPerTask} rollouts`, hint: "e.g. `16 tasks × 8 rollouts`." }), batch.expr.span);
       return undefined;
     }
   }
@@ -252,10 +253,16 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   if (prefix) {
     L.range(prefix, "prefix", (v) => v >= 0 && v <= maxTurns - 1, `in [0, ${maxTurns - 1}] turns (the student needs at least one of the ${maxTurns} turns)`, span("prefix"), maxTurns);
     planner.prefix = L.ref("prefix", prefix, "prefix", span("prefix"));
+    // b2f replays expert actions from the taskset rows; some envs' official data has none.
+    const kind = env ? str(env, "kind") : "";
+    const sem = semanticsOf(kind);
+    if (sem.expertActions === "none" && constValue(prefix) !== 0) {
+      check.report(d.noExpertActions({ env: kind, source: sem.expertActionsNote ?? "their data has no \"actions\"" }), span("prefix"));
+    }
   }
 
   // ---- loss ----
-  const loss: Loss = (val("loss") as Loss | undefined) ?? { kind: "loss", terms: [{ kind: "opd", coef: { kind: "scalar", type: "number", dim: {}, level: "const", tree: { op: "const", value: 1 }, reads: [], span: cv.decl.nameSpan }, params: new Map(), span: cv.decl.nameSpan }], span: cv.decl.nameSpan };
+  const loss: Loss = (val("loss") as Loss | undefined) ?? { kind: "loss", terms: [{ kind: LOSS_DEFAULTS.kind, coef: constScalar(LOSS_DEFAULTS.coef, {}, cv.decl.nameSpan), params: new Map(), span: cv.decl.nameSpan }], span: cv.decl.nameSpan };
   const terms: AdvantageTerm[] = [];
   let grpo: { normalize: boolean; eps: number } | undefined;
   loss.terms.forEach((t, i) => {
@@ -263,25 +270,25 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     if (!L.checkLevel(t.coef, "step", span("loss"))) return;
     const coef = L.ref(id, t.coef, `the ${t.kind} coefficient`, span("loss"));
     const param = (k: string) => t.params.get(k);
-    if (t.kind === "opd") terms.push({ kind: "opd", coef, estimator: ((param("estimator") as Str | undefined)?.value ?? "k1") as "k1" });
+    if (t.kind === "opd") terms.push({ kind: "opd", coef, estimator: ((param("estimator") as Str | undefined)?.value ?? LOSS_DEFAULTS.estimator) as "k1" });
     else if (t.kind === "grpo") {
       const group = constValue(param("group") as Scalar) ?? 0;
       if (group !== 0 && group !== rolloutsPerTask) {
-        ev.report(d.invalidValue({ what: "grpo group", detail: `group: ${group} but the batch has ${rolloutsPerTask} rollout(s) per task`, hint: `Write \`batch: ${tasksPerStep} tasks × ${group} rollouts\`.` }), t.span);
+        check.report(d.invalidValue({ what: "grpo group", detail: `group: ${group} but the batch has ${rolloutsPerTask} rollout(s) per task`, hint: `Write \`batch: ${tasksPerStep} tasks × ${group} rollouts\`.` }), t.span);
         L.ok = false;
       } else if (rolloutsPerTask < 2) {
-        ev.report(d.invalidValue({ what: "grpo term", detail: "GRPO needs at least 2 rollouts per task to form a group", hint: `Write \`batch: ${tasksPerStep} tasks × 8 rollouts\`.` }), t.span);
+        check.report(d.invalidValue({ what: "grpo term", detail: "GRPO needs at least 2 rollouts per task to form a group", hint: `Write \`batch: ${tasksPerStep} tasks × 8 rollouts\`.` }), t.span);
         L.ok = false;
       }
       terms.push({ kind: "grpo", coef });
-      grpo = { normalize: constValue(param("normalize") as Scalar) !== 0, eps: constValue(param("eps") as Scalar) ?? 1e-6 };
+      grpo = { normalize: constValue(param("normalize") as Scalar) !== 0, eps: constValue(param("eps") as Scalar) ?? GRPO_DEFAULTS.eps };
     } else if (t.kind === "gkd") {
       const beta = param("beta") as Scalar;
       if (!L.checkLevel(beta, "step", span("loss"))) return;
       terms.push({ kind: "gkd", coef, beta: L.ref(`loss.${i}.gkd.beta`, beta) });
     } else terms.push({ kind: "sft", coef });
   });
-  const mode = (loss.aggregate?.mode ?? "token_mean") as AggregateKind;
+  const mode = (loss.aggregate?.mode ?? LOSS_DEFAULTS.aggregate) as AggregateKind;
   let aggregate: Extract<PlanNode, { kind: "Advantage" }>["params"]["aggregate"];
   if (mode === "progressive") {
     const w = loss.aggregate!.weight!;
@@ -293,7 +300,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   const opt = val("optimizer") as Obj | undefined;
   const lrS = opt ? scalarField(opt, "lr") : undefined;
   if (lrS && L.checkLevel(lrS, "step", span("optimizer"))) L.range(lrS, "lr", (v) => v > 0, "> 0", span("optimizer"));
-  const betas = opt ? (opt.fields.get("betas") as { items: Scalar[] }).items.map((b) => constValue(b)!) : [0.9, 0.999];
+  const betas = opt ? (opt.fields.get("betas") as { items: Scalar[] }).items.map((b) => constValue(b)!) : [...OPTIMIZER_DEFAULTS.betas];
   const temperature = val("temperature") as Scalar | undefined;
   if (temperature) L.range(temperature, "temperature", (v) => v >= 0 && v <= 2, "in [0, 2]", span("temperature"));
   const constField = (k: string, dflt: number, check?: [(v: number) => boolean, string]) => {
@@ -302,26 +309,37 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     if (check && !L.range(s, k, check[0], check[1], span(k))) return dflt;
     return constValue(s)!;
   };
-  const staleness = constField("staleness", 0, [(v) => Number.isInteger(v) && v >= 0, "an integer ≥ 0 steps"]);
+  const staleness = constField("staleness", FIELD_DEFAULTS.staleness, [(v) => Number.isInteger(v) && v >= 0, "an integer ≥ 0 steps"]);
   const trainBatch = constField("train_batch", 0, [(v) => Number.isInteger(v) && v >= 1, "an integer ≥ 1 turn"]);
-  const checkpointEvery = constField("checkpoint_every", Math.min(50, steps), [(v) => Number.isInteger(v) && v >= 1, "an integer ≥ 1 step"]);
-  const seed = constField("seed", 42, [(v) => Number.isInteger(v), "an integer"]);
-  const teacherTemp = constField("teacher_temperature", 1.0, [(v) => v > 0 && v <= 2, "in (0, 2]"]);
+  const checkpointEvery = constField("checkpoint_every", Math.min(FIELD_DEFAULTS.checkpointEveryAtMost, steps), [(v) => Number.isInteger(v) && v >= 1, "an integer ≥ 1 step"]);
+  const seed = constField("seed", FIELD_DEFAULTS.seed, [(v) => Number.isInteger(v), "an integer"]);
+  const teacherTemp = constField("teacher_temperature", FIELD_DEFAULTS.teacherTemperature, [(v) => v > 0 && v <= 2, "in (0, 2]"]);
   const rowsF = val("rows") as Str | undefined;
   const rows = rowsF?.value;
   if (rows !== undefined && rows !== "turn" && rows !== "trajectory") {
-    ev.report(d.invalidValue({ what: "rows", detail: `'${rows}'`, hint: 'Use "turn" (Trinity) or "trajectory" (tinker).' }), span("rows"));
+    check.report(d.invalidValue({ what: "rows", detail: `'${rows}'`, hint: 'Use "turn" (Trinity) or "trajectory" (tinker).' }), span("rows"));
     L.ok = false;
   }
   const oldLpF = val("old_logprobs") as Str | undefined;
   const oldLogprobs = oldLpF?.value;
   if (oldLogprobs !== undefined && oldLogprobs !== "trainer" && oldLogprobs !== "sampler") {
-    ev.report(d.invalidValue({ what: "old_logprobs", detail: `'${oldLogprobs}'`, hint: 'Use "trainer" (recomputed by the trainer, Trinity) or "sampler" (the rollout\'s log-probs).' }), span("old_logprobs"));
+    check.report(d.invalidValue({ what: "old_logprobs", detail: `'${oldLogprobs}'`, hint: 'Use "trainer" (recomputed by the trainer, Trinity) or "sampler" (the rollout\'s log-probs).' }), span("old_logprobs"));
     L.ok = false;
   }
 
   if (!teacher || !student || !env || !stepsS || invalidFields) return undefined;
   const agent = lowerAgent((val("agent") as Obj | undefined) ?? (env.fields.get("agent") as Obj));
+  // Whole-trajectory rows train one sequence per episode: every turn's prompt must extend the previous
+  // turn's prompt + response, which only an accumulating chat memory guarantees (the runtime refuses
+  // the first episode otherwise, TC7007): caught here, at check.
+  // (A window that holds every earlier turn of the longest episode is as good as accumulating.)
+  if (rows === "trajectory" && agent.memory.kind === "window" && agent.memory.turns < maxTurns - 1) {
+    check.report(d.invalidValue({
+      what: "rows", detail: `'trajectory' with an agent whose chat memory is a window of ${agent.memory.turns} turns (episodes run to ${maxTurns} turns): a later prompt drops earlier turns, so an episode is not one sequence`,
+      hint: 'Use an agent whose memory accumulates (e.g. `listed_format(memory: "accumulate")`), or `rows: "turn"` (one row per turn).',
+    }), span("rows"));
+    return undefined;
+  }
 
   // ---- resources ----
   const teacherName = str(teacher, "name");
@@ -337,13 +355,14 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     L.exprs["turn_weights"] = { level: "turn", unit: "", tree: loss.weights.tree, origin: ctx.describe(loss.weights.span) };
     turnWeights = { weight: { expr: "turn_weights" } };
   }
-  const rollout = { student: studentName, env: "train", agent: "default", temperature: temperature ? L.ref("temperature", temperature, "temperature", span("temperature")) : 1.0 };
+  const rollout = { student: studentName, env: "train", agent: "default", temperature: temperature ? L.ref("temperature", temperature, "temperature", span("temperature")) : FIELD_DEFAULTS.temperature };
   const update: Extract<PlanNode, { kind: "Update" }>["params"] = {
     optimizer: {
-      kind: "adamw", lr: lrS ? L.ref("lr", lrS, "lr", span("optimizer")) : 1e-6, betas: [betas[0]!, betas[1]!],
-      eps: opt ? num(opt, "eps") : 1e-8, weightDecay: opt ? num(opt, "weight_decay") : 0.01, gradClip: opt ? num(opt, "grad_clip") : 1.0,
+      kind: "adamw", lr: lrS ? L.ref("lr", lrS, "lr", span("optimizer")) : OPTIMIZER_DEFAULTS.lr, betas: [betas[0]!, betas[1]!],
+      eps: opt ? num(opt, "eps") : OPTIMIZER_DEFAULTS.eps, weightDecay: opt ? num(opt, "weight_decay") : OPTIMIZER_DEFAULTS.weightDecay,
+      gradClip: opt ? num(opt, "grad_clip") : OPTIMIZER_DEFAULTS.gradClip,
     },
-    lossFn: (opt ? str(opt, "loss_fn") : "ppo") as "ppo", clip: opt ? num(opt, "clip") : 0.2, logRatioClamp: DEFAULT_LOG_RATIO_CLAMP,
+    lossFn: (opt ? str(opt, "loss_fn") : OPTIMIZER_DEFAULTS.lossFn) as "ppo", clip: opt ? num(opt, "clip") : OPTIMIZER_DEFAULTS.clip, logRatioClamp: DEFAULT_LOG_RATIO_CLAMP,
     trainBatchTurns: trainBatch, staleness,
     ...(oldLogprobs ? { oldLogprobs: oldLogprobs as "trainer" } : {}),
   };
@@ -374,7 +393,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
     evals: evalNodes, checkpoint: { every: checkpointEvery },
   });
 
-  if (!L.ok || ev.sink.errorCount > errorsBefore) return undefined;
+  if (!L.ok || check.sink.errorCount > errorsBefore) return undefined;
   const plan: Plan = {
     schema: PLAN_SCHEMA_ID,
     name: cv.name + (ctx.sweep ? "@" + Object.entries(ctx.sweep).map(([k, v]) => `${k}=${v}`).join(",") : ""),
@@ -390,7 +409,7 @@ export function lower(cv: CurriculumValue, ev: Evaluator, ctx: LowerContext): Pl
   // above say which value; this catches the rest (optimizer and eval options, env settings).
   const bad = nonFinitePath(plan);
   if (bad !== undefined) {
-    ev.report(d.outOfRange({ what: `plan field ${bad}`, range: "a finite number", value: "NaN or ±Infinity", hint: "Check the arithmetic of the values this field is built from." }), cv.decl.nameSpan);
+    check.report(d.outOfRange({ what: `plan field ${bad}`, range: "a finite number", value: "NaN or ±Infinity", hint: "Check the arithmetic of the values this field is built from." }), cv.decl.nameSpan);
     return undefined;
   }
   return plan;

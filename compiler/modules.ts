@@ -15,19 +15,18 @@
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { exports as exportsOf } from "resolve.exports";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { packageFile } from "../plan/package-files.js";
 import type { CurriculumDecl, Decl, ImportDecl, SourceFile, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
 import type { Code } from "./diagnostics/catalogue.js";
 import { d, didYouMean, type Message } from "./diagnostics/index.js";
 import { coreBuiltins, preludeBuiltins } from "./builtins.js";
 import type { Evaluator } from "./evaluate.js";
-import { fixed, invalid } from "./evaluate.js";
 import { evalModel } from "./model.js";
 import type { DiagnosticSink } from "./sink.js";
 import { loadTsExtension, type TsExtension } from "./ts-extensions.js";
-import { varScalar } from "./evaluate.js";
-import type { Binding, Obj, Scope, Value } from "./values.js";
+import { typeOfRef } from "./types.js";
+import { fixed, invalid, varScalar, type Binding, type Obj, type Scope, type Value } from "./values.js";
 
 export interface Module {
   /** Absolute path, or `std/core` for the native module. */
@@ -44,13 +43,9 @@ export interface Module {
 }
 
 export function findStdlibDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const cand = join(dir, "stdlib", "std");
-    if (existsSync(cand)) return realpath(cand);
-    dir = dirname(dir);
-  }
-  throw new Error("tcod: cannot find stdlib/std next to the compiler");
+  const dir = packageFile(join("stdlib", "std"));
+  if (dir === undefined) throw new Error("tcod: cannot find stdlib/std in the tcod installation");
+  return realpath(dir);
 }
 
 /** Finds the project root of a file: the nearest ancestor with package.json, else its folder. */
@@ -82,7 +77,7 @@ export class ModuleLoader {
     for (const [k, v] of preludeBuiltins()) names.set(k, fixed(v, NOWHERE, "builtin", `builtin ${k}`));
     names.set("step", fixed(varScalar("step", NOWHERE), NOWHERE, "builtin", "the step clock"));
     names.set("total_steps", { get: () => ev.context.totalSteps !== undefined ? { ...varScalar("total_steps", NOWHERE), level: "const", tree: { op: "const", value: ev.context.totalSteps }, reads: [] } : varScalar("total_steps", NOWHERE), span: NOWHERE, kind: "builtin", describe: "the curriculum's steps" });
-    for (const ns of ["episode", "turn", "token"]) names.set(ns, fixed({ kind: "namespace", name: ns, span: NOWHERE }, NOWHERE, "builtin", `runtime variables of each ${ns}`));
+    for (const ns of ["episode", "turn", "token", "feedback"]) names.set(ns, fixed({ kind: "namespace", name: ns, span: NOWHERE }, NOWHERE, "builtin", `runtime variables of each ${ns}`));
     this.prelude = { names };
     ev.isLibrary = (file) => file.startsWith(this.stdlibDir + sep) || file.includes(sep + "node_modules" + sep);
     const core: Module = { path: "std/core", display: "std/core", text: "", scope: { parent: this.prelude, names: new Map() }, exports: new Map(), curricula: [], sweeps: [] };
@@ -139,7 +134,7 @@ export class ModuleLoader {
       case "let": {
         this.bind(mod, decl.name, decl.nameSpan, this.lazy(decl.name, decl.nameSpan, () => `let ${decl.name} (${this.describe(decl.span)})`, "let", () => {
           const v = ev.expr(decl.value, mod.scope);
-          return decl.type ? ev.checkTypeRef(v, decl.type, decl.value.span, `'${decl.name}'`) : v;
+          return decl.type ? ev.check.type(v, typeOfRef(decl.type), decl.value.span, `'${decl.name}'`) : v;
         }), decl.exported);
         return;
       }

@@ -10,10 +10,9 @@ import { createRequire } from "node:module";
 import type { ImportDecl } from "../grammar/ast.js";
 import { maxLevel, type ExprTree, type Level, type VariableName } from "../plan/expr.js";
 import { d, didYouMean } from "./diagnostics/index.js";
-import { varScalar } from "./evaluate.js";
 import type { DiagnosticSink } from "./sink.js";
 import { DIMLESS, isDimless, formatDim } from "./units.js";
-import type { Builtin, Scalar, Value } from "./values.js";
+import { varScalar, type Builtin, type Scalar, type Value } from "./values.js";
 
 const require = createRequire(import.meta.url);
 

@@ -1,6 +1,8 @@
 /**
  * CST → AST (grammar/ast.ts). One visitor instance, checked against the grammar by
- * `validateVisitor()` at construction.
+ * `validateVisitor()` at construction. Each method reads its rule's children through the types of
+ * cst.ts (generated from the grammar): a key the rule does not have, or a token read as a node, is a
+ * compile error.
  *
  * The visitor is defensive by design: with error recovery on, any child may be missing and any token
  * may be one Chevrotain inserted (empty image, NaN offsets). The rules:
@@ -12,36 +14,41 @@
  * literal as written, unit included (`6 steps`); a product type `tasks×rollouts` is one `TypeRef`
  * whose `name` is the normalized text (`×` for `*`) with no args.
  */
-import type { CstElement, CstNode, IToken } from "chevrotain";
+import type { CstNode, IToken } from "chevrotain";
+import type * as Cst from "./cst.js";
 import type {
   Arg, Decl, Expr, Field, FnDecl, ImportDecl, ImportSpec, LetDecl, ModelDecl, CurriculumDecl, NumberLit,
   Param, Span, SweepAxis, SweepDecl, TypeRef, Unit, BinaryOp,
 } from "./ast.js";
-import { DocBlockComment, False, Identifier, Percent, Product, StringLiteral, stringValue, True, unitWords, Zip } from "./lexer.js";
+import { DocBlockComment, Percent, stringValue, True, unitWords } from "./lexer.js";
 import { tcodParser } from "./parser.js";
 import type { LineMap } from "./spans.js";
 
-type Ctx = Record<string, CstElement[] | undefined>;
+/** Keys of a rule's children that hold tokens / nodes (cst.ts types every rule's children). */
+type TokenKey<C> = { [K in keyof C]-?: NonNullable<C[K]> extends IToken[] ? K : never }[keyof C];
+type NodeKey<C> = { [K in keyof C]-?: NonNullable<C[K]> extends CstNode[] ? K : never }[keyof C];
+type NodeAt<C, K extends keyof C> = NonNullable<C[K]> extends (infer N)[] ? N : never;
 
 const isReal = (t: IToken | undefined): t is IToken =>
   t !== undefined && t.isInsertedInRecovery !== true && Number.isFinite(t.startOffset);
 
-// Under a rule's key the CST holds only nodes, under a token's key only tokens, so the lookups
-// below index directly instead of filtering (the visitor runs on every parse; allocation is GC).
+// Under a rule's key the CST holds only nodes, under a token's key only tokens (the key types say
+// which), so the lookups below index directly instead of filtering (the visitor runs on every parse;
+// allocation is GC).
 const none: never[] = [];
-function realTokens(ctx: Ctx, key: string): IToken[] {
+function realTokens<C>(ctx: C, key: TokenKey<C>): IToken[] {
   const all = (ctx[key] ?? none) as IToken[];
   return all.some((t) => !isReal(t)) ? all.filter(isReal) : all;
 }
-function realToken(ctx: Ctx, key: string, index = 0): IToken | undefined {
-  const t = ctx[key]?.[index] as IToken | undefined;
+function realToken<C>(ctx: C, key: TokenKey<C>, index = 0): IToken | undefined {
+  const t = (ctx[key] as IToken[] | undefined)?.[index];
   return isReal(t) ? t : undefined;
 }
-function nodes(ctx: Ctx, key: string): CstNode[] {
-  return (ctx[key] ?? none) as CstNode[];
+function nodes<C, K extends NodeKey<C>>(ctx: C, key: K): NodeAt<C, K>[] {
+  return (ctx[key] ?? none) as NodeAt<C, K>[];
 }
-function node(ctx: Ctx, key: string, index = 0): CstNode | undefined {
-  return ctx[key]?.[index] as CstNode | undefined;
+function node<C, K extends NodeKey<C>>(ctx: C, key: K, index = 0): NodeAt<C, K> | undefined {
+  return (ctx[key] as NodeAt<C, K>[] | undefined)?.[index];
 }
 const tokenEnd = (t: IToken): number => t.startOffset + t.image.length;
 
@@ -80,6 +87,13 @@ class AstBuilder extends BaseVisitor {
     this.lines = lines;
     this.docs = docs;
     return this.visit(cst) as Decl[];
+  }
+
+  /** The AST of an `expression` CST parsed on its own (grammar/index.ts `parseExpression`). */
+  buildExpression(cst: CstNode, lines: LineMap): Expr {
+    this.lines = lines;
+    this.docs = [];
+    return this.expr(cst, 0);
   }
 
   // ---- helpers ---------------------------------------------------------------------------------
@@ -132,18 +146,18 @@ class AstBuilder extends BaseVisitor {
 
   // ---- declarations ----------------------------------------------------------------------------
 
-  sourceFile(ctx: Ctx): Decl[] {
+  sourceFile(ctx: Cst.SourceFileCstChildren): Decl[] {
     return nodes(ctx, "declaration")
       .map((n) => this.visit(n) as Decl | undefined)
       .filter((d): d is Decl => d !== undefined);
   }
 
-  declaration(ctx: Ctx): Decl | undefined {
+  declaration(ctx: Cst.DeclarationCstChildren): Decl | undefined {
     const n = node(ctx, "importDeclaration") ?? node(ctx, "exportableDeclaration") ?? node(ctx, "sweepDeclaration");
     return n === undefined ? undefined : (this.visit(n) as Decl | undefined);
   }
 
-  importDeclaration(ctx: Ctx): ImportDecl | undefined {
+  importDeclaration(ctx: Cst.ImportDeclarationCstChildren): ImportDecl | undefined {
     const from = realToken(ctx, "StringLiteral");
     const start = realToken(ctx, "Import");
     if (from === undefined || start === undefined) return undefined;
@@ -156,7 +170,7 @@ class AstBuilder extends BaseVisitor {
     };
   }
 
-  importSpec(ctx: Ctx): ImportSpec | undefined {
+  importSpec(ctx: Cst.ImportSpecCstChildren): ImportSpec | undefined {
     const name = realToken(ctx, "name");
     if (name === undefined) return undefined;
     const alias = realToken(ctx, "alias");
@@ -167,7 +181,7 @@ class AstBuilder extends BaseVisitor {
     };
   }
 
-  exportableDeclaration(ctx: Ctx): Decl | undefined {
+  exportableDeclaration(ctx: Cst.ExportableDeclarationCstChildren): Decl | undefined {
     const exportToken = realToken(ctx, "Export");
     const inner = node(ctx, "letDeclaration") ?? node(ctx, "fnDeclaration") ?? node(ctx, "modelDeclaration")
       ?? node(ctx, "curriculumDeclaration");
@@ -178,7 +192,7 @@ class AstBuilder extends BaseVisitor {
     return this.visit(inner, param) as Decl | undefined;
   }
 
-  letDeclaration(ctx: Ctx, param?: ExportableParam): LetDecl | undefined {
+  letDeclaration(ctx: Cst.LetDeclarationCstChildren, param?: ExportableParam): LetDecl | undefined {
     const name = realToken(ctx, "Identifier");
     const keyword = realToken(ctx, "Let");
     if (name === undefined) return undefined;
@@ -194,7 +208,7 @@ class AstBuilder extends BaseVisitor {
     };
   }
 
-  fnDeclaration(ctx: Ctx, param: ExportableParam): FnDecl | undefined {
+  fnDeclaration(ctx: Cst.FnDeclarationCstChildren, param: ExportableParam): FnDecl | undefined {
     const name = realToken(ctx, "Identifier");
     if (name === undefined) return undefined;
     const params = nodes(ctx, "param")
@@ -218,7 +232,7 @@ class AstBuilder extends BaseVisitor {
     };
   }
 
-  param(ctx: Ctx): Param | undefined {
+  param(ctx: Cst.ParamCstChildren): Param | undefined {
     const name = realToken(ctx, "Identifier");
     if (name === undefined) return undefined;
     const type = this.typeOf(node(ctx, "typeRef"));
@@ -234,16 +248,16 @@ class AstBuilder extends BaseVisitor {
     };
   }
 
-  fnBody(ctx: Ctx, anchor: number): { lets: LetDecl[]; body: Expr } {
+  fnBody(ctx: Cst.FnBodyCstChildren, anchor: number): { lets: LetDecl[]; body: Expr } {
     const n = node(ctx, "expressionBody") ?? node(ctx, "blockBody");
     return n === undefined ? { lets: [], body: this.errorAt(anchor) } : (this.visit(n, anchor) as { lets: LetDecl[]; body: Expr });
   }
 
-  expressionBody(ctx: Ctx, anchor: number): { lets: LetDecl[]; body: Expr } {
+  expressionBody(ctx: Cst.ExpressionBodyCstChildren, anchor: number): { lets: LetDecl[]; body: Expr } {
     return { lets: [], body: this.expr(node(ctx, "expression"), endAfter(anchor, realToken(ctx, "Equals"))) };
   }
 
-  blockBody(ctx: Ctx, anchor: number): { lets: LetDecl[]; body: Expr } {
+  blockBody(ctx: Cst.BlockBodyCstChildren, anchor: number): { lets: LetDecl[]; body: Expr } {
     const lets = nodes(ctx, "letDeclaration")
       .map((n) => this.visit(n) as LetDecl | undefined)
       .filter((l): l is LetDecl => l !== undefined);
@@ -252,7 +266,7 @@ class AstBuilder extends BaseVisitor {
     return { lets, body: this.expr(node(ctx, "expression"), bodyAnchor) };
   }
 
-  modelDeclaration(ctx: Ctx, param: ExportableParam): ModelDecl | undefined {
+  modelDeclaration(ctx: Cst.ModelDeclarationCstChildren, param: ExportableParam): ModelDecl | undefined {
     const name = realToken(ctx, "Identifier");
     if (name === undefined) return undefined;
     const block = node(ctx, "fieldBlock");
@@ -264,7 +278,7 @@ class AstBuilder extends BaseVisitor {
     };
   }
 
-  curriculumDeclaration(ctx: Ctx, param: ExportableParam): CurriculumDecl | undefined {
+  curriculumDeclaration(ctx: Cst.CurriculumDeclarationCstChildren, param: ExportableParam): CurriculumDecl | undefined {
     const name = realToken(ctx, "Identifier");
     const bodyNode = node(ctx, "curriculumBody");
     if (name === undefined || bodyNode === undefined) return undefined;
@@ -278,27 +292,27 @@ class AstBuilder extends BaseVisitor {
     };
   }
 
-  curriculumBody(ctx: Ctx): { fields: Field[]; base?: { name: string; span: Span } } | undefined {
+  curriculumBody(ctx: Cst.CurriculumBodyCstChildren): { fields: Field[]; base?: { name: string; span: Span } } | undefined {
     const derived = node(ctx, "derivedCurriculum");
     if (derived !== undefined) return this.visit(derived) as { fields: Field[]; base: { name: string; span: Span } } | undefined;
     const block = node(ctx, "fieldBlock");
     return block === undefined ? undefined : { fields: this.fields(block) };
   }
 
-  derivedCurriculum(ctx: Ctx): { fields: Field[]; base: { name: string; span: Span } } | undefined {
+  derivedCurriculum(ctx: Cst.DerivedCurriculumCstChildren): { fields: Field[]; base: { name: string; span: Span } } | undefined {
     const base = realToken(ctx, "Identifier");
     // Without its base, a derived curriculum would be checked as a full one: skip it instead.
     if (base === undefined) return undefined;
     return { base: { name: base.image, span: this.tokenSpan(base) }, fields: this.fields(node(ctx, "fieldBlock")) };
   }
 
-  fieldBlock(ctx: Ctx): Field[] {
+  fieldBlock(ctx: Cst.FieldBlockCstChildren): Field[] {
     return nodes(ctx, "field")
       .map((n) => this.visit(n) as Field | undefined)
       .filter((f): f is Field => f !== undefined);
   }
 
-  field(ctx: Ctx): Field | undefined {
+  field(ctx: Cst.FieldCstChildren): Field | undefined {
     const name = realToken(ctx, "AnyName");
     if (name === undefined) return undefined;
     const value = this.expr(node(ctx, "expression"), endAfter(tokenEnd(name), realToken(ctx, "Colon")));
@@ -308,7 +322,7 @@ class AstBuilder extends BaseVisitor {
     };
   }
 
-  sweepDeclaration(ctx: Ctx): SweepDecl | undefined {
+  sweepDeclaration(ctx: Cst.SweepDeclarationCstChildren): SweepDecl | undefined {
     const keyword = realToken(ctx, "Sweep");
     const name = realToken(ctx, "Identifier");
     const modeNode = node(ctx, "sweepMode");
@@ -324,15 +338,15 @@ class AstBuilder extends BaseVisitor {
     };
   }
 
-  sweepMode(ctx: Ctx): "product" | "zip" | undefined {
-    if (realToken(ctx, Product.name) !== undefined) return "product";
-    if (realToken(ctx, Zip.name) !== undefined) return "zip";
+  sweepMode(ctx: Cst.SweepModeCstChildren): "product" | "zip" | undefined {
+    if (realToken(ctx, "Product") !== undefined) return "product";
+    if (realToken(ctx, "Zip") !== undefined) return "zip";
     return undefined;
   }
 
-  sweepAxis(ctx: Ctx): SweepAxis | undefined {
+  sweepAxis(ctx: Cst.SweepAxisCstChildren): SweepAxis | undefined {
     const head = realToken(ctx, "Identifier");
-    const rest = (ctx["AnyName"] ?? none) as IToken[];
+    const rest = ctx.AnyName ?? none;
     const list = node(ctx, "listLiteral");
     // A partial target (`cur.`) or a missing value list would only produce follow-on errors.
     if (head === undefined || !rest.every(isReal) || list === undefined) return undefined;
@@ -347,7 +361,7 @@ class AstBuilder extends BaseVisitor {
 
   // ---- types -----------------------------------------------------------------------------------
 
-  typeRef(ctx: Ctx): TypeRef | undefined {
+  typeRef(ctx: Cst.TypeRefCstChildren): TypeRef | undefined {
     const terms = nodes(ctx, "typeTerm").map((n) => this.visit(n) as TypeRef | undefined);
     const first = terms[0];
     if (first === undefined || terms.some((t) => t === undefined)) return undefined;
@@ -359,7 +373,7 @@ class AstBuilder extends BaseVisitor {
     return { name, args: [], text: this.lines.text.slice(span.start.offset, span.end.offset), span };
   }
 
-  typeTerm(ctx: Ctx): TypeRef | undefined {
+  typeTerm(ctx: Cst.TypeTermCstChildren): TypeRef | undefined {
     const name = realToken(ctx, "AnyName");
     if (name === undefined) return undefined;
     const args = nodes(ctx, "typeRef")
@@ -372,11 +386,11 @@ class AstBuilder extends BaseVisitor {
 
   // ---- expressions -----------------------------------------------------------------------------
 
-  expression(ctx: Ctx, anchor: number): Expr {
+  expression(ctx: Cst.ExpressionCstChildren, anchor: number): Expr {
     return this.expr(node(ctx, "ifExpression") ?? node(ctx, "orExpression"), anchor);
   }
 
-  ifExpression(ctx: Ctx, anchor: number): Expr {
+  ifExpression(ctx: Cst.IfExpressionCstChildren, anchor: number): Expr {
     const ifToken = realToken(ctx, "If");
     const start = ifToken?.startOffset ?? anchor;
     const cond = this.expr(node(ctx, "cond"), endAfter(start, ifToken));
@@ -385,9 +399,8 @@ class AstBuilder extends BaseVisitor {
     return { kind: "if", cond, then, else: otherwise, span: this.span(start, otherwise.span.end.offset) };
   }
 
-  private binaryChain(ctx: Ctx, operandKey: string, opKey: string, anchor: number, opOf: (t: IToken) => BinaryOp): Expr {
-    const operands = nodes(ctx, operandKey);
-    const ops = realTokens(ctx, opKey);
+  /** `operands` joined by `ops` (each list in source order), left-associative. */
+  private binaryChain(operands: CstNode[], ops: IToken[], anchor: number, opOf: (t: IToken) => BinaryOp): Expr {
     if (ops.length === 0) return this.expr(operands[0], anchor); // the common case: no operator here
     // An operator may lack its operand (reported by the parser), so pair each operator with the
     // operand that starts between it and the next operator, not by index.
@@ -413,45 +426,44 @@ class AstBuilder extends BaseVisitor {
     return left;
   }
 
-  orExpression(ctx: Ctx, anchor: number): Expr {
-    return this.binaryChain(ctx, "andExpression", "Or", anchor, () => "or");
+  orExpression(ctx: Cst.OrExpressionCstChildren, anchor: number): Expr {
+    return this.binaryChain(nodes(ctx, "andExpression"), realTokens(ctx, "Or"), anchor, () => "or");
   }
-  andExpression(ctx: Ctx, anchor: number): Expr {
-    return this.binaryChain(ctx, "comparison", "And", anchor, () => "and");
+  andExpression(ctx: Cst.AndExpressionCstChildren, anchor: number): Expr {
+    return this.binaryChain(nodes(ctx, "comparison"), realTokens(ctx, "And"), anchor, () => "and");
   }
-  comparison(ctx: Ctx, anchor: number): Expr {
-    return this.binaryChain(ctx, "rangeExpression", "CompareOp", anchor, (t) => t.image as BinaryOp);
+  comparison(ctx: Cst.ComparisonCstChildren, anchor: number): Expr {
+    return this.binaryChain(nodes(ctx, "rangeExpression"), realTokens(ctx, "CompareOp"), anchor, (t) => t.image as BinaryOp);
   }
-  rangeExpression(ctx: Ctx, anchor: number): Expr {
-    return this.binaryChain(ctx, "additive", "DotDot", anchor, () => "..");
+  rangeExpression(ctx: Cst.RangeExpressionCstChildren, anchor: number): Expr {
+    return this.binaryChain(nodes(ctx, "additive"), realTokens(ctx, "DotDot"), anchor, () => "..");
   }
-  additive(ctx: Ctx, anchor: number): Expr {
-    return this.binaryChain(ctx, "multiplicative", "AddOp", anchor, (t) => (t.image === "-" ? "-" : "+"));
+  additive(ctx: Cst.AdditiveCstChildren, anchor: number): Expr {
+    return this.binaryChain(nodes(ctx, "multiplicative"), realTokens(ctx, "AddOp"), anchor, (t) => (t.image === "-" ? "-" : "+"));
   }
-  multiplicative(ctx: Ctx, anchor: number): Expr {
-    return this.binaryChain(ctx, "unary", "MulOp", anchor, (t) => (t.image === "/" ? "/" : "*"));
+  multiplicative(ctx: Cst.MultiplicativeCstChildren, anchor: number): Expr {
+    return this.binaryChain(nodes(ctx, "unary"), realTokens(ctx, "MulOp"), anchor, (t) => (t.image === "/" ? "/" : "*"));
   }
 
-  unary(ctx: Ctx, anchor: number): Expr {
+  unary(ctx: Cst.UnaryCstChildren, anchor: number): Expr {
     return this.expr(node(ctx, "negation") ?? node(ctx, "logicalNot") ?? node(ctx, "postfix"), anchor);
   }
 
-  negation(ctx: Ctx, anchor: number): Expr {
-    return this.prefixed(ctx, "Minus", "-", anchor);
+  negation(ctx: Cst.NegationCstChildren, anchor: number): Expr {
+    return this.prefixed(realToken(ctx, "Minus"), node(ctx, "unary"), "-", anchor);
   }
-  logicalNot(ctx: Ctx, anchor: number): Expr {
-    return this.prefixed(ctx, "Not", "not", anchor);
+  logicalNot(ctx: Cst.LogicalNotCstChildren, anchor: number): Expr {
+    return this.prefixed(realToken(ctx, "Not"), node(ctx, "unary"), "not", anchor);
   }
-  private prefixed(ctx: Ctx, tokenKey: string, op: "-" | "not", anchor: number): Expr {
-    const opToken = realToken(ctx, tokenKey);
+  private prefixed(opToken: IToken | undefined, operandNode: CstNode | undefined, op: "-" | "not", anchor: number): Expr {
     const start = opToken?.startOffset ?? anchor;
-    const operand = this.expr(node(ctx, "unary"), endAfter(start, opToken));
+    const operand = this.expr(operandNode, endAfter(start, opToken));
     return { kind: "unary", op, operand, span: this.span(start, operand.span.end.offset) };
   }
 
-  postfix(ctx: Ctx, anchor: number): Expr {
+  postfix(ctx: Cst.PostfixCstChildren, anchor: number): Expr {
     let result = this.expr(node(ctx, "primary"), anchor);
-    if (ctx["callSuffix"] === undefined && ctx["memberSuffix"] === undefined) return result;
+    if (ctx.callSuffix === undefined && ctx.memberSuffix === undefined) return result;
     const suffixes = [...nodes(ctx, "callSuffix"), ...nodes(ctx, "memberSuffix")]
       .map((n) => this.visit(n, result.span.end.offset) as Suffix)
       .sort((a, b) => a.start - b.start);
@@ -464,7 +476,7 @@ class AstBuilder extends BaseVisitor {
     return result;
   }
 
-  callSuffix(ctx: Ctx, anchor: number): Suffix {
+  callSuffix(ctx: Cst.CallSuffixCstChildren, anchor: number): Suffix {
     const open = realToken(ctx, "LParen");
     const start = open?.startOffset ?? anchor;
     const args: Arg[] = [];
@@ -478,14 +490,14 @@ class AstBuilder extends BaseVisitor {
     return { kind: "call", args, start, end: endAfter(at, close) };
   }
 
-  argument(ctx: Ctx, anchor: number): Arg {
+  argument(ctx: Cst.ArgumentCstChildren, anchor: number): Arg {
     const named = node(ctx, "namedArgument");
     if (named !== undefined) return this.visit(named, anchor) as Arg;
     const value = this.expr(node(ctx, "expression"), anchor);
     return { value, span: value.span };
   }
 
-  namedArgument(ctx: Ctx, anchor: number): Arg {
+  namedArgument(ctx: Cst.NamedArgumentCstChildren, anchor: number): Arg {
     const name = realToken(ctx, "AnyName");
     const start = name?.startOffset ?? anchor;
     const value = this.expr(node(ctx, "expression"), endAfter(start, name, realToken(ctx, "Colon")));
@@ -493,7 +505,7 @@ class AstBuilder extends BaseVisitor {
     return name === undefined ? { value, span } : { name: name.image, nameSpan: this.tokenSpan(name), value, span };
   }
 
-  memberSuffix(ctx: Ctx, anchor: number): Suffix {
+  memberSuffix(ctx: Cst.MemberSuffixCstChildren, anchor: number): Suffix {
     const dot = realToken(ctx, "Dot");
     const property = realToken(ctx, "AnyName");
     const start = dot?.startOffset ?? anchor;
@@ -501,22 +513,22 @@ class AstBuilder extends BaseVisitor {
     return { kind: "member", property: property.image, propertySpan: this.tokenSpan(property), start, end: tokenEnd(property) };
   }
 
-  primary(ctx: Ctx, anchor: number): Expr {
+  primary(ctx: Cst.PrimaryCstChildren, anchor: number): Expr {
     const sub = node(ctx, "numberLiteral") ?? node(ctx, "listLiteral") ?? node(ctx, "fieldBlock") ?? node(ctx, "parenthesized");
     if (sub !== undefined) {
       if (sub.name === "fieldBlock") return { kind: "record", fields: this.fields(sub), span: this.nodeSpan(sub, anchor) };
       return this.visit(sub, anchor) as Expr;
     }
-    const str = realToken(ctx, StringLiteral.name);
+    const str = realToken(ctx, "StringLiteral");
     if (str) return { kind: "string", value: stringValue(str), span: this.tokenSpan(str) };
-    const bool = realToken(ctx, True.name) ?? realToken(ctx, False.name);
+    const bool = realToken(ctx, "True") ?? realToken(ctx, "False");
     if (bool) return { kind: "bool", value: bool.tokenType === True, span: this.tokenSpan(bool) };
-    const name = realToken(ctx, Identifier.name);
+    const name = realToken(ctx, "Identifier");
     if (name) return { kind: "name", name: name.image, span: this.tokenSpan(name) };
     return this.errorAt(anchor);
   }
 
-  numberLiteral(ctx: Ctx, anchor: number): Expr {
+  numberLiteral(ctx: Cst.NumberLiteralCstChildren, anchor: number): Expr {
     const num = realToken(ctx, "NumberLiteral");
     if (num === undefined) return this.errorAt(anchor);
     const unitNode = node(ctx, "unitSuffix");
@@ -531,11 +543,11 @@ class AstBuilder extends BaseVisitor {
     return lit;
   }
 
-  unitSuffix(ctx: Ctx): IToken | undefined {
+  unitSuffix(ctx: Cst.UnitSuffixCstChildren): IToken | undefined {
     return realToken(ctx, "Identifier") ?? realToken(ctx, "Percent");
   }
 
-  listLiteral(ctx: Ctx, anchor: number): Expr {
+  listLiteral(ctx: Cst.ListLiteralCstChildren, anchor: number): Expr {
     const open = realToken(ctx, "LBracket");
     const start = open?.startOffset ?? anchor;
     const items: Expr[] = [];
@@ -548,7 +560,7 @@ class AstBuilder extends BaseVisitor {
     return { kind: "list", items, span: this.span(start, endAfter(at, realToken(ctx, "RBracket"))) };
   }
 
-  parenthesized(ctx: Ctx, anchor: number): Expr {
+  parenthesized(ctx: Cst.ParenthesizedCstChildren, anchor: number): Expr {
     const open = realToken(ctx, "LParen");
     const start = open?.startOffset ?? anchor;
     const inner = this.expr(node(ctx, "expression"), endAfter(start, open));

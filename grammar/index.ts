@@ -12,7 +12,7 @@
  * · TC1007 nesting too deep (`limit` carries MAX_NESTING).
  */
 import { EOF, type IRecognitionException, type IToken } from "chevrotain";
-import type { Decl, SourceFile, Span } from "./ast.js";
+import type { Expr, SourceFile, Span } from "./ast.js";
 import { astBuilder } from "./cst-to-ast.js";
 import { lexTcod } from "./lexer.js";
 import { firstTooDeep, MAX_NESTING } from "./nesting.js";
@@ -38,6 +38,31 @@ export interface SyntaxErrorInfo {
 export interface ParseResult { ast: SourceFile; errors: SyntaxErrorInfo[] }
 
 export function parse(text: string, file: string): ParseResult {
+  const { result, errors } = run(text, file, (lines, docs) => {
+    const cst = tcodParser.sourceFile();
+    return astBuilder.build(cst, lines, docs);
+  });
+  return { ast: { path: file, text, decls: result ?? [] }, errors };
+}
+
+export interface ExpressionParseResult { expr: Expr; errors: SyntaxErrorInfo[] }
+
+/**
+ * Parses `text` as one expression (a `--set` value, a sweep point typed on the command line): the
+ * grammar's `expression` rule as the entry point, and anything after the expression is a syntax error.
+ * Spans are offsets into `text`; blank out a prefix (`" ".repeat(n) + value`) to keep the columns of
+ * a longer line.
+ */
+export function parseExpression(text: string, file: string): ExpressionParseResult {
+  const { result, errors } = run(text, file, (lines) => {
+    const cst = tcodParser.expression();
+    return astBuilder.buildExpression(cst, lines);
+  });
+  return { expr: result ?? { kind: "error", span: new LineMap(file, text).span(0, 0) }, errors };
+}
+
+/** Lexes, guards the nesting depth, runs one entry rule and collects every syntax error, in order. */
+function run<T>(text: string, file: string, entry: (lines: LineMap, docs: IToken[]) => T): { result: T | undefined; errors: SyntaxErrorInfo[] } {
   const lines = new LineMap(file, text);
   const lexed = lexTcod(text);
   const errors: SyntaxErrorInfo[] = lexed.diagnostics.map((d) => ({
@@ -56,16 +81,18 @@ export function parse(text: string, file: string): ParseResult {
     cutoff = Math.min(cutoff, tokens.length > 0 ? tokenEnd(tokens.at(-1)!) : 0);
   }
 
-  let decls: Decl[];
+  let result: T;
   let parseErrors: IRecognitionException[];
   try {
-    ({ decls, parseErrors } = parseTokens(tokens, lines, lexed.docs));
+    tcodParser.load(tokens);
+    result = entry(lines, lexed.docs);
+    parseErrors = tcodParser.errors;
   } catch (e) {
     // Last line of defence for "never throws": the nesting guard is a token-level estimate, and the
     // stack left to us depends on the caller. On overflow, report TC1007 at the file's start.
     if (!(e instanceof RangeError)) throw e;
     errors.push({ kind: "parser", code: "TC1007", span: lines.span(0, 0), limit: MAX_NESTING });
-    return { ast: { path: file, text, decls: [] }, errors: sortByPosition(errors) };
+    return { result: undefined, errors: sortByPosition(errors) };
   }
 
   const missing = new Set(tcodParser.insertions.map((i) => i.error).filter((e) => e !== undefined));
@@ -91,13 +118,7 @@ export function parse(text: string, file: string): ParseResult {
     if (at >= cutoff) continue;
     errors.push({ kind: "parser", code: "TC1004", span: lines.span(at, at), expected: "','" });
   }
-  return { ast: { path: file, text, decls }, errors: sortByPosition(errors) };
-}
-
-function parseTokens(tokens: IToken[], lines: LineMap, docs: IToken[]): { decls: Decl[]; parseErrors: IRecognitionException[] } {
-  tcodParser.load(tokens);
-  const cst = tcodParser.sourceFile();
-  return { parseErrors: tcodParser.errors, decls: astBuilder.build(cst, lines, docs) };
+  return { result, errors: sortByPosition(errors) };
 }
 
 function sortByPosition(errors: SyntaxErrorInfo[]): SyntaxErrorInfo[] {

@@ -76,7 +76,8 @@ export function tokenLabel(tokenType: TokenType, ruleName?: string): string {
  */
 const expectedOnlyMessages: IParserErrorMessageProvider = {
   buildMismatchTokenMessage: ({ expected, ruleName }) => tokenLabel(expected, ruleName),
-  buildNotAllInputParsedMessage: () => expectedInRule["declaration"]!,
+  // After a whole file: another declaration; after an expression parsed on its own: nothing.
+  buildNotAllInputParsedMessage: ({ ruleName }) => (ruleName === "expression" ? "end of input" : expectedInRule["declaration"]!),
   buildNoViableAltMessage: ({ expectedPathsPerAlt, ruleName }) =>
     expectedInRule[ruleName] ?? firstTokensPhrase(expectedPathsPerAlt.flat(), ruleName),
   buildEarlyExitMessage: ({ expectedIterationPaths, ruleName }) =>

@@ -274,7 +274,7 @@ function names(a: Analysis, std: StdIndex, offset: number): CompletionEntry[] {
     seen.add(name);
     out.push({ label: name, kind: "function", detail: `${name}(${b.params.join(", ")})`, doc: b.doc });
   }
-  for (const v of ["step", "total_steps", "episode", "turn", "token"]) if (!seen.has(v)) { seen.add(v); out.push({ label: v, kind: "variable", detail: "runtime variable" }); }
+  for (const v of ["step", "total_steps", "feedback", "episode", "turn", "token"]) if (!seen.has(v)) { seen.add(v); out.push({ label: v, kind: "variable", detail: "runtime variable" }); }
   for (const e of std.exports()) {
     if (seen.has(e.name)) continue;
     seen.add(e.name);

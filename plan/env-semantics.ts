@@ -44,6 +44,8 @@ export interface EpisodeSemantics {
   /** Whether the env's taskset rows carry expert `actions` b2f can replay (WebShop's data script
    *  writes none, so b2f there plays plain OPD episodes). "gold" = the simulator's gold path. */
   expertActions: "taskset" | "gold" | "none";
+  /** Where `expertActions: "none"` comes from, for the b2f warning (compiler TC4501, `tcod run`). */
+  expertActionsNote?: string;
   /** Public sources of each rule, one line each. */
   sources: string[];
 }
@@ -70,6 +72,7 @@ export const EPISODE_SEMANTICS: Readonly<Record<string, EpisodeSemantics>> = {
     simplification: "",
     admissible: "list",
     expertActions: "none",
+    expertActionsNote: "TCOD's get_webshop_data.py writes rows {task_id, target} only",
     sources: [
       `${TCOD} trinity/common/workflows/envs/TCOD/webshop/TCOD_f2b_workflow.py: the env reward at done; a capped episode scores 0`,
       `${TRINITY} trinity/common/workflows/envs/webshop/webshop_workflow.py validate_action: an unavailable action gets an error message without stepping the env`,

@@ -1,12 +1,12 @@
 /** zod schemas of expression trees (plan/expr.ts holds the types and evaluators, free of zod). */
 import { z } from "zod";
-import { LEVELS, POINTWISE_OPS, TURN_REDUCTIONS, VARIABLES, type ExprDef, type ExprTree, type ValueRef, type VariableName } from "./expr.js";
+import { FEEDBACK_OPS, LEVELS, POINTWISE_OPS, TURN_REDUCTIONS, VARIABLES, type ExprDef, type ExprTree, type ValueRef, type VariableName } from "./expr.js";
 
 export const ExprTreeSchema: z.ZodType<ExprTree> = z.lazy(() =>
   z.union([
     z.object({ op: z.literal("const"), value: z.number() }).strict(),
     z.object({ op: z.literal("var"), name: z.enum(Object.keys(VARIABLES) as [VariableName, ...VariableName[]]) }).strict(),
-    z.object({ op: z.enum([...POINTWISE_OPS, ...TURN_REDUCTIONS]), args: z.array(ExprTreeSchema) }).strict(),
+    z.object({ op: z.enum([...POINTWISE_OPS, ...TURN_REDUCTIONS, ...FEEDBACK_OPS]), args: z.array(ExprTreeSchema) }).strict(),
     z.object({ op: z.literal("ext"), fn: z.string(), args: z.array(ExprTreeSchema) }).strict(),
   ]),
 );

@@ -6,7 +6,11 @@
  */
 import { UserError } from "./errors.js";
 
-export const LEVELS = ["const", "step", "episode", "turn", "token"] as const;
+/**
+ * Binding-time levels, from the earliest known. `feedback` sits between `step` (clock only) and
+ * `episode`: known at the start of a step, from the metrics of the run so far (plan/feedback.ts).
+ */
+export const LEVELS = ["const", "step", "feedback", "episode", "turn", "token"] as const;
 export type Level = (typeof LEVELS)[number];
 export const levelRank = (l: Level): number => LEVELS.indexOf(l);
 export const maxLevel = (a: Level, b: Level): Level => (levelRank(a) >= levelRank(b) ? a : b);
@@ -15,6 +19,14 @@ export const maxLevel = (a: Level, b: Level): Level => (levelRank(a) >= levelRan
 export const VARIABLES = {
   step: "step",
   total_steps: "const",
+  "feedback.step": "feedback",
+  "feedback.success": "feedback",
+  "feedback.reward": "feedback",
+  "feedback.kl": "feedback",
+  "feedback.admissible": "feedback",
+  "feedback.horizon": "feedback",
+  "feedback.prefix": "feedback",
+  "feedback.student_turns": "feedback",
   "episode.expert_length": "episode",
   "episode.max_turns": "episode",
   "episode.turns": "turn",
@@ -34,7 +46,14 @@ export const POINTWISE_OPS = [
 ] as const;
 /** Reductions over the turns of a batch (turn level only). */
 export const TURN_REDUCTIONS = ["zscore", "softmax_over_turns", "episode_mean", "batch_mean"] as const;
-export type Op = (typeof POINTWISE_OPS)[number] | (typeof TURN_REDUCTIONS)[number];
+/**
+ * Feedback operators (plan/feedback.ts): `kl_turn(i)` reads the last observed step's mean KL at turn
+ * index i; `ema`, `window_mean` and `stage` are stateful — their state advances once per observed
+ * training step and is part of the curriculum state (checkpointed).
+ */
+export const FEEDBACK_OPS = ["kl_turn", "ema", "window_mean", "stage"] as const;
+export const STATEFUL_OPS = ["ema", "window_mean", "stage"] as const;
+export type Op = (typeof POINTWISE_OPS)[number] | (typeof TURN_REDUCTIONS)[number] | (typeof FEEDBACK_OPS)[number];
 
 export type ExprTree =
   | { op: "const"; value: number }
@@ -58,44 +77,79 @@ export type ValueRef = number | { expr: string };
 export type ScalarVars = Partial<Record<VariableName, number>>;
 export type ExtFns = Record<string, (...args: number[]) => number>;
 
+/**
+ * What the feedback operators read: the last observed step's per-turn KL and the value of each
+ * stateful node (plan/feedback.ts `FeedbackTracker.view`). Absent where no trace is known.
+ */
+export interface FeedbackView {
+  klTurn(index: number): number;
+  stateful(node: ExprTree): number;
+}
+
 /** A tree that cannot be evaluated here (TC7005). */
 export class ExprError extends UserError {
   readonly code = "TC7005";
 }
 
-/** Evaluates a const/step/episode-level tree to a number. */
-export function evalScalar(tree: ExprTree, vars: ScalarVars, ext: ExtFns = {}): number {
+/**
+ * A feedback-level value evaluated without a metrics trace (TC7012): `tcod explain` and `tcod plot`
+ * need `--trace RUN_DIR/metrics.jsonl` (or a synthetic trace) to show it.
+ */
+export class NeedsTraceError extends UserError {
+  readonly code = "TC7012";
+  constructor(message: string) {
+    super(message, { hint: "Give a metrics trace: `--trace RUN_DIR/metrics.jsonl`, or a synthetic one (JSON lines with `step` and e.g. `kl`, `successRate`; docs/LANGUAGE.md#feedback)." });
+  }
+}
+
+/** Does the tree read the run's metrics (a feedback variable or operator)? */
+export function readsFeedback(tree: ExprTree): boolean {
+  if (tree.op === "const") return false;
+  if (tree.op === "var") return VARIABLES[tree.name] === "feedback";
+  if ((FEEDBACK_OPS as readonly string[]).includes(tree.op)) return true;
+  return tree.args.some(readsFeedback);
+}
+
+/** Evaluates a const/step/feedback/episode-level tree to a number (feedback values need `fb`). */
+export function evalScalar(tree: ExprTree, vars: ScalarVars, ext: ExtFns = {}, fb?: FeedbackView): number {
   switch (tree.op) {
     case "const": return tree.value;
     case "var": {
       const v = vars[tree.name];
-      if (v === undefined) throw new ExprError(`variable ${tree.name} is not available here`);
+      if (v === undefined) {
+        if (VARIABLES[tree.name] === "feedback") throw new NeedsTraceError(`${tree.name} reads the run's metrics and needs a trace`);
+        throw new ExprError(`variable ${tree.name} is not available here`);
+      }
       return v;
     }
     case "ext": {
       const f = ext[tree.fn];
       if (!f) throw new ExprError(`extension function ${tree.fn} is not loaded`);
-      return f(...tree.args.map((a) => evalScalar(a, vars, ext)));
+      return f(...tree.args.map((a) => evalScalar(a, vars, ext, fb)));
     }
     default: {
       if ((TURN_REDUCTIONS as readonly string[]).includes(tree.op)) {
         throw new ExprError(`${tree.op} needs the turns of a batch`);
       }
+      if ((FEEDBACK_OPS as readonly string[]).includes(tree.op)) {
+        if (!fb) throw new NeedsTraceError(`${tree.op}(…) reads the run's metrics and needs a trace`);
+        return tree.op === "kl_turn" ? fb.klTurn(evalScalar(tree.args[0]!, vars, ext, fb)) : fb.stateful(tree);
+      }
       if (tree.op === "if") {
         const [c, a, b] = tree.args;
-        return evalScalar(c!, vars, ext) !== 0 ? evalScalar(a!, vars, ext) : evalScalar(b!, vars, ext);
+        return evalScalar(c!, vars, ext, fb) !== 0 ? evalScalar(a!, vars, ext, fb) : evalScalar(b!, vars, ext, fb);
       }
-      return pointwise(tree.op, tree.args.map((a) => evalScalar(a, vars, ext)));
+      return pointwise(tree.op, tree.args.map((a) => evalScalar(a, vars, ext, fb)));
     }
   }
 }
 
 /** Evaluates a scalar-level value reference. */
-export function evalRef(ref: ValueRef, exprs: Record<string, ExprDef>, vars: ScalarVars, ext: ExtFns = {}): number {
+export function evalRef(ref: ValueRef, exprs: Record<string, ExprDef>, vars: ScalarVars, ext: ExtFns = {}, fb?: FeedbackView): number {
   if (typeof ref === "number") return ref;
   const def = exprs[ref.expr];
   if (!def) throw new ExprError(`expression ${ref.expr} is not in the plan`);
-  return evalScalar(def.tree, vars, ext);
+  return evalScalar(def.tree, vars, ext, fb);
 }
 
 export function pointwise(op: string, a: number[]): number {
@@ -141,6 +195,8 @@ export interface TurnBatch {
   vars: Partial<Record<VariableName, Float64Array>>;
   /** Step-level and episode-level scalars known for the whole batch (`step`). */
   scalars: ScalarVars;
+  /** The feedback in force for the batch's step (plan/feedback.ts), when the plan reads any. */
+  feedback?: FeedbackView;
 }
 
 const ZSCORE_EPS = 1e-6;
@@ -207,6 +263,8 @@ export function evalTurns(tree: ExprTree, batch: TurnBatch, ext: ExtFns = {}): F
       for (let i = 0; i < n; i++) s += x[i]!;
       return new Float64Array(n).fill(n > 0 ? s / n : 0);
     }
+    case "kl_turn": case "ema": case "window_mean": case "stage":
+      return new Float64Array(n).fill(evalScalar(tree, batch.scalars, ext, batch.feedback));
     default: {
       const cols = tree.args.map((a) => evalTurns(a, batch, ext));
       const out = new Float64Array(n);

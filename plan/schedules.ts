@@ -2,9 +2,10 @@
  * The schedules of a plan: every step-level (or episode-level) value it carries, evaluated over the
  * run. Used by `tcod explain`, `tcod plot` and the run report, so all three show the same numbers.
  */
-import { evalRef, type ExprDef, type ScalarVars, type ValueRef } from "./expr.js";
+import { evalRef, readsFeedback, type ExprDef, type ScalarVars, type ValueRef } from "./expr.js";
 import { nodeOf } from "./access.js";
 import type { Plan } from "./schema.js";
+import { replayTrace, type Observation, type Replay } from "./feedback.js";
 
 export interface Schedule {
   /** What it is, e.g. "horizon", "prefix", "loss.0.opd.coef", "lr". */
@@ -48,9 +49,30 @@ export function varsAt(plan: Plan, step: number, expertLength?: number): ScalarV
   };
 }
 
-/** Values of a schedule at the given steps; episode-level ones need an expert length. */
-export function scheduleValues(plan: Plan, s: Schedule, steps: number[], expertLength?: number): number[] {
-  return steps.map((t) => evalRef(s.ref, plan.exprs, varsAt(plan, t, expertLength)));
+/**
+ * Values of a schedule at the given steps; episode-level ones need an expert length, feedback-level
+ * ones a replayed metrics trace (`planReplay`; without one, NeedsTraceError, TC7012).
+ */
+export function scheduleValues(plan: Plan, s: Schedule, steps: number[], expertLength?: number, replay?: Replay): number[] {
+  return steps.map((t) => {
+    const r = replay?.at(t);
+    return evalRef(s.ref, plan.exprs, { ...varsAt(plan, t, expertLength), ...r?.vars }, {}, r?.view);
+  });
+}
+
+/** Does the schedule read the run's own metrics (so that showing it needs a trace)? */
+export function needsTrace(plan: Plan, s: Schedule): boolean {
+  return typeof s.ref !== "number" && !!plan.exprs[s.ref.expr] && readsFeedback(plan.exprs[s.ref.expr]!.tree);
+}
+
+/**
+ * A metrics trace replayed against the plan's feedback rules, as its run would see it: at the start
+ * of step t, the rows of steps ≤ t − 1 − staleness are observed. `extra` adds expressions to track
+ * (they are named after the plan's own, so stage names match the run's metrics rows).
+ */
+export function planReplay(plan: Plan, trace: Observation[], extra: Record<string, ExprDef> = {}): Replay {
+  const staleness = nodeOf(plan, "Update")?.params.staleness ?? 0;
+  return replayTrace({ ...plan.exprs, ...extra }, trace, { steps: plan.clock.steps, staleness });
 }
 
 /** 1..steps, thinned to at most `max` points (always keeping both ends). */

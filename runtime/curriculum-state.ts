@@ -3,11 +3,14 @@
  * - step level: `step` (explorer step, 1-based, TCOD's batch_id) and `total_steps`;
  * - episode level: adds `episode.expert_length` and `episode.max_turns`;
  * - turn level: vectorised over a batch of turns with `evalTurns`.
- * Mutable state (the adaptive cap and its probe history) is saved in checkpoints.
+ * - feedback level: the run's own metrics so far (plan/feedback.ts) — the RunState hands each
+ *   finished training row to `observe`; step and episode values then read the tracker's state.
+ * Mutable state (the adaptive cap and its probe history, the feedback tracker) is saved in checkpoints.
  */
 import type { Plan } from "../plan/schema.js";
 import { evalRef, evalTurns, type ExprTree, type ExtFns, type ScalarVars, type TurnBatch, type ValueRef } from "../plan/expr.js";
 import type { ProbeProfile } from "./adaptive-depth.js";
+import { FeedbackTracker, hasFeedback, observationOf, observeClock, type FeedbackSnapshot, type FeedbackSummary, type Observation } from "../plan/feedback.js";
 
 export interface ProbeRecord { step: number; cap: number; profile: ProbeProfile }
 
@@ -18,6 +21,8 @@ export interface CurriculumSnapshot {
   adaptiveCap: number | null;
   /** The most recent probes (bounded). */
   probes: ProbeRecord[];
+  /** The feedback tracker's state; absent when the plan reads no feedback. */
+  feedback?: FeedbackSnapshot;
 }
 
 const MAX_PROBES_KEPT = 64;
@@ -26,14 +31,27 @@ export class CurriculumState {
   step = 0;
   adaptiveCap: number | null;
   probes: ProbeRecord[] = [];
+  /** The run's own metrics so far, when any expression reads them. */
+  readonly feedback: FeedbackTracker | undefined;
 
   constructor(private readonly plan: Plan, private readonly ext: ExtFns = {}) {
     const depth = plan.graph.nodes.find((n) => n.kind === "DepthRule");
     this.adaptiveCap = depth?.kind === "DepthRule" ? depth.params.initial : null;
+    this.feedback = hasFeedback(plan.exprs) ? new FeedbackTracker(plan.exprs, ext) : undefined;
   }
 
   stepVars(step: number): ScalarVars {
-    return { step, total_steps: this.plan.clock.steps };
+    return { step, total_steps: this.plan.clock.steps, ...this.feedback?.vars() };
+  }
+
+  /** Takes a finished training step's metrics row (`staleness`: the pipeline's lag). */
+  observe(row: Observation, staleness: number): void {
+    this.feedback?.observe(observationOf(row), observeClock(row.step, staleness, this.plan.clock.steps));
+  }
+
+  /** The feedback in force (for the metrics row), or null without feedback. */
+  feedbackSummary(): FeedbackSummary | null {
+    return this.feedback ? this.feedback.summary() : null;
   }
 
   episodeVars(step: number, expertLength: number, maxTurns: number): ScalarVars {
@@ -42,19 +60,20 @@ export class CurriculumState {
 
   /** A step-level value at `step`. */
   atStep(ref: ValueRef, step: number): number {
-    return this.finite(ref, evalRef(ref, this.plan.exprs, this.stepVars(step), this.ext));
+    return this.finite(ref, evalRef(ref, this.plan.exprs, this.stepVars(step), this.ext, this.feedback?.view()));
   }
 
   /** An episode-level value. */
   atEpisode(ref: ValueRef, vars: ScalarVars): number {
-    return this.finite(ref, evalRef(ref, this.plan.exprs, vars, this.ext));
+    return this.finite(ref, evalRef(ref, this.plan.exprs, { ...vars, ...this.feedback?.vars() }, this.ext, this.feedback?.view()));
   }
 
   /** A turn-level expression over every turn of a batch. */
   atTurns(exprId: string, batch: TurnBatch): Float64Array {
     const def = this.plan.exprs[exprId];
     if (!def) throw new Error(`expression ${exprId} is not in the plan`);
-    return evalTurns(def.tree as ExprTree, batch, this.ext);
+    const fb = this.feedback?.view();
+    return evalTurns(def.tree as ExprTree, fb ? { ...batch, feedback: fb } : batch, this.ext);
   }
 
   /** Does the expression (or value) read the named variable? (Avoids costly inputs nobody uses.) */
@@ -72,13 +91,14 @@ export class CurriculumState {
   }
 
   snapshot(): CurriculumSnapshot {
-    return { step: this.step, adaptiveCap: this.adaptiveCap, probes: structuredClone(this.probes) };
+    return { step: this.step, adaptiveCap: this.adaptiveCap, probes: structuredClone(this.probes), ...(this.feedback ? { feedback: this.feedback.snapshot() } : {}) };
   }
 
   restore(s: CurriculumSnapshot): void {
     this.step = s.step;
     this.adaptiveCap = s.adaptiveCap;
     this.probes = structuredClone(s.probes);
+    if (this.feedback && s.feedback) this.feedback.restore(s.feedback);
   }
 
   private finite(ref: ValueRef, v: number): number {

@@ -12,12 +12,15 @@ import type { TrainRowMetrics } from "./metrics.js";
 import type { RunContext } from "./nodes/context.js";
 import type { PortValues, StepContext } from "./nodes/executor.js";
 import { inputsOf, ready, runNode, type Latest, type RunGraph, type Values } from "./graph.js";
+import { stepSamples, type EpisodeSample } from "./episode-samples.js";
 
 /** Per-step rollout statistics (the rollout part of the step's metrics row), kept until the step's update writes it. */
 export type RolloutStats = Pick<TrainRowMetrics,
   "step" | "policyStep" | "episodes" | "successRate" | "meanReward" | "horizon" | "prefix" | "expertLength" | "studentTurns" |
-  "turns" | "invalidActions" | "admissibleRate" | "noExperience" | "droppedFailed" | "adaptiveCap" | "tokens"> & {
+  "turns" | "invalidActions" | "admissibleRate" | "noExperience" | "droppedFailed" | "adaptiveCap" | "tokens" | "feedback"> & {
   time: { rollout: number; teacher: number; probe: number };
+  /** A few of the step's scored episodes as text (episode-samples.ts); written beside the step's metrics row. */
+  samples?: EpisodeSample[];
 };
 
 /** Episodes rolled out but not yet scored (staleness ≥ 1); part of the checkpoint. */
@@ -50,6 +53,7 @@ export class Explorer {
     let records: EpisodeRecord[] = [];
     let unscored: Unscored | undefined;
     let droppedFailed = 0;
+    let samples: EpisodeSample[] = [];
     for (const n of g.explore) {
       const inputs = inputsOf(g, n, values, this.latest);
       if (!ready(n, inputs)) continue;
@@ -64,19 +68,28 @@ export class Explorer {
       if (g.probeBranch.has(n.id)) time.probe += seconds;
       else if (n.id === g.scorer.id) time.teacher += seconds;
       else { time.rollout += seconds; droppedFailed += ctx.counters.droppedFailed - failed; }
+      if (n.id === g.scorer.id) samples = this.samples(t, out);
       values.set(n.id, out);
       this.latest.record(n.id, out);
     }
-    const stats = rolloutStats(t, policyStep, records, droppedFailed, ctx.state.adaptiveCap, time);
+    const stats: RolloutStats = { ...rolloutStats(t, policyStep, records, droppedFailed, ctx.state.adaptiveCap, time), samples };
+    // The feedback in force while this step rolled out (its stages and signals), for the metrics row.
+    const feedback = ctx.state.feedbackSummary();
+    if (feedback) stats.feedback = feedback;
     return { stats, rows: this.boundaryRows(values, t, policyStep), ...(unscored ? { unscored } : {}) };
   }
 
   /** Scores episodes rolled out at an earlier step (the deferred scorer); returns their rows and the time it took. */
-  async score(u: Unscored): Promise<{ rows: ExperienceRow[]; seconds: number }> {
+  async score(u: Unscored): Promise<{ rows: ExperienceRow[]; seconds: number; samples: EpisodeSample[] }> {
     const t0 = performance.now();
     const out = await runNode(this.g.scorer, { episodes: u.records }, this.stepCtx(u.step));
     const rows = this.boundaryRows(new Map([[this.g.scorer.id, out]]), u.step, u.policyStep);
-    return { rows, seconds: (performance.now() - t0) / 1000 };
+    return { rows, seconds: (performance.now() - t0) / 1000, samples: this.samples(u.step, out) };
+  }
+
+  /** The sample episodes of step t from the scorer's output. */
+  private samples(t: number, out: PortValues): EpisodeSample[] {
+    return stepSamples(t, this.ctx.plan.clock.steps, (out.scores ?? []) as ScoredEpisode[], this.ctx.tokenizer);
   }
 
   /** What the boundary edges carry into the replay buffer, as experience rows. */

@@ -58,7 +58,7 @@ export class Learner {
       kl: klSummary(batch.turns.vars["turn.kl"]!, batch.turns.vars["turn.tokens"]!, batch.turns.vars["turn.index"]!),
       tokens: stats.tokens, coefs: adv.coefs,
       blendWeight: adv.aggregate?.kind === "progressive" ? adv.aggregate.weight : null,
-      adaptiveCap: stats.adaptiveCap, lr: upd.lr, loss: upd.loss, gradNorm: upd.gradNorm, updates: upd.updates,
+      adaptiveCap: stats.adaptiveCap, ...(stats.feedback ? { feedback: stats.feedback } : {}), lr: upd.lr, loss: upd.loss, gradNorm: upd.gradNorm, updates: upd.updates,
       time: { ...stats.time, advantage: times.advantage, update: times.update },
     };
   }

@@ -11,7 +11,11 @@
 import { ReplayBuffer, type BufferSnapshot } from "./replay.js";
 import type { TrainRowMetrics } from "./metrics.js";
 import type { Explorer, RolloutStats, Unscored } from "./explorer.js";
+import type { EpisodeSample } from "./episode-samples.js";
 import type { Learner } from "./learner.js";
+
+/** A trained step: its metrics row and the sample episodes to write beside it. */
+export interface Trained { row: TrainRowMetrics; samples: EpisodeSample[] }
 
 export interface PipelineSnapshot { buffer: BufferSnapshot; pending: RolloutStats[]; unscored: Unscored | null }
 
@@ -30,7 +34,7 @@ export class StalenessPipeline {
   get iterations(): number { return this.steps + this.staleness; }
 
   /** Iteration t: explore step t (t ≤ T) beside the deferred scoring of step t − 1, then train step t − s (≥ 1). */
-  async iterate(t: number, explorer: Explorer, learner: Learner): Promise<TrainRowMetrics | null> {
+  async iterate(t: number, explorer: Explorer, learner: Learner): Promise<Trained | null> {
     const s = this.staleness;
     const overlap = s >= 1;
     const previous = this.unscored;
@@ -40,7 +44,9 @@ export class StalenessPipeline {
     ]);
     if (scoredPrev && previous) {
       this.buffer.push(scoredPrev.rows);
-      this.pending.find((p) => p.step === previous.step)!.time.teacher = scoredPrev.seconds;
+      const p = this.pending.find((p) => p.step === previous.step)!;
+      p.time.teacher = scoredPrev.seconds;
+      p.samples = scoredPrev.samples;
       this.unscored = null;
     }
     if (explored) {
@@ -53,7 +59,7 @@ export class StalenessPipeline {
     const taken = this.buffer.take(u, u, s);
     const stats = this.pending.find((p) => p.step === u)!;
     this.pending = this.pending.filter((p) => p.step !== u);
-    return learner.learn(u, taken, stats);
+    return { row: await learner.learn(u, taken, stats), samples: stats.samples ?? [] };
   }
 
   snapshot(): PipelineSnapshot {

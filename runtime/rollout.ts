@@ -41,6 +41,8 @@ export interface EpisodeSpec {
 export interface TurnRecord {
   /** Turn index within the episode: replayed steps count (TCOD b2f: p + i). 0-based. */
   index: number;
+  /** The environment's observation this turn answered (its text as the env gave it). */
+  observation: string;
   prompt: number[];
   response: number[];
   /** log p_S of each response token under the sampling distribution. */
@@ -169,7 +171,7 @@ export async function runEpisode(
     const text = responseText(tokenizer, out.tokens);
     const action = parseAction(format, text);
     record.turns.push({
-      index: turnIndex, prompt, response: out.tokens, logprobs: out.logprobs, action, context,
+      index: turnIndex, observation, prompt, response: out.tokens, logprobs: out.logprobs, action, context,
       finishReason: out.finishReason,
     });
     memory.push(user, out.tokens);

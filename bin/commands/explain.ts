@@ -3,6 +3,8 @@ import type { Command } from "commander";
 import { explain, formatExplanation } from "../../compiler/explain.js";
 import { compileFile } from "../../compiler/index.js";
 import { UsageError } from "../../plan/errors.js";
+import { NeedsTraceError } from "../../plan/expr.js";
+import { readTrace } from "../trace.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
@@ -25,8 +27,10 @@ export function register(program: Command): void {
     .option("--at <steps>", "comma-separated steps, e.g. 0,6,12,174,175")
     .option("--expert-length <turns>", "for episode-level values: comma-separated expert lengths")
     .option("--set <target=value>", "override (repeatable)", collect, [])
+    .option("--trace <metrics.jsonl>", "for feedback-level values: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
     .option("--json", "the explanation as the JSON result line")
-    .action((file: string, target: string, o: { at?: string; expertLength?: string; set: string[]; json?: boolean }) => {
+    .action((file: string, target: string, o: { at?: string; expertLength?: string; set: string[]; trace?: string; json?: boolean }) => {
+      const trace = o.trace !== undefined ? readTrace(o.trace) : undefined;
       const steps0 = o.at !== undefined ? naturals("--at", o.at, "0,6,12") : undefined;
       const lengths = o.expertLength !== undefined ? naturals("--expert-length", o.expertLength, "4,8,12") : undefined;
       const [cur, ...path] = target.split(".");
@@ -38,8 +42,13 @@ export function register(program: Command): void {
         throw new UsageError(`target '${target}': write it as CURRICULUM.FIELD`, { hint: `e.g. ${compiled?.curriculum.name ?? "my_curriculum"}.horizon` });
       }
       const steps = steps0 ?? defaultSteps(compiled.plan.clock.steps);
-      const e = explain(compiled, path, steps, lengths, r.sources, (f, l, c) => `${relative(process.cwd(), f) || f}:${l}:${c}`);
+      const e = explain(compiled, path, steps, lengths, r.sources, (f, l, c) => `${relative(process.cwd(), f) || f}:${l}:${c}`, trace);
       if ("error" in e) throw new UsageError(`target '${target}': ${e.error}`, { hint: `Fields: ${e.available.join(", ")}.` });
+      if (e.needsTrace) {
+        // What is known without a trace (the rule, its level, where it came from), then the coded error.
+        if (!o.json) process.stdout.write(formatExplanation(e) + "\n");
+        throw new NeedsTraceError(`${target} is feedback-level: its values depend on the run's own metrics`);
+      }
       if (o.json) result({ ...e });
       else process.stdout.write(formatExplanation(e) + "\n");
       process.exitCode = EXIT_OK;

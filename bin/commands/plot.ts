@@ -2,7 +2,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
-import { planSchedules, scheduleValues, stepGrid } from "../../plan/schedules.js";
+import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
+import { needsTrace, planReplay, planSchedules, scheduleValues, stepGrid } from "../../plan/schedules.js";
+import { NeedsTraceError } from "../../plan/expr.js";
+import { readTrace } from "../trace.js";
 import { sparkline } from "../../runtime/report/sparkline.js";
 import { lineChart } from "../../runtime/report/svg-chart.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
@@ -18,12 +21,16 @@ export function register(program: Command): void {
     .argument("<file>", ".tcod file")
     .option("-o, --out <dir>", "also write DIR/NAME.schedules.svg")
     .option("--set <target=value>", "override (repeatable)", collect, [])
+    .option(...MAX_POINTS_FLAG)
     .option("--expert-length <turns>", "expert length for episode-level schedules (b2f prefix)", "10")
-    .action((file: string, o: { out?: string; set: string[]; expertLength: string }) => {
+    .option("--trace <metrics.jsonl>", "for feedback-level schedules: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
+    .action((file: string, o: { out?: string; set: string[]; expertLength: string; trace?: string; maxPoints?: string }) => {
+      const trace = o.trace !== undefined ? readTrace(o.trace) : undefined;
+      const untraced: string[] = [];
       const lengths = naturals("--expert-length", o.expertLength, "10");
       if (lengths.length !== 1) throw new UsageError(`--expert-length ${o.expertLength}: plot takes one expert length`, { hint: "e.g. --expert-length 10; tcod explain takes several." });
       if (o.out) ensureOutDir(o.out);
-      const r = compileFile(file, { overrides: o.set });
+      const r = compileFile(file, { overrides: o.set, ...parseMaxPoints(o.maxPoints) });
       printDiagnostics(r, false);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       const L = lengths[0]!;
@@ -35,14 +42,31 @@ export function register(program: Command): void {
         const entry: (typeof plotted)[number] = { name: plan.name, steps: plan.clock.steps, schedules: [] };
         plotted.push(entry);
         const charts: string[] = [];
+        const replayed = trace ? planReplay(plan, trace) : undefined;
         for (const s of planSchedules(plan)) {
-          const ys = scheduleValues(plan, s, grid, s.level === "episode" ? L : undefined);
+          if (needsTrace(plan, s) && !replayed) {
+            untraced.push(`${plan.name}.${s.name}`);
+            entry.schedules.push({ name: s.name, unit: s.unit, level: s.level, needsTrace: true });
+            say(`  ${s.name.padEnd(22)} feedback-level: needs a metrics trace (--trace RUN_DIR/metrics.jsonl)\n`);
+            continue;
+          }
+          const ys = scheduleValues(plan, s, grid, s.level === "episode" ? L : undefined, needsTrace(plan, s) ? replayed : undefined);
           const label = `${s.name}${s.level === "episode" ? ` (L=${L})` : ""}`;
           const lo = Math.min(...ys);
           const hi = Math.max(...ys);
           entry.schedules.push({ name: s.name, unit: s.unit, level: s.level, ...(s.level === "episode" ? { expertLength: L } : {}), first: ys[0], last: ys[ys.length - 1], min: lo, max: hi });
           say(`  ${label.padEnd(22)} ${sparkline(ys, 48)}  ${fmt(ys[0]!)} → ${fmt(ys[ys.length - 1]!)}  [${fmt(lo)}, ${fmt(hi)}]${s.unit ? " " + s.unit : ""}\n`);
           charts.push(lineChart([{ name: label, xs: grid, ys, step: true }], { title: `${plan.name}: ${label}`, xLabel: "step", yLabel: s.unit || "value", height: 200 }));
+        }
+        // With a trace: each feedback rule's stage and smoothed signal along it.
+        if (replayed) {
+          const names = Object.keys(replayed.at(1).summary.values);
+          for (const name of names) {
+            const ys = grid.map((t) => replayed.at(t).summary.values[name]!);
+            entry.schedules.push({ name, unit: "", level: "feedback", first: ys[0], last: ys[ys.length - 1], min: Math.min(...ys), max: Math.max(...ys) });
+            say(`  ${name.padEnd(22)} ${sparkline(ys, 48)}  ${fmt(ys[0]!)} → ${fmt(ys[ys.length - 1]!)}\n`);
+            charts.push(lineChart([{ name, xs: grid, ys, step: true }], { title: `${plan.name}: ${name} (on the trace)`, xLabel: "step", yLabel: "value", height: 200 }));
+          }
         }
         if (o.out) {
           mkdirSync(o.out, { recursive: true });
@@ -52,6 +76,7 @@ export function register(program: Command): void {
           say(`  → ${path}\n`);
         }
       }
+      if (untraced.length) throw new NeedsTraceError(`${untraced.join(", ")} ${untraced.length === 1 ? "is" : "are"} feedback-level: ${untraced.length === 1 ? "its" : "their"} values depend on the run's own metrics (the other schedules are plotted above)`);
       result({ plans: plotted });
       process.exitCode = EXIT_OK;
     });

@@ -3,17 +3,30 @@
  * scripts) with the success rate (train and every eval set) over steps, the reverse KL per turn
  * index over training (heatmap) and its mean, the schedules in force (horizon, prefix, student
  * turns, adaptive cap), the loss-term coefficients (κ/ρ) and the progressive blend weight, the
- * update's loss, gradient norm and learning rate, the wall time per phase, and the resolved
+ * update's loss, gradient norm and learning rate, the wall time per phase, the feedback rules in
+ * force when the plan has any (each stage over the steps, its smoothed signals, and a table of every
+ * advance: the step it took effect, the finished step that moved it and the signal then), the resolved
  * curriculum the run was started with (RUN_DIR/config.txt when the run compiled a .tcod file; the
- * plan's nodes otherwise). The KL plots name the estimator the plan's OPD term uses.
+ * plan's nodes otherwise), and a few sample episodes turn by turn with each turn's KL
+ * (RUN_DIR/episodes.jsonl, report/episodes.ts). The KL the metrics carry is the k1 estimate of the
+ * sampled tokens whatever estimator trains; the plots say so and name the estimator of the loss.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Plan } from "../../plan/schema.js";
 import type { MetricsRow, TrainRowMetrics } from "../metrics.js";
 import { esc, heatmap, lineChart, type Series } from "./svg.js";
+import { readEpisodeSamples, type EpisodeSample } from "../episode-samples.js";
+import { EPISODES_CSS, episodesPanel } from "./episodes.js";
 
-export interface ReportInfo { status?: string; runDir?: string; /** The resolved curriculum, as `tcod run --print-config` prints it. */ config?: string }
+export interface ReportInfo {
+  status?: string;
+  runDir?: string;
+  /** The resolved curriculum, as `tcod run --print-config` prints it. */
+  config?: string;
+  /** Sample episodes (RUN_DIR/episodes.jsonl) and how many of its lines could not be read. */
+  episodes?: { samples: EpisodeSample[]; skipped: number };
+}
 
 export function renderReport(plan: Plan, rows: readonly MetricsRow[], info: ReportInfo = {}): string {
   const train = rows.filter((r): r is TrainRowMetrics => r.kind === "train");
@@ -66,7 +79,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:20px} .grid{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0;border:1px solid #ddd;border-radius:6px;padding:8px;background:#fafafa}
 figcaption{font-weight:600;margin-bottom:4px} details{margin-top:16px} pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px} table{border-collapse:collapse} td{padding:2px 10px 2px 0}
-td:first-child{color:#666}
+td:first-child{color:#666}${EPISODES_CSS}
 </style></head><body>
 <h1>tcod run report — ${esc(plan.name)}</h1>
 <table>${summary.map(([k, v]) => `<tr><td>${esc(k!)}</td><td>${esc(v!)}</td></tr>`).join("")}</table>
@@ -82,23 +95,70 @@ ${lineChart("loss", "Update: loss", [{ name: "loss", points: pts((r) => (Number.
 ${lineChart("grad-norm", "Update: gradient norm (before clipping)", [{ name: "grad norm", points: pts((r) => (Number.isFinite(r.gradNorm) ? r.gradNorm : null)) }])}
 ${lineChart("lr", "Update: learning rate", [{ name: "lr", points: pts((r) => r.lr) }])}
 ${lineChart("time", "Wall time per phase (s)", times)}
+${feedbackCharts(train, pts)}
 </div>
+${feedbackPanel(train)}
+${episodesPanel(info.episodes?.samples ?? [], info.episodes?.skipped ?? 0)}
 ${configPanel(plan, info.config)}
 </body></html>
 `;
 }
 
-/** What the metrics' KL is, from the plan's OPD term: the estimator decides what was measured. */
+/** The feedback rules' stages and smoothed signals over the steps (nothing without feedback rules). */
+function feedbackCharts(train: TrainRowMetrics[], pts: (f: (r: TrainRowMetrics) => number | null) => [number, number][]): string {
+  const names = [...new Set(train.flatMap((r) => Object.keys(r.feedback?.values ?? {})))].sort();
+  if (names.length === 0) return "";
+  const stages = names.filter((n) => n.startsWith("stage#"));
+  const signals = names.filter((n) => !n.startsWith("stage#"));
+  return [
+    stages.length ? lineChart("feedback-stages", "Feedback: pacing stages in force", stages.map((n) => ({ name: n, points: pts((r) => r.feedback?.values[n] ?? null) }))) : "",
+    signals.length ? lineChart("feedback-signals", "Feedback: smoothed signals in force (from the steps finished before)", signals.map((n) => ({ name: n, points: pts((r) => r.feedback?.values[n] ?? null) }))) : "",
+  ].join("\n");
+}
+
+/** Every stage advance of the run: the step it took effect, the finished step that moved it, the signal then. */
+export function stageAdvances(train: readonly TrainRowMetrics[]): { name: string; rule: string; stage: number; step: number; observed: number; signal: number | null }[] {
+  const out: ReturnType<typeof stageAdvances> = [];
+  const last: Record<string, number> = {};
+  for (const r of train) {
+    for (const [name, st] of Object.entries(r.feedback?.stages ?? {})) {
+      if (st.stage > (last[name] ?? 0)) out.push({ name, rule: st.rule, stage: st.stage, step: r.step, observed: st.advancedAt ?? 0, signal: st.signal });
+      last[name] = st.stage;
+    }
+  }
+  return out;
+}
+
+function feedbackPanel(train: TrainRowMetrics[]): string {
+  if (!train.some((r) => r.feedback)) return "";
+  const adv = stageAdvances(train);
+  const rules = [...new Map(adv.map((a) => [a.name, a.rule])).entries()];
+  const lastRow = train[train.length - 1]!;
+  const finals = Object.entries(lastRow.feedback?.stages ?? {}).map(([n, s]) => `${n} = ${s.stage} (streak ${s.streak})`).join(", ");
+  const fmt = (v: number | null) => (v === null ? "—" : String(Number(v.toPrecision(4))));
+  return `<details id="feedback" open><summary>Feedback rules: ${esc(finals || "no stage")} at step ${lastRow.step}</summary>
+${rules.map(([n, r]) => `<p>${esc(n)} advances when <code>${esc(r)}</code> has held for its patience.</p>`).join("")}
+<table><tr><td>stage</td><td>in force from step</td><td>moved by the metrics of step</td><td>signal then</td></tr>
+${adv.map((a) => `<tr><td>${esc(a.name)} → ${a.stage}</td><td>${a.step}</td><td>${a.observed}</td><td>${esc(fmt(a.signal))}</td></tr>`).join("\n")}
+</table></details>`;
+}
+
+/**
+ * What the KL plots show. The metrics' per-turn and mean KL are the k1 estimate (log p_S − log p_T
+ * of each sampled token, nats/token) whatever estimator the loss uses; the title says so and names
+ * the estimator the plan's OPD term trains with.
+ */
 export function klTitle(plan: Plan): string {
   const adv = plan.graph.nodes.find((n) => n.kind === "Advantage");
   const terms = (adv?.params as { terms?: { kind: string; estimator?: string }[] } | undefined)?.terms ?? [];
   const est = terms.find((t) => t.kind === "opd" && t.estimator)?.estimator;
+  const base = "Reverse KL, k1 estimate (log p_S − log p_T of the sampled token, nats/token)";
   switch (est) {
-    case "k1": return "Reverse KL (k1: log p_S − log p_T of the sampled token, nats/token)";
-    case "full": return "Reverse KL (full: exact over the vocabulary, nats/token)";
-    case "topk": return "Reverse KL (topk: over the teacher's top-k tokens, nats/token)";
-    case undefined: return "Reverse KL (k1 estimate, nats/token; no OPD term trains on it)";
-    default: return `Reverse KL (${est}, nats/token)`;
+    case undefined: return `${base}; no OPD term trains on it`;
+    case "k1": return `${base}; the loss uses k1`;
+    case "full": return `${base}; the loss uses the exact full-vocabulary KL`;
+    case "topk": return `${base}; the loss uses the KL over the teacher's top-k tokens`;
+    default: return `${base}; the loss uses ${est}`;
   }
 }
 
@@ -117,6 +177,7 @@ export function writeReport(runDir: string, plan: Plan, rows: readonly MetricsRo
   const path = join(runDir, "report.html");
   const configPath = join(runDir, "config.txt");
   const config = existsSync(configPath) ? readFileSync(configPath, "utf8") : undefined;
-  writeFileSync(path, renderReport(plan, rows, { ...info, runDir, ...(config !== undefined ? { config } : {}) }));
+  const episodes = readEpisodeSamples(join(runDir, "episodes.jsonl"));
+  writeFileSync(path, renderReport(plan, rows, { ...info, runDir, episodes, ...(config !== undefined ? { config } : {}) }));
   return path;
 }

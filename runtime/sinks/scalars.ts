@@ -27,6 +27,8 @@ export function rowScalars(row: MetricsRow): Scalars {
     put("train/tokens/prompt", row.tokens.prompt);
     put("train/tokens/response", row.tokens.response);
     for (const [k, v] of Object.entries(row.coefs)) put(`train/coef/${k}`, v);
+    // Feedback rules in force: `train/feedback/stage_1`, `train/feedback/ema_1`, … (`stage#1` → `stage_1`).
+    if (row.feedback) for (const [k, v] of Object.entries(row.feedback.values)) put(`train/feedback/${k.replace("#", "_")}`, v);
   }
   for (const [k, v] of Object.entries(row.time ?? {})) put(`time/${snake(k)}`, v);
   return out;

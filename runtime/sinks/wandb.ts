@@ -7,8 +7,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
+import { packageFile } from "../../plan/package-files.js";
 import { createInterface } from "node:readline";
 import { UserError } from "../../plan/errors.js";
 import type { Scalars } from "./scalars.js";
@@ -66,12 +66,9 @@ export class WandbSink {
   }
 }
 
-/** wandb_sink.py: beside this module from source; from the bundle (dist/…), under the package root. */
+/** wandb_sink.py, shipped under runtime/sinks/ of the package. */
 function sinkScript(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, "wandb_sink.py")];
-  for (let d = here, i = 0; i < 4; i++, d = dirname(d)) candidates.push(join(d, "runtime", "sinks", "wandb_sink.py"));
-  const found = candidates.find((c) => existsSync(c));
+  const found = packageFile(join("runtime", "sinks", "wandb_sink.py"));
   if (!found) throw new WandbError("--wandb: the W&B sink script is missing from this installation", "Reinstall tcod.");
   return found;
 }

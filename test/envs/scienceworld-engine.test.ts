@@ -3,6 +3,7 @@
  * the gold path): the shipped embedded-f2b example (its horizon schedule in force, in metrics and in
  * report.html), and a b2f run whose prefixes replay gold paths from a Trinity-style task file.
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -12,6 +13,9 @@ import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { missing } from "./requirements.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const skip = missing("scienceworld") !== undefined;
@@ -74,5 +78,40 @@ curriculum sw_b2f {
     for (const r of train) expect(r.expertLength).toBeGreaterThan(10);
     expect(train[0]!.prefix).toBeGreaterThan(train[1]!.prefix);
     expect(train[1]!.prefix).toBeGreaterThan(train[2]!.prefix);
+  }, 600_000);
+
+  it("`tcod run` reads a directory taskset (the official ScienceWorld layout) as Trinity does: train.jsonl trains, test.jsonl evaluates", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-sw-dir-"));
+    const data = join(dir, "sciworld_data");
+    const row = (name: string, v: number) => JSON.stringify({ task_desc: JSON.stringify({ task_name: name, var_num: v, jar_path: "" }), targe: "" });
+    spawnSync("mkdir", ["-p", data]);
+    writeFileSync(join(data, "train.jsonl"), [row("boil", 2), row("melt", 3)].join("\n") + "\n");
+    writeFileSync(join(data, "test.jsonl"), row("freeze", 5) + "\n");
+    writeFileSync(join(data, "dataset_dict.json"), JSON.stringify({ citation: "", description: "Custom dataset", splits: {} }));
+    const src = join(dir, "dir.tcod");
+    writeFileSync(src, `import { opd } from "std/loss"
+import { scienceworld } from "std/envs"
+import { raw_format } from "std/agent"
+model teacher { path: "oracle"  serve: embedded(smoothing: 0.1) }
+model student { path: "loglinear"  serve: embedded(features: 1024) }
+curriculum sw_dir {
+  teacher: teacher
+  student: student
+  env: scienceworld(split: "train", task_file: ${JSON.stringify(data)}, max_turns: 2 turns, pool: 1, agent: raw_format())
+  steps: 1
+  batch: 1 tasks × 1 rollout
+  loss: opd(coef: 1.0)
+  optimizer: adam(lr: 0.05, loss_fn: "importance_sampling")
+  staleness: 0 steps
+  eval: evaluate(every: 1 steps, env: scienceworld(split: "test", task_file: ${JSON.stringify(data)}, max_turns: 2 turns, pool: 1, agent: raw_format()), tasks: 1 tasks, temperature: 0.4)
+}
+`);
+    const run = join(dir, "run");
+    const r = spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", src, "--out", run, "--quiet", "--no-tensorboard"], { cwd: ROOT, encoding: "utf8" });
+    expect(r.stderr).not.toContain("EISDIR");
+    expect(r.status, r.stderr).toBe(0);
+    const rows = readMetrics(join(run, "metrics.jsonl")) as unknown as { kind: string; tasks?: number }[];
+    expect(rows.filter((x) => x.kind === "train")).toHaveLength(1);
+    expect(rows.some((x) => x.kind === "eval")).toBe(true);
   }, 600_000);
 });

@@ -1,7 +1,8 @@
 /**
  * What report.html shows a person beyond the training curves: the update's loss, gradient norm and
- * learning rate; the KL plots named for the estimator that ran; the horizon visible under the
- * student-turns line; the resolved curriculum of a .tcod run. Opened in headless Chromium.
+ * learning rate; the KL plots saying what they measure (k1) and the estimator the loss uses; the
+ * horizon visible under the student-turns line; the resolved curriculum of a .tcod run; sample
+ * episodes turn by turn with each turn's KL. Opened in headless Chromium.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -48,8 +49,9 @@ describe.skipIf(!available && !process.env.CI)("report.html panels", () => {
       for (const id of ["loss", "grad-norm", "lr"]) expect(await page.locator(`#${id} circle.pt`).count(), id).toBe(3);
       const lrs = await page.locator("#lr circle.pt").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-y"))));
       expect(lrs).toEqual([0.05, 0.05, 0.05]);
-      expect(await page.locator("#kl-per-turn figcaption").textContent()).toContain("full: exact over the vocabulary");
-      expect(await page.locator("#kl-mean figcaption").textContent()).not.toContain("k1");
+      const klCaption = await page.locator("#kl-per-turn figcaption").textContent();
+      expect(klCaption).toContain("k1 estimate");
+      expect(klCaption).toContain("the loss uses the exact full-vocabulary KL");
       // The horizon (1, 2, 3 turns) equals the student turns here: it is drawn wide beneath them.
       const width = await page.locator('#schedules [data-series="horizon"] polyline').getAttribute("stroke-width");
       expect(Number(width)).toBeGreaterThan(Number(await page.locator('#schedules [data-series="student turns"] polyline').getAttribute("stroke-width")));
@@ -57,6 +59,17 @@ describe.skipIf(!available && !process.env.CI)("report.html panels", () => {
       expect(config).toContain("curriculum panels {");
       expect(config).toMatch(/horizon:\s+min\(1 \+ floor\(step \/ 1\) \* 1, 4\)/);
       expect(config).toMatch(/staleness:.*\/\/ default/);
+      // Sample episodes: 2 per step (3 steps, all sampled) in episodes.jsonl; the report shows steps 1 and 3.
+      const samples = readFileSync(join(dir, "run", "episodes.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { step: number; turns: { observation: string; kl: number }[] });
+      expect(samples.map((s) => s.step)).toEqual([1, 1, 2, 2, 3, 3]);
+      const episodes = page.locator("#episodes details.episode");
+      expect(await episodes.count()).toBe(4);
+      expect(await episodes.locator("summary").allTextContents()).toEqual(expect.arrayContaining([expect.stringMatching(/^step 1 · episode 0/), expect.stringMatching(/^step 3 · episode/)]));
+      const first = samples[0]!.turns[0]!;
+      const firstRow = episodes.first().locator("tbody tr").first();
+      expect(await firstRow.locator("td").nth(1).textContent()).toBe(first.observation);
+      expect(Number.parseFloat((await firstRow.locator("td.kl").textContent())!)).toBeCloseTo(first.kl, 3);
+      expect(await episodes.first().locator("tbody tr").count()).toBe(samples[0]!.turns.length);
     } finally {
       await browser.close();
     }

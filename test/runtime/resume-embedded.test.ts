@@ -10,6 +10,9 @@ import { describe, expect, it } from "vitest";
 import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { parsePlan } from "../../plan/schema.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const plan = parsePlan(JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/plans/texthouse-f2b-small.json"), "utf8")));
 const tmp = () => mkdtempSync(join(tmpdir(), "tcod-resume-"));
@@ -29,6 +32,7 @@ describe("resume on texthouse + embedded", () => {
       expect((await runPlan(plan, { runDir: dir, resume: true })).status).toBe("completed");
       expect(metrics(dir)).toEqual(metrics(full));
       expect(studentFiles(dir)).toEqual(studentFiles(full));
+      expect(readFileSync(join(dir, "episodes.jsonl"), "utf8")).toEqual(readFileSync(join(full, "episodes.jsonl"), "utf8"));
     }
     const rows = metrics(full).filter((r) => r.kind === "train");
     expect(rows.map((r) => r.kind === "train" && r.horizon)).toEqual([1, 2, 2, 3, 3, 4]);

@@ -8,19 +8,18 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { isIP } from "node:net";
 import { delimiter, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { packageFile } from "../../../plan/package-files.js";
 import { BackendError } from "../backend.js";
 
 /**
  * The worker/ folder tcod ships: found from this module's own location (source or bundled dist/),
  * never from the current directory, so `tcod run` only ever starts the worker of the installed tcod.
  */
-export function packageWorkerDir(from = dirname(fileURLToPath(import.meta.url))): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, "worker", "tcod_worker", "__init__.py")) && existsSync(join(dir, "package.json"))) return join(dir, "worker");
-    if (dirname(dir) === dir) throw new BackendError(`cannot find the tcod worker (worker/tcod_worker) above ${from}; the tcod install is incomplete`, "worker", false,
-      "Reinstall tcod; the worker ships in its worker/ folder.");
-  }
+export function packageWorkerDir(from?: string): string {
+  const init = packageFile(join("worker", "tcod_worker", "__init__.py"), from);
+  if (init) return dirname(dirname(init));
+  throw new BackendError("cannot find the tcod worker (worker/tcod_worker) in the tcod installation; the install is incomplete", "worker", false,
+    "Reinstall tcod; the worker ships in its worker/ folder.");
 }
 
 export interface WorkerProcessOptions {

@@ -93,7 +93,7 @@ function rowResolver(kind: AgentGymKind, params: Record<string, unknown>, path: 
 
 export function taskSource(kind: AgentGymKind, spec: EnvSpec): TaskSource {
   if (spec.taskFile) {
-    const rows = readTaskFile(spec.taskFile, kind);
+    const rows = readTaskFile(spec.taskFile, kind, spec.split);
     return fileSource(kind, spec.taskFile, spec.split, rows, rowResolver(kind, spec.params, spec.taskFile));
   }
   return rangeSource(kind, rangesFromParams(kind, spec.params, DEFAULT_RANGES[kind]),

@@ -3,21 +3,15 @@
  * override; otherwise the folder `bridges/` is found by walking up from this module (it sits beside
  * `runtime/` in the source tree and beside `dist/` in the package).
  */
-import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { packageFile } from "../../../plan/package-files.js";
 import { EnvConfigError } from "../env.js";
 
 export function bridgesDir(): string {
   const fromEnv = process.env.TCOD_BRIDGES_DIR;
   if (fromEnv) return fromEnv;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, "bridges", "tcod_bridges", "__init__.py"))) return join(dir, "bridges");
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
+  const init = packageFile(join("bridges", "tcod_bridges", "__init__.py"));
+  if (init) return dirname(dirname(init));
   throw new EnvConfigError("cannot find the bridges/ folder (tcod_bridges) above the tcod install", "bridge",
     "set TCOD_BRIDGES_DIR to the bridges/ folder of the tcod source tree");
 }

@@ -37,7 +37,7 @@ export interface ScienceWorldOptions {
  */
 export function scienceWorldTaskFile(path: string, split: string): FixedTasks {
   const kind = "scienceworld";
-  const tasks = readTaskFile(path, kind).map((row) => {
+  const tasks = readTaskFile(path, kind, split).map((row) => {
     let desc: unknown;
     try {
       desc = JSON.parse(row.taskDesc ?? "");

@@ -6,13 +6,19 @@
  *   any       {"task_desc": "...", ...}                   (Trinity's prompt key; ScienceWorld puts JSON here)
  * `actions` (when present and a list of strings) becomes TaskRef.actions, the b2f prefix source.
  * Blank lines are skipped; anything else that is not a JSON object is an error naming the line.
+ * A task_file that is a directory (the official WebShop/ScienceWorld layout) is read as Trinity reads
+ * it: the files of the env split's Trinity split (plan/taskset.ts), concatenated.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
 import { EnvConfigError } from "../env.js";
+import { directorySplitFiles, trinitySplit } from "../../../plan/taskset.js";
 
 export interface TaskRow {
   /** 1-based line number in the file (for messages). */
   line: number;
+  /** The file the row came from, when the task_file is a directory. */
+  file?: string;
   gameFile?: string;
   taskId?: number | string;
   taskDesc?: string;
@@ -70,15 +76,50 @@ function bad(kind: string, where: string, key: string, what: string): EnvConfigE
   return new EnvConfigError(`${kind}: task file ${where}: "${key}" must be ${what}`, kind);
 }
 
-export function readTaskFile(path: string, kind: string): TaskRow[] {
-  let text: string;
+/**
+ * The rows of a task file, or of a directory taskset's files for the env split `split` (Trinity's
+ * `train` for tcod's train split, its `test` for any other: plan/taskset.ts).
+ */
+export function readTaskFile(path: string, kind: string, split = "train"): TaskRow[] {
+  let isDir = false;
   try {
-    text = readFileSync(path, "utf8");
+    isDir = statSync(path).isDirectory();
   } catch (e) {
     throw new EnvConfigError(`${kind}: cannot read task file ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, kind,
-      "task_file is a path to a Trinity-style JSONL taskset, relative to the working directory");
+      "task_file is a path to a Trinity-style JSONL taskset (or a directory of them), relative to the working directory");
   }
-  return parseTaskFile(text, path, kind);
+  if (!isDir) return parseTaskFile(readText(path, kind), path, kind);
+  const pick = directorySplitFiles(listFiles(path), trinitySplit(split));
+  if ("error" in pick) throw new EnvConfigError(`${kind}: task directory ${path}: ${pick.error}`, kind, pick.hint);
+  const rows: TaskRow[] = [];
+  for (const rel of pick.files) {
+    const file = join(path, rel);
+    rows.push(...parseTaskFile(readText(file, kind), file, kind).map((r) => ({ ...r, file })));
+  }
+  return rows;
+}
+
+function readText(path: string, kind: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new EnvConfigError(`${kind}: cannot read task file ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, kind,
+      "task_file is a path to a Trinity-style JSONL taskset (or a directory of them), relative to the working directory");
+  }
+}
+
+/** Every file under `dir`, as relative paths with `/`. */
+function listFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const ent of readdirSync(d, { withFileTypes: true })) {
+      const full = join(d, ent.name);
+      if (ent.isDirectory()) walk(full);
+      else if (ent.isFile()) out.push(relative(dir, full).split("\\").join("/"));
+    }
+  };
+  walk(dir);
+  return out;
 }
 
 /**

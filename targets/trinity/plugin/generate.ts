@@ -9,9 +9,9 @@
  *   tcod_runtime/core.py   expression evaluator, pacing and signals in pure Python
  *   tcod_runtime/spec.json
  */
-import { readFileSync, existsSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { packageFile } from "../../../plan/package-files.js";
 import type { ExprDef, ValueRef } from "../../../plan/expr.js";
 import type { EpisodeSemantics } from "../../../plan/env-semantics.js";
 import type { AdaptiveDepth, AdvantageTerm, Aggregate, AgentFormat } from "../../../plan/schema.js";
@@ -27,7 +27,12 @@ export interface PluginSpec {
     pacing: {
       maxTurns: number; totalSteps: number; truncatedReward: number;
       horizon?: ValueRef; prefix?: ValueRef; adaptive?: AdaptiveDepth;
+      /** Feedback-paced: the staleness lag and how many training episodes make one step's observation. */
+      feedback?: { staleness: number; episodesPerStep: number };
     };
+    /** TurnOPD: what the probe episodes play, drawn as `tcod run` draws them (plan/seeds.ts
+     *  `probeTaskIndices` over the probed split's rows): the run seed and that taskset. */
+    probe?: { seed: number; taskset: { path: string; split: "train" | "test"; promptKey: string } };
     agent: AgentFormat;
     /** The env's episode semantics (plan/env-semantics.ts), the same data tcod's runtime reads. */
     semantics: EpisodeSemantics;
@@ -58,16 +63,11 @@ export type PluginFiles = Record<string, string>;
 const TEMPLATE_FILES = ["tcod_runtime/__init__.py", "tcod_runtime/core.py", "tcod_workflow.py", "tcod_advantage.py"] as const;
 type TemplateName = (typeof TEMPLATE_FILES)[number];
 
-/**
- * Where the templates are: beside this module when run from source; from the bundled CLI (dist/,
- * dist/chunks/…) under the package root's targets/trinity/plugin/, found by walking up.
- */
+/** Where the templates are: targets/trinity/plugin/ of the package (source tree or installed). */
 function templateDir(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [here];
-  for (let d = here, i = 0; i < 6; i++, d = dirname(d)) candidates.push(join(d, "targets", "trinity", "plugin"));
-  for (const c of candidates) if (existsSync(join(c, "tcod_runtime", "core.py"))) return c;
-  throw new Error(`tcod: cannot find the Trinity plugin templates (looked in ${candidates.join(", ")}); the installation is incomplete`);
+  const core = packageFile(join("targets", "trinity", "plugin", "tcod_runtime", "core.py"));
+  if (core) return dirname(dirname(core));
+  throw new Error("tcod: cannot find the Trinity plugin templates (targets/trinity/plugin) in the tcod installation; the installation is incomplete");
 }
 
 export function readTemplates(dir = templateDir()): Record<TemplateName, string> {

@@ -11,6 +11,7 @@ NaN, division by zero gives ±inf/NaN, log(0) = -inf.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Dict, List, Optional, Sequence
@@ -112,14 +113,21 @@ def pointwise(op: str, a: Sequence[float]) -> float:
     raise ExprError(f"unknown operator {op}")
 
 
-def eval_scalar(tree: dict, variables: Dict[str, float]) -> float:
-    """Evaluates a const/step/episode-level tree (plan/expr.ts `evalScalar`)."""
+FEEDBACK_OPS = ("kl_turn", "ema", "window_mean", "stage")
+STATEFUL_OPS = ("ema", "window_mean", "stage")
+
+
+def eval_scalar(tree: dict, variables: Dict[str, float], fb: "Optional[FeedbackView]" = None) -> float:
+    """Evaluates a const/step/feedback/episode-level tree (plan/expr.ts `evalScalar`); feedback
+    operators read `fb` (a FeedbackTracker's view)."""
     op = tree["op"]
     if op == "const":
         return float(tree["value"])
     if op == "var":
         name = tree["name"]
         if name not in variables:
+            if name.startswith("feedback."):
+                raise ExprError(f"{name} reads the run's metrics and needs a trace")
             raise ExprError(f"variable {name} is not available here")
         return float(variables[name])
     if op == "ext":
@@ -127,19 +135,271 @@ def eval_scalar(tree: dict, variables: Dict[str, float]) -> float:
     if op in TURN_REDUCTIONS:
         raise ExprError(f"{op} needs the turns of a batch")
     args = tree["args"]
+    if op in FEEDBACK_OPS:
+        if fb is None:
+            raise ExprError(f"{op}(...) reads the run's metrics and needs a trace")
+        return fb.kl_turn(eval_scalar(args[0], variables, fb)) if op == "kl_turn" else fb.stateful(tree)
     if op == "if":
-        return eval_scalar(args[1], variables) if eval_scalar(args[0], variables) != 0 else eval_scalar(args[2], variables)
-    return pointwise(op, [eval_scalar(t, variables) for t in args])
+        return eval_scalar(args[1], variables, fb) if eval_scalar(args[0], variables, fb) != 0 else eval_scalar(args[2], variables, fb)
+    return pointwise(op, [eval_scalar(t, variables, fb) for t in args])
 
 
-def eval_ref(ref, exprs: Dict[str, dict], variables: Dict[str, float]) -> float:
+def eval_ref(ref, exprs: Dict[str, dict], variables: Dict[str, float], fb: "Optional[FeedbackView]" = None) -> float:
     """A plan value reference: a number, or {"expr": id} into the plan's expressions."""
     if isinstance(ref, (int, float)):
         return float(ref)
     expr_id = ref["expr"]
     if expr_id not in exprs:
         raise ExprError(f"expression {expr_id} is not in the plan")
-    return eval_scalar(exprs[expr_id]["tree"], variables)
+    return eval_scalar(exprs[expr_id]["tree"], variables, fb)
+
+
+# ---- feedback (plan/feedback.ts) -----------------------------------------------------------------
+#
+# The run's own metrics, one observation per finished training step; at the start of step t the
+# observations of steps <= t - 1 - staleness have been taken. Before any: feedback.* and kl_turn
+# read 0, smoothers their init, stages 0. Stateful nodes (ema, window_mean, stage) advance once per
+# observation, in post-order over the plan's expressions sorted by id; equal trees share one state
+# and the first name (`stage#1`, `ema#1`, ...). The same algorithm as the TypeScript tracker, checked
+# on the shared vectors test/vectors/feedback.json.
+
+FEEDBACK_FIELDS = {
+    "feedback.step": lambda o: o["step"],
+    "feedback.success": lambda o: o["successRate"],
+    "feedback.reward": lambda o: o["meanReward"],
+    "feedback.kl": lambda o: o["kl"]["mean"],
+    "feedback.admissible": lambda o: o["admissibleRate"],
+    "feedback.horizon": lambda o: o["horizon"],
+    "feedback.prefix": lambda o: o["prefix"],
+    "feedback.student_turns": lambda o: o["studentTurns"],
+}
+_COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
+
+
+def _key_of(t: dict) -> str:
+    op = t["op"]
+    if op == "const":
+        return f"c:{_js_number(float(t['value']))}"
+    if op == "var":
+        return f"v:{t['name']}"
+    if op == "ext":
+        return f"x:{t['fn']}(" + ",".join(_key_of(a) for a in t["args"]) + ")"
+    return f"{op}(" + ",".join(_key_of(a) for a in t["args"]) + ")"
+
+
+def _js_number(x: float) -> str:
+    """A number as JavaScript's String(x) writes it, for the integral and short cases keys need."""
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e21:
+        return str(int(x))
+    return repr(x)
+
+
+def stateful_nodes(exprs: Dict[str, dict]) -> List[dict]:
+    """The stateful nodes in update order, named as plan/feedback.ts `statefulNodes` names them."""
+    out, seen, counts = [], set(), {}
+
+    def walk(t):
+        if t["op"] in ("const", "var"):
+            return
+        for a in t["args"]:
+            walk(a)
+        if t["op"] not in STATEFUL_OPS:
+            return
+        key = _key_of(t)
+        if key in seen:
+            return
+        seen.add(key)
+        counts[t["op"]] = counts.get(t["op"], 0) + 1
+        out.append({"name": f"{t['op']}#{counts[t['op']]}", "key": key, "tree": t})
+
+    for expr_id in sorted(exprs):
+        walk(exprs[expr_id]["tree"])
+    return out
+
+
+def reads_feedback(tree: dict) -> bool:
+    op = tree["op"]
+    if op == "const":
+        return False
+    if op == "var":
+        return tree["name"].startswith("feedback.")
+    if op in FEEDBACK_OPS:
+        return True
+    return any(reads_feedback(a) for a in tree["args"])
+
+
+class FeedbackView:
+    """What feedback operators read: a fixed state (a snapshot) of a FeedbackTracker."""
+
+    def __init__(self, tracker: "FeedbackTracker", state: dict):
+        self.tracker, self.state = tracker, state
+
+    def kl_turn(self, i: float) -> float:
+        o = self.state["last"]
+        if o is None:
+            return 0.0
+        per = o["kl"]["perTurn"]
+        v = per[int(i)] if float(i).is_integer() and 0 <= i < len(per) else None
+        return float(o["kl"]["mean"]) if v is None else float(v)
+
+    def stateful(self, tree: dict) -> float:
+        node = self.tracker.by_key.get(_key_of(tree))
+        if node is None:
+            raise ExprError("a stateful node is not among the plan's expressions")
+        return self.tracker.value_in(self.state, node)
+
+
+class FeedbackTracker:
+    """plan/feedback.ts `FeedbackTracker`: state is plain JSON (`snapshot`/`restore`)."""
+
+    def __init__(self, exprs: Dict[str, dict]):
+        self.nodes = stateful_nodes(exprs)
+        self.by_key = {n["key"]: n for n in self.nodes}
+        self.state = {"seen": 0, "last": None, "nodes": {n["name"]: self._initial(n["tree"]["op"]) for n in self.nodes}}
+
+    @staticmethod
+    def _initial(op: str) -> dict:
+        if op == "ema":
+            return {"kind": "ema", "value": 0.0, "seen": 0}
+        if op == "window_mean":
+            return {"kind": "window_mean", "values": []}
+        return {"kind": "stage", "stage": 0, "streak": 0, "advancedAt": None, "signal": None}
+
+    def vars(self) -> Dict[str, float]:
+        o = self.state["last"]
+        return {k: (float(f(o)) if o is not None else 0.0) for k, f in FEEDBACK_FIELDS.items()}
+
+    def view(self) -> FeedbackView:
+        return FeedbackView(self, self.state)
+
+    def frozen_view(self) -> FeedbackView:
+        return FeedbackView(self, json.loads(json.dumps(self.state)))
+
+    def observe(self, o: dict, clock: Dict[str, float]) -> None:
+        self.state["last"] = json.loads(json.dumps(o))
+        self.state["seen"] += 1
+        variables = dict(clock)
+        variables.update(self.vars())
+        fb = self.view()
+        for n in self.nodes:
+            s = self.state["nodes"][n["name"]]
+            args = n["tree"]["args"]
+            arg = lambda i: eval_scalar(args[i], variables, fb)  # noqa: E731
+            if s["kind"] == "ema":
+                x, decay = arg(0), arg(1)
+                s["value"] = x if s["seen"] == 0 else decay * s["value"] + (1 - decay) * x
+                s["seen"] += 1
+            elif s["kind"] == "window_mean":
+                size = max(1, math.floor(arg(1)))
+                s["values"].append(arg(0))
+                if len(s["values"]) > size:
+                    del s["values"][: len(s["values"]) - size]
+            else:
+                cond = args[0]
+                held, patience, mx = arg(0) != 0, arg(1), arg(2)
+                if s["stage"] >= mx or not held:
+                    s["streak"] = 0
+                    continue
+                s["streak"] += 1
+                if s["streak"] >= patience:
+                    s["stage"] += 1
+                    s["streak"] = 0
+                    s["advancedAt"] = o["step"]
+                    s["signal"] = eval_scalar(cond["args"][0], variables, fb) if cond["op"] in _COMPARISONS else None
+
+    def value_in(self, state: dict, n: dict) -> float:
+        s = state["nodes"][n["name"]]
+        if s["kind"] == "ema":
+            return eval_scalar(n["tree"]["args"][2], {}) if s["seen"] == 0 else s["value"]
+        if s["kind"] == "window_mean":
+            vals = s["values"]
+            return eval_scalar(n["tree"]["args"][2], {}) if not vals else sum(vals) / len(vals)
+        return float(s["stage"])
+
+    def summary(self) -> dict:
+        values, stages = {}, {}
+        for n in self.nodes:
+            values[n["name"]] = self.value_in(self.state, n)
+            s = self.state["nodes"][n["name"]]
+            if s["kind"] == "stage":
+                stages[n["name"]] = {"stage": s["stage"], "streak": s["streak"], "advancedAt": s["advancedAt"], "signal": s["signal"]}
+        last = self.state["last"]
+        return {"step": last["step"] if last is not None else 0, "values": values, "stages": stages}
+
+    def snapshot(self) -> dict:
+        return json.loads(json.dumps(self.state))
+
+    def restore(self, snap: dict) -> None:
+        nodes = dict(self.state["nodes"])
+        for n in self.nodes:
+            got = snap["nodes"].get(n["name"])
+            if got is not None and got.get("kind") == n["tree"]["op"]:
+                nodes[n["name"]] = json.loads(json.dumps(got))
+        self.state = {"seen": snap["seen"], "last": json.loads(json.dumps(snap["last"])), "nodes": nodes}
+
+
+def observe_clock(u: int, staleness: int, total_steps: int) -> Dict[str, float]:
+    """The clock when step u's row is observed: the start of step u + 1 + staleness."""
+    return {"step": float(u + 1 + staleness), "total_steps": float(total_steps)}
+
+
+def observation_of_episodes(step: int, episodes: Sequence[dict]) -> dict:
+    """One finished step's observation from its training episodes, as tcod's metrics row computes
+    it (runtime/explorer.ts rolloutStats, runtime/learner.ts klSummary): success, reward, horizon,
+    prefix and student turns are means over episodes; the admissible rate is the share of student
+    turns with an admissible action; KL is token-weighted over all student turns, and per turn index
+    the mean of the turns' mean KL. Each episode: {won, reward, horizon, prefix, student_turns,
+    turns: [{kl_sum, tokens, admissible}]}."""
+    n = len(episodes)
+    mean = lambda xs: (sum(xs) / len(xs)) if xs else 0.0  # noqa: E731
+    kl_sum = tokens = 0.0
+    turns = ok = 0
+    by_turn: Dict[int, List[float]] = {}
+    for e in episodes:
+        for h, t in enumerate(e["turns"]):
+            kl_sum += t["kl_sum"]
+            tokens += t["tokens"]
+            turns += 1
+            ok += 1 if t["admissible"] else 0
+            by_turn.setdefault(h, []).append(t["kl_sum"] / t["tokens"] if t["tokens"] > 0 else 0.0)
+    depth = (max(by_turn) + 1) if by_turn else 0
+    return {
+        "step": step,
+        "successRate": mean([1.0 if e["won"] else 0.0 for e in episodes]) if n else 0.0,
+        "meanReward": mean([float(e["reward"]) for e in episodes]),
+        "kl": {"mean": kl_sum / tokens if tokens > 0 else 0.0,
+               "perTurn": [mean(by_turn[h]) if h in by_turn else None for h in range(depth)]},
+        "admissibleRate": ok / turns if turns else 0.0,
+        "horizon": mean([float(e["horizon"]) for e in episodes]),
+        "prefix": mean([float(e["prefix"]) for e in episodes]),
+        "studentTurns": mean([float(e["student_turns"]) for e in episodes]),
+    }
+
+
+def episode_report(rec: dict, plan: dict, turn_kl_sums: Sequence[float], turn_tokens: Sequence[int]) -> dict:
+    """One training episode as observation_of_episodes takes it: success (the episode ended with the
+    full reward, 1 on ALFWorld, WebShop and normalised ScienceWorld), reward, the schedule it ran
+    under, and per student turn its summed k1 KL, response tokens and whether the action was offered."""
+    adm = list(rec.get("admissible") or [])
+    return {
+        "won": bool(rec["done"]) and float(rec["reward"]) >= 1.0 - 1e-9, "reward": float(rec["reward"]),
+        "horizon": int(plan["cap"]), "prefix": int(rec["prefix"]), "student_turns": int(plan["student_turns"]),
+        "turns": [{"kl_sum": float(k), "tokens": int(n), "admissible": bool(adm[i]) if i < len(adm) else False}
+                  for i, (k, n) in enumerate(zip(turn_kl_sums, turn_tokens))],
+    }
+
+
+def replay_trace(exprs: Dict[str, dict], trace: Sequence[dict], steps: int, staleness: int) -> List[dict]:
+    """Per step 1..steps: the feedback vars, a frozen view and the summary in force, replaying a
+    trace as a run sees it (plan/feedback.ts `replayTrace`)."""
+    tracker = FeedbackTracker(exprs)
+    out, nxt = [], 0
+    for t in range(1, steps + 1):
+        while nxt < len(trace) and trace[nxt]["step"] <= t - 1 - staleness:
+            tracker.observe(trace[nxt], observe_clock(trace[nxt]["step"], staleness, steps))
+            nxt += 1
+        out.append({"vars": tracker.vars(), "view": tracker.frozen_view(), "summary": tracker.summary()})
+    return out
 
 
 class TurnBatch:
@@ -213,38 +473,49 @@ def pacing_vars(step: int, total_steps: int, max_turns: int, expert_length: int 
     }
 
 
-def horizon_at(spec: dict, exprs: Dict[str, dict], step: int, expert_length: int = 0) -> int:
+def horizon_at(spec: dict, exprs: Dict[str, dict], step: int, expert_length: int = 0,
+               feedback: Optional[FeedbackTracker] = None) -> int:
     """Training turn cap at `step` (1-based explorer step): floor(horizon), at most Hmax; a cap below
     one turn is an error naming the step (runtime/nodes/episode-planner.ts)."""
     hmax = int(spec["maxTurns"])
     ref = spec.get("horizon")
     if ref is None:
         return hmax
-    h = eval_ref(ref, exprs, pacing_vars(step, spec["totalSteps"], hmax, expert_length))
+    h = eval_ref(ref, exprs, _with_feedback(pacing_vars(step, spec["totalSteps"], hmax, expert_length), feedback),
+                 feedback.view() if feedback else None)
     if math.isnan(h) or math.floor(h) < 1:
         raise ExprError(f"the horizon evaluates to {h} turns at step {step}; it must be at least 1 turn")
     return int(min(math.floor(h), hmax))
 
 
-def prefix_at(spec: dict, exprs: Dict[str, dict], step: int, expert_length: int) -> int:
+def _with_feedback(variables: Dict[str, float], feedback: Optional[FeedbackTracker]) -> Dict[str, float]:
+    if feedback is not None:
+        variables.update(feedback.vars())
+    return variables
+
+
+def prefix_at(spec: dict, exprs: Dict[str, dict], step: int, expert_length: int,
+              feedback: Optional[FeedbackTracker] = None) -> int:
     """Expert turns replayed before the student plays: floor(prefix) clamped to [0, L]."""
     hmax = int(spec["maxTurns"])
     ref = spec.get("prefix")
     if ref is None:
         return 0
-    p = eval_ref(ref, exprs, pacing_vars(step, spec["totalSteps"], hmax, expert_length))
+    p = eval_ref(ref, exprs, _with_feedback(pacing_vars(step, spec["totalSteps"], hmax, expert_length), feedback),
+                 feedback.view() if feedback else None)
     if math.isnan(p):
         raise ExprError(f"the prefix is NaN at step {step}")
     return int(max(0, min(math.floor(p), expert_length)))
 
 
 def plan_episode(spec: dict, exprs: Dict[str, dict], step: int, expert_length: int,
-                 adaptive_cap: Optional[int] = None) -> Dict[str, object]:
+                 adaptive_cap: Optional[int] = None, feedback: Optional[FeedbackTracker] = None) -> Dict[str, object]:
     """The schedule of one training episode (runtime/nodes/episode-planner.ts): cap H (f2b horizon or
-    the adaptive cap), prefix p (b2f), student turns min(H, Hmax − p), capped when below Hmax − p."""
+    the adaptive cap), prefix p (b2f), student turns min(H, Hmax − p), capped when below Hmax − p.
+    `feedback`: the tracker in force for `step` when the plan's pacing reads the run's metrics."""
     hmax = int(spec["maxTurns"])
-    cap = min(adaptive_cap, hmax) if adaptive_cap is not None else horizon_at(spec, exprs, step, expert_length)
-    prefix = prefix_at(spec, exprs, step, expert_length)
+    cap = min(adaptive_cap, hmax) if adaptive_cap is not None else horizon_at(spec, exprs, step, expert_length, feedback)
+    prefix = prefix_at(spec, exprs, step, expert_length, feedback)
     budget = max(0, hmax - prefix)
     turns = min(cap, budget)
     return {"cap": cap, "prefix": prefix, "student_turns": turns, "capped": turns < budget}
@@ -260,6 +531,63 @@ def probe_profile(episodes_turn_kl: Sequence[Sequence[float]]) -> Dict[str, List
         running.append(len(vals) / len(episodes_turn_kl) if episodes_turn_kl else 0.0)
         kl.append(sum(vals) / len(vals) if vals else math.nan)
     return {"running": running, "kl": kl}
+
+
+# ---- seeds and the TurnOPD probe draw (plan/seeds.ts) -----------------------------------------
+
+_M32 = 0xFFFFFFFF
+SEED_PURPOSE_PROBE = 4  # plan/seeds.ts SEED_PURPOSE.probe
+
+
+def _imul(a: int, b: int) -> int:
+    """JavaScript's Math.imul on unsigned 32-bit patterns (the low 32 bits of the product)."""
+    return ((a & _M32) * (b & _M32)) & _M32
+
+
+def mix_seed(*parts: int) -> int:
+    """plan/seeds.ts `mixSeed`: a 32-bit murmur3-style mix of integers, non-negative."""
+    h = 0x9E3779B9
+    for p in parts:
+        p = int(p)
+        for w in (p & _M32, (p // 4294967296) & _M32):
+            h = _imul(h ^ w, 0x85EBCA6B)
+            h ^= h >> 13
+            h = _imul(h, 0xC2B2AE35)
+            h ^= h >> 16
+    return h & _M32
+
+
+def mulberry32(seed: int):
+    """plan/seeds.ts `rng`: floats in [0, 1), the same stream as the TypeScript generator."""
+    state = [seed & _M32]
+
+    def nxt() -> float:
+        a = (state[0] + 0x6D2B79F5) & _M32
+        state[0] = a
+        t = _imul(a ^ (a >> 15), 1 | a)
+        t = ((t + _imul(t ^ (t >> 7), 61 | t)) & _M32) ^ t
+        return ((t ^ (t >> 14)) & _M32) / 4294967296.0
+
+    return nxt
+
+
+def permutation(n: int, seed: int) -> List[int]:
+    """plan/seeds.ts `permutation`: Fisher–Yates over 0..n−1 driven by mulberry32(seed)."""
+    r = mulberry32(seed)
+    p = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = int(math.floor(r() * (i + 1)))
+        p[i], p[j] = p[j], p[i]
+    return p
+
+
+def probe_task_indices(seed: int, step: int, episodes: int, tasks: int) -> List[int]:
+    """plan/seeds.ts `probeTaskIndices`: which tasks of the probed split (its rows in order) the
+    TurnOPD probe episodes of `step` play; the same draw as `tcod run` (runtime/nodes/probe.ts)."""
+    if tasks <= 0:
+        return []
+    perm = permutation(tasks, mix_seed(seed, SEED_PURPOSE_PROBE, step))
+    return [perm[i % tasks] for i in range(episodes)]
 
 
 def coverage_cap(running: Sequence[float], keep: float) -> int:
@@ -683,7 +1011,9 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
     observation, admissible = first_observation, list(first_admissible)
     reward_sum = 0.0
     rec = {"turns": [], "reward": 0.0, "done": False, "truncated": False, "replay_finished": False,
-           "invalid_actions": 0, "prefix": len(prefix_actions)}
+           "invalid_actions": 0, "prefix": len(prefix_actions),
+           # per student turn: was its parsed action one the env offered (the admissible rate of feedback)
+           "admissible": []}
     for action in prefix_actions:
         obs, reward, done, adm = await env_step(action)
         history.append((observation, action))
@@ -706,6 +1036,7 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
             await on_turn(handle)
         memory += [user, {"role": "assistant", "content": text}]
         action = parse_action(agent, text)
+        rec["admissible"].append(action is not None and action in admissible)
         if action is None:
             rec["invalid_actions"] += 1
             how = agent["onInvalid"]["kind"]

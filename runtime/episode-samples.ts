@@ -1,0 +1,145 @@
+/**
+ * Sample episodes: a few of a step's scored training episodes kept as text, turn by turn, with each
+ * turn's reverse KL to the teacher — what the agent actually did, for the run report and for a
+ * person reading RUN_DIR/episodes.jsonl.
+ *
+ * Which steps: the first, the last, and every `every`-th in between (about 20 sampled steps per
+ * run). Which episodes: the first won and the first failed episode of the step's batch (batch order),
+ * topped up with the next ones to `perStep`, so a report shows a success beside a failure when the
+ * step has both. The turn's KL is the k1 estimate the metrics' per-turn KL is built from: the mean
+ * over the turn's sampled response tokens of log p_S − log p_T.
+ *
+ * Samples travel with the step's rollout statistics through the staleness pipeline (and its
+ * checkpoint) and are written when the step's metrics row is written, so a resumed run's file equals
+ * an uninterrupted run's.
+ */
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import type { Tokenizer } from "./backends/backend.js";
+import type { ScoredEpisode } from "./replay.js";
+import { turnKlMeans } from "./signals/kl.js";
+import { writeFileAtomicSync } from "./fs-atomic.js";
+
+export interface SampleTurn {
+  /** Turn index in the episode (replayed expert steps count, as in the metrics' per-turn KL). */
+  index: number;
+  observation: string;
+  /** The student's response text (stop tokens removed). */
+  response: string;
+  /** The parsed action, or null when the response did not parse. */
+  action: string | null;
+  /** The parsed action is one of the commands the env listed. */
+  admissible: boolean;
+  /** Mean k1 reverse KL over the turn's response tokens (nats/token). */
+  kl: number;
+  tokens: number;
+  finishReason: "stop" | "length";
+}
+
+export interface EpisodeSample {
+  step: number;
+  /** Position of the episode in its step's batch. */
+  episode: number;
+  task: string;
+  split: string;
+  won: boolean;
+  reward: number;
+  /** Cut by the curriculum's horizon before the env was done. */
+  truncated: boolean;
+  horizon: number;
+  /** The expert actions replayed before the student played (TCOD-b2f). */
+  prefix: string[];
+  turns: SampleTurn[];
+}
+
+/** Observations longer than this are cut in a sample (the run's rows keep every token). */
+export const MAX_OBSERVATION_CHARS = 2000;
+
+/** Is step `step` of a `steps`-step run one whose episodes are sampled? */
+export function samplesDue(step: number, steps: number, target = 20): boolean {
+  const every = Math.max(1, Math.floor(steps / target));
+  return step === 1 || step === steps || step % every === 0;
+}
+
+/** Which episodes of a batch to keep: the first won, the first failed, then batch order, `perStep` in all. */
+export function pickEpisodes(scored: readonly ScoredEpisode[], perStep: number): ScoredEpisode[] {
+  const played = scored.filter((e) => e.record.turns.length > 0);
+  const firstWon = played.find((e) => e.record.won), firstLost = played.find((e) => !e.record.won);
+  const picked = [firstWon, firstLost].filter((e): e is ScoredEpisode => e !== undefined).slice(0, perStep);
+  for (const e of played) {
+    if (picked.length >= perStep) break;
+    if (!picked.includes(e)) picked.push(e);
+  }
+  return picked.sort((a, b) => a.record.spec.index - b.record.spec.index);
+}
+
+/** A scored episode as text, turn by turn, with each turn's k1 reverse KL. */
+export function episodeSample(step: number, e: ScoredEpisode, tokenizer: Tokenizer): EpisodeSample {
+  const r = e.record;
+  const kl = turnKlMeans(r.turns.map((t) => t.logprobs), e.teacher);
+  return {
+    step, episode: r.spec.index, task: r.spec.task.id, split: r.spec.task.split,
+    won: r.won, reward: r.reward, truncated: r.truncated, horizon: r.spec.horizon,
+    prefix: [...r.spec.prefixActions],
+    turns: r.turns.map((t, i) => ({
+      index: t.index,
+      observation: cut(t.observation),
+      response: tokenizer.decode(withoutStop(tokenizer, t.response)),
+      action: t.action,
+      admissible: t.action !== null && t.context.admissible.includes(t.action),
+      kl: kl[i]!,
+      tokens: t.response.length,
+      finishReason: t.finishReason,
+    })),
+  };
+}
+
+/** The samples of step `step` (none when the step is not due). */
+export function stepSamples(step: number, steps: number, scored: readonly ScoredEpisode[], tokenizer: Tokenizer, perStep = 2): EpisodeSample[] {
+  if (!samplesDue(step, steps)) return [];
+  return pickEpisodes(scored, perStep).map((e) => episodeSample(step, e, tokenizer));
+}
+
+function withoutStop(tokenizer: Tokenizer, response: readonly number[]): number[] {
+  let end = response.length;
+  while (end > 0 && tokenizer.stopTokens.includes(response[end - 1]!)) end--;
+  return response.slice(0, end);
+}
+
+const cut = (s: string): string => (s.length > MAX_OBSERVATION_CHARS ? `${s.slice(0, MAX_OBSERVATION_CHARS)}…` : s);
+
+/**
+ * RUN_DIR/episodes.jsonl: one sample per line. A resumed run keeps the lines of the steps its
+ * checkpoint has trained (their metrics rows are kept too) and drops the rest.
+ */
+export class EpisodeSampleWriter {
+  constructor(readonly path: string) {}
+
+  open(keepThroughStep?: number): void {
+    if (keepThroughStep === undefined || !existsSync(this.path)) { writeFileSync(this.path, ""); return; }
+    const kept = readFileSync(this.path, "utf8").split("\n").filter((l) => {
+      if (l.length === 0) return false;
+      try { return (JSON.parse(l) as { step?: unknown }).step as number <= keepThroughStep; } catch { return false; }
+    });
+    // Replaced atomically: a run killed while resuming keeps every sample of its trained steps.
+    writeFileAtomicSync(this.path, kept.map((l) => `${l}\n`).join(""));
+  }
+
+  write(samples: readonly EpisodeSample[]): void {
+    if (samples.length) appendFileSync(this.path, samples.map((s) => `${JSON.stringify(s)}\n`).join(""));
+  }
+}
+
+/** Reads RUN_DIR/episodes.jsonl; lines that are not samples are skipped and counted. */
+export function readEpisodeSamples(path: string): { samples: EpisodeSample[]; skipped: number } {
+  if (!existsSync(path)) return { samples: [], skipped: 0 };
+  const samples: EpisodeSample[] = [];
+  let skipped = 0;
+  for (const l of readFileSync(path, "utf8").split("\n")) {
+    if (l.length === 0) continue;
+    try {
+      const s = JSON.parse(l) as EpisodeSample;
+      if (typeof s.step === "number" && Array.isArray(s.turns)) samples.push(s); else skipped++;
+    } catch { skipped++; }
+  }
+  return { samples, skipped };
+}

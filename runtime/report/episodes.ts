@@ -1,0 +1,51 @@
+/**
+ * The report's episodes panel: a few sample episodes (episode-samples.ts) rendered turn by turn —
+ * what the environment showed, what the student answered, the action it parsed to, whether the env
+ * offered it, and the turn's reverse KL to the teacher as a number and a bar. It shows the samples
+ * of the first and the last sampled step, so a reader sees the agent before and after training.
+ */
+import type { EpisodeSample } from "../episode-samples.js";
+import { esc } from "./svg.js";
+
+/** The samples the panel shows: those of the first and of the last sampled step, at most `perStep` each. */
+export function shownSamples(samples: readonly EpisodeSample[], perStep = 2): EpisodeSample[] {
+  if (samples.length === 0) return [];
+  const steps = [...new Set(samples.map((s) => s.step))].sort((a, b) => a - b);
+  const chosen = [...new Set([steps[0]!, steps[steps.length - 1]!])];
+  return chosen.flatMap((st) => samples.filter((s) => s.step === st).slice(0, perStep));
+}
+
+export function episodesPanel(samples: readonly EpisodeSample[], skipped = 0): string {
+  const shown = shownSamples(samples);
+  const damaged = skipped > 0 ? ` ${skipped} line${skipped === 1 ? "" : "s"} of episodes.jsonl could not be read and ${skipped === 1 ? "was" : "were"} skipped.` : "";
+  if (shown.length === 0) {
+    return `<section id="episodes"><h2>Episodes</h2><p>No sample episodes were recorded (RUN_DIR/episodes.jsonl is missing or empty).${esc(damaged)}</p></section>`;
+  }
+  const steps = new Set(samples.map((s) => s.step)).size;
+  const maxKl = Math.max(1e-9, ...shown.flatMap((s) => s.turns.map((t) => Math.abs(t.kl))));
+  return `<section id="episodes"><h2>Episodes</h2>
+<p>${samples.length} sampled training episodes from ${steps} steps are in RUN_DIR/episodes.jsonl; shown: the first and the last sampled step.
+KL is the turn's reverse KL to the teacher, k1 (the mean of log p_S − log p_T over the turn's sampled tokens, nats/token).${esc(damaged)}</p>
+${shown.map((s, i) => episode(s, maxKl, i === 0)).join("\n")}
+</section>`;
+}
+
+function episode(s: EpisodeSample, maxKl: number, open: boolean): string {
+  const outcome = s.won ? "won" : s.truncated ? "cut by the horizon" : "not won";
+  const head = `step ${s.step} · episode ${s.episode} · task ${s.task} (${s.split}) · ${outcome}, reward ${fmt(s.reward)} · horizon ${s.horizon}${s.prefix.length ? ` · ${s.prefix.length} expert actions replayed first` : ""}`;
+  const prefix = s.prefix.length
+    ? `<p class="prefix">Expert prefix (replayed, no model call): ${s.prefix.map((a) => `<code>${esc(a)}</code>`).join(" → ")}</p>` : "";
+  const rows = s.turns.map((t) => `<tr class="${t.admissible ? "ok" : "bad"}"><td>${t.index}</td><td><pre>${esc(t.observation)}</pre></td><td><pre>${esc(t.response)}</pre>${t.finishReason === "length" ? "<small>(cut at the token limit)</small>" : ""}</td><td>${t.action === null ? "<em>unparsed</em>" : `<code>${esc(t.action)}</code>`}${t.admissible ? "" : " <small>(not offered)</small>"}</td><td class="kl">${fmt(t.kl)}<span class="bar" style="width:${Math.round((60 * Math.abs(t.kl)) / maxKl)}px"></span></td></tr>`).join("\n");
+  return `<details class="episode"${open ? " open" : ""}><summary>${esc(head)}</summary>${prefix}
+<table class="turns"><thead><tr><th>turn</th><th>observation</th><th>response</th><th>action</th><th>KL</th></tr></thead><tbody>
+${rows}
+</tbody></table></details>`;
+}
+
+const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(3));
+
+export const EPISODES_CSS = `
+#episodes table.turns{border-collapse:collapse;width:100%;font-size:12px} #episodes th{text-align:left;border-bottom:1px solid #ccc}
+#episodes td{vertical-align:top;border-bottom:1px solid #eee;padding:4px 8px 4px 0} #episodes pre{margin:0;padding:2px 4px;white-space:pre-wrap;max-width:560px}
+#episodes tr.bad td:nth-child(4){color:#b00} #episodes td.kl{white-space:nowrap} #episodes .bar{display:inline-block;height:8px;margin-left:6px;background:#d95f02;vertical-align:middle}
+#episodes summary{cursor:pointer;font-weight:600} #episodes .prefix{color:#555}`;

@@ -1,0 +1,62 @@
+/**
+ * `tcod explain` and `tcod plot` on a feedback-paced curriculum: without a trace they print what is
+ * known and stop with TC7012 (exit 1); with a synthetic trace they show what the schedule would have
+ * done on it; a broken trace is TC7013 with its line.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(import.meta.dirname, "../..");
+const EX = "examples/texthouse/paced-f2b.tcod";
+const tcod = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd: ROOT, encoding: "utf8" });
+const dir = mkdtempSync(join(tmpdir(), "tcod-fbcli-"));
+// KL 0.1 on every step: kl_settled(below: 0.6) holds from the first observation, so (patience 2)
+// the stage advances every 2 finished steps; the clock min(1 + floor(t/2), 30) is the upper bound.
+const trace = join(dir, "trace.jsonl");
+writeFileSync(trace, Array.from({ length: 40 }, (_, i) => JSON.stringify({ step: i + 1, kl: 0.1 })).join("\n") + "\n");
+
+describe("explain/plot --trace", () => {
+  it("explain without a trace: the rule, its level and origin, then TC7012", () => {
+    const r = tcod("explain", EX, "texthouse_paced_f2b.horizon");
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain("level:  feedback");
+    expect(r.stdout).toContain("stage(ema(feedback.kl, 0.5, 0) < 0.6, 2, 29)");
+    expect(r.stderr).toMatch(/error TC7012: texthouse_paced_f2b\.horizon is feedback-level/);
+    expect(r.stderr).toContain("hint: Give a metrics trace");
+  });
+
+  it("explain --trace: the values on the trace and every stage advance", () => {
+    const r = tcod("explain", EX, "texthouse_paced_f2b.horizon", "--trace", trace, "--at", "1,2,3,4,5,10", "--json");
+    expect(r.status, r.stderr).toBe(0);
+    const e = JSON.parse(r.stdout.trim().split("\n").pop()!) as { table: { label?: string; values: { value: number }[] }[]; stages: { advances: { step: number; observed: number }[] }[] };
+    // stage: observations from step 1 on; advances after observing steps 2, 4, 6, …; in force from 3, 5, 7, …
+    expect(e.table[0]!.values.map((v) => v.value)).toEqual([1, 1, 2, 2, 3, 5]);
+    expect(e.table.find((t) => t.label === "stage#1")!.values.map((v) => v.value)).toEqual([0, 0, 1, 1, 2, 4]);
+    expect(e.stages[0]!.advances.slice(0, 3)).toMatchObject([{ step: 3, observed: 2 }, { step: 5, observed: 4 }, { step: 7, observed: 6 }]);
+  });
+
+  it("plot: TC7012 without a trace (the clock-only schedules still plotted); with one, the horizon and the stage", () => {
+    const a = tcod("plot", EX);
+    expect(a.status).toBe(1);
+    expect(a.stdout).toMatch(/horizon\s+feedback-level: needs a metrics trace/);
+    expect(a.stdout).toMatch(/lr\s+/);
+    expect(a.stderr).toContain("TC7012");
+    const b = tcod("plot", EX, "--trace", trace, "--out", join(dir, "svg"));
+    expect(b.status, b.stderr).toBe(0);
+    expect(b.stdout).toMatch(/horizon .* 1 → 20/);
+    expect(b.stdout).toMatch(/stage#1 .* 0 → 19/);
+    expect(readFileSync(join(dir, "svg", "texthouse_paced_f2b.schedules.svg"), "utf8")).toContain("stage#1 (on the trace)");
+  });
+
+  it("a broken trace is TC7013 naming its line; a missing one TC7009", () => {
+    const bad = join(dir, "bad.jsonl");
+    writeFileSync(bad, '{"step": 1, "kl": 0.1}\n{"step": 2, "kl": "high"}\n');
+    const r = tcod("explain", EX, "texthouse_paced_f2b.horizon", "--trace", bad);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/bad\.jsonl:2:1 error TC7013: line 2: `kl` is "high"/);
+    expect(tcod("plot", EX, "--trace", join(dir, "nope.jsonl")).stderr).toContain("TC7009");
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * Sample episodes (runtime/episode-samples.ts): which steps and episodes are kept, each turn's text
+ * and k1 KL against hand-computed numbers, the writer's resume truncation, and the report panel.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { EpisodeSampleWriter, MAX_OBSERVATION_CHARS, episodeSample, pickEpisodes, readEpisodeSamples, samplesDue, stepSamples, type EpisodeSample } from "../../runtime/episode-samples.js";
+import { episodesPanel, shownSamples } from "../../runtime/report/episodes.js";
+import type { ScoredEpisode } from "../../runtime/replay.js";
+import type { EpisodeRecord, TurnRecord } from "../../runtime/rollout.js";
+import { CharTokenizer, END } from "./doubles.js";
+
+const tok = new CharTokenizer();
+
+function turn(index: number, observation: string, text: string, action: string | null, logprobs: number[], admissible = ["inc", "dec"]): TurnRecord {
+  return {
+    index, observation, prompt: [1, 2, 3], response: [...tok.encode(text), END], logprobs, action,
+    context: { admissible }, finishReason: "stop",
+  };
+}
+
+function episode(index: number, won: boolean, turns: TurnRecord[], prefix: string[] = []): EpisodeRecord {
+  return {
+    spec: {
+      index, task: { id: `count-${index + 2}`, split: "train" }, group: index, prefixActions: prefix, studentTurns: 4, capped: !won,
+      truncatedReward: 0, temperature: 1, seed: 1, horizon: 4, expertLength: 2,
+    },
+    turns, reward: won ? 1 : 0, won, done: won, truncated: !won, replayFinished: false, invalidActions: 0, policyVersion: 0,
+  };
+}
+
+describe("sample episodes", () => {
+  it("samples the first step, the last, and every floor(T/20)-th", () => {
+    const due = (T: number) => Array.from({ length: T }, (_, i) => i + 1).filter((s) => samplesDue(s, T));
+    expect(due(3)).toEqual([1, 2, 3]);
+    expect(due(45)).toEqual([1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 45]);
+    expect(due(1000).length).toBe(21);
+  });
+
+  it("keeps the first won and the first failed episode, in batch order", () => {
+    const mk = (i: number, won: boolean): ScoredEpisode => ({ record: episode(i, won, [turn(0, "at 0", "inc", "inc", [-1])]), teacher: [[-1]] });
+    const batch = [mk(0, false), mk(1, false), mk(2, true), mk(3, true)];
+    expect(pickEpisodes(batch, 2).map((e) => e.record.spec.index)).toEqual([0, 2]);
+    expect(pickEpisodes(batch, 3).map((e) => e.record.spec.index)).toEqual([0, 1, 2]);
+    expect(pickEpisodes([mk(0, false), mk(1, false)], 2).map((e) => e.record.spec.index)).toEqual([0, 1]);
+    // An episode the expert prefix finished has no turns: nothing to show.
+    const finished: ScoredEpisode = { record: { ...episode(4, true, []), replayFinished: true }, teacher: [] };
+    expect(pickEpisodes([finished, mk(5, false)], 2).map((e) => e.record.spec.index)).toEqual([5]);
+  });
+
+  it("renders each turn's text and its k1 KL (mean of log p_S − log p_T over the response tokens)", () => {
+    // "inc" + END: 4 response tokens. Turn 0: (−0.5 − (−1.5)) + (−1 − (−1)) + (0 − (−2)) + (−0.2 − (−0.2)) = 3 → 0.75.
+    const t0 = turn(2, "at 0", "inc", "inc", [-0.5, -1, 0, -0.2]);
+    // "jump" + END, not offered: (−2 − (−1)) × 5 / 5 = −1.
+    const t1 = turn(3, "x".repeat(MAX_OBSERVATION_CHARS + 5), "jump", "jump", [-2, -2, -2, -2, -2]);
+    const scored: ScoredEpisode = { record: episode(1, false, [t0, t1], ["inc", "inc"]), teacher: [[-1.5, -1, -2, -0.2], [-1, -1, -1, -1, -1]] };
+    const s = episodeSample(7, scored, tok);
+    expect(s).toMatchObject({ step: 7, episode: 1, task: "count-3", split: "train", won: false, truncated: true, horizon: 4, prefix: ["inc", "inc"] });
+    expect(s.turns.map((t) => ({ index: t.index, response: t.response, action: t.action, admissible: t.admissible, tokens: t.tokens }))).toEqual([
+      { index: 2, response: "inc", action: "inc", admissible: true, tokens: 4 },
+      { index: 3, response: "jump", action: "jump", admissible: false, tokens: 5 },
+    ]);
+    expect(s.turns[0]!.kl).toBeCloseTo(0.75, 12);
+    expect(s.turns[1]!.kl).toBeCloseTo(-1, 12);
+    expect(s.turns[0]!.observation).toBe("at 0");
+    expect(s.turns[1]!.observation).toBe(`${"x".repeat(MAX_OBSERVATION_CHARS)}…`);
+    expect(stepSamples(7, 45, [scored], tok)).toEqual([]); // step 7 of 45 is not sampled
+    expect(stepSamples(8, 45, [scored], tok)).toHaveLength(1);
+  });
+
+  it("a resumed run's writer keeps the lines of the steps its checkpoint trained", () => {
+    const path = join(mkdtempSync(join(tmpdir(), "tcod-samples-")), "episodes.jsonl");
+    const w = new EpisodeSampleWriter(path);
+    w.open();
+    const sample = (step: number): EpisodeSample => ({ step, episode: 0, task: "t", split: "train", won: false, reward: 0, truncated: false, horizon: 1, prefix: [], turns: [] });
+    w.write([sample(1), sample(1)]);
+    w.write([sample(2)]);
+    w.write([sample(3)]);
+    writeFileSync(path, readFileSync(path, "utf8") + '{"step": 4, "turns": [');
+    new EpisodeSampleWriter(path).open(2);
+    expect(readEpisodeSamples(path).samples.map((s) => s.step)).toEqual([1, 1, 2]);
+    writeFileSync(path, readFileSync(path, "utf8") + "garbage\n");
+    expect(readEpisodeSamples(path)).toMatchObject({ skipped: 1 });
+  });
+
+  it("the report panel shows the first and the last sampled step and says when lines were skipped", () => {
+    const sample = (step: number, episodeIndex: number): EpisodeSample => ({
+      step, episode: episodeIndex, task: "t<1>", split: "valid", won: step > 1, reward: step > 1 ? 1 : 0, truncated: step === 1, horizon: 3, prefix: [],
+      turns: [{ index: 0, observation: "a <b> & c", response: "go", action: "go", admissible: true, kl: 0.5, tokens: 3, finishReason: "stop" }],
+    });
+    const all = [sample(1, 0), sample(1, 1), sample(1, 2), sample(5, 0), sample(9, 3), sample(9, 4)];
+    expect(shownSamples(all).map((s) => [s.step, s.episode])).toEqual([[1, 0], [1, 1], [9, 3], [9, 4]]);
+    const html = episodesPanel(all, 2);
+    expect(html.match(/<details class="episode"/g)).toHaveLength(4);
+    expect(html).toContain("a &lt;b&gt; &amp; c");
+    expect(html).toContain("task t&lt;1&gt; (valid)");
+    expect(html).toContain("2 lines of episodes.jsonl could not be read");
+    expect(html).toContain("6 sampled training episodes from 3 steps");
+    expect(episodesPanel([])).toContain("No sample episodes were recorded");
+  });
+});
