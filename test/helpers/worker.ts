@@ -11,7 +11,9 @@ export const python = defaultWorkerPython();
 export function workerMissing(suite: string): string | undefined {
   let missing: string | undefined;
   try {
-    execFileSync(python, ["-c", "import torch, transformers, peft"], { stdio: "pipe", timeout: 120_000 });
+    // The first import of torch + transformers takes seconds on a quiet machine but minutes on a
+    // loaded one (over 120 s was seen with two cores at load 12): a slow import is not a missing one.
+    execFileSync(python, ["-c", "import torch, transformers, peft"], { stdio: "pipe", timeout: 600_000 });
   } catch (e) {
     missing = `${python} cannot import torch, transformers and peft (${(e as Error).message.split("\n")[0]}); run worker/ci-install.sh`;
   }
