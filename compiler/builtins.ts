@@ -8,6 +8,7 @@ import { d, didYouMean } from "./diagnostics/index.js";
 import { DIMLESS, dimEq, example, formatDim, isDimless } from "./units.js";
 import { constScalar, constValue, invalid, isConst, op, varScalar, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
 import { levelRank, maxLevel } from "../plan/expr.js";
+import { EMBEDDED_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPENAI_DEFAULTS, OPTIMIZER_DEFAULTS, WORKER_DEFAULTS } from "../plan/defaults.js";
 import {
   AGGREGATES, DIALECTS, ESTIMATORS, HISTORY_ENTRY_PLACEHOLDERS, LOSS_FNS, LOSS_KINDS, MEMORY_KINDS, ON_INVALID_KINDS,
   PARSER_KINDS, TEMPLATE_PLACEHOLDERS,
@@ -194,7 +195,7 @@ export function preludeBuiltins(): Map<string, Value> {
   add(reduction("batch_mean", "Mean of x over every turn of the batch.", true));
   add(builtin("piecewise", [p("at", "list<steps>"), p("values", "list<quantity>")], "Linear between (at[i], values[i]), constant outside.", piecewise));
 
-  add(builtin("embedded", [p("smoothing", "number", num(0.1)), p("features", "number", num(4096)), p("forward_kl", "number", num(0)), p("candidate_log_odds", "number", num(0))],
+  add(builtin("embedded", [p("smoothing", "number", num(EMBEDDED_DEFAULTS.smoothing)), p("features", "number", num(EMBEDDED_DEFAULTS.features)), p("forward_kl", "number", num(0)), p("candidate_log_odds", "number", num(EMBEDDED_DEFAULTS.candidateLogOdds))],
     "The embedded CPU backend: an oracle teacher (mass 1 − smoothing on the env expert's optimal actions) and a log-linear student with `features` hashed features; `candidate_log_odds` gives tokens that continue an action listed in the prompt a fixed prior bonus. The loss is the curriculum's (`opd(estimator: \"full\")` is the exact reverse KL, `gkd(beta)` mixes in forward KL); `forward_kl` is no longer a backend option.", (a, call) => {
       if (!checkRange(a, "smoothing", call, "smoothing", 0, 1, "in [0, 1]")) return invalid(call.span);
       if (!checkRange(a, "features", call, "features", 16, 1 << 24, "an integer in [16, 2^24]", { integer: true })) return invalid(call.span);
@@ -210,7 +211,7 @@ export function preludeBuiltins(): Map<string, Value> {
       a.set("kind", { kind: "string", value: "embedded", span: call.span });
       return obj("backend", a, call);
     }));
-  add(builtin("openai", [p("url", "string"), p("dialect", "string", str("vllm")), p("api_key_env", "string", str("")), p("concurrency", "number", num(32)), p("timeout_s", "number", num(300))],
+  add(builtin("openai", [p("url", "string"), p("dialect", "string", str(OPENAI_DEFAULTS.dialect)), p("api_key_env", "string", str("")), p("concurrency", "number", num(OPENAI_DEFAULTS.concurrency)), p("timeout_s", "number", num(OPENAI_DEFAULTS.timeoutS))],
     "An OpenAI-compatible inference server (vLLM, SGLang, or a tcod worker).", (a, call) => {
       if (!oneOf(a, "dialect", call, DIALECTS, "dialect")) return invalid(call.span);
       if (!checkRange(a, "concurrency", call, "concurrency", 1, 1e6, "an integer ≥ 1", { integer: true })) return invalid(call.span);
@@ -218,14 +219,15 @@ export function preludeBuiltins(): Map<string, Value> {
       a.set("kind", { kind: "string", value: "openai", span: call.span });
       return obj("backend", a, call);
     }));
-  add(builtin("worker", [p("url", "string", str("http://127.0.0.1:8100")), p("start", "bool", bool(false)), p("token_env", "string", str("")), p("concurrency", "number", num(32)), p("timeout_s", "number", num(600))],
+  add(builtin("worker", [p("url", "string", str(WORKER_DEFAULTS.url)), p("start", "bool", bool(false)), p("token_env", "string", str("")), p("concurrency", "number", num(WORKER_DEFAULTS.concurrency)), p("timeout_s", "number", num(WORKER_DEFAULTS.timeoutS))],
     "The tcod Python worker (worker/): sampling, scoring and training on GPU.", (a, call) => {
       if (!checkRange(a, "concurrency", call, "concurrency", 1, 1e6, "an integer ≥ 1", { integer: true })) return invalid(call.span);
       if (!checkRange(a, "timeout_s", call, "timeout_s", 0, 1e7, "> 0 seconds", { loOpen: true })) return invalid(call.span);
       a.set("kind", { kind: "string", value: "worker", span: call.span });
       return obj("backend", a, call);
     }));
-  add(builtin("adam", [p("lr", "number"), p("betas", "list<number>", () => ({ kind: "list", items: [num(0.9)(), num(0.999)()], span: NOWHERE })), p("eps", "number", num(1e-8)), p("weight_decay", "number", num(0.01)), p("grad_clip", "number", num(1.0)), p("loss_fn", "string", str("ppo")), p("clip", "number", num(0.2))],
+  const O = OPTIMIZER_DEFAULTS;
+  add(builtin("adam", [p("lr", "number"), p("betas", "list<number>", () => ({ kind: "list", items: O.betas.map((b) => num(b)()), span: NOWHERE })), p("eps", "number", num(O.eps)), p("weight_decay", "number", num(O.weightDecay)), p("grad_clip", "number", num(O.gradClip)), p("loss_fn", "string", str(O.lossFn)), p("clip", "number", num(O.clip))],
     "AdamW. `lr` may be a step schedule. loss_fn: \"ppo\" (Trinity's default for OPD, clip 0.2, dual-clip 3) or \"importance_sampling\" (Tinker).", (a, call) => {
       const lr = scalar(a, "lr");
       if (isConst(lr) && !checkRange(a, "lr", call, "lr", 0, 10, "> 0", { loOpen: true })) return invalid(call.span);
@@ -388,8 +390,8 @@ export function coreBuiltins(): Map<string, Value> {
       }
       return obj("agent", a, call);
     }));
-  add(builtin("loss_term", [p("kind", "string"), p("coef", "number", num(1)), p("estimator", "string", str("k1")), p("aggregate", "string", str("")),
-    p("blend", "number", num(0)), p("normalize", "bool", bool(true)), p("eps", "number", num(1e-6)), p("group", "number", num(0)), p("beta", "number", num(0))],
+  add(builtin("loss_term", [p("kind", "string"), p("coef", "number", num(LOSS_DEFAULTS.coef)), p("estimator", "string", str(LOSS_DEFAULTS.estimator)), p("aggregate", "string", str("")),
+    p("blend", "number", num(0)), p("normalize", "bool", bool(GRPO_DEFAULTS.normalize)), p("eps", "number", num(GRPO_DEFAULTS.eps)), p("group", "number", num(0)), p("beta", "number", num(0))],
     "One loss term: opd, grpo, sft or gkd.", lossTerm));
   add(builtin("adaptive", [p("probe_every", "steps"), p("probe_episodes", "episodes"), p("rule", "depth_rule"), p("initial", "turns"), p("min", "turns", unit(1, "turns"))],
     "TurnOPD adaptive depth: probe full-horizon episodes every `probe_every` steps and move the cap.", (a, call) => {

@@ -5,10 +5,12 @@
  */
 import type { CurriculumDecl, Expr, Span } from "../grammar/ast.js";
 import type { Level } from "../plan/expr.js";
+import { FIELD_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS, showDefault } from "../plan/defaults.js";
 import { d, didYouMean } from "./diagnostics/index.js";
 import type { Evaluator } from "./evaluate.js";
-import { DIMLESS, dimEq, isDimless } from "./units.js";
+import { DIMLESS, dimEq, formatDim, isDimless, parseDim } from "./units.js";
 import { parseType } from "./types.js";
+import { unitRepair } from "./unit-repair.js";
 import { constScalar, constValue, invalid, lookup, type Scalar, type Scope, type Value } from "./values.js";
 
 export interface FieldSpec {
@@ -34,17 +36,17 @@ export const CURRICULUM_FIELDS: Record<string, FieldSpec> = {
   max_turns: { type: "turns", level: "const", doc: "Hmax: the turn limit of full episodes and of evaluation; default: the env's.", example: "30 turns", default: "the env's max_turns" },
   horizon: { type: "turns|depth", level: "episode", doc: "Turn cap of training episodes (TCOD-f2b), or an adaptive depth rule (TurnOPD).", example: "f2b(every: 6 steps, max: 30 turns)", default: "max_turns (no cap)" },
   prefix: { type: "turns", level: "episode", doc: "Expert turns replayed before the student plays (TCOD-b2f).", example: "b2f(every: 5 steps)", default: "0 turns (no expert prefix)" },
-  loss: { type: "loss", level: "step", doc: "The advantage terms and their aggregation.", example: "opd()", default: "opd() — coef 1, k1, token_mean" },
-  optimizer: { type: "optimizer", level: "const", doc: "AdamW settings; lr may be a step schedule.", example: "adam(lr: 1e-6)", default: "adam(lr: 1e-6) — AdamW, PPO loss, clip 0.2, grad_clip 1" },
-  staleness: { type: "steps", level: "const", doc: "Drop samples older than step − staleness (0 = synchronous).", example: "2 steps", default: "0 steps (synchronous)" },
-  temperature: { type: "number", level: "step", doc: "Student sampling temperature during training.", example: "1.0", default: "1.0" },
-  teacher_temperature: { type: "number", level: "const", doc: "Temperature of teacher scoring (TCOD: workflow_args.temperature = 1.0).", example: "1.0", default: "1.0" },
+  loss: { type: "loss", level: "step", doc: "The advantage terms and their aggregation.", example: "opd()", default: `opd() — coef ${LOSS_DEFAULTS.coef}, ${LOSS_DEFAULTS.estimator}, ${LOSS_DEFAULTS.aggregate}` },
+  optimizer: { type: "optimizer", level: "const", doc: "AdamW settings; lr may be a step schedule.", example: "adam(lr: 1e-6)", default: `adam(lr: ${showDefault(OPTIMIZER_DEFAULTS.lr)}) — AdamW, ${OPTIMIZER_DEFAULTS.lossFn.toUpperCase()} loss, clip ${OPTIMIZER_DEFAULTS.clip}, grad_clip ${OPTIMIZER_DEFAULTS.gradClip}` },
+  staleness: { type: "steps", level: "const", doc: "Drop samples older than step − staleness (0 = synchronous).", example: "2 steps", default: `${FIELD_DEFAULTS.staleness} steps (synchronous)` },
+  temperature: { type: "number", level: "step", doc: "Student sampling temperature during training.", example: "1.0", default: FIELD_DEFAULTS.temperature.toFixed(1) },
+  teacher_temperature: { type: "number", level: "const", doc: "Temperature of teacher scoring (TCOD: workflow_args.temperature = 1.0).", example: "1.0", default: FIELD_DEFAULTS.teacherTemperature.toFixed(1) },
   agent: { type: "agent", level: "const", doc: "Prompt template, chat memory and action parser; default: the env's.", example: "tcod_format()", default: "the env's agent format" },
   eval: { type: "eval|list<eval>", level: "const", doc: "Evaluation sets and their cadence.", example: 'evaluate(env: texthouse(split: "valid_seen"))', default: "none" },
   rows: { type: "string", level: "const", doc: 'Experience rows: "turn" (one row per turn, Trinity) or "trajectory" (one row per episode, env tokens masked, tinker).', example: '"turn"', default: '"trajectory" for a served student whose chat memory accumulates, else "turn"' },
   old_logprobs: { type: "string", level: "const", doc: 'Where the student log-probs of the advantage and the PPO/IS ratio come from: "trainer" (recomputed with the trainer\'s weights before the update, Trinity) or "sampler" (the rollout\'s).', example: '"trainer"', default: '"trainer" for a served student, "sampler" for embedded' },
-  checkpoint_every: { type: "steps", level: "const", doc: "Checkpoint cadence.", example: "50 steps", default: "min(50 steps, steps)" },
-  seed: { type: "number", level: "const", doc: "Seed of task order, sampling and initialisation.", example: "42", default: "42" },
+  checkpoint_every: { type: "steps", level: "const", doc: "Checkpoint cadence.", example: "50 steps", default: `min(${FIELD_DEFAULTS.checkpointEveryAtMost} steps, steps)` },
+  seed: { type: "number", level: "const", doc: "Seed of task order, sampling and initialisation.", example: "42", default: String(FIELD_DEFAULTS.seed) },
 };
 
 export type FieldSource = "source" | "base" | "override" | "sweep";
@@ -152,8 +154,18 @@ export function evalCurriculum(decl: CurriculumDecl, scope: Scope, ev: Evaluator
     const e = exprs.get(name);
     if (!e) continue;
     const spec = CURRICULUM_FIELDS[name]!;
-    const raw = ev.expr(e.expr, e.scope);
-    const value = checkField(name, spec, raw, e.expr.span, ev);
+    // Tried quietly first: a field whose only errors are units it mixes gets one rewrite that checks.
+    const tried = ev.quietly(() => checkField(name, spec, ev.expr(e.expr, e.scope), e.expr.span, ev));
+    // The field's unit: its type, or the one unit among its alternatives (`horizon: turns|depth`).
+    const dims = spec.type.split("|").map(parseDim).filter((x) => x !== undefined);
+    const dim = dims.length === 1 ? dims[0] : undefined;
+    // (A bare number alone already gets a one-edit hint: `0.5` → `0.5 turns`.)
+    const fix = dim && tried.reports.length && e.expr.kind !== "number" ? unitRepair(e.expr, e.scope, dim, tried.reports, ev, (x) => checkField(name, spec, ev.expr(x, e.scope), e.expr.span, ev)) : undefined;
+    let value = tried.value;
+    if (fix !== undefined) {
+      ev.report(d.fieldUnits({ field: name, expected: formatDim(dim!), first: tried.reports[0]!.m.message.replace(/\.$/, "").replace(/^./, (c) => c.toLowerCase()), fix }), e.expr.span);
+      value = invalid(e.expr.span);
+    } else ev.replay(tried.reports);
     fields.set(name, { value, scope: e.scope, expr: e.expr, span: e.span, source: e.source, ...(e.detail ? { detail: e.detail } : {}) });
     if (name === "steps" && value.kind === "scalar") {
       const n = constValue(value);

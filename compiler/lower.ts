@@ -7,7 +7,7 @@ import type { Span } from "../grammar/ast.js";
 import { evalScalar, readsFeedback, type ExprDef, type ScalarVars, type ValueRef } from "../plan/expr.js";
 import { FeedbackTracker } from "../plan/feedback.js";
 import { PLAN_SCHEMA_ID } from "../plan/version.js";
-import { DEFAULT_LOG_RATIO_CLAMP } from "../plan/defaults.js";
+import { DEFAULT_LOG_RATIO_CLAMP, EMBEDDED_DEFAULTS, FIELD_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS } from "../plan/defaults.js";
 import type {
   AdaptiveDepth, AdvantageTerm, AgentFormat, BackendSpec, EnvSpec, ModelSpec, Plan, PlanNode,
 } from "../plan/schema.js";
@@ -19,7 +19,7 @@ import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { d } from "./diagnostics/index.js";
 import type { Checker } from "./check.js";
 import { planUnit } from "./units.js";
-import { constValue, type Loss, type Obj, type Scalar, type Str, type Value } from "./values.js";
+import { constScalar, constValue, type Loss, type Obj, type Scalar, type Str, type Value } from "./values.js";
 
 export interface LowerContext {
   sources: { path: string; sha256: string }[];
@@ -168,7 +168,7 @@ export function lowerBackend(b: Obj): BackendSpec {
 
 function lowerModel(m: Obj): ModelSpec {
   const serve = m.fields.get("serve") as Obj | undefined;
-  const backend: BackendSpec = serve ? lowerBackend(serve) : { kind: "embedded", smoothing: 0.1, features: 4096 };
+  const backend: BackendSpec = serve ? lowerBackend(serve) : { kind: "embedded", smoothing: EMBEDDED_DEFAULTS.smoothing, features: EMBEDDED_DEFAULTS.features };
   return {
     path: str(m, "path"), backend,
     ...(m.fields.has("tokenizer") ? { tokenizer: str(m, "tokenizer") } : {}),
@@ -284,7 +284,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   }
 
   // ---- loss ----
-  const loss: Loss = (val("loss") as Loss | undefined) ?? { kind: "loss", terms: [{ kind: "opd", coef: { kind: "scalar", type: "number", dim: {}, level: "const", tree: { op: "const", value: 1 }, reads: [], span: cv.decl.nameSpan }, params: new Map(), span: cv.decl.nameSpan }], span: cv.decl.nameSpan };
+  const loss: Loss = (val("loss") as Loss | undefined) ?? { kind: "loss", terms: [{ kind: LOSS_DEFAULTS.kind, coef: constScalar(LOSS_DEFAULTS.coef, {}, cv.decl.nameSpan), params: new Map(), span: cv.decl.nameSpan }], span: cv.decl.nameSpan };
   const terms: AdvantageTerm[] = [];
   let grpo: { normalize: boolean; eps: number } | undefined;
   loss.terms.forEach((t, i) => {
@@ -292,7 +292,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     if (!L.checkLevel(t.coef, "step", span("loss"))) return;
     const coef = L.ref(id, t.coef, `the ${t.kind} coefficient`, span("loss"));
     const param = (k: string) => t.params.get(k);
-    if (t.kind === "opd") terms.push({ kind: "opd", coef, estimator: ((param("estimator") as Str | undefined)?.value ?? "k1") as "k1" });
+    if (t.kind === "opd") terms.push({ kind: "opd", coef, estimator: ((param("estimator") as Str | undefined)?.value ?? LOSS_DEFAULTS.estimator) as "k1" });
     else if (t.kind === "grpo") {
       const group = constValue(param("group") as Scalar) ?? 0;
       if (group !== 0 && group !== rolloutsPerTask) {
@@ -303,14 +303,14 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
         L.ok = false;
       }
       terms.push({ kind: "grpo", coef });
-      grpo = { normalize: constValue(param("normalize") as Scalar) !== 0, eps: constValue(param("eps") as Scalar) ?? 1e-6 };
+      grpo = { normalize: constValue(param("normalize") as Scalar) !== 0, eps: constValue(param("eps") as Scalar) ?? GRPO_DEFAULTS.eps };
     } else if (t.kind === "gkd") {
       const beta = param("beta") as Scalar;
       if (!L.checkLevel(beta, "step", span("loss"))) return;
       terms.push({ kind: "gkd", coef, beta: L.ref(`loss.${i}.gkd.beta`, beta) });
     } else terms.push({ kind: "sft", coef });
   });
-  const mode = (loss.aggregate?.mode ?? "token_mean") as AggregateKind;
+  const mode = (loss.aggregate?.mode ?? LOSS_DEFAULTS.aggregate) as AggregateKind;
   let aggregate: Extract<PlanNode, { kind: "Advantage" }>["params"]["aggregate"];
   if (mode === "progressive") {
     const w = loss.aggregate!.weight!;
@@ -322,7 +322,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   const opt = val("optimizer") as Obj | undefined;
   const lrS = opt ? scalarField(opt, "lr") : undefined;
   if (lrS && L.checkLevel(lrS, "step", span("optimizer"))) L.range(lrS, "lr", (v) => v > 0, "> 0", span("optimizer"));
-  const betas = opt ? (opt.fields.get("betas") as { items: Scalar[] }).items.map((b) => constValue(b)!) : [0.9, 0.999];
+  const betas = opt ? (opt.fields.get("betas") as { items: Scalar[] }).items.map((b) => constValue(b)!) : [...OPTIMIZER_DEFAULTS.betas];
   const temperature = val("temperature") as Scalar | undefined;
   if (temperature) L.range(temperature, "temperature", (v) => v >= 0 && v <= 2, "in [0, 2]", span("temperature"));
   const constField = (k: string, dflt: number, check?: [(v: number) => boolean, string]) => {
@@ -331,11 +331,11 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     if (check && !L.range(s, k, check[0], check[1], span(k))) return dflt;
     return constValue(s)!;
   };
-  const staleness = constField("staleness", 0, [(v) => Number.isInteger(v) && v >= 0, "an integer ≥ 0 steps"]);
+  const staleness = constField("staleness", FIELD_DEFAULTS.staleness, [(v) => Number.isInteger(v) && v >= 0, "an integer ≥ 0 steps"]);
   const trainBatch = constField("train_batch", 0, [(v) => Number.isInteger(v) && v >= 1, "an integer ≥ 1 turn"]);
-  const checkpointEvery = constField("checkpoint_every", Math.min(50, steps), [(v) => Number.isInteger(v) && v >= 1, "an integer ≥ 1 step"]);
-  const seed = constField("seed", 42, [(v) => Number.isInteger(v), "an integer"]);
-  const teacherTemp = constField("teacher_temperature", 1.0, [(v) => v > 0 && v <= 2, "in (0, 2]"]);
+  const checkpointEvery = constField("checkpoint_every", Math.min(FIELD_DEFAULTS.checkpointEveryAtMost, steps), [(v) => Number.isInteger(v) && v >= 1, "an integer ≥ 1 step"]);
+  const seed = constField("seed", FIELD_DEFAULTS.seed, [(v) => Number.isInteger(v), "an integer"]);
+  const teacherTemp = constField("teacher_temperature", FIELD_DEFAULTS.teacherTemperature, [(v) => v > 0 && v <= 2, "in (0, 2]"]);
   const rowsF = val("rows") as Str | undefined;
   const rows = rowsF?.value;
   if (rows !== undefined && rows !== "turn" && rows !== "trajectory") {
@@ -351,6 +351,17 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
 
   if (!teacher || !student || !env || !stepsS || invalidFields) return undefined;
   const agent = lowerAgent((val("agent") as Obj | undefined) ?? (env.fields.get("agent") as Obj));
+  // Whole-trajectory rows train one sequence per episode: every turn's prompt must extend the previous
+  // turn's prompt + response, which only an accumulating chat memory guarantees (the runtime refuses
+  // the first episode otherwise, TC7007): caught here, at check.
+  // (A window that holds every earlier turn of the longest episode is as good as accumulating.)
+  if (rows === "trajectory" && agent.memory.kind === "window" && agent.memory.turns < maxTurns - 1) {
+    check.report(d.invalidValue({
+      what: "rows", detail: `'trajectory' with an agent whose chat memory is a window of ${agent.memory.turns} turns (episodes run to ${maxTurns} turns): a later prompt drops earlier turns, so an episode is not one sequence`,
+      hint: 'Use an agent whose memory accumulates (e.g. `listed_format(memory: "accumulate")`), or `rows: "turn"` (one row per turn).',
+    }), span("rows"));
+    return undefined;
+  }
 
   // ---- resources ----
   const teacherName = str(teacher, "name");
@@ -366,13 +377,14 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     L.exprs["turn_weights"] = { level: "turn", unit: "", tree: loss.weights.tree, origin: ctx.describe(loss.weights.span) };
     turnWeights = { weight: { expr: "turn_weights" } };
   }
-  const rollout = { student: studentName, env: "train", agent: "default", temperature: temperature ? L.ref("temperature", temperature, "temperature", span("temperature")) : 1.0 };
+  const rollout = { student: studentName, env: "train", agent: "default", temperature: temperature ? L.ref("temperature", temperature, "temperature", span("temperature")) : FIELD_DEFAULTS.temperature };
   const update: Extract<PlanNode, { kind: "Update" }>["params"] = {
     optimizer: {
-      kind: "adamw", lr: lrS ? L.ref("lr", lrS, "lr", span("optimizer")) : 1e-6, betas: [betas[0]!, betas[1]!],
-      eps: opt ? num(opt, "eps") : 1e-8, weightDecay: opt ? num(opt, "weight_decay") : 0.01, gradClip: opt ? num(opt, "grad_clip") : 1.0,
+      kind: "adamw", lr: lrS ? L.ref("lr", lrS, "lr", span("optimizer")) : OPTIMIZER_DEFAULTS.lr, betas: [betas[0]!, betas[1]!],
+      eps: opt ? num(opt, "eps") : OPTIMIZER_DEFAULTS.eps, weightDecay: opt ? num(opt, "weight_decay") : OPTIMIZER_DEFAULTS.weightDecay,
+      gradClip: opt ? num(opt, "grad_clip") : OPTIMIZER_DEFAULTS.gradClip,
     },
-    lossFn: (opt ? str(opt, "loss_fn") : "ppo") as "ppo", clip: opt ? num(opt, "clip") : 0.2, logRatioClamp: DEFAULT_LOG_RATIO_CLAMP,
+    lossFn: (opt ? str(opt, "loss_fn") : OPTIMIZER_DEFAULTS.lossFn) as "ppo", clip: opt ? num(opt, "clip") : OPTIMIZER_DEFAULTS.clip, logRatioClamp: DEFAULT_LOG_RATIO_CLAMP,
     trainBatchTurns: trainBatch, staleness,
     ...(oldLogprobs ? { oldLogprobs: oldLogprobs as "trainer" } : {}),
   };

@@ -1,5 +1,6 @@
 /**
- * Plan-level defaults the runtime and the compiler share.
+ * Defaults, written once: the compiler's builtins take their parameter defaults from here, lower.ts
+ * fills unset fields from here, the docs quote them from here, and the runtime reads the plan.
  *
  * DEFAULT_LOG_RATIO_CLAMP: the importance-sampling loss is ℓ = −A·exp(clamp(log π − log π_old, −c, c)),
  * c = 20 as in Trinity-RFT's importance_sampling_policy_loss (and its PPO loss); the clamp only binds
@@ -7,3 +8,31 @@
  * built-in importance_sampling has no clamp; a plan carries c in Update.logRatioClamp.
  */
 export const DEFAULT_LOG_RATIO_CLAMP = 20;
+
+/** `embedded()`, and a model declared without `serve`. */
+export const EMBEDDED_DEFAULTS = { smoothing: 0.1, features: 4096, candidateLogOdds: 0 } as const;
+
+/** `adam()`, and a curriculum without `optimizer` (lr 1e-6 as in TCOD's Trinity configs). */
+export const OPTIMIZER_DEFAULTS = {
+  lr: 1e-6, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, gradClip: 1.0, lossFn: "ppo", clip: 0.2,
+} as const;
+
+/** A curriculum without `loss`: one opd term (std/loss `opd()` with its defaults). */
+export const LOSS_DEFAULTS = { kind: "opd", coef: 1, estimator: "k1", aggregate: "token_mean" } as const;
+
+/** The grpo term's group normalisation (std/loss `grpo()`). */
+export const GRPO_DEFAULTS = { normalize: true, eps: 1e-6 } as const;
+
+/** `openai(…)` and `worker(…)` backends. */
+export const OPENAI_DEFAULTS = { dialect: "vllm", concurrency: 32, timeoutS: 300 } as const;
+export const WORKER_DEFAULTS = { url: "http://127.0.0.1:8100", concurrency: 32, timeoutS: 600 } as const;
+
+/** Curriculum fields that are plain numbers when unset. */
+export const FIELD_DEFAULTS = {
+  temperature: 1.0, teacherTemperature: 1.0, staleness: 0, seed: 42, checkpointEveryAtMost: 50,
+} as const;
+
+/** A default as the docs write it: `1e-6`, `0.999`, `4096`. */
+export function showDefault(v: number): string {
+  return v !== 0 && Math.abs(v) < 1e-3 ? v.toExponential() : String(v);
+}

@@ -98,3 +98,26 @@ export function renderAction(format: AgentFormat, action: string): string {
       return action;
   }
 }
+
+// ---- what a tokenizer needs of the format (the embedded tokenizer, a worker's vocabulary file) ----
+
+/** Multi-character markers of the format that should be single tokens. */
+export function agentLiterals(agent: AgentFormat): string[] {
+  const p = agent.parser;
+  switch (p.kind) {
+    case "tags":
+      return [`<${p.tag}>`, `</${p.tag}>`, ...(p.think ? ["<think>", "</think>"] : [])];
+    case "react":
+      return p.prefix.length > 1 ? [p.prefix] : [];
+    case "raw":
+      return [];
+  }
+}
+
+/** Words of the format's fixed texts (system prompt, templates, invalid-action feedback). */
+export function agentWords(agent: AgentFormat): string[] {
+  const strip = (s: string) => s.replace(/\{[a-z_]+\}/g, " ");
+  const texts = [agent.system, agent.template, agent.templateNoHistory, agent.historyEntry];
+  if (agent.onInvalid.kind === "feedback") texts.push(agent.onInvalid.text);
+  return texts.map(strip);
+}

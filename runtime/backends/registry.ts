@@ -1,12 +1,11 @@
 /**
- * Creates the run's student and teacher from the plan's model specs. Backend kinds register a
- * factory; the embedded kind is built in. Teacher and student must share a tokenizer (TCOD scores
+ * Creates the run's student and teacher from the plan's model specs. Each (student kind, teacher
+ * kind) pairing registers a factory; bin/compose.ts (the composition root) registers them all, so
+ * this registry imports no backend. Teacher and student must share a tokenizer (TCOD scores
  * the student's own tokens), which is checked here by fingerprint.
  */
 import type { AgentFormat, ModelSpec } from "../../plan/schema.js";
 import { BackendError, type StudentBackend, type TeacherBackend, type Tokenizer } from "./backend.js";
-import { createEmbedded } from "./embedded/index.js";
-import { registerRemoteModels } from "./openai/register.js";
 
 export interface Models { student: StudentBackend; teacher: TeacherBackend; tokenizer: Tokenizer }
 
@@ -29,24 +28,6 @@ const factories = new Map<string, ModelsFactory>();
 export function registerModels(studentKind: string, teacherKind: string, f: ModelsFactory): void {
   factories.set(`${studentKind}/${teacherKind}`, f);
 }
-
-registerModels("embedded", "embedded", async (s) => {
-  if (s.student.backend.kind !== "embedded" || s.teacher.backend.kind !== "embedded") throw new Error("unreachable");
-  if (!s.vocabulary) {
-    throw new BackendError("the embedded backend needs an env with a closed vocabulary (e.g. texthouse)", "embedded", false,
-      "use an env that declares its vocabulary, or serve the models with openai(…)/worker(…)");
-  }
-  const { student, teacher, tokenizer } = createEmbedded(
-    { kind: "embedded", features: s.student.backend.features, smoothing: s.teacher.backend.smoothing },
-    {
-      vocabulary: s.vocabulary, agent: s.agent, seed: s.seed,
-      student: { candidateLogOdds: s.student.backend.candidateLogOdds ?? 0 },
-    },
-  );
-  return { student, teacher, tokenizer };
-});
-
-registerRemoteModels(registerModels);
 
 export async function createModels(setup: ModelsSetup): Promise<Models> {
   const key = `${setup.student.backend.kind}/${setup.teacher.backend.kind}`;

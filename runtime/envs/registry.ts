@@ -1,14 +1,9 @@
 /**
  * Env kind → adapter factory. The engine creates one adapter per pool slot through this registry;
- * environment packages register their kind here (texthouse is built in).
+ * bin/compose.ts (the composition root) registers every kind this build ships; this file imports none.
  */
 import type { EnvSpec } from "../../plan/schema.js";
 import { EnvConfigError, type EnvAdapter } from "./env.js";
-import { TexthouseEnv, texthouseVocabulary, type TexthouseExpert } from "./texthouse/index.js";
-import { scienceWorldFromSpec } from "./scienceworld/index.js";
-import { textWorldExpressFromSpec } from "./twx/index.js";
-import { agentGymFromSpec } from "./agentgym/index.js";
-import { bridgeVocabulary } from "./bridge/vocabulary.js";
 
 export interface EnvFactoryOptions {
   /** Run seed (adapters that randomise layouts derive from it). */
@@ -50,20 +45,3 @@ export function createEnv(spec: EnvSpec, opts: EnvFactoryOptions): EnvAdapter {
   }
   return f.create(spec, opts);
 }
-
-// Built-in environments.
-registerEnv("texthouse", {
-  create: (spec) => new TexthouseEnv({ maxTurns: spec.maxTurns, ...(spec.params.expert !== undefined ? { expert: spec.params.expert as TexthouseExpert } : {}) }),
-  vocabulary: () => texthouseVocabulary(),
-});
-// Real environments (runtime/envs/{scienceworld,twx,agentgym}; bridges/ holds their Python side).
-// scienceworld with a `server` goes through an AgentGym sciworld server instead of the stdio bridge.
-registerEnv("scienceworld", {
-  create: (spec) => (spec.server ? agentGymFromSpec("sciworld", spec) : scienceWorldFromSpec(spec)),
-  vocabulary: () => bridgeVocabulary("scienceworld"),
-});
-registerEnv("textworld_express", { create: (spec) => textWorldExpressFromSpec(spec), vocabulary: () => bridgeVocabulary("textworld_express") });
-registerEnv("alfworld", { create: (spec) => agentGymFromSpec("alfworld", spec) });
-registerEnv("webshop", { create: (spec) => agentGymFromSpec("webshop", spec) });
-registerEnv("sciworld", { create: (spec) => agentGymFromSpec("sciworld", spec) });
-registerEnv("textcraft", { create: (spec) => agentGymFromSpec("textcraft", spec) });

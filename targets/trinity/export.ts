@@ -16,6 +16,7 @@
  * (`TrinityExportError`), never dropped.
  */
 import { stringify } from "yaml";
+import { GRPO_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
 import { evalScalar, readsFeedback, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
 import { adaptiveDepthOf, nodeOf, nodesOf, type Plan, type AgentFormat } from "../../plan/schema.js";
@@ -68,6 +69,52 @@ export const DEFAULT_INFRA: TrinityInfra = {
 };
 
 /**
+ * Where each cluster setting sits in a Trinity config (its meaning: Trinity-RFT
+ * trinity/common/config.py), so `tcod import trinity` can hand a config's own values back as
+ * `--infra FIELD=VALUE` and the round trip keeps them.
+ */
+export const INFRA_KEYS: Readonly<Record<string, Exclude<keyof TrinityInfra, "envVars">>> = {
+  project: "project", // experiment group; with name, the checkpoint directory
+  checkpoint_root_dir: "checkpointRootDir", // root of checkpoints (checkpoint_root_dir/project/name)
+  "cluster.node_num": "nodeNum", // Ray nodes
+  "cluster.gpu_per_node": "gpuPerNode", // GPUs per node, shared by rollout, teacher and trainer
+  "model.max_prompt_tokens": "maxPromptTokens", // student prompt limit (the episode so far)
+  "explorer.rollout_model.engine_num": "rolloutEngines", // vLLM engines sampling the student
+  "explorer.rollout_model.tensor_parallel_size": "rolloutTensorParallel",
+  "explorer.rollout_model.gpu_memory_utilization": "gpuMemoryUtilization",
+  "explorer.auxiliary_models.0.engine_num": "teacherEngines", // vLLM engines scoring with the teacher
+  "explorer.auxiliary_models.0.tensor_parallel_size": "teacherTensorParallel",
+  "explorer.auxiliary_models.0.max_model_len": "teacherMaxModelLen",
+  "explorer.auxiliary_models.0.max_prompt_tokens": "teacherMaxPromptTokens",
+  "explorer.runner_per_model": "runnerPerModel", // workflow runners per engine (episodes in flight)
+  "explorer.max_timeout": "maxTimeout", // seconds a workflow may run
+  "synchronizer.sync_method": "syncMethod", // how weights reach the explorer (nccl / checkpoint)
+  "synchronizer.sync_style": "syncStyle",
+  "synchronizer.sync_timeout": "syncTimeout",
+  "trainer.max_token_len_per_gpu": "maxTokenLenPerGpu", // dynamic-batch packing per GPU
+  "trainer.ulysses_sequence_parallel_size": "ulyssesSequenceParallel",
+  "monitor.monitor_type": "monitor", // tensorboard / wandb / …
+};
+
+/**
+ * Keys the export writes with one fixed value — the official TCOD configs' value — and what each
+ * means there. Not curriculum and not `--infra`: `tcod import trinity` notes a config whose value
+ * differs (the export would write this one).
+ */
+export const FIXED_KEYS: Readonly<Record<string, { value: unknown; meaning: string }>> = {
+  continue_from_checkpoint: { value: false, meaning: "start afresh rather than resume the checkpoint directory" },
+  "explorer.rollout_model.enable_prefix_caching": { value: false, meaning: "vLLM prefix caching off (its prompt logprobs depend on the cache)" },
+  "explorer.rollout_model.enforce_eager": { value: true, meaning: "vLLM without CUDA graphs" },
+  "explorer.rollout_model.dtype": { value: "bfloat16", meaning: "engine weights' dtype" },
+  "explorer.rollout_model.enable_chunked_prefill": { value: true, meaning: "vLLM chunked prefill" },
+  "explorer.auxiliary_models.0.enable_prefix_caching": { value: false, meaning: "teacher engine: prefix caching off" },
+  "explorer.auxiliary_models.0.enforce_eager": { value: true, meaning: "teacher engine without CUDA graphs" },
+  "explorer.auxiliary_models.0.dtype": { value: "bfloat16", meaning: "teacher weights' dtype" },
+  "trainer.use_dynamic_bsz": { value: true, meaning: "pack micro-batches by tokens (max_token_len_per_gpu)" },
+  "buffer.trainer_input.experience_buffer.storage_type": { value: "queue", meaning: "experiences pass from explorer to trainer through a queue" },
+};
+
+/**
  * `--infra KEY=VALUE` arguments as infra settings, or a message naming the bad one. Keys are the
  * fields of TrinityInfra; `env_vars.NAME=VALUE` sets one entry of `explorer.env_vars`.
  */
@@ -110,6 +157,38 @@ export interface TrinityExport {
   workflow: string;
   advantageFn: string;
   notes: string[];
+}
+
+/**
+ * Every construct the export refuses (an ExportIssue's `construct`, per-name parts normalised by
+ * `refusedConstruct`), each with why; docs/TRINITY.md "Not exported" lists them all
+ * (test/trinity/export.test.ts checks both, and that every example exports or fails only on these).
+ */
+export const REFUSED_CONSTRUCTS: Readonly<Record<string, string>> = {
+  "model lora": "Trinity loads a model path; a LoRA adapter on the student or teacher must be merged first",
+  "model tokenizer": "Trinity loads the tokenizer from the model path",
+  env: "an env kind with no Trinity workflow and no Python implementation the plugin could drive (texthouse lives in tcod's TypeScript runtime)",
+  "env taskFile": "an env whose tasks the simulator draws (no task_file): Trinity reads tasks from a taskset",
+  "eval taskFile": "the same for an evaluation env",
+  temperature: "a sampling-temperature schedule: rollout_args.temperature is fixed for the run",
+  "teacher top-k scoring": "Trinity's teacher scoring returns the sampled token's logprob only",
+  "TypeScript extension": "a Python plugin cannot run a TypeScript extension",
+  "feedback coefficient": "a loss coefficient read from run feedback",
+  "plugin workflow env": "a plan that needs the generated workflow on an env it does not drive",
+  "gkd loss": "forward KL needs the teacher's full distributions",
+  "sft advantage term": "an SFT term cannot be combined with OPD in one Trinity algorithm",
+  "opd estimator": "the full/top-k OPD estimators need the teacher's distributions",
+  "trajectory rows": "seq_mean_token_mean over whole-trajectory rows (Trinity trains one row per turn)",
+  "learning-rate schedule": "an lr expression (Trinity schedules lr only with its own scheduler keys)",
+  "optimizer eps": "verl's Adam eps is fixed at 1e-8",
+  train_batch: "`train_batch: 0` (the whole step): train_batch_size is a fixed number of turns",
+  "eval every": "evaluations at different intervals: one explorer.eval_interval",
+  "eval at_start": "some evaluations at the start and others not: one explorer.eval_on_startup",
+};
+
+/** An issue's construct with its per-name parts dropped (`student model lora` → `model lora`). */
+export function refusedConstruct(construct: string): string {
+  return construct.replace(/^(student|teacher) model /, "model ").replace(/^eval '.*' taskFile$/, "eval taskFile").replace(/^opd estimator .*$/, "opd estimator");
 }
 
 export interface ExportIssue { construct: string; message: string; hint: string; origin?: string }
@@ -337,7 +416,10 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   };
   if (evals.length > 0) {
     explorerInput.eval_tasksets = evals.map((e) => {
-      const args: Record<string, unknown> = { max_env_steps: e.maxTurns };
+      // An eval taskset's workflow_args: its turn limit, and the training taskset's other arguments
+      // as the official WebShop/ScienceWorld configs repeat them (temperature scores the teacher at
+      // evaluation too; total_steps and checkpoint_* are unused there: eval episodes are full).
+      const args: Record<string, unknown> = { ...workflowArgs, max_env_steps: e.maxTurns };
       return taskset(e.name, e.env, e.temperature, args, e.tasks);
     });
   }
@@ -421,6 +503,13 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   // ---- plugin ----
   let plugin: PluginFiles | undefined;
   if (needsPluginWorkflow || needsPluginAdvantage) {
+    // TurnOPD probes play tasks of the probed env's split, drawn with the run seed (plan/seeds.ts).
+    const probeNode = nodeOf(plan, "Probe")?.params;
+    const probeEnv = probeNode ? plan.resources.envs[probeNode.env] : undefined;
+    const probeSpec = probeEnv?.taskFile ? {
+      seed: plan.clock.seed,
+      taskset: { path: probeEnv.taskFile, split: trinitySplit(probeEnv.split), promptKey: typeof probeEnv.params.prompt_key === "string" ? probeEnv.params.prompt_key : TRINITY_ENVS[probeEnv.kind]?.promptKey ?? "prompt" },
+    } : undefined;
     const spec: PluginSpec = {
       schema: "tcod.trinity-plugin/2",
       plan: plan.name,
@@ -439,6 +528,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
           // Feedback rules: the workflow's named actor observes each finished step (tcod_workflow.py).
           ...(pacingReadsFeedback ? { feedback: { staleness: update.staleness, episodesPerStep: sampler.tasksPerStep * sampler.rolloutsPerTask } } : {}),
         },
+        ...(probeSpec ? { probe: probeSpec } : {}),
         agent,
         semantics: semanticsOf(env.kind),
         temperature: rolloutTemp!,
@@ -448,7 +538,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
         name: pluginAdvantageName,
         operator: pluginOperatorName,
         // The plugin's grpo term carries its normalisation (the plan's GroupAdvantage node).
-        terms: advantage.terms.map((t) => (t.kind === "grpo" ? { ...t, normalize: grpo?.normalize ?? true, eps: grpo?.eps ?? 1e-6 } : t)),
+        terms: advantage.terms.map((t) => (t.kind === "grpo" ? { ...t, normalize: grpo?.normalize ?? GRPO_DEFAULTS.normalize, eps: grpo?.eps ?? GRPO_DEFAULTS.eps } : t)),
         aggregate: advantage.aggregate,
         ...(turnWeights ? { turnWeights: turnWeights.weight } : {}),
         maxTurns: planner.maxTurns,

@@ -11,7 +11,9 @@
  * left to `tcod export trinity`'s infrastructure options. Curriculum keys whose value tcod cannot
  * express are errors with the YAML path and line, never dropped.
  */
+import { OPTIMIZER_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
+import { DEFAULT_INFRA, FIXED_KEYS, INFRA_KEYS } from "./export.js";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
@@ -191,7 +193,7 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
     const v = r.str(["algorithm", k], k);
     if (v !== undefined && v !== "none") r.fail(["algorithm", k], `${k} '${v}' adds a loss term tcod does not have`, `Remove it or set ${k}: none.`);
   }
-  const lr = r.num(["algorithm", "optimizer", "lr"], "lr", { min: 0 }) ?? 1e-6;
+  const lr = r.num(["algorithm", "optimizer", "lr"], "lr", { min: 0 }) ?? OPTIMIZER_DEFAULTS.lr;
   const sched = r.str(["algorithm", "optimizer", "lr_scheduler_type"], "lr_scheduler_type");
   if (sched !== undefined && sched !== "constant") r.fail(["algorithm", "optimizer", "lr_scheduler_type"], `lr_scheduler_type '${sched}' is not imported`, "Use a constant learning rate (write schedules in tcod with `tcod run`).");
   const warm = r.num(["algorithm", "optimizer", "lr_warmup_steps"], "lr_warmup_steps");
@@ -278,6 +280,20 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
     const evalTemp = r.num([...base, "rollout_args", "temperature"], "eval temperature", { min: 0 }) ?? temperature;
     const evalSteps = r.num([...base, "total_steps"], "eval total_steps", { integer: true, min: 1 });
     const evalMax = r.num([...base, "workflow_args", "max_env_steps"], "eval max_env_steps", { integer: true, min: 1 });
+    // An eval taskset's workflow_args (the WebShop/ScienceWorld configs repeat the training ones):
+    // max_env_steps is the eval episode's turn limit; temperature is the teacher's scoring
+    // temperature, which tcod has once per curriculum; total_steps and checkpoint_* are read by the
+    // TCOD workflows but unused at evaluation (an eval episode is always full, with no prefix), so
+    // export writes the training taskset's values there.
+    const evalTeacherTemp = r.num([...base, "workflow_args", "temperature"], "eval workflow_args.temperature", { min: 0 });
+    if (evalTeacherTemp !== undefined && evalTeacherTemp !== (teacherTemp ?? 1)) {
+      r.fail([...base, "workflow_args", "temperature"], `eval workflow_args.temperature ${evalTeacherTemp} differs from the training taskset's ${teacherTemp ?? 1}; tcod scores the teacher at one temperature per curriculum`, "Use the training taskset's workflow_args.temperature.");
+    }
+    for (const k of Object.keys((r.get([...base, "workflow_args"]) as Record<string, unknown> | undefined) ?? {})) {
+      if (!["max_env_steps", "temperature", "total_steps", "checkpoint_strategy", "checkpoint_steps"].includes(k)) {
+        r.fail([...base, "workflow_args", k], `workflow_args.${k} is not a TCOD workflow argument`, "Remove it; the TCOD workflows read max_env_steps, temperature, total_steps, checkpoint_strategy and checkpoint_steps.");
+      }
+    }
     const tcodSplit = evalSplit(env, name, path ?? "");
     const args = [
       `every: ${evalInterval} steps`,
@@ -303,6 +319,21 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
 
   // ---- cluster settings `tcod export --infra` takes back ----
   const infra: string[] = [];
+  for (const [key, field] of Object.entries(INFRA_KEYS)) {
+    const path = key.split(".").map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+    const v = r.get(path);
+    if (v === undefined) continue;
+    const def = DEFAULT_INFRA[field];
+    if (typeof def === "number" ? typeof v !== "number" && !(typeof v === "string" && Number.isFinite(Number(v))) : typeof v !== "string") {
+      r.fail(path, `${key} must be ${typeof def === "number" ? "a number" : "a string"}, got ${JSON.stringify(v)}`, `It is the cluster setting --infra ${field}.`);
+      continue;
+    }
+    if (typeof def === "number" ? Number(v) !== def : v !== def) infra.push(`${field}=${String(v)}`);
+  }
+  for (const [key, fixed] of Object.entries(FIXED_KEYS)) {
+    const v = r.get(key.split(".").map((p) => (/^\d+$/.test(p) ? Number(p) : p)));
+    if (v !== undefined && v !== fixed.value) r.notes.push(`${key}: ${JSON.stringify(v)} → the export writes ${JSON.stringify(fixed.value)} (${fixed.meaning})`);
+  }
   const envVars = r.get(["explorer", "env_vars"]);
   if (envVars !== undefined) {
     if (!envVars || typeof envVars !== "object" || Array.isArray(envVars)) r.fail(["explorer", "env_vars"], "explorer.env_vars must be a mapping of variable names to values", "e.g. env_vars: { TMPDIR: /dev/shm/tmp }");
@@ -428,15 +459,36 @@ export const CURRICULUM_KEYS: readonly string[] = [
   "buffer.explorer_input.eval_tasksets.*.name", "buffer.explorer_input.eval_tasksets.*.path", "buffer.explorer_input.eval_tasksets.*.split",
   "buffer.explorer_input.eval_tasksets.*.total_steps", "buffer.explorer_input.eval_tasksets.*.rollout_args.temperature",
   "buffer.explorer_input.eval_tasksets.*.rollout_args.logprobs", "buffer.explorer_input.eval_tasksets.*.workflow_args.max_env_steps",
-  "buffer.explorer_input.eval_tasksets.*.format.prompt_key",
+  "buffer.explorer_input.eval_tasksets.*.format.prompt_key", "buffer.explorer_input.eval_tasksets.*.workflow_args.temperature",
+  "buffer.explorer_input.eval_tasksets.*.storage_type", "buffer.explorer_input.taskset.storage_type",
   "explorer.eval_interval", "explorer.eval_on_startup",
   "synchronizer.sync_interval",
   "trainer.total_steps", "trainer.save_interval", "trainer.grad_clip",
+  "explorer.rollout_model.seed",
   // Not curriculum, but kept: the import hands them to `tcod export trinity --infra env_vars.NAME=…`.
   "explorer.env_vars.*",
 ];
 
-/** Every concrete path of `obj` matching a pattern of CURRICULUM_KEYS, with its value. */
+/**
+ * Keys of a Trinity config that are neither compared in a round trip nor handed back as --infra,
+ * with why: the export derives them, or the TCOD workflows do not read them where they sit.
+ */
+export const DERIVED_KEYS: Readonly<Record<string, string>> = {
+  "buffer.explorer_input.taskset.name": "a label in Trinity's logs; the export writes the env kind",
+  "buffer.explorer_input.eval_tasksets.*.name": "compared (the eval's name), listed here only as the label it is",
+  "buffer.trainer_input.experience_buffer.name": "the explorer→trainer queue's name; the export derives it from the curriculum name",
+  "buffer.trainer_input.experience_buffer.path": "the queue's sqlite URL, derived from the curriculum name likewise",
+  "buffer.explorer_input.taskset.workflow_args.total_steps": "read by the TCOD workflows but used by neither pacing formula; the export writes the run's steps",
+  "buffer.explorer_input.eval_tasksets.*.workflow_args.total_steps": "not read at evaluation; the export repeats the training taskset's",
+  "buffer.explorer_input.eval_tasksets.*.workflow_args.checkpoint_strategy": "not read at evaluation (an eval episode is full, no prefix); the export repeats the training taskset's",
+  "buffer.explorer_input.eval_tasksets.*.workflow_args.checkpoint_steps": "not read at evaluation; the export repeats the training taskset's",
+  "buffer.explorer_input.eval_tasksets.*.task_selector.selector_type": "Trinity draws each evaluation's tasks at random; tcod's Evaluate runs the first N (docs/TRINITY.md, Evaluation)",
+  "buffer.explorer_input.eval_tasksets.*.task_selector.seed": "the seed of that random draw; the export writes the run seed",
+  "explorer.auxiliary_models.0.seed": "the teacher engine's sampling seed (it only scores); the export writes the run seed",
+  "explorer.auxiliary_models.0.max_response_tokens": "the teacher engine's response limit; the export writes the agent's max_tokens",
+};
+
+/** Every concrete path of `obj` matching a pattern of CURRICULUM_KEYS or a key of INFRA_KEYS, with its value. */
 export function curriculumValues(obj: unknown): Map<string, unknown> {
   const out = new Map<string, unknown>();
   const walk = (o: unknown, parts: string[], at: string[]): void => {
@@ -446,7 +498,8 @@ export function curriculumValues(obj: unknown): Map<string, unknown> {
     const keys = head === "*" ? Object.keys(o) : [head!];
     for (const k of keys) walk((o as Record<string, unknown>)[k], rest, [...at, k]);
   };
-  for (const k of CURRICULUM_KEYS) walk(obj, k.split("."), []);
+  // Cluster keys too: the import hands them back as --infra, so a round trip keeps them.
+  for (const k of [...CURRICULUM_KEYS, ...Object.keys(INFRA_KEYS)]) walk(obj, k.split("."), []);
   return out;
 }
 

@@ -13,6 +13,9 @@ import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { missing } from "./requirements.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const skip = missing("scienceworld") !== undefined;

@@ -4,6 +4,9 @@ import { EnvConfigError } from "../../runtime/envs/env.js";
 import { alfworldGameKey, parseTaskFile, readTaskFile } from "../../runtime/envs/taskfile/index.js";
 import { splitAvailableActions, textcraftGoal, webshopActions, webshopInstruction } from "../../runtime/envs/agentgym/observation.js";
 import { createEnv, envKinds, envVocabulary } from "../../runtime/envs/registry.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 // The first 40 rows of kokolerk/TCOD TCOD_examples/alfworld/alfworld_data/train_expert.jsonl.
 const SAMPLE = process.env.TCOD_TRINITY_SAMPLE ?? fileURLToPath(new URL("../fixtures/envs/alfworld_train_expert.sample.jsonl", import.meta.url));

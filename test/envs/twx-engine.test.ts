@@ -10,6 +10,9 @@ import { createEnv } from "../../runtime/envs/registry.js";
 import type { BridgeEnv } from "../../runtime/envs/bridge/adapter.js";
 import type { EnvAdapter } from "../../runtime/envs/env.js";
 import { missing } from "./requirements.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const skip = missing("textworld_express") !== undefined;
 

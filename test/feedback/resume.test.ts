@@ -16,6 +16,9 @@ import { planReplay, planSchedules, scheduleValues } from "../../plan/schedules.
 import { parseTrace } from "../../plan/feedback.js";
 import { readFileSync } from "node:fs";
 import { renderReport } from "../../runtime/report/index.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const SOURCE = `
 import { opd } from "std/loss"

@@ -15,6 +15,9 @@ import { compileFile } from "../../compiler/index.js";
 import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { workerMissing } from "../helpers/worker.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const missing = workerMissing("the tcod-run-on-worker test");
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { AgentFormat, ModelSpec } from "../../plan/schema.js";
 import { BackendError } from "../../runtime/backends/backend.js";
-import { createRemoteModels, isConfigModel, workerLaunches } from "../../runtime/backends/openai/register.js";
+import { createRemoteModels, isConfigModel, workerLaunches } from "../../runtime/backends/openai/models.js";
 import { Coalescer } from "../../runtime/backends/openai/coalescer.js";
 import { WaitMeter } from "../../runtime/backends/openai/wait-meter.js";
 import { workerVocabulary, workerWords } from "../../runtime/backends/openai/worker-vocab.js";

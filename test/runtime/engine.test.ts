@@ -9,6 +9,9 @@ import { CounterEnv, END, ScriptedStudent, ScriptedTeacher } from "./doubles.js"
 import { testPlan } from "./plans.js";
 import { topKReverseKl } from "../../runtime/signals/kl.js";
 import { nextAdaptiveCap } from "../../runtime/adaptive-depth.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const tmp = () => mkdtempSync(join(tmpdir(), "tcod-engine-"));
 

@@ -10,6 +10,9 @@ import { describe, expect, it } from "vitest";
 import { runPlan } from "../../runtime/engine.js";
 import { readMetrics, type TrainRowMetrics } from "../../runtime/metrics.js";
 import { parsePlan, type Plan } from "../../plan/schema.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const base = JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/plans/texthouse-f2b-small.json"), "utf8")) as Plan;
 

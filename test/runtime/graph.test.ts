@@ -13,6 +13,9 @@ import { runPlan } from "../../runtime/engine.js";
 import { readMetrics, type TrainRowMetrics } from "../../runtime/metrics.js";
 import { CounterEnv, ScriptedStudent, ScriptedTeacher } from "./doubles.js";
 import { testPlan } from "./plans.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const fixture = (name: string): unknown => JSON.parse(readFileSync(join(__dirname, "..", "fixtures", "lower", name, "plan.json"), "utf8"));
 const edit = (plan: unknown, f: (g: { nodes: { id: string; kind: string; params: Record<string, unknown> }[]; edges: { from: string; to: string; clock?: boolean }[] }) => void): unknown => {

@@ -13,6 +13,9 @@ import { readMetrics } from "../../runtime/metrics.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { CounterEnv, ScriptedStudent, ScriptedTeacher } from "./doubles.js";
 import { testPlan } from "./plans.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const CHROMIUM = "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);

@@ -10,6 +10,9 @@ import { describe, expect, it } from "vitest";
 import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { parsePlan } from "../../plan/schema.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const plan = parsePlan(JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/plans/texthouse-f2b-small.json"), "utf8")));
 const tmp = () => mkdtempSync(join(tmpdir(), "tcod-resume-"));

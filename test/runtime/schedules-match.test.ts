@@ -11,6 +11,9 @@ import { compileFile } from "../../compiler/index.js";
 import { planSchedules, scheduleValues } from "../../plan/schedules.js";
 import { runPlan } from "../../runtime/engine.js";
 import { readMetrics, type TrainRowMetrics } from "../../runtime/metrics.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const ROOT = resolve(import.meta.dirname, "../..");
 

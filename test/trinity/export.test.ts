@@ -2,13 +2,13 @@
  * Plan → Trinity config: the mapping of every plan field, recognition of the official TCOD schedules,
  * when a plugin is generated and what it carries, and errors that name what cannot be exported.
  */
-import { readdirSync, existsSync } from "node:fs";
+import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { compileFile } from "../../compiler/index.js";
 import { semanticsOf, type EpisodeSemantics } from "../../plan/env-semantics.js";
-import { exportTrinity, TrinityExportError } from "../../targets/trinity/export.js";
+import { exportTrinity, REFUSED_CONSTRUCTS, refusedConstruct, TrinityExportError } from "../../targets/trinity/export.js";
 import { officialB2f, officialF2b, recogniseB2f, recogniseF2b, simplify } from "../../targets/trinity/plugin/recognise.js";
 import type { ExprTree } from "../../plan/expr.js";
 import { atodPlan, b2fPlan, b2fTree, f2bPlan, f2bTree, makePlan, opdPlan, turnopdPlan, TCOD_AGENT } from "./plans.js";
@@ -77,7 +77,7 @@ describe("config mapping (tcod-fork)", () => {
     });
     expect(x.buffer.explorer_input.eval_tasksets).toEqual([expect.objectContaining({
       name: "alfworld_eval_seen", path: "/path/to/alfworld_data/test.jsonl", split: "test", total_steps: 10,
-      rollout_args: { temperature: 0.4, logprobs: 0 }, workflow_args: { max_env_steps: 30 },
+      rollout_args: { temperature: 0.4, logprobs: 0 }, workflow_args: { temperature: 1, max_env_steps: 30, total_steps: 250, checkpoint_strategy: "linear", checkpoint_steps: 6 },
     })]);
     expect(x.explorer).toMatchObject({ eval_interval: 5, eval_on_startup: true });
     expect(x.trainer).toMatchObject({ total_steps: 250, save_interval: 250, grad_clip: 1 });
@@ -192,25 +192,35 @@ describe("errors name the construct", () => {
 });
 
 describe("examples", () => {
-  const dirs = ["alfworld", "webshop", "scienceworld"].map((d) => join("examples", d)).filter((d) => existsSync(d));
-  const files = dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith(".tcod")).map((f) => join(d, f)));
-  /** Limitations with a named construct; anything else (or a crash) fails the test. */
-  const KNOWN = new Set(["plugin workflow env", "train_batch", "env taskFile"]);
-  const exported: string[] = [];
-  it.skipIf(files.length === 0).each(files)("%s exports, or fails only on a named known limitation", (file) => {
+  /** Every .tcod under examples/, at any depth. */
+  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith(".tcod") ? [join(d, e.name)] : []);
+  const files = existsSync("examples") ? walk("examples") : [];
+  it("every refused construct is listed, with its reason, in docs/TRINITY.md", () => {
+    const doc = readFileSync("docs/TRINITY.md", "utf8");
+    const section = doc.slice(doc.indexOf("## Not exported"));
+    for (const c of Object.keys(REFUSED_CONSTRUCTS)) expect(section, c).toContain(`\`${c}\``);
+  });
+  it.skipIf(files.length === 0).each(files)("%s exports to both targets, or is refused only for a listed construct", (file) => {
     const r = compileFile(file);
     expect(r.ok).toBe(true);
     for (const p of r.plans) {
       for (const target of ["tcod-fork", "upstream"] as const) {
         try {
-          exportTrinity(p.plan, { target });
-          exported.push(`${file} ${target}`);
+          const e = exportTrinity(p.plan, { target });
+          expect(e.yaml.length).toBeGreaterThan(0);
         } catch (e) {
           if (!(e instanceof TrinityExportError)) throw e;
-          for (const i of e.issues) expect(KNOWN.has(i.construct.replace(/^eval '.*' taskFile$/, "env taskFile")), `${file} ${target}: ${i.construct}: ${i.message}`).toBe(true);
+          for (const i of e.issues) expect(Object.keys(REFUSED_CONSTRUCTS), `${file} ${target}: ${i.construct}: ${i.message}`).toContain(refusedConstruct(i.construct));
         }
       }
     }
+  });
+  it("the official-env examples all export (texthouse and the simulator-drawn embedded example are the refusals)", () => {
+    const refused = files.filter((f) => {
+      try { for (const p of compileFile(f).plans) for (const target of ["tcod-fork", "upstream"] as const) exportTrinity(p.plan, { target }); return false; } catch { return true; }
+    });
+    expect(refused.every((f) => f.includes("texthouse") || f.endsWith("embedded-f2b.tcod")), refused.join(", ")).toBe(true);
   });
   it.skipIf(!existsSync("examples/alfworld/tcod-f2b.tcod"))("the ALFWorld OPD, TCOD and TurnOPD examples export to both targets", () => {
     for (const m of ["opd", "tcod-f2b", "tcod-b2f", "turnopd"]) {

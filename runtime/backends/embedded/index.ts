@@ -4,7 +4,7 @@
  */
 import type { AgentFormat, BackendSpec } from "../../../plan/schema.js";
 import { BackendError } from "../backend.js";
-import { agentLiterals, agentWords } from "./oracle-response.js";
+import { agentLiterals, agentWords } from "../../agent-format.js";
 import { EmbeddedStudent, type EmbeddedStudentOptions } from "./student.js";
 import { OracleTeacher, type OracleTeacherOptions } from "./teacher.js";
 import { WordTokenizer } from "./tokenizer.js";

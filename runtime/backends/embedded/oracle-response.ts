@@ -5,7 +5,8 @@
  *         else `<tag>A</tag>`;
  *   react `PREFIX A` (e.g. `Action: go to kitchen`; the free "Thought:" part is left out);
  *   raw   `A`.
- * Also the literal tokens an agent format needs, so the tokenizer keeps its markers whole.
+ * (The literal tokens and fixed words of an agent format, which every backend's tokenizer needs,
+ * are in runtime/agent-format.ts.)
  */
 import type { AgentFormat } from "../../../plan/schema.js";
 
@@ -28,25 +29,4 @@ export function oracleResponseText(agent: AgentFormat, action: string): string {
     case "raw":
       return action;
   }
-}
-
-/** Multi-character markers of the format that should be single tokens. */
-export function agentLiterals(agent: AgentFormat): string[] {
-  const p = agent.parser;
-  switch (p.kind) {
-    case "tags":
-      return [`<${p.tag}>`, `</${p.tag}>`, ...(p.think ? ["<think>", "</think>"] : [])];
-    case "react":
-      return p.prefix.length > 1 ? [p.prefix] : [];
-    case "raw":
-      return [];
-  }
-}
-
-/** Words of the format's fixed texts (system prompt, templates, invalid-action feedback). */
-export function agentWords(agent: AgentFormat): string[] {
-  const strip = (s: string) => s.replace(/\{[a-z_]+\}/g, " ");
-  const texts = [agent.system, agent.template, agent.templateNoHistory, agent.historyEntry];
-  if (agent.onInvalid.kind === "feedback") texts.push(agent.onInvalid.text);
-  return texts.map(strip);
 }

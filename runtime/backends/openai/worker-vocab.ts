@@ -8,7 +8,7 @@
  */
 import { writeFileSync } from "node:fs";
 import type { AgentFormat } from "../../../plan/schema.js";
-import { agentLiterals, agentWords } from "../embedded/oracle-response.js";
+import { agentLiterals, agentWords } from "../../agent-format.js";
 
 /** Splits text as the worker's pre-tokeniser does: runs of non-space non-punctuation, and single punctuation characters. */
 export function workerWords(text: string): string[] {

@@ -1,13 +1,14 @@
 /**
- * `tcod run` on served models: registers the worker/worker, worker/openai, openai/openai and
- * openai/worker pairings with the backend registry. For each run it
+ * `tcod run` on served models: the worker/worker, worker/openai, openai/openai and openai/worker
+ * pairings (bin/compose.ts registers `createRemoteModels` for each). For each run it
  *   1. starts the tcod workers that `worker(url, start: true)` specs ask for (one process per URL;
  *      a teacher at the student's URL is loaded beside the student with `--teacher`), writing
  *      RUN_DIR/vocab.txt for models built from a config (`config:…`, `*.json`) on a closed-vocabulary
  *      env and passing it as `--vocab`; extra worker flags come from $TCOD_WORKER_ARGS
  *      (e.g. "--device cuda --lora-rank 16"); the workers stop when the run closes its models, on
  *      Ctrl-C after the checkpoint (they run in their own process group, so the terminal's SIGINT
- *      does not kill them mid-step), and when the process exits;
+ *      does not kill them mid-step), and, through the `onProcessEnd` hook the composition root
+ *      passes in (bin/process-guard.ts), when the process exits or is ended by SIGTERM/SIGHUP;
  *   2. creates the student and teacher clients and prints each server's probe line (stderr);
  *   3. refuses teacher/student tokenizers that differ (assertSameTokenizer);
  *   4. a vLLM/SGLang student trains on a tcod worker named by $TCOD_TRAINER_URL, its adapters written
@@ -20,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ModelSpec } from "../../../plan/schema.js";
 import { BackendError, type ScoreRequest, type StudentBackend, type TeacherBackend, type Tokenizer } from "../backend.js";
-import type { Models, ModelsFactory, ModelsSetup } from "../registry.js";
+import type { Models, ModelsSetup } from "../registry.js";
 import { assertSameTokenizer, createOpenAIBackend, OpenAIClient, WorkerTrainer, type OpenAIStudent, type OpenAITeacher, type RemoteSpec } from "./index.js";
 import { startWorkerForSpec, type WorkerProcess } from "./worker-process.js";
 import { WaitMeter } from "./wait-meter.js";
@@ -36,11 +37,11 @@ export interface RemoteModelsEnv {
   trainerUrl?: string;
   /** Print the probe lines here (default stderr). */
   log?: (line: string) => void;
-}
-
-/** Called by registry.ts with its `registerModels` (passed in, so this file does not import the registry back). */
-export function registerRemoteModels(registerModels: (studentKind: string, teacherKind: string, f: ModelsFactory) => void): void {
-  for (const s of ["worker", "openai"]) for (const t of ["worker", "openai"]) registerModels(s, t, (setup) => createRemoteModels(setup));
+  /**
+   * Registers a synchronous clean-up to run when the process exits or is ended by a signal; returns
+   * its unregistration. Given by the composition root; without it nothing is registered.
+   */
+  onProcessEnd?: (cleanup: () => void) => () => void;
 }
 
 /** A model path the worker builds from a config (random init, word-level tokenizer), not a checkpoint. */
@@ -64,9 +65,7 @@ export function workerLaunches(student: ModelSpec, teacher: ModelSpec): { spec: 
   return out;
 }
 
-export async function createRemoteModels(setup: ModelsSetup, env: RemoteModelsEnv = {
-  workerArgs: process.env.TCOD_WORKER_ARGS, trainerUrl: process.env.TCOD_TRAINER_URL,
-}): Promise<Models> {
+export async function createRemoteModels(setup: ModelsSetup, env: RemoteModelsEnv = {}): Promise<Models> {
   const { student: sm, teacher: tm } = setup;
   if (sm.backend.kind === "embedded" || tm.backend.kind === "embedded") throw new Error("unreachable: embedded pairings are registered elsewhere");
   const log = env.log ?? ((l: string) => process.stderr.write(l + "\n"));
@@ -75,14 +74,10 @@ export async function createRemoteModels(setup: ModelsSetup, env: RemoteModelsEn
 
   const workers: WorkerProcess[] = [];
   const stopWorkers = async () => { await Promise.allSettled(workers.splice(0).map((w) => w.stop())); };
-  // A second Ctrl-C exits at once; workers in their own process group would outlive it otherwise.
+  // A second Ctrl-C exits at once, and a signal ends the process without exit handlers: workers in
+  // their own process group would outlive either, so they are killed then.
   const killOnExit = () => { for (const w of workers) if (w.process.exitCode === null) w.process.kill("SIGKILL"); };
-  // Killed by a signal, Node runs no exit handlers: stop the workers, then die of the same signal.
-  const onSignal = (sig: NodeJS.Signals) => { killOnExit(); unhook(); process.kill(process.pid, sig); };
-  const unhook = () => { process.off("exit", killOnExit); process.off("SIGTERM", onSignal); process.off("SIGHUP", onSignal); };
-  process.on("exit", killOnExit);
-  process.once("SIGTERM", onSignal);
-  process.once("SIGHUP", onSignal);
+  const unhook = env.onProcessEnd?.(killOnExit) ?? (() => {});
   const release = async () => { unhook(); await stopWorkers(); };
 
   let student: OpenAIStudent | undefined, teacher: OpenAITeacher | undefined;
