@@ -10,17 +10,17 @@ import { projectRootOf } from "../compiler/modules.js";
 import { UsageError } from "../plan/errors.js";
 import { formatConfig, resolvedFields } from "./print-config.js";
 import { printDiagnostics } from "./report-diagnostics.js";
-import { defaultSweepDir, runSweep, sweepSummary } from "./sweep.js";
+import { defaultSweepDir, parseMaxPoints, runSweep, sweepSummary } from "./sweep.js";
 import { result } from "./json-output.js";
 
-export interface RunManyFlags { out?: string; set: string[]; curriculum?: string; sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; seed?: number }
+export interface RunManyFlags { out?: string; set: string[]; curriculum?: string; sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; seed?: number; maxPoints?: string }
 
 const EXIT_INTERRUPTED = 130;
 
 export async function runMany(file: string | undefined, o: RunManyFlags): Promise<number> {
   if (!file) throw new UsageError("give the .tcod file to inspect or sweep");
   if (!file.endsWith(".tcod")) throw new UsageError(`${file}: --sweep, --dry-run and --print-config take a .tcod file`, { hint: "A compiled plan is one point already: `tcod run PLAN.json`." });
-  const r = compileFile(file, { overrides: o.set });
+  const r = compileFile(file, { overrides: o.set, ...parseMaxPoints(o.maxPoints) });
   printDiagnostics(r, false);
   if (!r.ok) throw new CompileError(file, r, true);
   const plans = pick(r, o.curriculum, file);

@@ -29,6 +29,18 @@ export class SweepError extends UsageError {
   }
 }
 
+/** `--max-points N`: the most sweep points a file may expand to (compiler TC5006 above it). */
+export const MAX_POINTS_FLAG = ["--max-points <n>", "the most sweep points a file may expand to (default 1000)"] as const;
+
+export function parseMaxPoints(text: string | undefined): { maxPoints?: number } {
+  if (text === undefined) return {};
+  const n = Number(text);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(`--max-points ${text}: expected a whole number of points, at least 1`, { hint: "e.g. --max-points 5000" });
+  }
+  return { maxPoints: n };
+}
+
 export function defaultSweepDir(file: string): string {
   return join("runs", `${safeFileName(basename(file).replace(/\.tcod$/, ""))}.sweep`);
 }

@@ -8,8 +8,9 @@ import type { Level } from "../plan/expr.js";
 import { FIELD_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS, showDefault } from "../plan/defaults.js";
 import { d, didYouMean } from "./diagnostics/index.js";
 import type { Evaluator } from "./evaluate.js";
-import { DIMLESS, dimEq, isDimless } from "./units.js";
+import { DIMLESS, dimEq, formatDim, isDimless, parseDim } from "./units.js";
 import { parseType } from "./types.js";
+import { unitRepair } from "./unit-repair.js";
 import { constScalar, constValue, invalid, lookup, type Scalar, type Scope, type Value } from "./values.js";
 
 export interface FieldSpec {
@@ -153,8 +154,18 @@ export function evalCurriculum(decl: CurriculumDecl, scope: Scope, ev: Evaluator
     const e = exprs.get(name);
     if (!e) continue;
     const spec = CURRICULUM_FIELDS[name]!;
-    const raw = ev.expr(e.expr, e.scope);
-    const value = checkField(name, spec, raw, e.expr.span, ev);
+    // Tried quietly first: a field whose only errors are units it mixes gets one rewrite that checks.
+    const tried = ev.quietly(() => checkField(name, spec, ev.expr(e.expr, e.scope), e.expr.span, ev));
+    // The field's unit: its type, or the one unit among its alternatives (`horizon: turns|depth`).
+    const dims = spec.type.split("|").map(parseDim).filter((x) => x !== undefined);
+    const dim = dims.length === 1 ? dims[0] : undefined;
+    // (A bare number alone already gets a one-edit hint: `0.5` → `0.5 turns`.)
+    const fix = dim && tried.reports.length && e.expr.kind !== "number" ? unitRepair(e.expr, e.scope, dim, tried.reports, ev, (x) => checkField(name, spec, ev.expr(x, e.scope), e.expr.span, ev)) : undefined;
+    let value = tried.value;
+    if (fix !== undefined) {
+      ev.report(d.fieldUnits({ field: name, expected: formatDim(dim!), first: tried.reports[0]!.m.message.replace(/\.$/, "").replace(/^./, (c) => c.toLowerCase()), fix }), e.expr.span);
+      value = invalid(e.expr.span);
+    } else ev.replay(tried.reports);
     fields.set(name, { value, scope: e.scope, expr: e.expr, span: e.span, source: e.source, ...(e.detail ? { detail: e.detail } : {}) });
     if (name === "steps" && value.kind === "scalar") {
       const n = constValue(value);

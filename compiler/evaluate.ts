@@ -8,7 +8,7 @@ import type { Expr, FnDecl, Span } from "../grammar/ast.js";
 import { maxLevel, VARIABLES, type Level, type VariableName } from "../plan/expr.js";
 import { Checker } from "./check.js";
 import { catalogue, type CatalogueEntry } from "./diagnostics/catalogue.js";
-import { d, didYouMean, type Message } from "./diagnostics/index.js";
+import { d, didYouMean, type Message, type Related } from "./diagnostics/index.js";
 import type { DiagnosticSink } from "./sink.js";
 import { parseType, scalarType, typeOfRef, type ScalarType } from "./types.js";
 import { dimDiv, dimMul, dimOf, DIMLESS, formatDim, isDimless } from "./units.js";
@@ -21,6 +21,9 @@ export interface EvalContext {
   /** The curriculum's `steps`, once known: `total_steps` folds to it. */
   totalSteps?: number;
 }
+
+/** A report as the evaluator emits it (after moving library errors to the user's call). */
+export interface Reported { m: Message; span: Span; related: Related[] }
 
 export class Evaluator {
   private readonly stack: FnDecl[] = [];
@@ -41,6 +44,9 @@ export class Evaluator {
   /** True for files of the stdlib and of npm packages: errors there are shown at the user's call. */
   isLibrary: (file: string) => boolean = () => false;
 
+  /** While set (see `quietly`), reports are collected here instead of going to the sink. */
+  private captured: Reported[] | undefined;
+
   /** Type, unit and level checks, reporting through `report` below. */
   readonly check: Checker;
 
@@ -53,11 +59,33 @@ export class Evaluator {
     if (this.isLibrary(span.file)) {
       const site = [...this.callSites].reverse().find((s) => !this.isLibrary(s.file));
       if (site) {
-        this.sink.add(m, site, [{ span, message: `raised inside ${this.describeSpan(span)}` }]);
+        this.emit({ m, span: site, related: [{ span, message: `raised inside ${this.describeSpan(span)}` }] });
         return;
       }
     }
-    this.sink.add(m, span);
+    this.emit({ m, span, related: [] });
+  }
+
+  private emit(r: Reported): void {
+    if (this.captured) this.captured.push(r);
+    else this.sink.add(r.m, r.span, r.related);
+  }
+
+  /** Runs `fn` with its reports collected rather than emitted: to try an expression, then decide what to say. */
+  quietly<T>(fn: () => T): { value: T; reports: Reported[] } {
+    const outer = this.captured;
+    this.captured = [];
+    try {
+      const value = fn();
+      return { value, reports: this.captured };
+    } finally {
+      this.captured = outer;
+    }
+  }
+
+  /** Emits reports collected by `quietly`. */
+  replay(reports: readonly Reported[]): void {
+    for (const r of reports) this.emit(r);
   }
 
   // ---- expressions -------------------------------------------------------------------------------

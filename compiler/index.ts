@@ -48,6 +48,8 @@ export interface CompileOptions {
   curriculum?: string;
   /** Expand the file's sweeps (default true). */
   sweeps?: boolean;
+  /** The most sweep points a file may expand to (default DEFAULT_MAX_SWEEP_POINTS); more is TC5006, found before expanding. */
+  maxPoints?: number;
   /**
    * For editors: reads a file's text (an unsaved buffer instead of the disk) and parses it (a cache
    * shared across compilations, keyed by file and text). Defaults: the disk; a fresh parse.
@@ -96,6 +98,9 @@ export interface CompileResult {
 }
 
 interface Setting { target: string[]; text: string; expr: Expr; file: string; source: "override" | "sweep" }
+
+/** Sweep points a file may expand to unless `--max-points` raises the limit. */
+export const DEFAULT_MAX_SWEEP_POINTS = 1000;
 
 /** Caches file reads and parses across the loaders of one compilation (one per sweep point). */
 class SourceCache {
@@ -163,8 +168,10 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   // Only valid overrides are applied; the others were reported.
   const validOverrides = expanded.filter((s) => validateTarget(s, entry, sink));
 
-  const points = (opts.sweeps ?? true) ? expandSweeps(entry.sweeps, entry, sink) : [[]];
+  const points = (opts.sweeps ?? true) ? expandSweeps(entry.sweeps, entry, sink, opts.maxPoints ?? DEFAULT_MAX_SWEEP_POINTS) : [[]];
+  if (opts.sweeps ?? true) checkOverridesOfSwept(validOverrides, entry, sink);
   const plans: CompiledPlan[] = [];
+  let pointsBefore = 0;
   {
     // Evaluate every curriculum even after errors, to report everything in one run; plans are
     // dropped at the end when any error was found.
@@ -182,14 +189,16 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
         const compiled = compileOne(abs, root, c.name, settings, own, sink, cache, settings.length === 0 ? base : undefined);
         if (compiled) plans.push(compiled);
       }
+      warnIdenticalPoints(plans.slice(pointsBefore), c.name, entry, sink);
+      pointsBefore = plans.length;
     }
   }
   return { ...finish(plans, sink, cache, sources), program };
 }
 
 /** Checks files without writing anything: every diagnostic of every file. */
-export function checkFiles(paths: string[]): CompileResult {
-  const results = paths.map((p) => compileFile(p));
+export function checkFiles(paths: string[], opts: Pick<CompileOptions, "maxPoints"> = {}): CompileResult {
+  const results = paths.map((p) => compileFile(p, opts));
   const sources = new Map<string, string>();
   for (const r of results) for (const [k, v] of r.sources) sources.set(k, v);
   // A library error reached from several files is one error.
@@ -314,32 +323,93 @@ function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolea
 }
 
 /** One list of settings per sweep point: the product (or zip) within a sweep, and across sweeps. */
-function expandSweeps(sweeps: SweepDecl[], entry: Module, sink: DiagnosticSink): Setting[][] {
-  let points: Setting[][] = [[]];
+function expandSweeps(sweeps: SweepDecl[], entry: Module, sink: DiagnosticSink, maxPoints: number): Setting[][] {
+  // Checked first, then counted, then expanded: a sweep of a million points is refused before any is made.
+  const valid: { sw: SweepDecl; size: number }[] = [];
   for (const sw of sweeps) {
-    const axes = sw.axes.map((a) => a.values.map((v) => ({
-      target: a.target, text: entry.text.slice(v.span.start.offset, v.span.end.offset), expr: v, file: entry.path, source: "sweep" as const,
-    })));
     let ok = true;
     for (const a of sw.axes) {
       if (a.values.length === 0) { sink.add(d.emptySweep({ name: sw.name, axis: a.target.join(".") }), a.span); ok = false; }
       if (!validateTarget({ target: a.target, text: "", expr: { kind: "error", span: a.targetSpan }, file: entry.path, source: "sweep" }, entry, sink)) ok = false;
     }
     if (!ok) continue;
-    let local: Setting[][];
-    if (sw.mode === "zip") {
-      const lengths = axes.map((a) => a.length);
-      if (new Set(lengths).size > 1) {
-        sink.add(d.zipLengthMismatch({ name: sw.name, lengths: lengths.join(", ") }), sw.nameSpan);
-        continue;
-      }
-      local = Array.from({ length: lengths[0] ?? 0 }, (_, i) => axes.map((a) => a[i]!));
-    } else {
-      local = axes.reduce<Setting[][]>((acc, axis) => acc.flatMap((p) => axis.map((v) => [...p, v])), [[]]);
+    const lengths = sw.axes.map((a) => a.values.length);
+    if (sw.mode === "zip" && new Set(lengths).size > 1) {
+      sink.add(d.zipLengthMismatch({ name: sw.name, lengths: lengths.join(", ") }), sw.nameSpan);
+      continue;
     }
+    valid.push({ sw, size: sw.mode === "zip" ? (lengths[0] ?? 0) : lengths.reduce((a, b) => a * b, 1) });
+  }
+  const total = valid.reduce((a, v) => a * v.size, 1);
+  if (total > maxPoints) {
+    const sizes = valid.map(({ sw, size }) => `${sw.name}: ${sw.mode === "zip" ? `zip of ${size}` : sw.axes.map((a) => a.values.length).join(" × ")}`).join("; ");
+    sink.add(d.sweepTooLarge({ size: total.toLocaleString("en-US"), sizes, max: maxPoints.toLocaleString("en-US") }), valid[0]!.sw.nameSpan);
+    return [[]];
+  }
+  let points: Setting[][] = [[]];
+  for (const { sw } of valid) {
+    const axes = sw.axes.map((a) => a.values.map((v) => ({
+      target: a.target, text: entry.text.slice(v.span.start.offset, v.span.end.offset), expr: v, file: entry.path, source: "sweep" as const,
+    })));
+    const local = sw.mode === "zip"
+      ? Array.from({ length: axes[0]?.length ?? 0 }, (_, i) => axes.map((a) => a[i]!))
+      : axes.reduce<Setting[][]>((acc, axis) => acc.flatMap((p) => axis.map((v) => [...p, v])), [[]]);
     points = points.flatMap((p) => local.map((l) => [...p, ...l]));
   }
   return points;
+}
+
+const sweepValueText = (entry: Module, v: Expr): string => entry.text.slice(v.span.start.offset, v.span.end.offset).replace(/\s+/g, " ");
+
+/**
+ * An override of what a sweep varies (the same target, or a part of it, or a whole of which it is a
+ * part) would give every point the override's value while the point names still say otherwise.
+ */
+function checkOverridesOfSwept(overrides: Setting[], entry: Module, sink: DiagnosticSink): void {
+  const prefix = (a: string[], b: string[]) => a.length <= b.length && a.every((x, i) => x === b[i]);
+  const reported = new Set<string>();
+  for (const s of overrides) {
+    for (const sw of entry.sweeps) {
+      for (const a of sw.axes) {
+        if (!(prefix(s.target, a.target) || prefix(a.target, s.target))) continue;
+        const key = `${s.file}|${s.target.join(".")}|${sw.name}|${a.target.join(".")}`;
+        if (reported.has(key)) continue;
+        reported.add(key);
+        const values = a.values.map((v) => sweepValueText(entry, v));
+        // The name of the file's first point (each axis at its first value), as the compiled plans spell it.
+        const curriculum = a.target.length > 1 ? a.target[0]! : entry.curricula[0]?.name ?? "CURRICULUM";
+        const first = entry.sweeps.flatMap((x) => x.axes).filter((x) => x.values.length > 0)
+          .map((x) => `${x.target.join(".")}=${sweepValueText(entry, x.values[0]!).replace(/\s+/g, "")}`).join(",");
+        sink.add(d.overrideOfSweptTarget({
+          target: `${s.target.join(".")}=${s.text}`, sweep: sw.name, swept: a.target.join("."), values: values.join(", "), example: `"${curriculum}@${first}"`,
+        }), s.expr.span);
+      }
+    }
+  }
+}
+
+/** One warning per curriculum naming the sweep points whose plans are the same but for their names. */
+function warnIdenticalPoints(plans: CompiledPlan[], curriculum: string, entry: Module, sink: DiagnosticSink): void {
+  // After an error no plan is kept (and an override of a swept target makes every point the same).
+  if (plans.length < 2 || sink.errorCount > 0) return;
+  const groups = new Map<string, CompiledPlan[]>();
+  for (const p of plans) {
+    const { name: _n, sweep: _s, extensions, ...rest } = p.plan as Plan & { sweep?: unknown };
+    const key = JSON.stringify({ ...rest, ...(extensions ? { extensions: { ...extensions, bundle: "" } } : {}) });
+    groups.set(key, [...(groups.get(key) ?? []), p]);
+  }
+  const same = [...groups.values()].filter((g) => g.length > 1);
+  if (same.length === 0) return;
+  // The swept targets whose values differ inside a group: those change nothing.
+  const vars = new Set<string>();
+  for (const g of same) {
+    const sweeps = g.map((p) => p.plan.sweep ?? {});
+    for (const k of Object.keys(sweeps[0]!)) if (new Set(sweeps.map((x) => x[k])).size > 1) vars.add(k);
+  }
+  const shown = same.slice(0, 3).map((g) => `[${g.map((p) => p.plan.name).join(", ")}]`).join(", ") + (same.length > 3 ? ` and ${same.length - 3} more groups` : "");
+  const axis = entry.sweeps.flatMap((sw) => sw.axes).find((a) => vars.has(a.target.join(".")));
+  const span = axis?.targetSpan ?? entry.sweeps[0]?.nameSpan ?? spanAt(entry.path);
+  sink.add(d.identicalSweepPoints({ points: shown, vars: [...vars].map((v) => `'${v}'`).join(", ") || "value", curriculum }), span);
 }
 
 // ---- checking functions that are never called -----------------------------------------------------

@@ -329,6 +329,17 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
 
   if (!teacher || !student || !env || !stepsS || invalidFields) return undefined;
   const agent = lowerAgent((val("agent") as Obj | undefined) ?? (env.fields.get("agent") as Obj));
+  // Whole-trajectory rows train one sequence per episode: every turn's prompt must extend the previous
+  // turn's prompt + response, which only an accumulating chat memory guarantees (the runtime refuses
+  // the first episode otherwise, TC7007): caught here, at check.
+  // (A window that holds every earlier turn of the longest episode is as good as accumulating.)
+  if (rows === "trajectory" && agent.memory.kind === "window" && agent.memory.turns < maxTurns - 1) {
+    check.report(d.invalidValue({
+      what: "rows", detail: `'trajectory' with an agent whose chat memory is a window of ${agent.memory.turns} turns (episodes run to ${maxTurns} turns): a later prompt drops earlier turns, so an episode is not one sequence`,
+      hint: 'Use an agent whose memory accumulates (e.g. `listed_format(memory: "accumulate")`), or `rows: "turn"` (one row per turn).',
+    }), span("rows"));
+    return undefined;
+  }
 
   // ---- resources ----
   const teacherName = str(teacher, "name");

@@ -4,16 +4,29 @@
  * statistics, counters and the metrics offset. RNG state is not stored because every random
  * choice is derived from (seed, position) (seeds.ts); the seed is.
  *
- * Written to RUN_DIR/checkpoint.tmp-<pid> and renamed over RUN_DIR/checkpoint, so a crash leaves
- * either the old or the new checkpoint, never a half-written one.
+ * Written to RUN_DIR/checkpoint.tmp-<pid>, every file fsynced, then renamed over RUN_DIR/checkpoint
+ * (the old one moved aside first: rename cannot replace a non-empty folder) and the run folder
+ * fsynced, so a crash leaves the old or the new checkpoint, never a half-written one; a crash between
+ * the two renames leaves checkpoint.old-<pid>, which the next read puts back.
+ *
+ * Reading refuses a damaged checkpoint with a RunFolderError (TC7014) naming the file: missing,
+ * truncated or not JSON, a foreign format, fields of the wrong type, an iteration beyond the plan.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { z } from "zod";
+import { UserError } from "../plan/errors.js";
 import type { StudentBackend } from "./backends/backend.js";
 import type { CurriculumSnapshot } from "./curriculum-state.js";
 import type { BufferSnapshot } from "./replay.js";
+import { fsyncDir, fsyncTree, writeFileAtomicSync } from "./fs-atomic.js";
 
 export const CHECKPOINT_FORMAT = "tcod.checkpoint/1";
+
+/** A run folder whose state cannot be read: a damaged or foreign checkpoint, metrics file or student weights (TC7014). */
+export class RunFolderError extends UserError {
+  readonly code = "TC7014";
+}
 
 export interface CheckpointState {
   format: typeof CHECKPOINT_FORMAT;
@@ -34,42 +47,149 @@ export interface CheckpointState {
   savedAt: string;
 }
 
+const count = z.number().int().nonnegative();
+const nums = z.array(z.number());
+const RowSchema = z.looseObject({
+  step: z.number().int(), episode: z.number().int(), group: z.number().int(),
+  turnOf: nums, tokens: nums, mask: nums, logprobs: nums, teacherLogprobs: nums,
+  reward: z.number(), policyStep: z.number().int(),
+});
+// Loose objects throughout: the schema checks what the restore reads, and keys it does not name
+// (state added by a part of the runtime, e.g. the feedback tracker's) pass through unchanged.
+const StateSchema = z.looseObject({
+  format: z.literal(CHECKPOINT_FORMAT),
+  planName: z.string(),
+  seed: z.number().int(),
+  iteration: count,
+  learnerStep: count,
+  curriculum: z.looseObject({
+    step: count,
+    adaptiveCap: z.number().nullable(),
+    probes: z.array(z.looseObject({ step: z.number().int(), cap: z.number() })),
+  }),
+  buffer: z.looseObject({ rows: z.array(RowSchema), droppedStale: count, droppedOverflow: count }),
+  pending: z.array(z.looseObject({ step: count, time: z.looseObject({}) })),
+  unscored: z.looseObject({ step: count, policyStep: count, records: z.array(z.looseObject({})) }).nullable(),
+  counters: z.looseObject({ droppedFailed: count, droppedStale: count }),
+  metricsOffset: count,
+  savedAt: z.string(),
+});
+
 export const checkpointDir = (runDir: string): string => join(runDir, "checkpoint");
+
+/** Leftovers of writes that a crash interrupted (one writer per run folder, so any of them is stale). */
+function removeStaleTemps(runDir: string): void {
+  for (const f of readdirSync(runDir)) if (f.startsWith("checkpoint.tmp-")) rmSync(join(runDir, f), { recursive: true, force: true });
+}
 
 export async function writeCheckpoint(runDir: string, state: CheckpointState, student: StudentBackend): Promise<void> {
   const final = checkpointDir(runDir);
   const tmp = join(runDir, `checkpoint.tmp-${process.pid}`);
-  rmSync(tmp, { recursive: true, force: true });
+  removeStaleTemps(runDir);
   mkdirSync(join(tmp, "student"), { recursive: true });
   await student.saveState(join(tmp, "student"));
-  writeFileSync(join(tmp, "state.json"), JSON.stringify(state));
-  // rename cannot replace a non-empty directory: move the old one aside first, then drop it.
+  writeFileAtomicSync(join(tmp, "state.json"), JSON.stringify(state));
+  fsyncTree(tmp);
+  fsyncDir(runDir);
   const old = join(runDir, `checkpoint.old-${process.pid}`);
   if (existsSync(final)) renameSync(final, old);
   renameSync(tmp, final);
+  fsyncDir(runDir);
   rmSync(old, { recursive: true, force: true });
+  // An older run's checkpoint.old-* is stale once a newer checkpoint is in place.
+  for (const f of readdirSync(runDir)) if (f.startsWith("checkpoint.old-")) rmSync(join(runDir, f), { recursive: true, force: true });
 }
 
-export function readCheckpoint(runDir: string): CheckpointState {
+/**
+ * The checkpoint of a run folder; null when the run never wrote one (killed before its first
+ * checkpoint: it resumes from step 0). A damaged checkpoint is a RunFolderError naming the file.
+ */
+export function findCheckpoint(runDir: string): CheckpointState | null {
   recoverInterruptedWrite(runDir);
+  removeStaleTemps(runDir);
   const dir = checkpointDir(runDir);
+  if (!existsSync(dir)) return null;
   const file = join(dir, "state.json");
-  if (!existsSync(file)) {
-    throw new Error(`no checkpoint in ${runDir} (expected ${file}); was the run started with --out ${runDir}?`);
+  const damaged = (what: string, hint?: string) => new RunFolderError(`cannot resume: ${file} ${what}`, {
+    hint: hint ?? `The checkpoint is damaged. Start the run again in a new --out folder; the metrics so far are in ${join(runDir, "metrics.jsonl")}.`,
+    where: { file },
+  });
+  if (!statSync(dir).isDirectory()) throw new RunFolderError(`cannot resume: ${dir} is a file, not a checkpoint folder`, { where: { file: dir }, hint: `Move ${dir} away to restart the run from step 0.` });
+  if (!existsSync(file)) throw damaged("is missing (the checkpoint folder has no state)");
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw damaged(`cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  const s = JSON.parse(readFileSync(file, "utf8")) as CheckpointState;
-  if (s.format !== CHECKPOINT_FORMAT) throw new Error(`${file} has format ${String(s.format)}, expected ${CHECKPOINT_FORMAT}`);
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw damaged(text.trim().length === 0 ? "is empty" : `is not JSON (truncated or overwritten; ${text.length} bytes)`);
+  }
+  const fmt = data !== null && typeof data === "object" ? (data as { format?: unknown }).format : undefined;
+  if (fmt !== CHECKPOINT_FORMAT) {
+    throw damaged(`has format ${JSON.stringify(fmt) ?? "(none)"}, expected "${CHECKPOINT_FORMAT}"`,
+      "This folder was not written by this version of tcod's run; start the run again in a new --out folder.");
+  }
+  const r = StateSchema.safeParse(data);
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    throw damaged(`is not a valid checkpoint: at ${formatPath(i.path)}: ${i.message}`);
+  }
+  // The schema checks every field the restore reads; the rest of a row or record is data passed through.
+  const s = r.data as unknown as CheckpointState;
+  if (s.learnerStep > s.iteration) throw damaged(`says ${s.learnerStep} training steps after ${s.iteration} iterations; a run never trains ahead of its explorer`);
   return s;
 }
 
-/** A crash between the two renames of writeCheckpoint leaves only checkpoint.old-*: put it back. */
-function recoverInterruptedWrite(runDir: string): void {
-  if (existsSync(checkpointDir(runDir)) || !existsSync(runDir)) return;
-  const old = readdirSync(runDir).filter((f) => f.startsWith("checkpoint.old-")).sort();
-  const last = old[old.length - 1];
-  if (last) renameSync(join(runDir, last), checkpointDir(runDir));
+/** The checkpoint of a run folder that must have one (a RunFolderError when it has none). */
+export function readCheckpoint(runDir: string): CheckpointState {
+  const ck = findCheckpoint(runDir);
+  if (!ck) throw new RunFolderError(`${runDir} holds no checkpoint`, { where: { file: checkpointDir(runDir) }, hint: "A run writes one at step 0; resume it with `tcod run --resume` to start it again from step 0." });
+  return ck;
 }
 
+function formatPath(path: readonly PropertyKey[]): string {
+  let s = "$";
+  for (const p of path) s += typeof p === "number" ? `[${p}]` : `.${String(p)}`;
+  return s;
+}
+
+/** A crash between the two renames of writeCheckpoint leaves only checkpoint.old-*: put the newest back. */
+function recoverInterruptedWrite(runDir: string): void {
+  if (existsSync(checkpointDir(runDir)) || !existsSync(runDir)) return;
+  const old = readdirSync(runDir).filter((f) => f.startsWith("checkpoint.old-"))
+    .map((f) => ({ f, iteration: iterationOf(join(runDir, f, "state.json")) }))
+    .sort((a, b) => a.iteration - b.iteration);
+  // The newest readable one; if none is readable, the last, so that reading it reports the damage.
+  const last = old[old.length - 1];
+  if (last) {
+    renameSync(join(runDir, last.f), checkpointDir(runDir));
+    fsyncDir(runDir);
+  }
+}
+
+function iterationOf(stateFile: string): number {
+  try {
+    const it = (JSON.parse(readFileSync(stateFile, "utf8")) as { iteration?: unknown }).iteration;
+    return typeof it === "number" && Number.isInteger(it) ? it : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/** Loads the checkpoint's student state; weights that do not load are a RunFolderError naming the folder. */
 export async function loadStudent(runDir: string, student: StudentBackend): Promise<void> {
-  await student.loadState(join(checkpointDir(runDir), "student"));
+  const dir = join(checkpointDir(runDir), "student");
+  try {
+    await student.loadState(dir);
+  } catch (e) {
+    const msg = (e as Error).message;
+    throw new RunFolderError(`cannot resume: the student state in ${dir} does not load: ${msg}`, {
+      where: { file: dir },
+      hint: "The checkpoint's weights are damaged or come from other backend settings; resume with the same plan, or start the run again in a new --out folder.",
+    });
+  }
 }

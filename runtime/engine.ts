@@ -8,7 +8,7 @@
  *   run-state.ts  — the clock, checkpoints and metrics
  * Every node runs through its kind's executor (nodes/index.ts, one contract: nodes/executor.ts).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { stringifyPlan, type EnvSpec, type Plan } from "../plan/schema.js";
@@ -25,7 +25,9 @@ import { Latest, PlanShapeError, runGraph, stepContext, type RunGraph } from "./
 import { Explorer } from "./explorer.js";
 import { Learner } from "./learner.js";
 import { StalenessPipeline } from "./pipeline.js";
-import { RunState, type RunResult, type RunStatus } from "./run-state.js";
+import { checkResumable, RunState, type RunResult, type RunStatus } from "./run-state.js";
+import { findCheckpoint } from "./checkpoint.js";
+import { writeFileAtomicSync } from "./fs-atomic.js";
 import type { MetricsRow } from "./metrics.js";
 
 export { PlanShapeError, type RunResult, type RunStatus };
@@ -72,11 +74,16 @@ export function planGraph(plan: Plan): RunGraph {
 /** Runs (or resumes) a plan to completion, interruption, a stop point or a fault. */
 export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> {
   const g = planGraph(plan);
-  const seed = opts.seed ?? plan.clock.seed;
   const runDir = opts.runDir;
   mkdirSync(runDir, { recursive: true });
   const metricsPath = join(runDir, "metrics.jsonl");
-  if (!opts.resume) writeFileSync(join(runDir, "plan.json"), stringifyPlan(plan));
+  // A resumed run takes its seed from its checkpoint, before models and envs are made with it. A run
+  // killed before its first checkpoint has none: it starts again at step 0 with the seed plan.json
+  // records (written below with the seed in force).
+  const checkpoint = opts.resume ? findCheckpoint(runDir) : null;
+  if (checkpoint) checkResumable(checkpoint, plan, runDir, plan.clock.steps + g.update.params.staleness, opts.seed);
+  const seed = checkpoint?.seed ?? opts.seed ?? plan.clock.seed;
+  if (!opts.resume) writeFileAtomicSync(join(runDir, "plan.json"), stringifyPlan(seed === plan.clock.seed ? plan : { ...plan, clock: { ...plan.clock, seed } }));
 
   const rollout = g.explore.find((n) => n.kind === "Rollout" && !g.probeBranch.has(n.id));
   if (rollout?.kind !== "Rollout") throw new PlanShapeError("the plan has no Rollout node feeding the learner");
@@ -109,7 +116,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   const latest = new Latest(() => ({ step: ctx.syncedStep, version: ctx.student.version() }));
   let run: RunState | undefined;
   const stepCtx = (step: number) => stepContext(ctx, step, shape, () => run!.checkpoint());
-  run = new RunState(plan, g, ctx, state, pipeline, latest, stepCtx, runDir, metricsPath, opts);
+  run = new RunState(plan, g, ctx, state, pipeline, latest, stepCtx, runDir, metricsPath, { ...opts, checkpoint });
   try {
     for (const w of await preflightWarnings(plan, envs)) opts.onWarning?.(w);
     return await run.run(new Explorer(g, ctx, latest, shape, stepCtx), new Learner(g, ctx, latest, stepCtx));

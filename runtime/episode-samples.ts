@@ -17,6 +17,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs
 import type { Tokenizer } from "./backends/backend.js";
 import type { ScoredEpisode } from "./replay.js";
 import { turnKlMeans } from "./signals/kl.js";
+import { writeFileAtomicSync } from "./fs-atomic.js";
 
 export interface SampleTurn {
   /** Turn index in the episode (replayed expert steps count, as in the metrics' per-turn KL). */
@@ -119,7 +120,8 @@ export class EpisodeSampleWriter {
       if (l.length === 0) return false;
       try { return (JSON.parse(l) as { step?: unknown }).step as number <= keepThroughStep; } catch { return false; }
     });
-    writeFileSync(this.path, kept.map((l) => `${l}\n`).join(""));
+    // Replaced atomically: a run killed while resuming keeps every sample of its trained steps.
+    writeFileAtomicSync(this.path, kept.map((l) => `${l}\n`).join(""));
   }
 
   write(samples: readonly EpisodeSample[]): void {

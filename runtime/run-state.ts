@@ -10,10 +10,10 @@ import type { NodeOf, Plan } from "../plan/schema.js";
 import type { CurriculumState } from "./curriculum-state.js";
 import { MetricsWriter, type MetricsRow } from "./metrics.js";
 import { EpisodeSampleWriter } from "./episode-samples.js";
-import { CHECKPOINT_FORMAT, loadStudent, readCheckpoint, writeCheckpoint, type CheckpointState } from "./checkpoint.js";
+import { CHECKPOINT_FORMAT, checkpointDir, loadStudent, RunFolderError, writeCheckpoint, type CheckpointState } from "./checkpoint.js";
 import { RunFault, type RunContext } from "./nodes/context.js";
 import type { EvalRow } from "./nodes/evaluate.js";
-import { inputsOf, PlanShapeError, runNode, type Latest, type RunGraph } from "./graph.js";
+import { inputsOf, runNode, type Latest, type RunGraph } from "./graph.js";
 import type { Explorer } from "./explorer.js";
 import type { Learner } from "./learner.js";
 import type { StalenessPipeline } from "./pipeline.js";
@@ -32,12 +32,31 @@ export interface RunResult {
 
 export interface ClockOptions {
   resume?: boolean;
-  /** The seed asked for on the command line (a resume must match the checkpoint's). */
-  seed?: number;
+  /** The checkpoint a resumed run continues from (read by the engine before the models start); null: none yet, start at step 0. */
+  checkpoint?: CheckpointState | null;
   stopAfter?: number;
   signal?: AbortSignal;
   onStart?: (info: { steps: number; startStep: number; runDir: string }) => void;
   onRow?: (row: MetricsRow) => void;
+}
+
+/**
+ * Checks that a checkpoint belongs to this plan and run: the plan's name, the seed asked for, and an
+ * iteration the plan has (a checkpoint beyond the plan is damaged or foreign). Throws RunFolderError.
+ */
+export function checkResumable(ck: CheckpointState, plan: Plan, runDir: string, iterations: number, seed?: number): void {
+  const file = `${checkpointDir(runDir)}/state.json`;
+  const where = { file };
+  if (ck.planName !== plan.name) {
+    throw new RunFolderError(`cannot resume: the checkpoint in ${runDir} belongs to plan "${ck.planName}", not "${plan.name}"`, { where, hint: "Resume the run with the plan it was started with, or start a new run in another --out folder." });
+  }
+  if (seed !== undefined && seed !== ck.seed) {
+    throw new RunFolderError(`cannot resume: the run in ${runDir} used seed ${ck.seed}, not ${seed}`, { where, hint: `Resume it without --seed or with --seed ${ck.seed}.` });
+  }
+  if (ck.iteration > iterations || ck.curriculum.step > plan.clock.steps || ck.learnerStep > plan.clock.steps) {
+    throw new RunFolderError(`cannot resume: ${file} says ${ck.iteration} iterations (${ck.learnerStep} training steps) are done, but the plan has ${plan.clock.steps} steps${iterations > plan.clock.steps ? ` (${iterations} iterations with staleness)` : ""}`,
+      { where, hint: "The checkpoint is damaged or belongs to a longer run; resume the run with the plan it was started with, or start again in a new --out folder." });
+  }
 }
 
 export class RunState {
@@ -84,7 +103,11 @@ export class RunState {
     this.ctx.counters.droppedFailed = ck.counters.droppedFailed;
   }
 
-  checkpoint = (): Promise<void> => writeCheckpoint(this.runDir, this.snapshot(), this.ctx.student);
+  checkpoint = (): Promise<void> => {
+    // The rows the checkpoint counts must be on disk before it is.
+    this.metrics.sync();
+    return writeCheckpoint(this.runDir, this.snapshot(), this.ctx.student);
+  };
 
   /** The Evaluate nodes due after training step u (u = 0: the start), each a metrics row. */
   private async evaluateAt(u: number): Promise<void> {
@@ -105,21 +128,19 @@ export class RunState {
   async run(explorer: Explorer, learner: Learner): Promise<RunResult> {
     const { runDir, metricsPath, opts, plan } = this;
     const T = plan.clock.steps;
-    if (opts.resume) {
-      const ck = readCheckpoint(runDir);
-      if (ck.planName !== plan.name) throw new PlanShapeError(`the checkpoint in ${runDir} belongs to plan "${ck.planName}", not "${plan.name}"`);
-      if (opts.seed !== undefined && opts.seed !== ck.seed) throw new PlanShapeError(`the run in ${runDir} used seed ${ck.seed}; resume it without --seed or with --seed ${ck.seed}`);
-      this.ctx.seed = ck.seed;
+    const ck = opts.resume ? opts.checkpoint ?? null : null;
+    if (ck) {
       await loadStudent(runDir, this.ctx.student);
       this.restore(ck);
       this.metrics.open(ck.metricsOffset);
       this.samples.open(ck.learnerStep);
     } else {
+      // A new run, or one killed before its first checkpoint: it starts (again) at step 0.
       this.metrics.open();
       this.samples.open();
     }
     opts.onStart?.({ steps: T, startStep: this.learnerStep, runDir });
-    if (!opts.resume) {
+    if (!ck) {
       await this.evaluateAt(0);
       // Step 0 is a resume point too: an interrupted first step must not repeat the start eval.
       await this.checkpoint();

@@ -7,6 +7,7 @@ import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
+import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 
 export function register(program: Command): void {
   program.command("compile")
@@ -16,8 +17,9 @@ export function register(program: Command): void {
     .option("--set <target=value>", "override a curriculum field or a let (repeatable)", collect, [])
     .option("--curriculum <name>", "compile only this curriculum")
     .option("--json", "diagnostics as JSON lines, then the result line (the plans written)")
-    .action((file: string, o: { out: string; set: string[]; curriculum?: string; json?: boolean }) => {
-      const r = compileFile(file, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}) });
+    .option(...MAX_POINTS_FLAG)
+    .action((file: string, o: { out: string; set: string[]; curriculum?: string; json?: boolean; maxPoints?: string }) => {
+      const r = compileFile(file, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}), ...parseMaxPoints(o.maxPoints) });
       printDiagnostics(r, !!o.json);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       ensureOutDir(o.out);

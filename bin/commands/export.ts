@@ -13,6 +13,7 @@ import { UsageError, type UserError } from "../../plan/errors.js";
 import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
+import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 
 export function register(program: Command): void {
   program.command("export")
@@ -24,8 +25,9 @@ export function register(program: Command): void {
     .option("--infra <key=value>", `cluster setting, repeatable (${Object.keys(DEFAULT_INFRA).filter((k) => k !== "envVars").join(", ")}, env_vars.NAME for explorer.env_vars)`, collect, [])
     .option("--set <target=value>", "override a curriculum field or a let (repeatable; .tcod input)", collect, [])
     .option("--curriculum <name>", "export only this curriculum (.tcod input)")
+    .option(...MAX_POINTS_FLAG)
     .option("--json", "the result line lists what was written (config, plugin, workflow, advantage_fn, notes per plan)")
-    .action((format: string, input: string, o: { out: string; target: string; infra: string[]; set: string[]; curriculum?: string; json?: boolean }) => {
+    .action((format: string, input: string, o: { out: string; target: string; infra: string[]; set: string[]; curriculum?: string; json?: boolean; maxPoints?: string }) => {
       const fail = (e: string | UserError) => { reportUserError(typeof e === "string" ? new UsageError(e) : e, "tcod export"); process.exitCode = EXIT_USER; };
       if (format !== "trinity") return fail(`unknown format '${format}'; the formats are: trinity`);
       if (!(TRINITY_TARGETS as readonly string[]).includes(o.target)) return fail(`unknown --target '${o.target}'; use ${TRINITY_TARGETS.join(" or ")}`);
@@ -39,7 +41,7 @@ export function register(program: Command): void {
           return fail(`${input}: ${e instanceof SyntaxError ? `not valid JSON (${e.message})` : String(e)}`);
         }
       } else {
-        const r = compileFile(input, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}) });
+        const r = compileFile(input, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}), ...parseMaxPoints(o.maxPoints) });
         printDiagnostics(r, false);
         if (!r.ok) { process.exitCode = EXIT_USER; return; }
         plans = r.plans.map((p) => p.plan);

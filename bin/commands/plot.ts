@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
+import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { needsTrace, planReplay, planSchedules, scheduleValues, stepGrid } from "../../plan/schedules.js";
 import { NeedsTraceError } from "../../plan/expr.js";
 import { readTrace } from "../trace.js";
@@ -21,17 +22,18 @@ export function register(program: Command): void {
     .argument("<file>", ".tcod file")
     .option("-o, --out <dir>", "also write DIR/NAME.schedules.svg")
     .option("--set <target=value>", "override (repeatable)", collect, [])
+    .option(...MAX_POINTS_FLAG)
     .option("--expert-length <turns>", "expert length for episode-level schedules (b2f prefix)", "10")
     .option("--trace <metrics.jsonl>", "for feedback-level schedules: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
     .option("--graph", "draw each curriculum's execution graph instead: Mermaid text on stdout; with --out also DIR/NAME.graph.svg and DIR/NAME.graph.mmd")
-    .action((file: string, o: { out?: string; set: string[]; expertLength: string; trace?: string; graph?: boolean }) => {
+    .action((file: string, o: { out?: string; set: string[]; expertLength: string; trace?: string; maxPoints?: string; graph?: boolean }) => {
       if (o.graph) { plotGraphs(file, o); return; }
       const trace = o.trace !== undefined ? readTrace(o.trace) : undefined;
       const untraced: string[] = [];
       const lengths = naturals("--expert-length", o.expertLength, "10");
       if (lengths.length !== 1) throw new UsageError(`--expert-length ${o.expertLength}: plot takes one expert length`, { hint: "e.g. --expert-length 10; tcod explain takes several." });
       if (o.out) ensureOutDir(o.out);
-      const r = compileFile(file, { overrides: o.set });
+      const r = compileFile(file, { overrides: o.set, ...parseMaxPoints(o.maxPoints) });
       printDiagnostics(r, false);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       const L = lengths[0]!;

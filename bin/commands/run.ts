@@ -22,6 +22,7 @@ import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { recordResume, recordRunStart } from "../provenance.js";
 import { runMany } from "../run-many.js";
+import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { jsonMode, result as setResult } from "../json-output.js";
 import { formatConfig, resolvedFields } from "../print-config.js";
 import { findStdlibDir, projectRootOf } from "../../compiler/modules.js";
@@ -30,7 +31,7 @@ export const EXIT_INTERRUPTED = 130;
 
 interface RunFlags {
   out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string;
-  sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; record?: string;
+  sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; record?: string; maxPoints?: string;
 }
 
 export function register(program: Command): void {
@@ -50,6 +51,7 @@ export function register(program: Command): void {
     .option("--dry-run", "list the points a run would start, with their settings and resolved fields; run nothing")
     .option("--print-config", "print the resolved curriculum of each point (or of --curriculum NAME); run nothing")
     .option("--json", "machine-readable output: the result line (status, steps, run folder, report; the points with --dry-run/--sweep)")
+    .option(...MAX_POINTS_FLAG)
     .addOption(new Option("--record <json>", "what a sweep point's run.json records (set by --sweep)").hideHelp())
     .action(async (file: string | undefined, o: RunFlags) => {
       try {
@@ -173,7 +175,7 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & 
     const loaded = { settings: o.set, texts: [] };
     return b && existsSync(b) ? { plan, bundle: readFileSync(b, "utf8"), ...loaded } : { plan, ...loaded };
   }
-  const r = compileFile(file, { overrides: o.set });
+  const r = compileFile(file, { overrides: o.set, ...parseMaxPoints(o.maxPoints) });
   printDiagnostics(r, false);
   if (!r.ok) throw new CompileError(file, r, true);
   const want = o.curriculum;

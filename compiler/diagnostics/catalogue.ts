@@ -56,6 +56,7 @@ export const catalogue = {
   TC2019: { name: "inliningBudget", severity: "error", message: "Evaluating '{name}' inlines more than {limit} function calls.", hint: "Every call is inlined, so a function that calls another twice doubles the work at each level: compute a shared value once with `let`, or write the closed form." },
   TC2020: { name: "evaluationTooDeep", severity: "error", message: "'{name}' nests calls or values that read values more than {limit} levels deep.", hint: "Shorten the chain: merge intermediate functions, or compute the value in fewer steps." },
   TC2021: { name: "expressionTooDeep", severity: "error", message: "The schedule of {what} is {depth} operators deep; a plan holds expressions at most {limit} deep.", hint: "Write it as a closed form (e.g. `n * x` instead of `x + x + …`)." },
+  TC2023: { name: "fieldUnits", severity: "error", message: "'{field}' takes {expected}, and this expression is not in {expected} ({first}).", hint: "Write `{field}: {fix}` (checked: it is in {expected})." },
   TC2022: { name: "stackExhausted", severity: "error", message: "The compiler ran out of stack while {phase}: the file nests too deeply.", hint: "Split long or deeply nested expressions and chains of values with `let` bindings." },
 
   // ---- TC3xxx: binding time ----------------------------------------------------------------------
@@ -75,6 +76,9 @@ export const catalogue = {
   TC5003: { name: "zipLengthMismatch", severity: "error", message: "zip sweep '{name}' has lists of different lengths ({lengths}).", hint: "Give every axis of a zip sweep the same number of values, or use `product`." },
   TC5005: { name: "nestedOverrideNotCall", severity: "error", message: "Override '{target}' sets the argument '{arg}' of field '{field}', but {what}.", hint: "Set the whole field instead, e.g. `--set {whole}=…`." },
   TC5004: { name: "emptySweep", severity: "error", message: "Sweep '{name}' has an empty axis '{axis}'.", hint: "Give at least one value." },
+  TC5006: { name: "sweepTooLarge", severity: "error", message: "The sweeps of this file expand to {size} points ({sizes}), more than the limit of {max}.", hint: "Shrink the sweep, split it into several files, or raise the limit with `--max-points N` (each point is a plan to compile and a run of its own)." },
+  TC5007: { name: "overrideOfSweptTarget", severity: "error", message: "`--set {target}` would give every point of sweep '{sweep}' one value, but the sweep varies '{swept}' over [{values}].", hint: "Drop the --set to run every point, pick one point with `--curriculum {example}`, or edit the sweep in the file." },
+  TC5008: { name: "identicalSweepPoints", severity: "warning", message: "Sweep points {points} compile to identical plans: the swept {vars} changes nothing in curriculum '{curriculum}'.", hint: "Each point is a run of its own; read the swept value in the curriculum, or remove it from the sweep." },
 
   // ---- TC6xxx: TypeScript extensions ------------------------------------------------------------
   TC6001: { name: "unmappableSignature", severity: "error", message: "The signature of '{name}' ({signature}) does not map to a tcod type: {reason}.", hint: "Extensions take numbers or a TurnStats/StepStats object and return a number, e.g. `(t: TurnStats) => number`." },

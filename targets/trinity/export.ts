@@ -510,6 +510,13 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   // ---- plugin ----
   let plugin: PluginFiles | undefined;
   if (needsPluginWorkflow || needsPluginAdvantage) {
+    // TurnOPD probes play tasks of the probed env's split, drawn with the run seed (plan/seeds.ts).
+    const probeNode = nodeOf(plan, "Probe")?.params;
+    const probeEnv = probeNode ? plan.resources.envs[probeNode.env] : undefined;
+    const probeSpec = probeEnv?.taskFile ? {
+      seed: plan.clock.seed,
+      taskset: { path: probeEnv.taskFile, split: trinitySplit(probeEnv.split), promptKey: typeof probeEnv.params.prompt_key === "string" ? probeEnv.params.prompt_key : TRINITY_ENVS[probeEnv.kind]?.promptKey ?? "prompt" },
+    } : undefined;
     const spec: PluginSpec = {
       schema: "tcod.trinity-plugin/2",
       plan: plan.name,
@@ -528,6 +535,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
           // Feedback rules: the workflow's named actor observes each finished step (tcod_workflow.py).
           ...(pacingReadsFeedback ? { feedback: { staleness: update.staleness, episodesPerStep: sampler.tasksPerStep * sampler.rolloutsPerTask } } : {}),
         },
+        ...(probeSpec ? { probe: probeSpec } : {}),
         agent,
         semantics: semanticsOf(env.kind),
         temperature: rolloutTemp!,

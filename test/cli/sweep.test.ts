@@ -120,3 +120,36 @@ describe("tcod run --sweep", () => {
     expect(many.stderr).toContain("--sweep");
   }, 300000);
 });
+
+describe("sweep limits and conflicts", () => {
+  it("a sweep over the point limit is TC5006 naming its size; --max-points raises the limit; a bad --max-points is TC7009", () => {
+    const { file } = project();
+    for (const cmd of [["check"], ["compile", "-o", join(mkdtempSync(join(tmpdir(), "tcod-sweep-")), "o")], ["run", "--dry-run"]]) {
+      const r = tcod([...cmd, file, "--max-points", "1"]);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain("error TC5006: The sweeps of this file expand to 2 points (grid: 2), more than the limit of 1.");
+      const ok = tcod([...cmd, file, "--max-points", "2"]);
+      expect(ok.status, ok.stderr).toBe(0);
+    }
+    const bad = tcod(["check", file, "--max-points", "lots"]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/error TC7009: --max-points lots: expected a whole number/);
+  });
+
+  it("a million-point sweep is refused before any point is expanded", () => {
+    const r = tcod(["run", "--dry-run", join(ROOT, "test/fixtures/sweeps/too-large/input.tcod")]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("expand to 1,000,000 points (grid: 100 × 100 × 100), more than the limit of 1,000");
+  });
+
+  it("--set on a swept variable is TC5007 naming it and its values, for --sweep too", () => {
+    const { file } = project();
+    const r = tcod(["run", "--sweep", file, "--set", "k=5 steps", "--out", join(mkdtempSync(join(tmpdir(), "tcod-sweep-")), "s")]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("error TC5007: `--set k=5 steps` would give every point of sweep 'grid' one value, but the sweep varies 'k' over [2 steps, 3 steps].");
+    expect(r.stderr).toContain('--curriculum "small@k=2steps"');
+    // Setting a field the sweep does not vary is fine.
+    const ok = tcod(["run", "--dry-run", file, "--set", "steps=3"]);
+    expect(ok.status, ok.stderr).toBe(0);
+  });
+});

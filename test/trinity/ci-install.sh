@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs Trinity-RFT's config code for test/trinity/validate_trinity.py without its GPU stack
+# (plus torch and scienceworld for the tests that run the generated plugin in Trinity's classes)
 # (torch, vllm, verl, flash-attn): `--no-deps` for the package itself, then only what
 # trinity.common.config and its validators import at module level. Measured here: 73 s from an
 # empty venv (pip upgrade and downloads included); ~30 s with a warm pip cache.
@@ -28,5 +29,8 @@ if [ -d "$worker_site/torch" ]; then
 else
   "$VENV/bin/pip" install --quiet "$(grep '^torch==' "$here/worker/requirements-ci.txt")"
 fi
+# scienceworld (its jar; Java comes from .ci/run / bridges/ci-install.sh), for
+# test/trinity/workflow_real.py: the generated workflow on the real ScienceWorld in Trinity's classes.
+"$VENV/bin/pip" install --quiet "scienceworld==1.2.3"   # bridges/ci-install.sh SCIENCEWORLD_VERSION
 "$VENV/bin/python" -c "import torch, trinity.common.experience; print('torch', torch.__version__, 'for the Trinity class tests')"
 "$VENV/bin/python" -c "import trinity.common.config, trinity.common.config_validator; print('trinity-rft', __import__('importlib.metadata').metadata.version('trinity-rft'), 'config loader ready')"

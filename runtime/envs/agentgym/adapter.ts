@@ -104,17 +104,3 @@ export abstract class AgentGymEnv implements EnvAdapter {
     }
   }
 }
-
-/** Reads a field of a server answer, or fails naming the route and the field. */
-export function field<T>(kind: string, route: string, body: unknown, key: string, check: (v: unknown) => boolean, what: string): T {
-  const v = body !== null && typeof body === "object" ? (body as Record<string, unknown>)[key] : undefined;
-  if (!check(v)) {
-    throw new EnvError(`${kind} server: ${route} answered without ${what} "${key}" (got ${JSON.stringify(body).slice(0, 200)})`, kind, false);
-  }
-  return v as T;
-}
-
-export const isNum = (v: unknown) => typeof v === "number" && Number.isFinite(v);
-export const isStr = (v: unknown) => typeof v === "string";
-export const isBool = (v: unknown) => typeof v === "boolean";
-export const isStrList = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");

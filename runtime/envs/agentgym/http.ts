@@ -1,9 +1,14 @@
 /**
  * HTTP for AgentGym env servers (reference §1.1): every request has a timeout; errors that arrive as
  * HTTP 200 with an `error` key, non-2xx statuses, refused connections and timeouts all become
- * EnvErrors naming the server, the route and what to check.
+ * EnvErrors naming the server, the route and what to check. A body is read as a stream and cut off
+ * at `maxBodyBytes` (a declared Content-Length above it is refused before reading): a runaway or
+ * hostile server costs a retryable EnvError, never the process's memory.
  */
 import { EnvError } from "../env.js";
+
+/** The largest answer read from an env server (WebShop pages are tens of KB; ALFWorld's are smaller). */
+export const AGENTGYM_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 export interface AgentGymHttpOptions {
   kind: string;
@@ -11,6 +16,18 @@ export interface AgentGymHttpOptions {
   timeoutMs: number;
   /** How to start the server, for connection errors. */
   startHint: string;
+  /** Answers longer than this are refused (default AGENTGYM_MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
+}
+
+/** A short, safe rendering of any JSON value for a message (deep nesting and huge values included). */
+export function preview(v: unknown, max = 200): string {
+  try {
+    const s = JSON.stringify(v);
+    return s === undefined ? String(v) : s.length > max ? `${s.slice(0, max)}…` : s;
+  } catch {
+    return Array.isArray(v) ? "(an array nested too deeply to show)" : "(a value nested too deeply to show)";
+  }
 }
 
 /** An EnvError from the server's own `error` key (HTTP 200). */
@@ -36,9 +53,11 @@ export class AgentGymHttp {
   private async request<T>(route: string, init: RequestInit, timeoutMs: number): Promise<T> {
     const { kind } = this.opts;
     const url = `${this.base}${route}`;
+    const stop = new AbortController();
+    const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), stop.signal]);
     let res: Response;
     try {
-      res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      res = await fetch(url, { ...init, signal });
     } catch (e) {
       const err = e as Error & { cause?: unknown };
       if (err.name === "TimeoutError" || err.name === "AbortError") {
@@ -50,9 +69,14 @@ export class AgentGymHttp {
     }
     let text: string;
     try {
-      text = await res.text();
+      text = await this.readCapped(res, route, stop);
     } catch (e) {
-      throw new EnvError(`${kind} server ${this.base}: ${route} broke off mid-answer (${(e as Error).message})`, kind);
+      if (e instanceof EnvError) throw e;
+      const err = e as Error;
+      if (err.name === "TimeoutError" || err.name === "AbortError") {
+        throw new EnvError(`${kind} server ${this.base}: ${route} did not finish its answer within ${timeoutMs / 1000} s`, kind);
+      }
+      throw new EnvError(`${kind} server ${this.base}: ${route} broke off mid-answer (${err.message})`, kind);
     }
     if (!res.ok) {
       // AgentGym's WebShop client retries 503; every 5xx is worth an episode retry.
@@ -62,14 +86,43 @@ export class AgentGymHttp {
     try {
       body = JSON.parse(text);
     } catch {
-      throw new EnvError(`${kind} server ${this.base}: ${route} answered non-JSON: ${text.slice(0, 200)}`, kind);
+      throw new EnvError(`${kind} server ${this.base}: ${route} answered non-JSON: ${JSON.stringify(text.slice(0, 200))}`, kind);
     }
     if (body !== null && typeof body === "object" && !Array.isArray(body) && "error" in body) {
-      const msg = String((body as { error: unknown }).error);
+      const raw = (body as { error: unknown }).error;
+      const msg = typeof raw === "string" ? raw.slice(0, 1000) : preview(raw);
       // "has finished" (step after done) is a caller bug; anything else (a lost id after a server
       // restart, a simulator crash) is worth a fresh instance and an episode retry.
       throw new ServerReportedError(`${kind} server ${this.base}: ${route}: ${msg}`, kind, route, !/has finished/.test(msg));
     }
     return body as T;
   }
+
+  /** The body as text, read chunk by chunk and abandoned (connection closed) past the size limit. */
+  private async readCapped(res: Response, route: string, stop: AbortController): Promise<string> {
+    const limit = this.opts.maxBodyBytes ?? AGENTGYM_MAX_BODY_BYTES;
+    const tooLarge = (what: string) => {
+      stop.abort();
+      return new EnvError(`${this.opts.kind} server ${this.base}: ${route} ${what}`, this.opts.kind);
+    };
+    const declared = Number(res.headers.get("content-length") ?? NaN);
+    if (Number.isFinite(declared) && declared > limit) throw tooLarge(`declared a ${mib(declared)} answer (Content-Length), more than the ${mib(limit)} limit; it was not read`);
+    if (!res.body) return "";
+    const reader = res.body.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge(`answered more than the ${mib(limit)} limit; the rest was not read`);
+      }
+      chunks.push(value);
+    }
+    return Buffer.concat(chunks).toString("utf8");
+  }
 }
+
+const mib = (bytes: number): string => `${Math.round((bytes / 1048576) * 10) / 10} MiB`;

@@ -1,0 +1,94 @@
+// `tcod check` time and peak memory against source size: one generated file of about 10 KB, 100 KB,
+// 1 MB and 10 MB (blocks of documented lets, functions and calls, every value checked; one curriculum
+// that reads some of them). Each size is checked REPEAT times in a child process under
+// /usr/bin/time: wall seconds, CPU seconds (user + system) and peak RSS. The machine is shared, so
+// linearity is judged on CPU time, as ratios: CPU per MB at each size, and the CPU of each size over
+// the one 10× smaller. The baseline in the same run is `check` of a file of one curriculum (node
+// start-up and the stdlib). The load average at start and end is recorded.
+// Usage: npm run build && nice -n 10 node bench/check-size.bench.mjs   → bench/results/check-size.json (+ .md)
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dirname, "..");
+const REPEAT = Number(process.env.REPEAT ?? 2);
+const SIZES = (process.env.SIZES ?? "10000,100000,1000000,10000000").split(",").map(Number);
+
+const HEAD = `import { texthouse } from "std/envs"
+import { f2b } from "std/tcod"
+model m { path: "x" }
+`;
+const CURRICULUM = (n) => `curriculum big {
+  teacher: m
+  student: m
+  env:     texthouse()
+  steps:   100
+  horizon: f${n - 1}(3 turns) + floor(step / k${n - 1}) * 1 turn
+}
+`;
+const block = (i) => `/// Block ${i}: a value in steps, a function of turns, and a schedule that uses both.
+let k${i} = ${(i % 7) + 1} steps
+fn f${i}(x: turns) : turns = min(x + ${i % 5} turns, 30 turns)
+let h${i} = f${i}(2 turns) + floor(step / k${i}) * 1 turn
+`;
+
+function generate(bytes) {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-size-"));
+  writeFileSync(join(dir, "package.json"), "{}");
+  const parts = [HEAD];
+  let size = HEAD.length, n = 0;
+  while (size < bytes) { const b = block(n++); parts.push(b); size += b.length; }
+  n = Math.max(n, 1);
+  if (parts.length === 1) { parts.push(block(0)); }
+  parts.push(CURRICULUM(n));
+  const file = join(dir, "big.tcod");
+  writeFileSync(file, parts.join(""));
+  return { file, bytes: readFileSync(file).length, blocks: n };
+}
+
+function measure(file) {
+  const r = spawnSync("/usr/bin/time", ["-f", "TIME %e %U %S %M", process.execPath, join(ROOT, "bin/tcod.mjs"), "check", file], { encoding: "utf8", maxBuffer: 1 << 26 });
+  const line = r.stderr.split("\n").find((l) => l.startsWith("TIME "));
+  if (!line) throw new Error(`no timing:\n${r.stderr.slice(-2000)}`);
+  const [wall, user, sys, kb] = line.slice(5).split(" ").map(Number);
+  return { ok: r.stderr.includes("ok: 1 file"), exit: r.status, wall, cpu: user + sys, peakMb: kb / 1024, tail: r.stderr.split("\n").filter((l) => !l.startsWith("TIME ")).slice(-3).join("\n") };
+}
+
+const loadStart = loadavg();
+const started = new Date().toISOString();
+const baseline = generate(0);
+const base = Array.from({ length: REPEAT }, () => measure(baseline.file));
+const rows = [];
+for (const target of SIZES) {
+  const g = generate(target);
+  const runs = Array.from({ length: REPEAT }, () => measure(g.file));
+  const best = runs.reduce((a, b) => (b.cpu < a.cpu ? b : a));
+  rows.push({ target, bytes: g.bytes, blocks: g.blocks, ok: runs.every((x) => x.ok), wall: best.wall, cpu: best.cpu, peakMb: Math.round(best.peakMb), runs: runs.map(({ tail: _t, ...x }) => x), ...(runs.every((x) => x.ok) ? {} : { tail: best.tail }) });
+  console.log(`${g.bytes} bytes: cpu ${best.cpu.toFixed(2)} s, wall ${best.wall.toFixed(2)} s, peak ${best.peakMb.toFixed(0)} MB, ok ${runs.every((x) => x.ok)}`);
+}
+const baseCpu = Math.min(...base.map((b) => b.cpu));
+const withRatios = rows.map((r, i) => ({
+  ...r,
+  cpuOverBaseline: r.cpu / baseCpu,
+  cpuPerMb: (r.cpu - baseCpu) / (r.bytes / 1e6),
+  ...(i > 0 ? { cpuOverPrevious: (r.cpu - baseCpu) / Math.max(1e-9, rows[i - 1].cpu - baseCpu), bytesOverPrevious: r.bytes / rows[i - 1].bytes, peakOverPrevious: r.peakMb / rows[i - 1].peakMb } : {}),
+}));
+const result = {
+  bench: "check-size", started, finished: new Date().toISOString(), node: process.version, cores: cpus().length,
+  loadavg: { start: loadStart, end: loadavg() }, repeat: REPEAT,
+  baseline: { bytes: baseline.bytes, cpu: baseCpu, wall: Math.min(...base.map((b) => b.wall)), peakMb: Math.round(Math.min(...base.map((b) => b.peakMb))) },
+  rows: withRatios,
+  note: "cpu = user + system seconds of the check process (best of `repeat`); cpuPerMb and cpuOverPrevious subtract the baseline (start-up + stdlib). Linear growth: cpuOverPrevious ≈ bytesOverPrevious (10).",
+};
+writeFileSync(join(ROOT, "bench/results/check-size.json"), JSON.stringify(result, null, 2) + "\n");
+const f = (x, d = 2) => x.toFixed(d);
+writeFileSync(join(ROOT, "bench/results/check-size.md"), [
+  "# `tcod check` against source size (bench/check-size.bench.mjs)", "",
+  `${started}, node ${process.version}, ${cpus().length} cores shared with other work: load average ${loadStart.map((x) => f(x)).join(" ")} at start, ${result.loadavg.end.map((x) => f(x)).join(" ")} at end. CPU time (user + system) is the measure; wall time is shown for reference. Best of ${REPEAT}.`, "",
+  `Baseline (a file of one curriculum: start-up and the stdlib): ${f(baseCpu)} s CPU, ${result.baseline.peakMb} MB.`, "",
+  "| source | blocks | ok | CPU s | wall s | peak MB | CPU − baseline per MB | CPU growth vs 10× smaller | peak growth |",
+  "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|",
+  ...withRatios.map((r) => `| ${(r.bytes / 1e6).toFixed(r.bytes < 1e6 ? 2 : 1)} MB | ${r.blocks} | ${r.ok ? "yes" : "NO"} | ${f(r.cpu)} | ${f(r.wall)} | ${r.peakMb} | ${f(r.cpuPerMb)} | ${r.cpuOverPrevious !== undefined ? `${f(r.cpuOverPrevious, 1)}× (bytes ${f(r.bytesOverPrevious, 1)}×)` : "—"} | ${r.peakOverPrevious !== undefined ? `${f(r.peakOverPrevious, 1)}×` : "—"} |`),
+  "", "Reproduce: `npm run build && nice -n 10 node bench/check-size.bench.mjs`.", "",
+].join("\n"));

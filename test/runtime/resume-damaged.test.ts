@@ -1,0 +1,148 @@
+/**
+ * Damaged run folders: every way a run folder's state can be broken is a RunFolderError (TC7014)
+ * naming the file, never a crash; a run killed before its first checkpoint resumes from step 0; a
+ * checkpoint beyond the plan is refused; leftovers of interrupted checkpoint writes are cleaned up.
+ */
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runPlan } from "../../runtime/engine.js";
+import { readMetrics } from "../../runtime/metrics.js";
+import { RunFolderError } from "../../runtime/checkpoint.js";
+import { parsePlan } from "../../plan/schema.js";
+import { composeRuntime } from "../../bin/compose.js";
+
+composeRuntime(); // the backends and envs bin/ registers for `tcod run`
+
+const ROOT = join(import.meta.dirname, "../..");
+const PLAN_FILE = join(ROOT, "test/fixtures/plans/texthouse-f2b-small.json");
+const plan = parsePlan(JSON.parse(readFileSync(PLAN_FILE, "utf8")));
+const tmp = () => mkdtempSync(join(tmpdir(), "tcod-damaged-"));
+const metrics = (dir: string) => readMetrics(join(dir, "metrics.jsonl")).map(({ time: _t, ...rest }) => rest);
+const studentFiles = (dir: string) => {
+  const d = join(dir, "checkpoint", "student");
+  return Object.fromEntries(readdirSync(d).sort().map((f) => [f, readFileSync(join(d, f)).toString("base64")]));
+};
+
+let full: string;
+let stopped: string;
+
+beforeAll(async () => {
+  full = tmp();
+  await runPlan(plan, { runDir: full });
+  stopped = tmp();
+  expect((await runPlan(plan, { runDir: stopped, stopAfter: 2 })).status).toBe("stopped");
+});
+
+/** A copy of the stopped run, damaged by `damage`. */
+const damaged = (damage: (dir: string) => void): string => {
+  const dir = join(tmp(), "run");
+  cpSync(stopped, dir, { recursive: true });
+  damage(dir);
+  return dir;
+};
+const state = (dir: string) => join(dir, "checkpoint", "state.json");
+const editState = (dir: string, edit: (s: Record<string, unknown>) => void) => {
+  const s = JSON.parse(readFileSync(state(dir), "utf8")) as Record<string, unknown>;
+  edit(s);
+  writeFileSync(state(dir), JSON.stringify(s));
+};
+
+const CASES: [string, (dir: string) => void, RegExp, string][] = [
+  ["state.json missing", (d) => rmSync(state(d)), /state\.json is missing/, "checkpoint/state.json"],
+  ["state.json empty", (d) => writeFileSync(state(d), ""), /state\.json is empty/, "checkpoint/state.json"],
+  ["state.json truncated", (d) => writeFileSync(state(d), readFileSync(state(d), "utf8").slice(0, 80)), /is not JSON \(truncated/, "checkpoint/state.json"],
+  ["state.json garbage", (d) => writeFileSync(state(d), Buffer.from([0, 255, 13, 7, 42, 0x80, 0x81])), /is not JSON/, "checkpoint/state.json"],
+  ["state.json null", (d) => writeFileSync(state(d), "null"), /has format \(none\)/, "checkpoint/state.json"],
+  ["wrong format", (d) => editState(d, (s) => { s.format = "tcod.checkpoint/0"; }), /has format "tcod\.checkpoint\/0", expected "tcod\.checkpoint\/1"/, "checkpoint/state.json"],
+  ["a field of the wrong type", (d) => editState(d, (s) => { s.iteration = "two"; }), /at \$\.iteration: .*expected number/, "checkpoint/state.json"],
+  ["buffer rows of the wrong shape", (d) => editState(d, (s) => { s.buffer = { rows: [{ step: 1 }], droppedStale: 0, droppedOverflow: 0 }; }), /at \$\.buffer\.rows\[0\]\./, "checkpoint/state.json"],
+  ["iteration beyond the plan", (d) => editState(d, (s) => { s.iteration = 1_000_000_000; s.learnerStep = 999_999_999; }), /says 1000000000 iterations .* the plan has 6 steps/, "checkpoint/state.json"],
+  ["training ahead of exploring", (d) => editState(d, (s) => { s.learnerStep = 5; s.iteration = 2; }), /5 training steps after 2 iterations/, "checkpoint/state.json"],
+  ["another plan's checkpoint", (d) => editState(d, (s) => { s.planName = "other"; }), /belongs to plan "other"/, "checkpoint/state.json"],
+  ["checkpoint is a file", (d) => { rmSync(join(d, "checkpoint"), { recursive: true }); writeFileSync(join(d, "checkpoint"), "x"); }, /is a file, not a checkpoint folder/, "checkpoint"],
+  ["metrics.jsonl missing", (d) => rmSync(join(d, "metrics.jsonl")), /metrics\.jsonl is missing/, "metrics.jsonl"],
+  ["metrics.jsonl truncated", (d) => writeFileSync(join(d, "metrics.jsonl"), readFileSync(join(d, "metrics.jsonl"), "utf8").slice(0, 40)), /metrics\.jsonl has 40 bytes, the checkpoint expects at least \d+ \(truncated\)/, "metrics.jsonl"],
+  ["metrics.jsonl overwritten", (d) => { const p = join(d, "metrics.jsonl"); const t = readFileSync(p, "utf8"); writeFileSync(p, "#".repeat(10) + t.slice(10)); }, /metrics\.jsonl line 1 is not a metrics row/, "metrics.jsonl"],
+  ["weights corrupt", (d) => { const p = join(d, "checkpoint", "student", "embedded-student.bin"); const b = readFileSync(p); b[b.length >> 1]! ^= 0xff; writeFileSync(p, b); }, /student state in .* does not load: .*sha256/, "checkpoint/student"],
+  ["weights missing", (d) => rmSync(join(d, "checkpoint", "student"), { recursive: true }), /student state in .* does not load/, "checkpoint/student"],
+  ["weights meta garbage", (d) => writeFileSync(join(d, "checkpoint", "student", "embedded-student.json"), "{"), /does not load: .*not JSON/, "checkpoint/student"],
+];
+
+describe("damaged run folders", () => {
+  for (const [name, damage, message, file] of CASES) {
+    it(`${name}: TC7014 naming ${file}`, async () => {
+      const dir = damaged(damage);
+      const err = await runPlan(plan, { runDir: dir, resume: true }).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(RunFolderError);
+      const e = err as RunFolderError;
+      expect(e.code).toBe("TC7014");
+      expect(e.message).toMatch(message);
+      expect(e.where?.file).toBe(join(dir, file));
+      expect(e.hint).toBeTruthy();
+    });
+  }
+
+  it("the CLI reports a damaged folder with its code and exit 1, no stack trace", () => {
+    for (const damage of [(d: string) => writeFileSync(state(d), "{\"format\":"), (d: string) => rmSync(join(d, "metrics.jsonl"))]) {
+      const dir = damaged(damage);
+      const r = spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "--resume", dir, "-q", "--no-tensorboard"], { encoding: "utf8" });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/error TC7014: cannot resume: /);
+      expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
+    }
+  });
+});
+
+describe("what the checkpoint schema does not name", () => {
+  it("passes through unchanged (state a part of the runtime adds, such as the feedback tracker's)", async () => {
+    const { findCheckpoint } = await import("../../runtime/checkpoint.js");
+    const dir = damaged((d) => editState(d, (s) => { (s.curriculum as Record<string, unknown>).feedback = { seen: 2, values: { a: [1, 2] } }; s.extra = { x: 1 }; }));
+    const ck = findCheckpoint(dir) as unknown as { curriculum: { feedback: unknown }; extra: unknown };
+    expect(ck.curriculum.feedback).toEqual({ seen: 2, values: { a: [1, 2] } });
+    expect(ck.extra).toEqual({ x: 1 });
+  });
+});
+
+describe("resume without a checkpoint, and interrupted writes", () => {
+  it("a run killed before its first checkpoint resumes from step 0", async () => {
+    const dir = damaged((d) => {
+      rmSync(join(d, "checkpoint"), { recursive: true });
+      mkdirSync(join(d, "checkpoint.tmp-424242"));  // a first write cut short
+      writeFileSync(join(d, "metrics.jsonl"), '{"kind":"eval","step":0}\n{"kind":"tra');
+    });
+    expect((await runPlan(plan, { runDir: dir, resume: true })).status).toBe("completed");
+    expect(metrics(dir)).toEqual(metrics(full));
+    expect(studentFiles(dir)).toEqual(studentFiles(full));
+    expect(readdirSync(dir).filter((f) => f.startsWith("checkpoint."))).toEqual([]);
+  });
+
+  it("the seed a run started with is kept in plan.json, so a resume without a checkpoint keeps it", async () => {
+    const a = tmp(), b = tmp();
+    await runPlan(plan, { runDir: a, seed: 99 });
+    await runPlan(plan, { runDir: b, seed: 99, stopAfter: 1 });
+    expect((JSON.parse(readFileSync(join(b, "plan.json"), "utf8")) as { clock: { seed: number } }).clock.seed).toBe(99);
+    rmSync(join(b, "checkpoint"), { recursive: true });
+    const saved = parsePlan(JSON.parse(readFileSync(join(b, "plan.json"), "utf8")));
+    await runPlan(saved, { runDir: b, resume: true });
+    expect(metrics(b)).toEqual(metrics(a));
+  });
+
+  it("a crash between the renames with stale leftovers of earlier crashes resumes from the newest checkpoint", async () => {
+    const dir = damaged((d) => {
+      // An older checkpoint left behind by an earlier crash, under a pid that sorts after the newest.
+      renameSync(join(d, "checkpoint"), join(d, "checkpoint.old-100"));
+      cpSync(join(d, "checkpoint.old-100"), join(d, "checkpoint.old-99"), { recursive: true });
+      const s = JSON.parse(readFileSync(join(d, "checkpoint.old-99", "state.json"), "utf8")) as { iteration: number };
+      s.iteration = 1;
+      writeFileSync(join(d, "checkpoint.old-99", "state.json"), JSON.stringify(s));
+      mkdirSync(join(d, "checkpoint.tmp-7"));
+    });
+    expect((await runPlan(plan, { runDir: dir, resume: true })).status).toBe("completed");
+    expect(metrics(dir)).toEqual(metrics(full));
+    expect(existsSync(join(dir, "checkpoint.old-99"))).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.startsWith("checkpoint."))).toEqual([]);
+  });
+});

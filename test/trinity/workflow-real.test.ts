@@ -1,0 +1,114 @@
+/**
+ * The generated workflow module run for real: Trinity-RFT's own Task, Workflow base class and
+ * Experience type, a tiny randomly initialised transformers model (built locally, no download) in
+ * place of Trinity's model wrapper, and the real ScienceWorld (test/trinity/workflow_real.py). So the
+ * plugin's torch code paths run — tensors from the model, teacher logprobs sliced at the prompt,
+ * experiences Trinity's trainer reads — not only its pure core.
+ *
+ * Needs $TRINITY_PYTHON (test/trinity/ci-install.sh: Trinity-RFT, torch, transformers, scienceworld)
+ * and Java. Skipped only when those are absent and CI is not set.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { compileFile } from "../../compiler/index.js";
+import { exportTrinity } from "../../targets/trinity/export.js";
+
+const PY = process.env.TRINITY_PYTHON ?? (existsSync(".venv-trinity/bin/python") ? ".venv-trinity/bin/python" : "python3");
+const has = spawnSync(PY, ["-c", "import torch, transformers, scienceworld, trinity.common.workflows"], { encoding: "utf8" }).status === 0
+  && spawnSync("java", ["-version"]).status === 0;
+const run = has || process.env.CI ? it : it.skip;
+
+const ROW = { task_desc: JSON.stringify({ task_name: "find-animal", var_num: 0, jar_path: "" }), targe: "" };
+
+function plugin(name: string, pacing: string): { dir: string; name: string } {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-wf-real-"));
+  const tasks = join(dir, "train.jsonl");
+  writeFileSync(tasks, JSON.stringify(ROW) + "\n");
+  const src = join(dir, "c.tcod");
+  writeFileSync(src, `import { opd } from "std/loss"
+import { f2b, b2f } from "std/tcod"
+import { scienceworld } from "std/envs"
+model teacher { path: "/path/to/teacher" }
+model student { path: "/path/to/student" }
+curriculum ${name} {
+  teacher:     teacher
+  student:     student
+  env:         scienceworld(split: "train", task_file: ${JSON.stringify(tasks)}, max_turns: 4 turns)
+  steps:       10
+  train_batch: 64 turns
+  ${pacing}
+}
+`);
+  const r = compileFile(src);
+  expect(r.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+  const e = exportTrinity(r.plans[0]!.plan, { target: "upstream" });
+  const out = join(dir, "plugin");
+  for (const [rel, text] of Object.entries(e.plugin!)) {
+    mkdirSync(dirname(join(out, rel)), { recursive: true });
+    writeFileSync(join(out, rel), text);
+  }
+  return { dir: out, name: e.workflow };
+}
+
+interface Exp { type: string; tokens: number; prompt_length: number; logprobs: number[]; teacher_logprobs: number[] | null; step: number; reward: number; metrics: Record<string, number>; response: string }
+interface RunOut { workflow_class: string; experiences: Exp[]; user_messages: string[] }
+
+/** Every plugin's runs in one Python process (Trinity's import and the models are built once). */
+function play(plugins: { dir: string; runs: object[] }[]): RunOut[][] {
+  const req = { seed: 7, sampled_tokens: 2, actions: ["look around", "open door to kitchen", "go to kitchen", "look around"], plugins };
+  const r = spawnSync(PY, [join(import.meta.dirname, "workflow_real.py")], { input: JSON.stringify(req), encoding: "utf8", maxBuffer: 1 << 26 });
+  expect(r.status, r.stderr.slice(-3000)).toBe(0);
+  return JSON.parse(r.stdout.trim().split("\n").pop()!) as RunOut[][];
+}
+
+function checkTurns(out: RunOut, firstStep: number): void {
+  expect(out.workflow_class).toBe("trinity.common.workflows.workflow.Workflow");
+  out.experiences.forEach((e, i) => {
+    expect(e.type).toBe("trinity.common.experience.Experience");
+    expect(e.step).toBe(firstStep + i);
+    expect(e.logprobs.length).toBe(e.tokens - e.prompt_length);
+    expect(e.teacher_logprobs).not.toBeNull();
+    expect(e.teacher_logprobs!.length).toBe(e.logprobs.length);
+    expect(e.logprobs.every((x) => Number.isFinite(x) && x <= 0)).toBe(true);
+    // Two different random models: the teacher's logprobs are not the student's.
+    expect(e.teacher_logprobs!.some((t, k) => Math.abs(t - e.logprobs[k]!) > 1e-4)).toBe(true);
+    expect(e.response).toMatch(/<action>.*<\/action>$/s);
+  });
+}
+
+describe("the generated workflow inside Trinity-RFT's classes, on the real ScienceWorld, with a tiny transformers model", () => {
+  run("f2b and b2f episodes become Trinity Experiences scored by the teacher; pacing, replay and semantics as tcod runs them", () => {
+    const f2b = plugin("sw_f2b", "horizon: f2b(every: 1 steps, max: 4 turns)");
+    const b2f = plugin("sw_b2f", "prefix: b2f(every: 1 steps)");
+    const [[train, evaluation], [replay]] = play([
+      { dir: f2b.dir, runs: [
+        { raw_task: ROW, batch_id: 2, workflow_args: { max_env_steps: 4 } },
+        { raw_task: ROW, batch_id: "2/eval", is_eval: true, workflow_args: { max_env_steps: 2 } },
+      ] },
+      { dir: b2f.dir, runs: [{ raw_task: { ...ROW, actions: ["look around", "open door to kitchen"] }, batch_id: 0, workflow_args: { max_env_steps: 4 } }] },
+    ]) as [[RunOut, RunOut], [RunOut]];
+
+    // f2b at step 2: three student turns (min(1 + 2, 4)), each a scored Experience.
+    checkTurns(train, 0);
+    expect(train.experiences).toHaveLength(3);
+    expect(train.experiences[0]!.metrics).toMatchObject({ tcod_cap: 3, tcod_truncated: 1, teacher_env_rounds: 0, student_env_rounds: 3, env_done: 0 });
+    // ScienceWorld semantics: a capped episode keeps best_score / 100 (0 ≤ r < 1 here).
+    expect(train.experiences.every((e) => e.reward >= 0 && e.reward < 1)).toBe(true);
+    // The env was stepped: the third prompt shows where the student's actions led.
+    expect(train.user_messages).toHaveLength(3);
+    expect(train.user_messages[2]).toContain("kitchen");
+    // Evaluation: its full max_env_steps, no cap, no teacher scoring.
+    expect(evaluation.experiences).toHaveLength(2);
+    expect(evaluation.experiences.every((e) => e.teacher_logprobs === null)).toBe(true);
+
+    // b2f at step 0: the row's 2 expert actions give p = 1 replayed turn, then Hmax − p = 3 student
+    // turns numbered from p; the replayed turn is history (shown in the prompt), not chat memory.
+    checkTurns(replay, 1);
+    expect(replay.experiences).toHaveLength(3);
+    expect(replay.experiences[0]!.metrics).toMatchObject({ teacher_env_rounds: 1, student_env_rounds: 3 });
+    expect(replay.user_messages[0]).toContain("look around");
+  }, 300_000);
+});
