@@ -4,7 +4,8 @@
  * constants, over every step for step-level values, over steps × expert lengths for episode-level ones.
  */
 import type { Span } from "../grammar/ast.js";
-import { evalScalar, type ExprDef, type ScalarVars, type ValueRef } from "../plan/expr.js";
+import { evalScalar, readsFeedback, type ExprDef, type ScalarVars, type ValueRef } from "../plan/expr.js";
+import { FeedbackTracker } from "../plan/feedback.js";
 import { PLAN_SCHEMA_ID } from "../plan/version.js";
 import { DEFAULT_LOG_RATIO_CLAMP, EMBEDDED_DEFAULTS, FIELD_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS } from "../plan/defaults.js";
 import type {
@@ -60,6 +61,24 @@ class Lowering {
     return true;
   }
 
+  /** The range check of a feedback value at step 1, before any step has finished. */
+  rangeAtStart(s: Scalar, what: string, ok: (v: number) => boolean, range: string, span: Span, lengths: number[], maxTurns: number): boolean {
+    const tracker = new FeedbackTracker({ v: { level: s.level, unit: "", tree: s.tree } });
+    for (const len of lengths) {
+      const vars: ScalarVars = { step: 1, total_steps: this.steps, "episode.expert_length": len, "episode.max_turns": maxTurns, ...tracker.vars() };
+      let v: number;
+      try { v = evalScalar(s.tree, vars, {}, tracker.view()); } catch { continue; }
+      if (!Number.isFinite(v) || !ok(v)) {
+        const at = `step 1${s.level === "episode" ? ` with episode.expert_length = ${len} turns` : ""}, before any step has finished (feedback.* read 0, smoothers their init, stages 0)`;
+        const r = Number.isFinite(v) ? range : "a finite number";
+        this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: `The value must stay ${r} from the first step on: bound it with \`max\`, \`min\` or \`clamp\`.` }), span);
+        this.ok = false;
+        return false;
+      }
+    }
+    return true;
+  }
+
   /**
    * Checks a value's range at every point it can take: a constant once; a step-level value at steps
    * 1..steps; an episode-level value also over expert lengths 0..maxTurns.
@@ -76,6 +95,9 @@ class Lowering {
     if (this.tooDeep(s, what, span)) return false;
     if (s.level === "turn" || s.level === "token") return true;
     const lengths = s.level === "episode" ? Array.from({ length: maxTurns + 1 }, (_, i) => i) : [0];
+    // A value that reads the run's metrics is known only on a trace; at step 1 no step has finished
+    // (feedback.* read 0, smoothers their init, stages 0), a state every run passes through: check it.
+    if (readsFeedback(s.tree)) return this.rangeAtStart(s, what, ok, range, span, lengths, maxTurns);
     const stride = Math.max(1, Math.ceil((this.steps * lengths.length) / 200_000));
     for (let step = 1; step <= this.steps; step = step === this.steps ? step + 1 : Math.min(this.steps, step + stride)) {
       for (const L of lengths) {
