@@ -71,7 +71,7 @@ class Lowering {
       if (!Number.isFinite(v) || !ok(v)) {
         const at = `step 1${s.level === "episode" ? ` with episode.expert_length = ${len} turns` : ""}, before any step has finished (feedback.* read 0, smoothers their init, stages 0)`;
         const r = Number.isFinite(v) ? range : "a finite number";
-        this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: `The value must stay ${r} from the first step on: bound it with \`max\`, \`min\` or \`clamp\`.` }), span);
+        this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: h.boundFromStart({ range: r }) }), span);
         this.ok = false;
         return false;
       }

@@ -100,6 +100,7 @@ export const hints = {
   // ranges (TC4001)
   chooseValue: "Choose a value {range}.",
   stayInRange: "The value must stay {range} over the whole run.",
+  boundFromStart: "The value must stay {range} from the first step on: bound it with `max`, `min` or `clamp`.",
   checkArithmetic: "Check the arithmetic of the values this field is built from.",
   batchExample: "e.g. `16 tasks × 8 rollouts`.",
   betasExample: "e.g. `betas: [0.9, 0.999]`.",
