@@ -4,6 +4,7 @@ import { explain, formatExplanation } from "../../compiler/explain.js";
 import { compileFile } from "../../compiler/index.js";
 import { UsageError } from "../../plan/errors.js";
 import { NeedsTraceError } from "../../plan/expr.js";
+import { graphText } from "../../plan/graph-view.js";
 import { readTrace } from "../trace.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
@@ -23,13 +24,15 @@ export function register(program: Command): void {
   program.command("explain")
     .description("Show a curriculum field: its value, binding-time level, where it came from, and its values at given steps.")
     .argument("<file>", ".tcod file")
-    .argument("<target>", "CURRICULUM.FIELD (or CURRICULUM.FIELD.MEMBER)")
+    .argument("<target>", "CURRICULUM.FIELD (or CURRICULUM.FIELD.MEMBER); with --graph, CURRICULUM")
     .option("--at <steps>", "comma-separated steps, e.g. 0,6,12,174,175")
     .option("--expert-length <turns>", "for episode-level values: comma-separated expert lengths")
     .option("--set <target=value>", "override (repeatable)", collect, [])
     .option("--trace <metrics.jsonl>", "for feedback-level values: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
     .option("--json", "the explanation as the JSON result line")
-    .action((file: string, target: string, o: { at?: string; expertLength?: string; set: string[]; trace?: string; json?: boolean }) => {
+    .option("--graph", "list the curriculum's execution graph: its nodes with their typed ports, and its edges")
+    .action((file: string, target: string, o: { at?: string; expertLength?: string; set: string[]; trace?: string; json?: boolean; graph?: boolean }) => {
+      if (o.graph) { explainGraph(file, target, o); return; }
       const trace = o.trace !== undefined ? readTrace(o.trace) : undefined;
       const steps0 = o.at !== undefined ? naturals("--at", o.at, "0,6,12") : undefined;
       const lengths = o.expertLength !== undefined ? naturals("--expert-length", o.expertLength, "4,8,12") : undefined;
@@ -53,6 +56,19 @@ export function register(program: Command): void {
       else process.stdout.write(formatExplanation(e) + "\n");
       process.exitCode = EXIT_OK;
     });
+}
+
+/** `tcod explain FILE CURRICULUM --graph`: the nodes, ports and edges of the compiled plan's graph. */
+function explainGraph(file: string, target: string, o: { set: string[]; json?: boolean }): void {
+  const [cur, ...rest] = target.split(".");
+  if (!cur || rest.length > 0) throw new UsageError(`target '${target}': with --graph, name a curriculum only`, { hint: "e.g. tcod explain FILE my_curriculum --graph" });
+  const r = compileFile(file, { overrides: o.set, curriculum: cur, sweeps: false });
+  printDiagnostics(r, !!o.json);
+  if (!r.ok) { process.exitCode = EXIT_USER; return; }
+  const plan = r.plans[0]!.plan;
+  if (o.json) result({ name: plan.name, nodes: plan.graph.nodes.map((n) => ({ id: n.id, kind: n.kind })), edges: plan.graph.edges });
+  else process.stdout.write(graphText(plan) + "\n");
+  process.exitCode = EXIT_OK;
 }
 
 function defaultSteps(total: number): number[] {

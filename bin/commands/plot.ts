@@ -11,20 +11,23 @@ import { lineChart } from "../../runtime/report/svg-chart.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { UsageError } from "../../plan/errors.js";
 import { ensureOutDir } from "../out-path.js";
+import { graphMermaid, graphSvg } from "../../plan/graph-view.js";
 import { naturals } from "./explain.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { jsonMode, result } from "../json-output.js";
 
 export function register(program: Command): void {
   program.command("plot")
-    .description("Plot every schedule of each curriculum over its steps: terminal sparklines, and SVG with --out.")
+    .description("Plot every schedule of each curriculum over its steps: terminal sparklines, and SVG with --out (with --graph: the execution graph).")
     .argument("<file>", ".tcod file")
     .option("-o, --out <dir>", "also write DIR/NAME.schedules.svg")
     .option("--set <target=value>", "override (repeatable)", collect, [])
     .option(...MAX_POINTS_FLAG)
     .option("--expert-length <turns>", "expert length for episode-level schedules (b2f prefix)", "10")
     .option("--trace <metrics.jsonl>", "for feedback-level schedules: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
-    .action((file: string, o: { out?: string; set: string[]; expertLength: string; trace?: string; maxPoints?: string }) => {
+    .option("--graph", "draw each curriculum's execution graph instead: Mermaid text on stdout; with --out also DIR/NAME.graph.svg and DIR/NAME.graph.mmd")
+    .action((file: string, o: { out?: string; set: string[]; expertLength: string; trace?: string; maxPoints?: string; graph?: boolean }) => {
+      if (o.graph) { plotGraphs(file, o); return; }
       const trace = o.trace !== undefined ? readTrace(o.trace) : undefined;
       const untraced: string[] = [];
       const lengths = naturals("--expert-length", o.expertLength, "10");
@@ -80,6 +83,31 @@ export function register(program: Command): void {
       result({ plans: plotted });
       process.exitCode = EXIT_OK;
     });
+}
+
+/** `tcod plot FILE --graph`: the plan/2 graph of each curriculum as Mermaid (stdout) and, with --out, SVG and .mmd files. */
+function plotGraphs(file: string, o: { out?: string; set: string[] }): void {
+  if (o.out) ensureOutDir(o.out);
+  const r = compileFile(file, { overrides: o.set });
+  printDiagnostics(r, false);
+  if (!r.ok) { process.exitCode = EXIT_USER; return; }
+  const drawn: { name: string; nodes: number; edges: number; mermaid: string; svg?: string; mmd?: string }[] = [];
+  for (const { plan } of r.plans) {
+    const mermaid = graphMermaid(plan);
+    const entry: (typeof drawn)[number] = { name: plan.name, nodes: plan.graph.nodes.length, edges: plan.graph.edges.length, mermaid };
+    if (!jsonMode()) process.stdout.write(`%% ${plan.name}\n${mermaid}`);
+    if (o.out) {
+      mkdirSync(o.out, { recursive: true });
+      entry.svg = join(o.out, `${safeFileName(plan.name)}.graph.svg`);
+      entry.mmd = join(o.out, `${safeFileName(plan.name)}.graph.mmd`);
+      writeFileSync(entry.svg, graphSvg(plan));
+      writeFileSync(entry.mmd, mermaid);
+      if (!jsonMode()) process.stdout.write(`%% → ${entry.svg}, ${entry.mmd}\n`);
+    }
+    drawn.push(entry);
+  }
+  result({ graphs: drawn });
+  process.exitCode = EXIT_OK;
 }
 
 const fmt = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4))));

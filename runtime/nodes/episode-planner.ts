@@ -7,6 +7,7 @@
  * Values are floored to whole turns; a cap below 1 turn is an error naming the expression.
  */
 import type { NodeOf } from "../../plan/schema.js";
+import { ExprError } from "../../plan/expr.js";
 import { mixSeed, SEED_PURPOSE } from "../seeds.js";
 import type { RunContext } from "./context.js";
 import { input, type EpisodePlan, type Executor, type PortData } from "./executor.js";
@@ -45,7 +46,8 @@ export async function runEpisodePlanner(node: NodeOf<"EpisodePlanner">, ctx: Run
     let cap = p.maxTurns;
     if (input.depth !== undefined) cap = input.depth;
     else if (p.horizon !== undefined) cap = Math.floor(ctx.state.atEpisode(p.horizon, vars));
-    if (cap < 1) throw new Error(`the horizon evaluates to ${cap} turns at step ${input.step}; it must be at least 1 turn`);
+    // A coded error (TC7005): a feedback-paced horizon is range-checked by the compiler at step 1 only.
+    if (!(cap >= 1)) throw new ExprError(`the horizon evaluates to ${cap} turns at step ${input.step}; it must be at least 1 turn`, { hint: "Bound the schedule with max(1 turn, …)." });
     cap = Math.min(cap, p.maxTurns);
     let prefix = 0;
     if (p.prefix !== undefined) prefix = Math.max(0, Math.min(Math.floor(ctx.state.atEpisode(p.prefix, vars)), expert.length));

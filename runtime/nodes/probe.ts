@@ -7,7 +7,7 @@
  */
 import { nextAdaptiveCap, probeProfile } from "../adaptive-depth.js";
 import type { ScoredEpisode } from "../replay.js";
-import { mixSeed, permutation, SEED_PURPOSE } from "../seeds.js";
+import { mixSeed, probeTaskIndices, SEED_PURPOSE } from "../seeds.js";
 import { turnKlMeans } from "../signals/kl.js";
 import { input, type EpisodePlan, type Executor } from "./executor.js";
 
@@ -19,9 +19,9 @@ export const probeExecutor: Executor<"Probe"> = {
     const pool = ctx.envs.get(p.env);
     if (!spec || !pool) throw new Error(`Probe: env ${p.env} is not in the plan's resources`);
     const all = await pool.tasks(spec.split);
-    const perm = permutation(all.length, mixSeed(ctx.seed, SEED_PURPOSE.probe, ctx.step));
-    const plans: EpisodePlan[] = Array.from({ length: p.episodes }, (_, i) => ({
-      index: i, task: all[perm[i % all.length]!]!, group: i, prefixActions: [], studentTurns: p.maxTurns,
+    const draw = probeTaskIndices(ctx.seed, ctx.step, p.episodes, all.length);
+    const plans: EpisodePlan[] = draw.map((t, i) => ({
+      index: i, task: all[t]!, group: i, prefixActions: [], studentTurns: p.maxTurns,
       capped: false, truncatedReward: p.truncatedReward,
       seed: mixSeed(ctx.seed, SEED_PURPOSE.probe, ctx.step, i), horizon: p.maxTurns, expertLength: 0,
     }));

@@ -1,7 +1,7 @@
 /**
  * Signals: the pure numerics of OPD curricula over typed arrays — per-token KL and entropy, OPD and
  * GRPO advantages, their annealed blend, T-DUR turn weights, loss aggregation weights, policy losses
- * with gradients, SFT rows and truncation rules. No I/O, no clock, no randomness.
+ * with gradients and SFT rows (how a capped episode is scored is rollout.ts's, by env semantics). No I/O, no clock, no randomness.
  */
 export * from "./layout.js";
 export * from "./kl.js";
@@ -12,4 +12,3 @@ export * from "./mixture.js";
 export * from "./tdur.js";
 export * from "./sft.js";
 export * from "./losses.js";
-export * from "./truncation.js";

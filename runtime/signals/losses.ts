@@ -3,10 +3,14 @@
  * log-probability of the sampled token, `old` the sampling (or recomputed) log-probability and A the
  * advantage. The learner forms Σ w·ℓ (aggregate.ts) and back-propagates Σ w·dℓ/dlp.
  *
- * - `importance_sampling`: ℓ = −exp(lp − old)·A, dℓ/dlp = ℓ, no clip. Trinity
- *   (`importance_sampling_policy_loss.py`) clamps lp − old to ±20 first, like its PPO loss: our
- *   default (`logRatioBound: 20`; outside the bound the gradient is 0). Tinker's built-in has no
- *   clamp: `logRatioBound: null`.
+ * - `importance_sampling`: ℓ = −exp(clamp(lp − old, −c, c))·A, dℓ/dlp = ℓ strictly inside the clamp,
+ *   0 outside and at ±c (as autograd through torch.clamp does: measured with torch 2.15, the
+ *   worker's and Trinity's, a clamp passes no gradient at its bounds). Trinity-RFT
+ *   (`trinity/algorithm/policy_loss_fn/importance_sampling_policy_loss.py`) clamps with c = 20, like
+ *   its PPO loss: the default, and what a plan carries in Update.logRatioClamp. Tinker's built-in
+ *   has no clamp: `logRatioBound: null`. The one definition: the embedded student calls
+ *   `importanceSamplingToken`, the worker (worker/tcod_worker/losses.py) and Trinity are checked
+ *   against the same vectors (test/vectors/importance-sampling.json).
  * - `ppo` (Trinity `ppo_policy_loss.py`, as verl `compute_policy_loss`):
  *     ratio = exp(clamp(lp − old, −20, 20))
  *     ℓ₁ = −A·ratio, ℓ₂ = −A·clamp(ratio, 1 − ε_low, 1 + ε_high), ℓ_clip = max(ℓ₁, ℓ₂)
@@ -15,9 +19,10 @@
  *   its range (torch passes it at the bounds too, and so do we); max/min pass it to the branch they
  *   return, preferring ℓ₁ on ties (where ties matter the two branches have equal derivatives).
  */
+import { DEFAULT_LOG_RATIO_CLAMP } from "../../plan/defaults.js";
 import { SignalError, expectSameLength } from "./layout.js";
 
-const LOG_RATIO_BOUND = 20;
+const LOG_RATIO_BOUND = DEFAULT_LOG_RATIO_CLAMP;
 
 export interface TokenLosses {
   loss: Float64Array;
@@ -30,6 +35,15 @@ export interface IsOptions {
   logRatioBound?: number | null;
 }
 
+/** One token's importance-sampling loss ℓ and dℓ/dlp, for a log-ratio d = lp − old (bound null: no clamp). */
+export function importanceSamplingToken(d: number, adv: number, bound: number | null): { loss: number; grad: number } {
+  if (bound === null || (d > -bound && d < bound)) {
+    const loss = -Math.exp(d) * adv;
+    return { loss, grad: loss };
+  }
+  return { loss: -Math.exp(Math.sign(d) * bound) * adv, grad: 0 };
+}
+
 /** Trinity/Tinker importance-sampling loss per token. */
 export function importanceSamplingLoss(logp: Float64Array, oldLogp: Float64Array, adv: Float64Array, opts: IsOptions = {}): TokenLosses {
   const bound = opts.logRatioBound === undefined ? LOG_RATIO_BOUND : opts.logRatioBound;
@@ -39,11 +53,9 @@ export function importanceSamplingLoss(logp: Float64Array, oldLogp: Float64Array
   const loss = new Float64Array(logp.length), grad = new Float64Array(logp.length);
   for (let t = 0; t < logp.length; t++) {
     if (adv[t] === 0) continue; // masked tokens carry A = 0: no loss, no gradient, placeholders not read
-    const d = logp[t]! - oldLogp[t]!;
-    const inside = bound === null || (d >= -bound && d <= bound);
-    const l = -Math.exp(inside ? d : Math.sign(d) * bound!) * adv[t]!;
-    loss[t] = l;
-    grad[t] = inside ? l : 0;
+    const tl = importanceSamplingToken(logp[t]! - oldLogp[t]!, adv[t]!, bound);
+    loss[t] = tl.loss;
+    grad[t] = tl.grad;
   }
   return { loss, grad };
 }

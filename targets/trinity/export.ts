@@ -181,6 +181,7 @@ export const REFUSED_CONSTRUCTS: Readonly<Record<string, string>> = {
   "trajectory rows": "seq_mean_token_mean over whole-trajectory rows (Trinity trains one row per turn)",
   "learning-rate schedule": "an lr expression (Trinity schedules lr only with its own scheduler keys)",
   "optimizer eps": "verl's Adam eps is fixed at 1e-8",
+  "log-ratio clamp": "Trinity's policy losses clamp log π − log π_old at a fixed ±20",
   train_batch: "`train_batch: 0` (the whole step): train_batch_size is a fixed number of turns",
   "eval every": "evaluations at different intervals: one explorer.eval_interval",
   "eval at_start": "some evaluations at the start and others not: one explorer.eval_on_startup",
@@ -221,6 +222,9 @@ const LOSS_AGG: Record<string, string> = {
   // One Trinity row is one turn, so the mean over rows of per-row token means is the turn mean.
   turn_mean: "seq-mean-token-mean",
 };
+
+/** Trinity-RFT's fixed clamp of the policy losses' log-ratio. */
+const TRINITY_LOG_RATIO_CLAMP = 20;
 
 /** Optimiser epsilon of verl's AdamW; Trinity's OptimizerConfig has no key for it. */
 const VERL_ADAM_EPS = 1e-8;
@@ -349,6 +353,9 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   // ---- update ----
   const lr = constantOverRun(update.optimizer.lr, plan.exprs, steps);
   if (lr === undefined) fail("learning-rate schedule", "a learning-rate schedule written as an expression cannot be exported: Trinity schedules lr only with its own lr_scheduler_type/warmup keys, and Adam's scale invariance rules out folding it into the advantages", "Use a constant `lr:`, or train with `tcod run`.", originOf(update.optimizer.lr));
+  // Trinity-RFT's importance_sampling and ppo losses clamp the log-ratio at a fixed ±20
+  // (trinity/algorithm/policy_loss_fn/*_policy_loss.py); test/trinity/is-vectors.test.ts checks it.
+  if (update.logRatioClamp !== TRINITY_LOG_RATIO_CLAMP) fail("log-ratio clamp", `the plan clamps log π − log π_old at ±${update.logRatioClamp}, but Trinity-RFT's policy losses clamp it at a fixed ±${TRINITY_LOG_RATIO_CLAMP}`, `Export a plan with Update.logRatioClamp ${TRINITY_LOG_RATIO_CLAMP} (what \`tcod compile\` writes), or train with \`tcod run\`.`);
   if (update.optimizer.eps !== VERL_ADAM_EPS) fail("optimizer eps", `Adam eps ${update.optimizer.eps} cannot be set in Trinity (verl uses ${VERL_ADAM_EPS})`, `Use eps: ${VERL_ADAM_EPS}.`);
   if (update.trainBatchTurns === 0) fail("train_batch", "the plan trains on every turn of a step at once, which Trinity cannot express: its train_batch_size is a fixed number of turns (experiences) per update", "Set `train_batch:` to a number of turns, e.g. `train_batch: 64 turns` as in TCOD's configs.");
   const evalEvery = [...new Set(evals.map((e) => e.every))];
@@ -503,6 +510,13 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   // ---- plugin ----
   let plugin: PluginFiles | undefined;
   if (needsPluginWorkflow || needsPluginAdvantage) {
+    // TurnOPD probes play tasks of the probed env's split, drawn with the run seed (plan/seeds.ts).
+    const probeNode = nodeOf(plan, "Probe")?.params;
+    const probeEnv = probeNode ? plan.resources.envs[probeNode.env] : undefined;
+    const probeSpec = probeEnv?.taskFile ? {
+      seed: plan.clock.seed,
+      taskset: { path: probeEnv.taskFile, split: trinitySplit(probeEnv.split), promptKey: typeof probeEnv.params.prompt_key === "string" ? probeEnv.params.prompt_key : TRINITY_ENVS[probeEnv.kind]?.promptKey ?? "prompt" },
+    } : undefined;
     const spec: PluginSpec = {
       schema: "tcod.trinity-plugin/2",
       plan: plan.name,
@@ -521,6 +535,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
           // Feedback rules: the workflow's named actor observes each finished step (tcod_workflow.py).
           ...(pacingReadsFeedback ? { feedback: { staleness: update.staleness, episodesPerStep: sampler.tasksPerStep * sampler.rolloutsPerTask } } : {}),
         },
+        ...(probeSpec ? { probe: probeSpec } : {}),
         agent,
         semantics: semanticsOf(env.kind),
         temperature: rolloutTemp!,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { tokenPolicyLoss, type PolicyLossParams } from "../../runtime/backends/embedded/policy-loss.js";
 
-const IS: PolicyLossParams = { fn: "importance_sampling", clip: 0.2, clipRatioC: 3 };
-const PPO: PolicyLossParams = { fn: "ppo", clip: 0.2, clipRatioC: 3 };
+const IS: PolicyLossParams = { fn: "importance_sampling", clip: 0.2, clipRatioC: 3, logRatioClamp: 20 };
+const PPO: PolicyLossParams = { fn: "ppo", clip: 0.2, clipRatioC: 3, logRatioClamp: 20 };
 
 describe("tokenPolicyLoss", () => {
   it("importance sampling: −exp(lp − old)·A, hand-computed", () => {

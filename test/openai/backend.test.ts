@@ -102,12 +102,13 @@ describe("createOpenAIBackend (vLLM dialect)", () => {
     await noTrainer.close();
 
     const row = { tokens: [1, 100, 101, 2], mask: [0, 1, 1, 1], advantages: [0, 0.1, -0.2, 0.3], oldLogprobs: [0, -1, -1, -1], lossWeights: [0, 1 / 3, 1 / 3, 1 / 3] };
-    const stats = await s.train([row], { lr: 1e-5, lossFn: "importance_sampling", clip: 0.2, gradClip: 1 });
+    const stats = await s.train([row], { lr: 1e-5, lossFn: "importance_sampling", clip: 0.2, gradClip: 1, logRatioClamp: 20 });
     expect(stats).toEqual({ loss: 0.5, gradNorm: 0.25, tokens: 3 });
     expect(s.version()).toBe(1);
     const trainerSeen = (await seen(trainerUrl)).filter((x) => !["/tokenize", "/detokenize", "/info"].includes(x.path));
     expect(trainerSeen.map((x) => x.path)).toEqual(["/forward_backward", "/optim_step", "/save"]);
-    expect(trainerSeen[0]!.body).toMatchObject({ loss: "importance_sampling", clip: 0.2, dual_clip: 3, rows: [{ old_logprobs: row.oldLogprobs, loss_weights: row.lossWeights }] });
+    // The plan's clamp travels with the call (the worker clamps only when told: Tinker's loss has none).
+    expect(trainerSeen[0]!.body).toMatchObject({ loss: "importance_sampling", clip: 0.2, dual_clip: 3, log_ratio_clamp: 20, rows: [{ old_logprobs: row.oldLogprobs, loss_weights: row.lossWeights }] });
     expect(trainerSeen[2]!.body).toMatchObject({ path: join(adapterDir, "step-1"), kind: "lora" });
     expect(existsSync(join(adapterDir, "step-1", "adapter_config.json"))).toBe(true);
 

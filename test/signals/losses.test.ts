@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
-  aggregateLoss, classifyEpisodeEnd, importanceSamplingLoss, lastTurnFlags, layoutFromRows, lossWeights, ppoLoss,
-  sftAdvantages, sftNll, trainingReward, truncatedTurnFlags, turnRewards,
+  aggregateLoss, importanceSamplingLoss, layoutFromRows, lossWeights, ppoLoss, sftAdvantages, sftNll,
 } from "../../runtime/signals/index.js";
 
 const f64 = (xs: number[]) => Float64Array.from(xs);
@@ -96,33 +95,5 @@ describe("SFT rows", () => {
   });
   it("rejects positive logprobs", () => {
     expect(() => sftNll(layout, f64([0, 0.1, -1]), f64([0, 0.5, 0.5]))).toThrow(/token 1/);
-  });
-});
-
-describe("truncation", () => {
-  it("classifies episode ends", () => {
-    expect(classifyEpisodeEnd({ done: false, turns: 3, cap: 3, maxTurns: 30 })).toBe("cap");
-    expect(classifyEpisodeEnd({ done: false, turns: 30, cap: 31, maxTurns: 30 })).toBe("limit");
-    expect(classifyEpisodeEnd({ done: false, turns: 30, cap: 30, maxTurns: 30 })).toBe("limit");
-    expect(classifyEpisodeEnd({ done: false, turns: 30, maxTurns: 30 })).toBe("limit");
-    expect(classifyEpisodeEnd({ done: true, turns: 2, cap: 3, maxTurns: 30 })).toBe("done");
-  });
-  it("refuses impossible ends", () => {
-    expect(() => classifyEpisodeEnd({ done: false, turns: 2, cap: 3, maxTurns: 30 })).toThrow(/limit is 3 turns/);
-    expect(() => classifyEpisodeEnd({ done: true, turns: 4, cap: 3, maxTurns: 30 })).toThrow(/exceed/);
-    expect(() => classifyEpisodeEnd({ done: true, turns: 1, cap: 0, maxTurns: 30 })).toThrow(/cap = 0/);
-  });
-  it("a capped training episode gets reward 0 (TCOD), others keep the env's reward", () => {
-    expect(trainingReward("cap", 1)).toBe(0);
-    expect(trainingReward("cap", 0.7, -1)).toBe(-1);
-    expect(trainingReward("limit", 0.35)).toBe(0.35);
-    expect(trainingReward("done", 1)).toBe(1);
-  });
-  it("per-turn helpers", () => {
-    expect([...turnRewards(3, 0.5)]).toEqual([0.5, 0.5, 0.5]);
-    const ep = Int32Array.from([0, 0, 1, 1, 1, 2]);
-    expect([...truncatedTurnFlags(ep, ["cap", "done", "limit"])]).toEqual([1, 1, 0, 0, 0, 0]);
-    expect([...lastTurnFlags(ep)]).toEqual([0, 1, 0, 0, 1, 1]);
-    expect(() => truncatedTurnFlags(ep, ["cap"])).toThrow(/episode 1/);
   });
 });

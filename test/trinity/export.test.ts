@@ -180,6 +180,13 @@ describe("errors name the construct", () => {
     expect(e.notes.join("\n")).toMatch(/warning: b2f on webshop: .*no expert actions/);
     expect(exportTrinity(makePlan({ name: "a", prefix: b2fTree(4) }), fork).notes.join("\n")).not.toMatch(/warning/);
   });
+  it("a plan whose importance-sampling clamp is not Trinity's fixed ±20 is refused, naming both", () => {
+    const p = makePlan({ name: "clamp" });
+    (p.graph.nodes.find((n) => n.kind === "Update")!.params as { logRatioClamp: number }).logRatioClamp = 5;
+    const err = exportError(() => exportTrinity(p, fork));
+    expect(err.issues.map((i) => i.construct)).toEqual(["log-ratio clamp"]);
+    expect(err.issues[0]!.message).toMatch(/±5.*fixed ±20/);
+  });
   it("a learning rate from a TypeScript extension is a named error, not a crash", () => {
     const p = makePlan({ name: "lrx", lr: { expr: "lr" }, extraExprs: { lr: { op: "ext", fn: "warmup", args: [step] } as ExprTree } });
     expect(exportError(() => exportTrinity(p, fork)).issues.map((i) => i.construct)).toEqual(["learning-rate schedule"]);

@@ -2,15 +2,17 @@
  * Per-token policy losses of the embedded student, with their exact derivative with respect to the
  * token's log-probability (the rest of the chain rule is the softmax's, in student.ts).
  *
- * - `importance_sampling` (Tinker's built-in, Trinity's importance_sampling_policy_loss):
- *   ℓ = −exp(lp − old)·A, no clipping. With old = lp (detached) and A = 1 this is cross-entropy
- *   (SFT): dℓ/dlp = −1.
+ * - `importance_sampling`: runtime/signals/losses.ts `importanceSamplingToken`, the one definition
+ *   (ℓ = −exp(clamp(lp − old, ±c))·A with the plan's Update.logRatioClamp c; null = Tinker's, no
+ *   clamp). With old = lp (detached) and A = 1 this is cross-entropy (SFT): dℓ/dlp = −1.
  * - `ppo` (Trinity/verl ppo_policy_loss): ratio = exp(clamp(lp − old, ±20)),
  *   ℓ = max(−A·ratio, −A·clip(ratio, 1 − ε, 1 + ε)), and for A < 0 the dual clip
  *   ℓ = min(ℓ, −A·c) with c = clip_ratio_c (Trinity default 3.0).
  * Sub-gradients follow PyTorch: clamp passes the gradient on its closed interval, and
  * maximum/minimum split it evenly on ties.
  */
+
+import { importanceSamplingToken } from "../../signals/losses.js";
 
 export type PolicyLossFn = "importance_sampling" | "ppo";
 
@@ -20,6 +22,8 @@ export interface PolicyLossParams {
   clip: number;
   /** PPO dual-clip constant c for negative advantages (Trinity clip_ratio_c, default 3.0). */
   clipRatioC: number;
+  /** importance_sampling: the clamp c of lp − old (the plan's Update.logRatioClamp); null = none. */
+  logRatioClamp: number | null;
 }
 
 export interface TokenLoss { loss: number; dLossDlp: number }
@@ -28,8 +32,8 @@ const LOG_RATIO_BOUND = 20;
 
 export function tokenPolicyLoss(lp: number, old: number, adv: number, p: PolicyLossParams): TokenLoss {
   if (p.fn === "importance_sampling") {
-    const ratio = Math.exp(lp - old);
-    return { loss: -ratio * adv, dLossDlp: -ratio * adv };
+    const t = importanceSamplingToken(lp - old, adv, p.logRatioClamp);
+    return { loss: t.loss, dLossDlp: t.grad };
   }
   const logRatio = lp - old;
   const inClamp = logRatio >= -LOG_RATIO_BOUND && logRatio <= LOG_RATIO_BOUND ? 1 : 0;

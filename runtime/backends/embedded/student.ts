@@ -29,6 +29,7 @@ import {
   type FeatureVocabulary, type PromptWords,
 } from "./features.js";
 import { tokenPolicyLoss, type PolicyLossFn } from "./policy-loss.js";
+import { DEFAULT_LOG_RATIO_CLAMP } from "../../../plan/defaults.js";
 import { sfc32 } from "./prng.js";
 import { readStudentState, writeStudentState } from "./state-io.js";
 import type { WordTokenizer } from "./tokenizer.js";
@@ -117,6 +118,8 @@ export interface EmbeddedTrainOptions {
   lossFn: PolicyLossFn;
   clip: number;
   gradClip: number;
+  /** importance_sampling: clamp of lp − old (the plan's Update.logRatioClamp); absent = the default, ±20. */
+  logRatioClamp?: number;
   betas?: [number, number];
   eps?: number;
   weightDecay?: number;
@@ -305,9 +308,9 @@ export class EmbeddedStudent implements StudentBackend {
    * Σ over rows and masked positions of lossWeights·ℓ, and its exact gradient with respect to W
    * and b (temperature 1). Pure with respect to the model: reads the weights, changes nothing.
    */
-  lossAndGradient(rows: TrainRow[], opt: { lossFn: PolicyLossFn; clip: number }): LossGradient {
+  lossAndGradient(rows: TrainRow[], opt: { lossFn: PolicyLossFn; clip: number; logRatioClamp?: number }): LossGradient {
     const V = this.V;
-    const params = { fn: opt.lossFn, clip: opt.clip, clipRatioC: this.clipRatioC };
+    const params = { fn: opt.lossFn, clip: opt.clip, clipRatioC: this.clipRatioC, logRatioClamp: opt.logRatioClamp ?? DEFAULT_LOG_RATIO_CLAMP };
     const bias = new Float64Array(V);
     const gPtr = new Float64Array(this.pointer.length);
     const grads = new Map<number, Float64Array>();

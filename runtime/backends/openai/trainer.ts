@@ -26,6 +26,8 @@ export interface TrainOptions {
   weightDecay?: number;
   /** Temperature of the reverse-KL loss (worker holds the teacher). */
   temperature?: number;
+  /** importance_sampling: clamp of lp − old before exp (the plan's Update.logRatioClamp; runtime/signals/losses.ts). */
+  logRatioClamp?: number;
 }
 
 export interface ForwardBackwardResult { loss: number; tokens: number; metrics: Record<string, number> }
@@ -53,6 +55,8 @@ export class WorkerTrainer {
       // Always sent: the worker requires the field to be present (null switches dual clipping off).
       dual_clip: o.dualClip === undefined ? DEFAULT_DUAL_CLIP : o.dualClip,
       ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+      // The plan's clamp; the worker leaves the log-ratio unclamped (Tinker's loss) only when it is absent.
+      ...(o.logRatioClamp !== undefined ? { log_ratio_clamp: o.logRatioClamp } : {}),
     };
     return this.client.postJson("/forward_backward", body, (j) => {
       const x = asObject(j, "");

@@ -30,6 +30,9 @@ export interface PluginSpec {
       /** Feedback-paced: the staleness lag and how many training episodes make one step's observation. */
       feedback?: { staleness: number; episodesPerStep: number };
     };
+    /** TurnOPD: what the probe episodes play, drawn as `tcod run` draws them (plan/seeds.ts
+     *  `probeTaskIndices` over the probed split's rows): the run seed and that taskset. */
+    probe?: { seed: number; taskset: { path: string; split: "train" | "test"; promptKey: string } };
     agent: AgentFormat;
     /** The env's episode semantics (plan/env-semantics.ts), the same data tcod's runtime reads. */
     semantics: EpisodeSemantics;

@@ -17,13 +17,15 @@ from the plan instead of hard-coding it; it drives ALFWorld, ScienceWorld and We
   WebShop: 0) or keeps its score (ScienceWorld: best_score / 100); WebShop answers an action that
   is not available with an error message without stepping;
 - TurnOPD adaptive depth: one probing definition with tcod's runtime (`_depth_controller`): probe
-  episodes never train and the cap moves between steps;
+  episodes play the tasks tcod's runtime draws (core.probe_task_indices), never train, and the
+  cap moves between steps;
 - every student turn is one experience with the teacher's logprobs on its response tokens.
 """
 import asyncio
 import json
 import os
 import sys
+import types
 from typing import List, Optional
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,9 +54,10 @@ def _depth_controller():
     profile moves the cap (core.next_adaptive_cap), and that cap is the cap of step t's training
     episodes and of every later step until the next probe. So the cap moves between steps, never
     inside one: a training episode of step s waits until the probe of the last probe step ≤ s has
-    reported. Probe tasks: the runtime draws them (seeded) from the split; here the first
-    `probe_episodes` workflows to start at step t probe their own task, then play their training
-    episode like the others.
+    reported. Probe tasks: the same draw as the runtime's, core.probe_task_indices(run seed, t,
+    probe_episodes, number of rows of the probed split) over the split's rows in order (spec
+    `workflow.probe`); the first `probe_episodes` workflows to start at step t each claim one probe
+    slot, play that slot's task, then play their own training episode like the others.
     """
     import ray
 
@@ -73,18 +76,21 @@ def _depth_controller():
             self.claimed = {}
             self.reports = {}
 
-        def claim_probe(self, step: int) -> bool:
+        def claim_probe(self, step: int) -> int:
+            """The probe slot (0 … probe_episodes − 1) this workflow plays at `step`, or −1."""
             if step % self.every != 0 or self.claimed.get(step, 0) >= self.n:
-                return False
-            self.claimed[step] = self.claimed.get(step, 0) + 1
-            return True
+                return -1
+            slot = self.claimed.get(step, 0)
+            self.claimed[step] = slot + 1
+            return slot
 
-        def report(self, step: int, turn_kl: list) -> None:
-            got = self.reports.setdefault(step, [])
-            got.append(list(turn_kl))
+        def report(self, step: int, slot: int, turn_kl: list) -> None:
+            got = self.reports.setdefault(step, {})
+            got[slot] = list(turn_kl)
             if len(got) == self.n:
                 last = self.cap(step - self.every) if step - self.every > 0 else self.caps[0]
-                self.caps[step] = self.core.next_adaptive_cap(self.a, self.core.probe_profile(got), last, self.hmax)
+                profile = self.core.probe_profile([got[k] for k in sorted(got)])  # in probe order, as the runtime
+                self.caps[step] = self.core.next_adaptive_cap(self.a, profile, last, self.hmax)
 
         def cap(self, step: int):
             """The cap of step `step`'s training episodes, or None until its probe has reported."""
@@ -150,6 +156,35 @@ def _feedback_controller():
     return FeedbackController.options(name=f"tcod_feedback_{WF['name']}", get_if_exists=True).remote(
         SPEC["exprs"], PACING["feedback"], int(PACING["totalSteps"]), _HERE
     )
+
+
+_PROBE_ROWS = None
+
+
+def probe_rows() -> list:
+    """The rows of the probed split, in order, as Trinity's task reader yields them: a JSONL file
+    line by line, a directory through datasets.load_dataset(path, split=…) (plan/taskset.ts)."""
+    global _PROBE_ROWS
+    if _PROBE_ROWS is None:
+        ts = WF["probe"]["taskset"]
+        if os.path.isdir(ts["path"]):
+            from datasets import load_dataset
+
+            _PROBE_ROWS = [dict(r) for r in load_dataset(ts["path"], split=ts["split"])]
+        else:
+            with open(ts["path"], encoding="utf-8") as f:
+                _PROBE_ROWS = [json.loads(line) for line in f if line.strip()]
+    return _PROBE_ROWS
+
+
+def _probe_task(step: int, slot: int):
+    """The task probe slot `slot` plays at `step`: core.probe_task_indices, as tcod's runtime draws."""
+    if "probe" not in WF:
+        raise ValueError("tcod workflow: TurnOPD probes need the probed env's taskset (spec workflow.probe)")
+    rows = probe_rows()
+    row = rows[core.probe_task_indices(int(WF["probe"]["seed"]), step, int(PACING["adaptive"]["probeEpisodes"]), len(rows))[slot]]
+    desc = row.get(WF["probe"]["taskset"]["promptKey"])
+    return types.SimpleNamespace(task_desc=desc if isinstance(desc, str) else str(desc), raw_task=row, is_eval=False)
 
 
 class _AlfworldEnv:
@@ -325,15 +360,20 @@ class TcodPlanWorkflow(Workflow):
         cap = None
         if "adaptive" in PACING:
             controller = _depth_controller()
-            if await controller.claim_probe.remote(self.step):
+            slot = await controller.claim_probe.remote(self.step)
+            if slot >= 0:
                 kls = []
 
                 async def probe_score(exp):
                     kls.append(await self._score(exp) / max(len(exp.logprobs), 1))
 
                 hmax = int(PACING["maxTurns"])
-                await self._play(env, {"cap": hmax, "prefix": 0, "student_turns": hmax, "capped": False}, [], probe_score)
-                await controller.report.remote(self.step, kls)  # the probe episode itself never trains
+                probe_env = ENV_FACTORIES[WF["env"]](_probe_task(self.step, slot))
+                try:
+                    await self._play(probe_env, {"cap": hmax, "prefix": 0, "student_turns": hmax, "capped": False}, [], probe_score)
+                finally:
+                    probe_env.close()
+                await controller.report.remote(self.step, slot, kls)  # the probe episode itself never trains
             while (cap := await controller.cap.remote(self.step)) is None:
                 await asyncio.sleep(1.0)
         tracker = feedback = None

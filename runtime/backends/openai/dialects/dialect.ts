@@ -108,3 +108,23 @@ export function only<T>(reqs: T[]): T {
   if (reqs.length !== 1 || reqs[0] === undefined) throw new Error(`expected exactly one request per call, got ${reqs.length}`);
   return reqs[0];
 }
+
+/** One scored position as a dialect reads it: the scored token's logprob, and its alternatives when top-k is asked. */
+export interface PositionLogprobs { logprob: number; alternatives?: () => { token: number; logprob: number }[] }
+
+/**
+ * The completion part of a scored sequence (prompt ++ completion), read position by position with
+ * `read(i, token)` (i indexes the whole sequence; `token` is the id scored there): the one loop of
+ * every dialect's score parser. Top-k alternatives are ranked by logprob (ties by token id), k kept.
+ */
+export function completionLogprobs(r: ScoreRequest, read: (i: number, token: number) => PositionLogprobs): ScoreResult {
+  const seq = [...r.prompt, ...r.completion];
+  const logprobs: number[] = [];
+  const topk: { token: number; logprob: number }[][] = [];
+  for (let i = r.prompt.length; i < seq.length; i++) {
+    const p = read(i, seq[i]!);
+    logprobs.push(p.logprob);
+    if (r.topk) topk.push((p.alternatives?.() ?? []).sort((a, b) => b.logprob - a.logprob || a.token - b.token).slice(0, r.topk));
+  }
+  return r.topk ? { logprobs, topk } : { logprobs };
+}

@@ -18,7 +18,7 @@
 import type { SampleRequest, SampleResult, ScoreRequest, ScoreResult } from "../../backend.js";
 import { MalformedResponse } from "../errors.js";
 import {
-  checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk,
+  checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk, completionLogprobs,
   type Dialect, type DialectOptions, type HttpCall, type LogprobsMode,
   only,
 } from "./dialect.js";
@@ -114,19 +114,17 @@ export function parseSglangScore(json: Json, reqs: ScoreRequest[]): ScoreResult[
     const seq = [...r.prompt, ...r.completion];
     requireLength(input, seq.length, `${base}.input_token_logprobs`, "one entry per input token (logprob_start_len: 0)");
     const tops = r.topk ? asArray(meta.input_top_logprobs, `${base}.input_top_logprobs`) : [];
-    const logprobs: number[] = [];
-    const topk: { token: number; logprob: number }[][] = [];
-    for (let i = r.prompt.length; i < seq.length; i++) {
+    return completionLogprobs(r, (i, token) => {
       const at = `${base}.input_token_logprobs[${i}]`;
       const t = triple(input[i], at, false);
-      if (t.token !== seq[i]) throw new MalformedResponse(`${at}[1]`, `is token ${t.token}, but the scored sequence has ${seq[i]} there; the server changed the input ids`);
-      logprobs.push(t.logprob as number);
-      if (r.topk) {
-        const alts = asArray(tops[i], `${base}.input_top_logprobs[${i}]`).map((x, a) => triple(x, `${base}.input_top_logprobs[${i}][${a}]`, false));
-        topk.push(alts.map((x) => ({ token: x.token, logprob: x.logprob as number })).sort((a, b) => b.logprob - a.logprob || a.token - b.token).slice(0, r.topk));
-      }
-    }
-    return r.topk ? { logprobs, topk } : { logprobs };
+      if (t.token !== token) throw new MalformedResponse(`${at}[1]`, `is token ${t.token}, but the scored sequence has ${token} there; the server changed the input ids`);
+      return {
+        logprob: t.logprob as number,
+        alternatives: () => asArray(tops[i], `${base}.input_top_logprobs[${i}]`)
+          .map((x, a) => triple(x, `${base}.input_top_logprobs[${i}][${a}]`, false))
+          .map((x) => ({ token: x.token, logprob: x.logprob as number })),
+      };
+    });
   });
 }
 

@@ -12,7 +12,7 @@
 import type { SampleRequest, SampleResult, ScoreRequest, ScoreResult } from "../../backend.js";
 import { MalformedResponse } from "../errors.js";
 import {
-  checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk,
+  checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk, completionLogprobs,
   type Dialect, type DialectName, type DialectOptions, type HttpCall, type LogprobsMode,
   only,
 } from "./dialect.js";
@@ -94,15 +94,13 @@ export function vllmScoreBody(o: DialectOptions, mode: LogprobsMode, reqs: Score
   };
 }
 
-/** Top-k alternatives of one position: the k highest entries of the dict (the actual token may rank below k). */
-function topkOf(entry: Record<string, Json>, k: number, path: string): { token: number; logprob: number }[] {
-  const all = Object.entries(entry).map(([key, v]) => {
+/** Every alternative of one position's dict (completionLogprobs keeps the k highest; the actual token may rank below k). */
+function alternativesOf(entry: Record<string, Json>, path: string): { token: number; logprob: number }[] {
+  return Object.entries(entry).map(([key, v]) => {
     const id = Number(key);
     if (!Number.isInteger(id) || id < 0) throw new MalformedResponse(path, `key ${JSON.stringify(key)} is not a token id`);
     return { token: id, logprob: asLogprob(asObject(v, field(path, key)).logprob, field(field(path, key), "logprob")) };
   });
-  all.sort((a, b) => b.logprob - a.logprob || a.token - b.token);
-  return all.slice(0, k);
 }
 
 /** Read completion-token logprobs out of one `prompt_logprobs` list. */
@@ -110,19 +108,15 @@ export function readPromptLogprobs(pl: Json, r: ScoreRequest, base: string): Sco
   const list = asArray(pl, base);
   const seq = [...r.prompt, ...r.completion];
   requireLength(list, seq.length, base, "one entry per prompt token");
-  const logprobs: number[] = [];
-  const topk: { token: number; logprob: number }[][] = [];
-  for (let i = r.prompt.length; i < seq.length; i++) {
+  return completionLogprobs(r, (i, token) => {
     const at = `${base}[${i}]`;
     const entry = asObject(list[i], at);
-    const key = String(seq[i]);
+    const key = String(token);
     if (!(key in entry)) {
       throw new MalformedResponse(at, `has no entry for the scored token ${key} (keys: ${Object.keys(entry).slice(0, 6).join(", ")}); the server may have re-tokenized the prompt`);
     }
-    logprobs.push(asLogprob(asObject(entry[key], field(at, key)).logprob, field(field(at, key), "logprob")));
-    if (r.topk) topk.push(topkOf(entry, r.topk, at));
-  }
-  return r.topk ? { logprobs, topk } : { logprobs };
+    return { logprob: asLogprob(asObject(entry[key], field(at, key)).logprob, field(field(at, key), "logprob")), alternatives: () => alternativesOf(entry, at) };
+  });
 }
 
 export function parseVllmScore(json: Json, reqs: ScoreRequest[]): ScoreResult[] {

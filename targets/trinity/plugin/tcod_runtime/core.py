@@ -533,6 +533,63 @@ def probe_profile(episodes_turn_kl: Sequence[Sequence[float]]) -> Dict[str, List
     return {"running": running, "kl": kl}
 
 
+# ---- seeds and the TurnOPD probe draw (plan/seeds.ts) -----------------------------------------
+
+_M32 = 0xFFFFFFFF
+SEED_PURPOSE_PROBE = 4  # plan/seeds.ts SEED_PURPOSE.probe
+
+
+def _imul(a: int, b: int) -> int:
+    """JavaScript's Math.imul on unsigned 32-bit patterns (the low 32 bits of the product)."""
+    return ((a & _M32) * (b & _M32)) & _M32
+
+
+def mix_seed(*parts: int) -> int:
+    """plan/seeds.ts `mixSeed`: a 32-bit murmur3-style mix of integers, non-negative."""
+    h = 0x9E3779B9
+    for p in parts:
+        p = int(p)
+        for w in (p & _M32, (p // 4294967296) & _M32):
+            h = _imul(h ^ w, 0x85EBCA6B)
+            h ^= h >> 13
+            h = _imul(h, 0xC2B2AE35)
+            h ^= h >> 16
+    return h & _M32
+
+
+def mulberry32(seed: int):
+    """plan/seeds.ts `rng`: floats in [0, 1), the same stream as the TypeScript generator."""
+    state = [seed & _M32]
+
+    def nxt() -> float:
+        a = (state[0] + 0x6D2B79F5) & _M32
+        state[0] = a
+        t = _imul(a ^ (a >> 15), 1 | a)
+        t = ((t + _imul(t ^ (t >> 7), 61 | t)) & _M32) ^ t
+        return ((t ^ (t >> 14)) & _M32) / 4294967296.0
+
+    return nxt
+
+
+def permutation(n: int, seed: int) -> List[int]:
+    """plan/seeds.ts `permutation`: Fisher–Yates over 0..n−1 driven by mulberry32(seed)."""
+    r = mulberry32(seed)
+    p = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = int(math.floor(r() * (i + 1)))
+        p[i], p[j] = p[j], p[i]
+    return p
+
+
+def probe_task_indices(seed: int, step: int, episodes: int, tasks: int) -> List[int]:
+    """plan/seeds.ts `probeTaskIndices`: which tasks of the probed split (its rows in order) the
+    TurnOPD probe episodes of `step` play; the same draw as `tcod run` (runtime/nodes/probe.ts)."""
+    if tasks <= 0:
+        return []
+    perm = permutation(tasks, mix_seed(seed, SEED_PURPOSE_PROBE, step))
+    return [perm[i % tasks] for i in range(episodes)]
+
+
 def coverage_cap(running: Sequence[float], keep: float) -> int:
     """Smallest H whose running-share prefix sum reaches `keep` of the total (adaptive-depth.ts)."""
     total = sum(running)
