@@ -1,18 +1,21 @@
 // `tcod check` time and peak memory against source size: one generated file of about 10 KB, 100 KB,
 // 1 MB and 10 MB (blocks of documented lets, functions and calls, every value checked; one curriculum
-// that reads some of them). Each size is checked REPEAT times in a child process under
-// /usr/bin/time: wall seconds, CPU seconds (user + system) and peak RSS. The machine is shared, so
+// that reads some of them). Each size is checked REPEAT times in a child process that reports its own
+// CPU seconds (user + system) and peak RSS on exit (bench/check-size-usage.mjs); wall seconds are
+// measured here. A check that runs past CHECK_TIMEOUT_S is killed and recorded as such, with the CPU
+// time and peak RSS it had reached (from /proc). Results are written after every size. The machine is shared, so
 // linearity is judged on CPU time, as ratios: CPU per MB at each size, and the CPU of each size over
 // the one 10× smaller. The baseline in the same run is `check` of a file of one curriculum (node
 // start-up and the stdlib). The load average at start and end is recorded.
 // Usage: npm run build && nice -n 10 node bench/check-size.bench.mjs   → bench/results/check-size.json (+ .md)
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dirname, "..");
 const REPEAT = Number(process.env.REPEAT ?? 2);
+const TIMEOUT_S = Number(process.env.CHECK_TIMEOUT_S ?? Infinity);
 const SIZES = (process.env.SIZES ?? "10000,100000,1000000,10000000").split(",").map(Number);
 
 const HEAD = `import { texthouse } from "std/envs"
@@ -47,26 +50,59 @@ function generate(bytes) {
   return { file, bytes: readFileSync(file).length, blocks: n };
 }
 
+/** CPU seconds and peak RSS (MB) of a running process, from /proc (Linux). */
+function procUsage(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return { cpu: (Number(f[11]) + Number(f[12])) / 100, peakMb: hwm ? Number(hwm[1]) / 1024 : NaN };
+  } catch { return { cpu: NaN, peakMb: NaN }; }
+}
+
 function measure(file) {
-  const r = spawnSync("/usr/bin/time", ["-f", "TIME %e %U %S %M", process.execPath, join(ROOT, "bin/tcod.mjs"), "check", file], { encoding: "utf8", maxBuffer: 1 << 26 });
-  const line = r.stderr.split("\n").find((l) => l.startsWith("TIME "));
-  if (!line) throw new Error(`no timing:\n${r.stderr.slice(-2000)}`);
-  const [wall, user, sys, kb] = line.slice(5).split(" ").map(Number);
-  return { ok: r.stderr.includes("ok: 1 file"), exit: r.status, wall, cpu: user + sys, peakMb: kb / 1024, tail: r.stderr.split("\n").filter((l) => !l.startsWith("TIME ")).slice(-3).join("\n") };
+  const usageFile = `${file}.usage.json`;
+  rmSync(usageFile, { force: true });
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ["--import", join(ROOT, "bench/check-size-usage.mjs"), join(ROOT, "bin/tcod.mjs"), "check", file], { env: { ...process.env, TCOD_USAGE_FILE: usageFile }, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (b) => { stderr = (stderr + b.toString()).slice(-4000); });
+  return new Promise((done) => {
+    let last = { cpu: NaN, peakMb: NaN }, timedOut = false;
+    const poll = setInterval(() => {
+      const now = procUsage(child.pid);
+      // A process being reaped has no VmHWM any more: keep the last reading that has one.
+      if (Number.isFinite(now.cpu) && Number.isFinite(now.peakMb)) last = now;
+      if ((performance.now() - t0) / 1000 > TIMEOUT_S) { timedOut = true; child.kill("SIGKILL"); }
+    }, 250);
+    child.on("close", (code) => {
+      clearInterval(poll);
+      const wall = (performance.now() - t0) / 1000;
+      const u = existsSync(usageFile) ? JSON.parse(readFileSync(usageFile, "utf8")) : last;
+      done({ ok: !timedOut && stderr.includes("ok: 1 file"), timedOut, exit: code, wall, cpu: u.cpu, peakMb: u.peakMb, tail: stderr.split("\n").slice(-3).join("\n") });
+    });
+  });
 }
 
 const loadStart = loadavg();
 const started = new Date().toISOString();
 const baseline = generate(0);
-const base = Array.from({ length: REPEAT }, () => measure(baseline.file));
+const base = [];
+for (let i = 0; i < REPEAT; i++) base.push(await measure(baseline.file));
 const rows = [];
 for (const target of SIZES) {
   const g = generate(target);
-  const runs = Array.from({ length: REPEAT }, () => measure(g.file));
+  const runs = [];
+  for (let i = 0; i < REPEAT; i++) {
+    runs.push(await measure(g.file));
+    if (runs[runs.length - 1].timedOut) break; // one timeout says enough
+  }
   const best = runs.reduce((a, b) => (b.cpu < a.cpu ? b : a));
-  rows.push({ target, bytes: g.bytes, blocks: g.blocks, ok: runs.every((x) => x.ok), wall: best.wall, cpu: best.cpu, peakMb: Math.round(best.peakMb), runs: runs.map(({ tail: _t, ...x }) => x), ...(runs.every((x) => x.ok) ? {} : { tail: best.tail }) });
-  console.log(`${g.bytes} bytes: cpu ${best.cpu.toFixed(2)} s, wall ${best.wall.toFixed(2)} s, peak ${best.peakMb.toFixed(0)} MB, ok ${runs.every((x) => x.ok)}`);
+  rows.push({ target, bytes: g.bytes, blocks: g.blocks, ok: runs.every((x) => x.ok), timedOut: runs.some((x) => x.timedOut), wall: best.wall, cpu: best.cpu, peakMb: Math.round(best.peakMb), runs: runs.map(({ tail: _t, ...x }) => x), ...(runs.every((x) => x.ok) ? {} : { tail: best.tail }) });
+  console.log(`${g.bytes} bytes: cpu ${best.cpu.toFixed(2)} s, wall ${best.wall.toFixed(2)} s, peak ${best.peakMb.toFixed(0)} MB, ok ${runs.every((x) => x.ok)}${best.timedOut ? ` (killed after ${TIMEOUT_S} s wall)` : ""}`);
+  write();
 }
+function write() {
 const baseCpu = Math.min(...base.map((b) => b.cpu));
 const withRatios = rows.map((r, i) => ({
   ...r,
@@ -76,7 +112,7 @@ const withRatios = rows.map((r, i) => ({
 }));
 const result = {
   bench: "check-size", started, finished: new Date().toISOString(), node: process.version, cores: cpus().length,
-  loadavg: { start: loadStart, end: loadavg() }, repeat: REPEAT,
+  loadavg: { start: loadStart, end: loadavg() }, repeat: REPEAT, checkTimeoutS: Number.isFinite(TIMEOUT_S) ? TIMEOUT_S : null,
   baseline: { bytes: baseline.bytes, cpu: baseCpu, wall: Math.min(...base.map((b) => b.wall)), peakMb: Math.round(Math.min(...base.map((b) => b.peakMb))) },
   rows: withRatios,
   note: "cpu = user + system seconds of the check process (best of `repeat`); cpuPerMb and cpuOverPrevious subtract the baseline (start-up + stdlib). Linear growth: cpuOverPrevious ≈ bytesOverPrevious (10).",
@@ -86,9 +122,10 @@ const f = (x, d = 2) => x.toFixed(d);
 writeFileSync(join(ROOT, "bench/results/check-size.md"), [
   "# `tcod check` against source size (bench/check-size.bench.mjs)", "",
   `${started}, node ${process.version}, ${cpus().length} cores shared with other work: load average ${loadStart.map((x) => f(x)).join(" ")} at start, ${result.loadavg.end.map((x) => f(x)).join(" ")} at end. CPU time (user + system) is the measure; wall time is shown for reference. Best of ${REPEAT}.`, "",
-  `Baseline (a file of one curriculum: start-up and the stdlib): ${f(baseCpu)} s CPU, ${result.baseline.peakMb} MB.`, "",
+  `Baseline (a file of one curriculum: start-up and the stdlib): ${f(baseCpu)} s CPU, ${result.baseline.peakMb} MB.${Number.isFinite(TIMEOUT_S) ? ` A check running past ${TIMEOUT_S} s of wall time is killed: its row shows the CPU time and peak RSS it had reached (a lower bound).` : ""}`, "",
   "| source | blocks | ok | CPU s | wall s | peak MB | CPU − baseline per MB | CPU growth vs 10× smaller | peak growth |",
   "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|",
-  ...withRatios.map((r) => `| ${(r.bytes / 1e6).toFixed(r.bytes < 1e6 ? 2 : 1)} MB | ${r.blocks} | ${r.ok ? "yes" : "NO"} | ${f(r.cpu)} | ${f(r.wall)} | ${r.peakMb} | ${f(r.cpuPerMb)} | ${r.cpuOverPrevious !== undefined ? `${f(r.cpuOverPrevious, 1)}× (bytes ${f(r.bytesOverPrevious, 1)}×)` : "—"} | ${r.peakOverPrevious !== undefined ? `${f(r.peakOverPrevious, 1)}×` : "—"} |`),
-  "", "Reproduce: `npm run build && nice -n 10 node bench/check-size.bench.mjs`.", "",
+  ...withRatios.map((r) => `| ${(r.bytes / 1e6).toFixed(r.bytes < 1e6 ? 2 : 1)} MB | ${r.blocks} | ${r.ok ? "yes" : r.timedOut ? "killed" : "NO"} | ${f(r.cpu)} | ${f(r.wall)} | ${r.peakMb} | ${f(r.cpuPerMb)} | ${r.cpuOverPrevious !== undefined ? `${f(r.cpuOverPrevious, 1)}× (bytes ${f(r.bytesOverPrevious, 1)}×)` : "—"} | ${r.peakOverPrevious !== undefined ? `${f(r.peakOverPrevious, 1)}×` : "—"} |`),
+  "", `Reproduce: \`npm run build && ${Number.isFinite(TIMEOUT_S) ? `CHECK_TIMEOUT_S=${TIMEOUT_S} ` : ""}REPEAT=${REPEAT} nice -n 10 node bench/check-size.bench.mjs\`.`, "",
 ].join("\n"));
+}

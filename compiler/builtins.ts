@@ -4,7 +4,7 @@
  * stdlib's .tcod files build on (env, agent_format, loss_term, adaptive…).
  */
 import type { Span } from "../grammar/ast.js";
-import { d, didYouMean } from "./diagnostics/index.js";
+import { d, didYouMean, h } from "./diagnostics/index.js";
 import { DIMLESS, dimEq, example, formatDim, isDimless } from "./units.js";
 import { constScalar, constValue, invalid, isConst, op, varScalar, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
 import { levelRank, maxLevel } from "../plan/expr.js";
@@ -52,14 +52,14 @@ function checkRange(args: Map<string, Value>, k: string, call: CallInfo, what: s
   const v = constValue(s);
   if (v === undefined) return true;
   if (inRange(v, lo, hi, opts)) return true;
-  call.report(d.outOfRange({ what, range, value: String(v), hint: `Choose a value ${range}.` }), call.argSpans.get(k));
+  call.report(d.outOfRange({ what, range, value: String(v), hint: h.chooseValue({ range }) }), call.argSpans.get(k));
   return false;
 }
 
 function oneOf(args: Map<string, Value>, k: string, call: CallInfo, allowed: readonly string[], what: string): boolean {
   const v = string(args, k);
   if (allowed.includes(v)) return true;
-  call.report(d.invalidValue({ what, detail: `'${v}' is not one of ${allowed.map((a) => `"${a}"`).join(", ")}${didYouMean(v, allowed)}`, hint: `Use one of ${allowed.map((a) => `"${a}"`).join(", ")}.` }), call.argSpans.get(k));
+  call.report(d.invalidValue({ what, detail: `'${v}' is not one of ${allowed.map((a) => `"${a}"`).join(", ")}${didYouMean(v, allowed)}`, hint: h.useOneOf({ options: allowed.map((a) => `"${a}"`).join(", ") }) }), call.argSpans.get(k));
   return false;
 }
 
@@ -117,7 +117,7 @@ function piecewise(a: Map<string, Value>, call: CallInfo): Value {
   const at = (a.get("at") as { items: Scalar[] }).items;
   const values = (a.get("values") as { items: Scalar[] }).items;
   if (at.length === 0 || at.length !== values.length) {
-    call.report(d.invalidValue({ what: "piecewise schedule", detail: `${at.length} points and ${values.length} values`, hint: "Give as many values as points, at least one." }), call.span);
+    call.report(d.invalidValue({ what: "piecewise schedule", detail: `${at.length} points and ${values.length} values`, hint: h.piecewiseLengths() }), call.span);
     return invalid(call.span);
   }
   const xs: number[] = [];
@@ -125,7 +125,7 @@ function piecewise(a: Map<string, Value>, call: CallInfo): Value {
     const v = constValue(s);
     if (v === undefined) { call.report(d.notAConstant({ what: "A piecewise point", level: s.level }), s.span); return invalid(call.span); }
     if (xs.length && v <= xs[xs.length - 1]!) {
-      call.report(d.invalidValue({ what: "piecewise schedule", detail: "the points must increase", hint: "Sort the points: `at: [0 steps, 100 steps, …]`." }), s.span);
+      call.report(d.invalidValue({ what: "piecewise schedule", detail: "the points must increase", hint: h.piecewiseSorted() }), s.span);
       return invalid(call.span);
     }
     xs.push(v);
@@ -203,7 +203,7 @@ export function preludeBuiltins(): Map<string, Value> {
         call.report(d.invalidValue({
           what: "embedded backend option forward_kl",
           detail: "forward KL is a loss of the curriculum now, not a backend option",
-          hint: "Drop forward_kl and write `loss: gkd(beta: 1.0)` (import { gkd } from \"std/loss\"): beta is the share of forward KL; gkd(beta: 0) is opd(estimator: \"full\").",
+          hint: h.forwardKlIsALoss(),
         }), call.argSpans.get("forward_kl"));
         return invalid(call.span);
       }
@@ -233,7 +233,7 @@ export function preludeBuiltins(): Map<string, Value> {
       if (isConst(lr) && !checkRange(a, "lr", call, "lr", 0, 10, "> 0", { loOpen: true })) return invalid(call.span);
       const betas = (a.get("betas") as { items: Scalar[] }).items;
       if (betas.length !== 2 || betas.some((b) => !isConst(b) || constValue(b)! < 0 || constValue(b)! >= 1)) {
-        call.report(d.outOfRange({ what: "betas", range: "two constants in [0, 1)", value: betas.map((b) => constValue(b) ?? "?").join(", "), hint: "e.g. `betas: [0.9, 0.999]`." }), call.argSpans.get("betas"));
+        call.report(d.outOfRange({ what: "betas", range: "two constants in [0, 1)", value: betas.map((b) => constValue(b) ?? "?").join(", "), hint: h.betasExample() }), call.argSpans.get("betas"));
         return invalid(call.span);
       }
       if (!checkRange(a, "grad_clip", call, "grad_clip", 0, 1e9, "> 0", { loOpen: true })) return invalid(call.span);
@@ -254,7 +254,7 @@ export function preludeBuiltins(): Map<string, Value> {
   add(builtin("weighted", [p("loss", "loss"), p("by", "per_turn<number>")],
     "Multiplies every turn's advantages by a turn-level weight (e.g. T-DUR).", (a, call) => {
       const l = a.get("loss") as Extract<Value, { kind: "loss" }>;
-      if (l.weights) { call.report(d.invalidValue({ what: "weighting", detail: "this loss is already weighted", hint: "Apply `weighted` once." }), call.span); return invalid(call.span); }
+      if (l.weights) { call.report(d.invalidValue({ what: "weighting", detail: "this loss is already weighted", hint: h.weightedOnce() }), call.span); return invalid(call.span); }
       const by = scalar(a, "by");
       if (!dimless("weighted", by, call, "by")) return invalid(call.span);
       return { ...l, weights: by, span: call.span };
@@ -282,7 +282,7 @@ function atMostFeedback(s: Scalar, call: CallInfo, key: string, fn: string): boo
   const reads = s.reads.filter((r) => r.startsWith("episode.") || r.startsWith("turn.") || r.startsWith("token."));
   call.report(d.levelTooHigh({
     field: `${fn}(${key})`, max: "feedback", level: s.level, reads: reads.map((r) => `\`${r}\``).join(", ") || "runtime values",
-    hint: "A feedback rule observes one value per finished step: use step-level metrics (`feedback.kl`, `feedback.success`, …), not per-episode or per-turn values.",
+    hint: h.feedbackStepLevel(),
   }), call.argSpans.get(key));
   return false;
 }
@@ -308,7 +308,7 @@ function feedbackBuiltins(add: (b: Builtin) => void): void {
       const decay = constArg(a, "decay", call, "ema(decay)");
       if (decay === undefined && !call.abstract) return invalid(call.span);
       if (!checkRange(a, "decay", call, "decay", 0, 1, "in [0, 1)") || decay === 1) {
-        if (decay === 1) call.report(d.outOfRange({ what: "decay", range: "in [0, 1)", value: "1", hint: "decay 1 never moves: choose a value in [0, 1), e.g. 0.9." }), call.argSpans.get("decay"));
+        if (decay === 1) call.report(d.outOfRange({ what: "decay", range: "in [0, 1)", value: "1", hint: h.decayMoves() }), call.argSpans.get("decay"));
         return invalid(call.span);
       }
       const init = smootherInit(a, call, "ema", x);
@@ -342,7 +342,7 @@ function feedbackBuiltins(add: (b: Builtin) => void): void {
       if (v) return v;
       const names = [...opts.fields.keys()];
       if (call.abstract) return opts.fields.values().next().value ?? invalid(call.span);
-      call.report(d.invalidValue({ what: "option", detail: `'${key}' is not one of ${names.map((n) => `"${n}"`).join(", ")}${didYouMean(key, names)}`, hint: `Use one of ${names.map((n) => `"${n}"`).join(", ")}.` }), call.argSpans.get("key"));
+      call.report(d.invalidValue({ what: "option", detail: `'${key}' is not one of ${names.map((n) => `"${n}"`).join(", ")}${didYouMean(key, names)}`, hint: h.useOneOf({ options: names.map((n) => `"${n}"`).join(", ") }) }), call.argSpans.get("key"));
       return invalid(call.span);
     }));
   add(builtin("kl_turn", [p("index", "turns")],
@@ -383,7 +383,7 @@ export function coreBuiltins(): Map<string, Value> {
       for (const [k, names] of Object.entries(allowed)) {
         for (const m of string(a, k).matchAll(/\{(\w+)\}/g)) {
           if (!names.includes(m[1]!)) {
-            call.report(d.invalidValue({ what: `placeholder in ${k}`, detail: `{${m[1]}} is not filled by the runtime${didYouMean(m[1]!, names) ? ` (did you mean {${didYouMean(m[1]!, names).match(/'(\w+)'/)![1]}}?)` : ""}`, hint: `Placeholders of ${k}: ${names.map((n) => `{${n}}`).join(" ")}.` }), call.argSpans.get(k));
+            call.report(d.invalidValue({ what: `placeholder in ${k}`, detail: `{${m[1]}} is not filled by the runtime${didYouMean(m[1]!, names) ? ` (did you mean {${didYouMean(m[1]!, names).match(/'(\w+)'/)![1]}}?)` : ""}`, hint: h.placeholdersOf({ field: k, names: names.map((n) => `{${n}}`).join(" ") }) }), call.argSpans.get(k));
             return invalid(call.span);
           }
         }

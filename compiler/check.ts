@@ -7,7 +7,7 @@
  */
 import type { Span } from "../grammar/ast.js";
 import { levelRank, VARIABLES, type Level, type VariableName } from "../plan/expr.js";
-import { d, type Message } from "./diagnostics/index.js";
+import { d, h, type Message } from "./diagnostics/index.js";
 import { DiagnosticSink } from "./sink.js";
 import type { Type } from "./types.js";
 import { dimEq, example, formatDim, isDimless } from "./units.js";
@@ -46,7 +46,7 @@ export class Checker {
       case "unknown":
         this.report(d.typeMismatch({
           expected: t.text, actual: typeName(v),
-          hint: t.generic ? `Unknown type '${t.text}'.` : `Unknown type '${t.text}'; see docs/LANGUAGE.md#types.`,
+          hint: t.generic ? h.unknownGenericType({ type: t.text }) : h.unknownType({ type: t.text }),
         }), span);
         return invalid(span);
       case "bool":
@@ -81,11 +81,11 @@ export class Checker {
     const levelOf = (r: string): Level => VARIABLES[r as VariableName] ?? (r.endsWith("(…)") ? "feedback" : "const");
     const reads = s.reads.filter((r) => levelRank(levelOf(r)) > levelRank(max));
     const feedback = s.level === "feedback" && max === "step"
-      ? " This value reads the run's own metrics (feedback level), and this field takes values of the step clock alone; pace `horizon` or `prefix` with feedback instead."
+      ? " " + h.feedbackNotStepClock()
       : "";
     this.report(d.levelTooHigh({
       field, max, level: s.level, reads: reads.map((r) => `\`${r}\``).join(", ") || "runtime values",
-      hint: (max === "const" ? "Use a constant here." : `Only values known at ${max} level (${levelVars(max)}) can be used here.`) + feedback,
+      hint: (max === "const" ? h.useConstant() : h.levelVariables({ max, variables: levelVars(max) })) + feedback,
     }), span);
     return false;
   }
@@ -134,10 +134,10 @@ function levelVars(l: Level): string {
 }
 
 function hintFor(expected: string, v: Value): string {
-  if (expected === "string" && v.kind === "scalar") return "Write the value in quotes, e.g. `\"token_mean\"`.";
-  if (v.kind === "fn" || v.kind === "builtin") return "Call the function: add `(...)`.";
-  if (expected === "loss") return "Build a loss with `opd()`, `grpo()` or `sft()` from std/loss.";
-  if (expected === "env") return "Make an env with a constructor from std/envs, e.g. `texthouse(split: \"train\")`.";
-  if (expected === "model") return "Declare a model with `model NAME { path: \"...\" serve: embedded() }`.";
-  return `Expected a ${expected} here.`;
+  if (expected === "string" && v.kind === "scalar") return h.quoteString();
+  if (v.kind === "fn" || v.kind === "builtin") return h.callFunction();
+  if (expected === "loss") return h.buildLoss();
+  if (expected === "env") return h.makeEnv();
+  if (expected === "model") return h.declareModel();
+  return h.expectedA({ type: expected });
 }

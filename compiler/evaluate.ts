@@ -8,7 +8,7 @@ import type { Expr, FnDecl, Span } from "../grammar/ast.js";
 import { maxLevel, VARIABLES, type Level, type VariableName } from "../plan/expr.js";
 import { Checker } from "./check.js";
 import { catalogue, type CatalogueEntry } from "./diagnostics/catalogue.js";
-import { d, didYouMean, type Message, type Related } from "./diagnostics/index.js";
+import { d, didYouMean, h, type Message, type Related } from "./diagnostics/index.js";
 import type { DiagnosticSink } from "./sink.js";
 import { parseType, scalarType, typeOfRef, type ScalarType } from "./types.js";
 import { dimDiv, dimMul, dimOf, DIMLESS, formatDim, isDimless } from "./units.js";
@@ -149,7 +149,7 @@ export class Evaluator {
         const bs = this.check.scalar(b, undefined, e.else.span);
         if (!as || !bs) return invalid(e.span);
         if (as.type !== bs.type) {
-          this.report(d.typeMismatch({ expected: as.type, actual: bs.type, hint: "Both branches of `if` must have the same type." }), e.else.span);
+          this.report(d.typeMismatch({ expected: as.type, actual: bs.type, hint: h.sameBranchTypes() }), e.else.span);
           return invalid(e.span);
         }
         if (!this.check.sameDim(as, bs, e.else.span)) return invalid(e.span);
@@ -260,7 +260,7 @@ export class Evaluator {
     if (opName === "*" || opName === "/") {
       const [loss, other, otherSpan] = l.kind === "loss" ? [l, r, e.right.span] as const : [r as Loss, l, e.left.span] as const;
       if (opName === "/" && l.kind !== "loss") {
-        this.report(d.typeMismatch({ expected: "number", actual: "loss", hint: "A loss can be divided by a number, not the other way round." }), e.right.span);
+        this.report(d.typeMismatch({ expected: "number", actual: "loss", hint: h.lossDivision() }), e.right.span);
         return invalid(span);
       }
       const s = this.check.scalar(other, "number", otherSpan);
@@ -272,7 +272,7 @@ export class Evaluator {
       const coef = opName === "/" ? op("div", [constScalar(1, DIMLESS, span), s], DIMLESS, "number", span) : s;
       return scaleLoss(loss, coef, span);
     }
-    this.report(d.typeMismatch({ expected: "number", actual: "loss", hint: "Losses combine as `a * loss1 + b * loss2`." }), span);
+    this.report(d.typeMismatch({ expected: "number", actual: "loss", hint: h.lossAlgebra() }), span);
     return invalid(span);
   }
 
@@ -465,11 +465,11 @@ function scaleLoss(l: Loss, coef: Scalar, span: Span): Loss {
 
 function addLoss(a: Loss, b: Loss, span: Span, report: (m: Message, s: Span) => void): Value {
   if (a.aggregate && b.aggregate && a.aggregate.mode !== b.aggregate.mode) {
-    report(d.invalidValue({ what: "loss sum", detail: `the terms aggregate differently ('${a.aggregate.mode}' and '${b.aggregate.mode}')`, hint: "Give every term of a sum the same `aggregate`, or set it on one term only." }), span);
+    report(d.invalidValue({ what: "loss sum", detail: `the terms aggregate differently ('${a.aggregate.mode}' and '${b.aggregate.mode}')`, hint: h.sameAggregate() }), span);
     return invalid(span);
   }
   if (a.weights && b.weights) {
-    report(d.invalidValue({ what: "loss sum", detail: "both terms carry turn weights", hint: "Apply `weighted(...)` once, to the whole sum." }), span);
+    report(d.invalidValue({ what: "loss sum", detail: "both terms carry turn weights", hint: h.weightedOnceOnSum() }), span);
     return invalid(span);
   }
   const aggregate = a.aggregate ?? b.aggregate;

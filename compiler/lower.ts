@@ -16,7 +16,7 @@ import { needsTeacherDistributions } from "../plan/build.js";
 import { semanticsOf } from "../plan/env-semantics.js";
 import { methodGraph } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
-import { d } from "./diagnostics/index.js";
+import { d, h } from "./diagnostics/index.js";
 import type { Checker } from "./check.js";
 import { planUnit } from "./units.js";
 import { constScalar, constValue, type Loss, type Obj, type Scalar, type Str, type Value } from "./values.js";
@@ -71,7 +71,7 @@ class Lowering {
       if (!Number.isFinite(v) || !ok(v)) {
         const at = `step 1${s.level === "episode" ? ` with episode.expert_length = ${len} turns` : ""}, before any step has finished (feedback.* read 0, smoothers their init, stages 0)`;
         const r = Number.isFinite(v) ? range : "a finite number";
-        this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: `The value must stay ${r} from the first step on: bound it with \`max\`, \`min\` or \`clamp\`.` }), span);
+        this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: h.boundFromStart({ range: r }) }), span);
         this.ok = false;
         return false;
       }
@@ -88,7 +88,7 @@ class Lowering {
     if (c !== undefined) {
       if (Number.isFinite(c) && ok(c)) return true;
       const r = Number.isFinite(c) ? range : "a finite number";
-      this.check.report(d.outOfRange({ what, range: r, value: fmt(c), hint: `Choose a value ${r}.` }), span);
+      this.check.report(d.outOfRange({ what, range: r, value: fmt(c), hint: h.chooseValue({ range: r }) }), span);
       this.ok = false;
       return false;
     }
@@ -107,7 +107,7 @@ class Lowering {
         if (!Number.isFinite(v) || !ok(v)) {
           const at = s.level === "episode" ? `step ${step} with episode.expert_length = ${L} turns` : `step ${step}`;
           const r = Number.isFinite(v) ? range : "a finite number";
-          this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: `The value must stay ${r} over the whole run.` }), span);
+          this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: h.stayInRange({ range: r }) }), span);
           this.ok = false;
           return false;
         }
@@ -246,7 +246,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
       tasksPerStep = total;
     }
     if (!Number.isInteger(tasksPerStep) || tasksPerStep < 1 || !Number.isInteger(rolloutsPerTask) || rolloutsPerTask < 1) {
-      check.report(d.outOfRange({ what: "batch", range: "a whole number ≥ 1 of tasks and of rollouts", value: `${tasksPerStep} tasks × ${rolloutsPerTask} rollouts`, hint: "e.g. `16 tasks × 8 rollouts`." }), batch.expr.span);
+      check.report(d.outOfRange({ what: "batch", range: "a whole number ≥ 1 of tasks and of rollouts", value: `${tasksPerStep} tasks × ${rolloutsPerTask} rollouts`, hint: h.batchExample() }), batch.expr.span);
       return undefined;
     }
   }
@@ -296,10 +296,10 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     else if (t.kind === "grpo") {
       const group = constValue(param("group") as Scalar) ?? 0;
       if (group !== 0 && group !== rolloutsPerTask) {
-        check.report(d.invalidValue({ what: "grpo group", detail: `group: ${group} but the batch has ${rolloutsPerTask} rollout(s) per task`, hint: `Write \`batch: ${tasksPerStep} tasks × ${group} rollouts\`.` }), t.span);
+        check.report(d.invalidValue({ what: "grpo group", detail: `group: ${group} but the batch has ${rolloutsPerTask} rollout(s) per task`, hint: h.grpoBatch({ tasks: tasksPerStep, rollouts: group }) }), t.span);
         L.ok = false;
       } else if (rolloutsPerTask < 2) {
-        check.report(d.invalidValue({ what: "grpo term", detail: "GRPO needs at least 2 rollouts per task to form a group", hint: `Write \`batch: ${tasksPerStep} tasks × 8 rollouts\`.` }), t.span);
+        check.report(d.invalidValue({ what: "grpo term", detail: "GRPO needs at least 2 rollouts per task to form a group", hint: h.grpoBatch({ tasks: tasksPerStep, rollouts: 8 }) }), t.span);
         L.ok = false;
       }
       terms.push({ kind: "grpo", coef });
@@ -339,13 +339,13 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   const rowsF = val("rows") as Str | undefined;
   const rows = rowsF?.value;
   if (rows !== undefined && rows !== "turn" && rows !== "trajectory") {
-    check.report(d.invalidValue({ what: "rows", detail: `'${rows}'`, hint: 'Use "turn" (Trinity) or "trajectory" (tinker).' }), span("rows"));
+    check.report(d.invalidValue({ what: "rows", detail: `'${rows}'`, hint: h.rowsValues() }), span("rows"));
     L.ok = false;
   }
   const oldLpF = val("old_logprobs") as Str | undefined;
   const oldLogprobs = oldLpF?.value;
   if (oldLogprobs !== undefined && oldLogprobs !== "trainer" && oldLogprobs !== "sampler") {
-    check.report(d.invalidValue({ what: "old_logprobs", detail: `'${oldLogprobs}'`, hint: 'Use "trainer" (recomputed by the trainer, Trinity) or "sampler" (the rollout\'s log-probs).' }), span("old_logprobs"));
+    check.report(d.invalidValue({ what: "old_logprobs", detail: `'${oldLogprobs}'`, hint: h.oldLogprobsValues() }), span("old_logprobs"));
     L.ok = false;
   }
 
@@ -358,7 +358,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   if (rows === "trajectory" && agent.memory.kind === "window" && agent.memory.turns < maxTurns - 1) {
     check.report(d.invalidValue({
       what: "rows", detail: `'trajectory' with an agent whose chat memory is a window of ${agent.memory.turns} turns (episodes run to ${maxTurns} turns): a later prompt drops earlier turns, so an episode is not one sequence`,
-      hint: 'Use an agent whose memory accumulates (e.g. `listed_format(memory: "accumulate")`), or `rows: "turn"` (one row per turn).',
+      hint: h.trajectoryNeedsMemory(),
     }), span("rows"));
     return undefined;
   }
@@ -431,7 +431,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   // above say which value; this catches the rest (optimizer and eval options, env settings).
   const bad = nonFinitePath(plan);
   if (bad !== undefined) {
-    check.report(d.outOfRange({ what: `plan field ${bad}`, range: "a finite number", value: "NaN or ±Infinity", hint: "Check the arithmetic of the values this field is built from." }), cv.decl.nameSpan);
+    check.report(d.outOfRange({ what: `plan field ${bad}`, range: "a finite number", value: "NaN or ±Infinity", hint: h.checkArithmetic() }), cv.decl.nameSpan);
     return undefined;
   }
   return plan;

@@ -19,7 +19,7 @@ import { packageFile } from "../plan/package-files.js";
 import type { CurriculumDecl, Decl, ImportDecl, SourceFile, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
 import type { Code } from "./diagnostics/catalogue.js";
-import { d, didYouMean, type Message } from "./diagnostics/index.js";
+import { d, didYouMean, h, type Message } from "./diagnostics/index.js";
 import { coreBuiltins, preludeBuiltins } from "./builtins.js";
 import type { Evaluator } from "./evaluate.js";
 import { evalModel } from "./model.js";
@@ -102,7 +102,7 @@ export class ModuleLoader {
       text = this.readText(path);
     } catch (e) {
       const span = via?.span ?? { file: path, start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } };
-      this.sink.add(d.moduleNotFound({ spec: path, tried: path, hint: `Cannot read it: ${(e as Error).message}` }), span);
+      this.sink.add(d.moduleNotFound({ spec: path, tried: path, hint: h.cannotRead({ reason: (e as Error).message }) }), span);
       return undefined;
     }
     const { ast, errors } = this.parseText(text, path);

@@ -90,3 +90,51 @@ export const catalogue = {
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type Code = keyof typeof catalogue;
+
+/**
+ * The fixed wording of hints that several call sites fill (the `{hint}` of TC1101, TC2003, TC2018,
+ * TC3001, TC4001), with their parameters: `h.chooseValue({ range })` in diagnostics/index.ts. Like
+ * the messages above, no hint text lives at a call site.
+ */
+export const hints = {
+  // ranges (TC4001)
+  chooseValue: "Choose a value {range}.",
+  stayInRange: "The value must stay {range} over the whole run.",
+  boundFromStart: "The value must stay {range} from the first step on: bound it with `max`, `min` or `clamp`.",
+  checkArithmetic: "Check the arithmetic of the values this field is built from.",
+  batchExample: "e.g. `16 tasks × 8 rollouts`.",
+  betasExample: "e.g. `betas: [0.9, 0.999]`.",
+  piecewiseLengths: "Give as many values as points, at least one.",
+  piecewiseSorted: "Sort the points: `at: [0 steps, 100 steps, …]`.",
+  decayMoves: "decay 1 never moves: choose a value in [0, 1), e.g. 0.9.",
+  // allowed values (TC2018)
+  useOneOf: "Use one of {options}.",
+  placeholdersOf: "Placeholders of {field}: {names}.",
+  forwardKlIsALoss: "Drop forward_kl and write `loss: gkd(beta: 1.0)` (import { gkd } from \"std/loss\"): beta is the share of forward KL; gkd(beta: 0) is opd(estimator: \"full\").",
+  weightedOnce: "Apply `weighted` once.",
+  weightedOnceOnSum: "Apply `weighted(...)` once, to the whole sum.",
+  sameAggregate: "Give every term of a sum the same `aggregate`, or set it on one term only.",
+  feedbackStepLevel: "A feedback rule observes one value per finished step: use step-level metrics (`feedback.kl`, `feedback.success`, …), not per-episode or per-turn values.",
+  grpoBatch: "Write `batch: {tasks} tasks × {rollouts} rollouts`.",
+  rowsValues: "Use \"turn\" (Trinity) or \"trajectory\" (tinker).",
+  oldLogprobsValues: "Use \"trainer\" (recomputed by the trainer, Trinity) or \"sampler\" (the rollout's log-probs).",
+  trajectoryNeedsMemory: "Use an agent whose memory accumulates (e.g. `listed_format(memory: \"accumulate\")`), or `rows: \"turn\"` (one row per turn).",
+  // types (TC2003)
+  sameBranchTypes: "Both branches of `if` must have the same type.",
+  lossDivision: "A loss can be divided by a number, not the other way round.",
+  lossAlgebra: "Losses combine as `a * loss1 + b * loss2`.",
+  unknownGenericType: "Unknown type '{type}'.",
+  unknownType: "Unknown type '{type}'; see docs/LANGUAGE.md#types.",
+  quoteString: "Write the value in quotes, e.g. `\"token_mean\"`.",
+  callFunction: "Call the function: add `(...)`.",
+  buildLoss: "Build a loss with `opd()`, `grpo()` or `sft()` from std/loss.",
+  makeEnv: "Make an env with a constructor from std/envs, e.g. `texthouse(split: \"train\")`.",
+  declareModel: "Declare a model with `model NAME { path: \"...\" serve: embedded() }`.",
+  expectedA: "Expected a {type} here.",
+  // levels (TC3001)
+  useConstant: "Use a constant here.",
+  levelVariables: "Only values known at {max} level ({variables}) can be used here.",
+  feedbackNotStepClock: "This value reads the run's own metrics (feedback level), and this field takes values of the step clock alone; pace `horizon` or `prefix` with feedback instead.",
+  // modules (TC1101)
+  cannotRead: "Cannot read it: {reason}",
+} as const;

@@ -2,7 +2,7 @@
  * Diagnostics: typed accessors over the catalogue, and the one renderer used everywhere.
  */
 import type { Span } from "../../grammar/ast.js";
-import { catalogue, type Code } from "./catalogue.js";
+import { catalogue, hints, type Code } from "./catalogue.js";
 
 type Placeholders<S extends string> = S extends `${string}{${infer P}}${infer R}` ? P | Placeholders<R> : never;
 type Entry<C extends Code> = (typeof catalogue)[C];
@@ -31,6 +31,16 @@ export const d: Accessors = Object.fromEntries(
     return [e.name, make];
   }),
 ) as unknown as Accessors;
+
+type HintName = keyof typeof hints;
+/** A hint's parameters: its `{name}` placeholders (braces around spaced text, e.g. `import { gkd }`, are text). */
+type HintParams<N extends HintName> = Exclude<Placeholders<(typeof hints)[N]>, `${string} ${string}`>;
+type HintArgs<N extends HintName> = [HintParams<N>] extends [never] ? [] : [Record<HintParams<N>, string | number>];
+
+/** `h.chooseValue({ range: "in [0, 1]" })` → the hint text of the catalogue's `hints` table, filled. */
+export const h: { [N in HintName]: (...args: HintArgs<N>) => string } = Object.fromEntries(
+  (Object.keys(hints) as HintName[]).map((n) => [n, (args: Record<string, string | number> = {}) => fill(hints[n], args)]),
+) as never;
 
 export function diag(m: Message, span: Span, related: Related[] = []): Diagnostic {
   return { ...m, span, related };

@@ -39,5 +39,5 @@ describe("repeated SIGKILL and resume", () => {
     expect(metrics(killed)).toEqual(metrics(full));
     expect(studentFiles(killed)).toEqual(studentFiles(full));
     expect(readdirSync(killed).filter((f) => /^checkpoint\.(tmp|old)-/.test(f))).toEqual([]);
-  }, 900_000);
+  }, 1_800_000); // ~1.5 min of CPU; on a loaded shared 2-core machine the wall time was 11 min
 });

@@ -1,0 +1,30 @@
+/** Hint wording lives in the catalogue (compiler/diagnostics/catalogue.ts `hints`), not at call sites. */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { hints } from "../../compiler/diagnostics/catalogue.js";
+import { h } from "../../compiler/diagnostics/index.js";
+
+const root = join(__dirname, "..", "..");
+const files = (dir: string): string[] => readdirSync(dir).flatMap((n) => {
+  const p = join(dir, n);
+  return statSync(p).isDirectory() ? files(p) : p.endsWith(".ts") ? [p] : [];
+});
+const sources = files(join(root, "compiler")).filter((f) => !f.endsWith("catalogue.ts"));
+
+describe("catalogue hints", () => {
+  it("no compiler call site writes a hint as a string literal", () => {
+    const offenders = sources.flatMap((f) => readFileSync(f, "utf8").split("\n").map((l, i) => [f, i + 1, l] as const))
+      .filter(([, , l]) => /\bhint: ["'`]/.test(l) && !/^\s*(\/\/|\*)/.test(l))
+      .map(([f, n]) => `${relative(root, f)}:${n}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it("every hint of the table is used, and fills its parameters", () => {
+    const text = sources.map((f) => readFileSync(f, "utf8")).join("\n");
+    for (const name of Object.keys(hints)) expect(text, name).toMatch(new RegExp(`\\bh\\.${name}\\(`));
+    expect(h.chooseValue({ range: "in [0, 1]" })).toBe("Choose a value in [0, 1].");
+    expect(h.grpoBatch({ tasks: 16, rollouts: 8 })).toBe("Write `batch: 16 tasks × 8 rollouts`.");
+    expect(h.forwardKlIsALoss()).toContain("(import { gkd } from \"std/loss\")");
+  });
+});
