@@ -15,9 +15,10 @@
  *     ratio = exp(clamp(lp − old, −20, 20))
  *     ℓ₁ = −A·ratio, ℓ₂ = −A·clamp(ratio, 1 − ε_low, 1 + ε_high), ℓ_clip = max(ℓ₁, ℓ₂)
  *     dual clip (A < 0 only): ℓ = min(ℓ_clip, −A·c)          defaults ε = 0.2, c = 3.0
- *   Derivatives follow autograd through the chosen branch: a clamp passes the gradient only inside
- *   its range (torch passes it at the bounds too, and so do we); max/min pass it to the branch they
- *   return, preferring ℓ₁ on ties (where ties matter the two branches have equal derivatives).
+ *   Derivatives are torch's autograd (measured with torch 2.15): a clamp passes the gradient only
+ *   strictly inside its range (none at the bounds); torch.maximum / torch.minimum split it evenly
+ *   between the two branches on a tie. `ppoToken` is the one definition (the embedded student's
+ *   PPO calls it too).
  */
 import { DEFAULT_LOG_RATIO_CLAMP } from "../../plan/defaults.js";
 import { SignalError, expectSameLength } from "./layout.js";
@@ -69,7 +70,34 @@ export interface PpoOptions {
   dualClip?: number | null;
 }
 
-/** PPO clipped surrogate with dual clip, per token. */
+/** The larger of two branches with its derivative; a tie splits the derivative evenly (torch.maximum). */
+function maxBranch(l1: number, g1: number, l2: number, g2: number): { l: number; g: number } {
+  return l1 > l2 ? { l: l1, g: g1 } : l2 > l1 ? { l: l2, g: g2 } : { l: l1, g: (g1 + g2) / 2 };
+}
+
+/**
+ * One token's PPO loss ℓ and dℓ/dlp for a log-ratio d = lp − old and advantage A: clipped surrogate
+ * with ε_low, ε_high and (A < 0 only) dual clip c (null: off); `clipped` when a clip branch decides ℓ.
+ */
+export function ppoToken(d: number, A: number, lo: number, hi: number, c: number | null): { loss: number; grad: number; clipped: boolean } {
+  const dIn = d > -LOG_RATIO_BOUND && d < LOG_RATIO_BOUND;
+  const ratio = Math.exp(Math.min(LOG_RATIO_BOUND, Math.max(-LOG_RATIO_BOUND, d)));
+  const dRatio = dIn ? ratio : 0; // d ratio / d lp
+  const l1 = -A * ratio, g1 = -A * dRatio;
+  const rIn = ratio > 1 - lo && ratio < 1 + hi;
+  const l2 = -A * Math.min(1 + hi, Math.max(1 - lo, ratio)), g2 = rIn ? -A * dRatio : 0;
+  const m = maxBranch(l1, g1, l2, g2);
+  let clipped = l2 > l1;
+  if (c !== null && A < 0) {
+    // torch.minimum(−A·c, ℓ_clip): the constant branch has no gradient.
+    const l3 = -A * c;
+    if (l3 < m.l) return { loss: l3, grad: 0, clipped: true };
+    if (l3 === m.l) return { loss: l3, grad: m.g / 2, clipped: true };
+  }
+  return { loss: m.l, grad: m.g, clipped };
+}
+
+/** PPO clipped surrogate with dual clip, per token (`ppoToken`). */
 export function ppoLoss(logp: Float64Array, oldLogp: Float64Array, adv: Float64Array, opts: PpoOptions = {}): TokenLosses & { clipped: Uint8Array } {
   const lo = opts.clipLow ?? 0.2, hi = opts.clipHigh ?? lo;
   const c = opts.dualClip === undefined ? 3.0 : opts.dualClip;
@@ -82,21 +110,10 @@ export function ppoLoss(logp: Float64Array, oldLogp: Float64Array, adv: Float64A
   for (let t = 0; t < n; t++) {
     const A = adv[t]!;
     if (A === 0) continue;
-    const d = logp[t]! - oldLogp[t]!;
-    const dIn = d >= -LOG_RATIO_BOUND && d <= LOG_RATIO_BOUND;
-    const ratio = Math.exp(Math.min(LOG_RATIO_BOUND, Math.max(-LOG_RATIO_BOUND, d)));
-    const dRatio = dIn ? ratio : 0; // d ratio / d lp
-    const l1 = -A * ratio, g1 = -A * dRatio;
-    const rIn = ratio >= 1 - lo && ratio <= 1 + hi;
-    const l2 = -A * Math.min(1 + hi, Math.max(1 - lo, ratio)), g2 = rIn ? -A * dRatio : 0;
-    let l = l1, g = g1;
-    if (l2 > l1) { l = l2; g = g2; clipped[t] = 1; }
-    if (c !== null && A < 0) {
-      const l3 = -A * c;
-      if (l3 < l) { l = l3; g = 0; clipped[t] = 1; }
-    }
-    loss[t] = l;
-    grad[t] = g;
+    const r = ppoToken(logp[t]! - oldLogp[t]!, A, lo, hi, c);
+    loss[t] = r.loss;
+    grad[t] = r.grad;
+    clipped[t] = r.clipped ? 1 : 0;
   }
   return { loss, grad, clipped };
 }

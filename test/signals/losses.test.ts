@@ -1,7 +1,8 @@
+import { tokenPolicyLoss } from "../../runtime/backends/embedded/policy-loss.js";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
-  aggregateLoss, importanceSamplingLoss, layoutFromRows, lossWeights, ppoLoss, sftAdvantages, sftNll,
+  aggregateLoss, importanceSamplingLoss, layoutFromRows, lossWeights, ppoLoss, ppoToken, sftAdvantages, sftNll,
 } from "../../runtime/signals/index.js";
 
 const f64 = (xs: number[]) => Float64Array.from(xs);
@@ -95,5 +96,17 @@ describe("SFT rows", () => {
   });
   it("rejects positive logprobs", () => {
     expect(() => sftNll(layout, f64([0, 0.1, -1]), f64([0, 0.5, 0.5]))).toThrow(/token 1/);
+  });
+
+  it("PPO sub-gradients are torch's at the bounds (values from torch 2.15 autograd)", () => {
+    // lp − old = 20, the log-ratio clamp's bound: torch.clamp passes no gradient there.
+    expect(ppoToken(20, -1, 0.2, 0.2, null)).toMatchObject({ loss: Math.exp(20), grad: 0 });
+    // ε = 0 and ratio 1: ℓ₁ = ℓ₂ = −A, a tie; ℓ₂'s clamp is at its bound (no gradient), so
+    // torch.maximum gives half of ℓ₁'s: −A·ratio / 2 = −1.
+    expect(ppoToken(0, 2, 0, 0, null)).toMatchObject({ loss: -2, grad: -1 });
+    // Strictly inside the clip range both branches agree: the full gradient.
+    expect(ppoToken(0, -1, 0.2, 0.2, null)).toMatchObject({ loss: 1, grad: 1 });
+    // The embedded student's PPO is the same definition.
+    expect(tokenPolicyLoss(0, 0, 2, { fn: "ppo", clip: 0, clipRatioC: 3, logRatioClamp: 20 })).toEqual({ loss: -2, dLossDlp: -1 });
   });
 });

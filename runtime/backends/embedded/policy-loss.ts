@@ -8,11 +8,11 @@
  * - `ppo` (Trinity/verl ppo_policy_loss): ratio = exp(clamp(lp − old, ±20)),
  *   ℓ = max(−A·ratio, −A·clip(ratio, 1 − ε, 1 + ε)), and for A < 0 the dual clip
  *   ℓ = min(ℓ, −A·c) with c = clip_ratio_c (Trinity default 3.0).
- * Sub-gradients follow PyTorch: clamp passes the gradient on its closed interval, and
- * maximum/minimum split it evenly on ties.
+ * Both are runtime/signals/losses.ts's one definitions (`importanceSamplingToken`, `ppoToken`), with
+ * torch's sub-gradients: a clamp passes no gradient at its bounds; maximum/minimum split it on ties.
  */
 
-import { importanceSamplingToken } from "../../signals/losses.js";
+import { importanceSamplingToken, ppoToken } from "../../signals/losses.js";
 
 export type PolicyLossFn = "importance_sampling" | "ppo";
 
@@ -28,26 +28,9 @@ export interface PolicyLossParams {
 
 export interface TokenLoss { loss: number; dLossDlp: number }
 
-const LOG_RATIO_BOUND = 20;
-
 export function tokenPolicyLoss(lp: number, old: number, adv: number, p: PolicyLossParams): TokenLoss {
-  if (p.fn === "importance_sampling") {
-    const t = importanceSamplingToken(lp - old, adv, p.logRatioClamp);
-    return { loss: t.loss, dLossDlp: t.grad };
-  }
-  const logRatio = lp - old;
-  const inClamp = logRatio >= -LOG_RATIO_BOUND && logRatio <= LOG_RATIO_BOUND ? 1 : 0;
-  const ratio = Math.exp(Math.min(LOG_RATIO_BOUND, Math.max(-LOG_RATIO_BOUND, logRatio)));
-  const dRatio = ratio * inClamp; // d ratio / d lp
-  const lo = 1 - p.clip, hi = 1 + p.clip;
-  const pg1 = -adv * ratio, d1 = -adv * dRatio;
-  const clipped = Math.min(hi, Math.max(lo, ratio));
-  const pg2 = -adv * clipped, d2 = ratio >= lo && ratio <= hi ? -adv * dRatio : 0;
-  const clip1 = Math.max(pg1, pg2);
-  const dClip1 = pg1 > pg2 ? d1 : pg2 > pg1 ? d2 : (d1 + d2) / 2;
-  if (adv >= 0) return { loss: clip1, dLossDlp: dClip1 };
-  const pg3 = -adv * p.clipRatioC;
-  const loss = Math.min(pg3, clip1);
-  const d = pg3 < clip1 ? 0 : pg3 > clip1 ? dClip1 : dClip1 / 2;
-  return { loss, dLossDlp: d };
+  const t = p.fn === "importance_sampling"
+    ? importanceSamplingToken(lp - old, adv, p.logRatioClamp)
+    : ppoToken(lp - old, adv, p.clip, p.clip, p.clipRatioC);
+  return { loss: t.loss, dLossDlp: t.grad };
 }
