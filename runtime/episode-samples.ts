@@ -17,6 +17,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs
 import type { Tokenizer } from "./backends/backend.js";
 import type { ScoredEpisode } from "./replay.js";
 import { turnKlMeans } from "./signals/kl.js";
+import { responseText } from "./rollout.js";
 import { writeFileAtomicSync } from "./fs-atomic.js";
 
 export interface SampleTurn {
@@ -83,7 +84,7 @@ export function episodeSample(step: number, e: ScoredEpisode, tokenizer: Tokeniz
     turns: r.turns.map((t, i) => ({
       index: t.index,
       observation: cut(t.observation),
-      response: tokenizer.decode(withoutStop(tokenizer, t.response)),
+      response: responseText(tokenizer, t.response),
       action: t.action,
       admissible: t.action !== null && t.context.admissible.includes(t.action),
       kl: kl[i]!,
@@ -97,12 +98,6 @@ export function episodeSample(step: number, e: ScoredEpisode, tokenizer: Tokeniz
 export function stepSamples(step: number, steps: number, scored: readonly ScoredEpisode[], tokenizer: Tokenizer, perStep = 2): EpisodeSample[] {
   if (!samplesDue(step, steps)) return [];
   return pickEpisodes(scored, perStep).map((e) => episodeSample(step, e, tokenizer));
-}
-
-function withoutStop(tokenizer: Tokenizer, response: readonly number[]): number[] {
-  let end = response.length;
-  while (end > 0 && tokenizer.stopTokens.includes(response[end - 1]!)) end--;
-  return response.slice(0, end);
 }
 
 const cut = (s: string): string => (s.length > MAX_OBSERVATION_CHARS ? `${s.slice(0, MAX_OBSERVATION_CHARS)}…` : s);

@@ -99,7 +99,7 @@ export class ChatMemory {
 }
 
 /** Response text without trailing stop tokens. */
-function responseText(tokenizer: Tokenizer, response: number[]): string {
+export function responseText(tokenizer: Tokenizer, response: number[]): string {
   let end = response.length;
   while (end > 0 && tokenizer.stopTokens.includes(response[end - 1]!)) end--;
   return tokenizer.decode(response.slice(0, end));
