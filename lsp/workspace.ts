@@ -11,10 +11,13 @@
  *   it touched are parsed again (lsp/reparse.ts);
  * - a module that had no diagnostics, with everything it imports, is adopted by the next compilation
  *   as it is (`CompileHost.reuse`): not parsed, declared, resolved or checked again, its values kept.
- *   An edit invalidates the edited module and the modules that import it, up the import graph.
+ *   An edit invalidates the edited module and the modules that import it, up the import graph;
+ * - the plan of each curriculum and sweep point is kept per open file (`CompileHost.plans`) and
+ *   reused while what it reads is unchanged: the modules it imports, and the entry's declarations it
+ *   names, directly or through others (an edit elsewhere in the file does not compile it again).
  */
 import { readFileSync, realpathSync, statSync } from "node:fs";
-import { compileFile, type CompileHost, type CompileResult, type LoadedProgram } from "../compiler/index.js";
+import { compileFile, type CompileHost, type CompileResult, type LoadedProgram, type PlanMemo } from "../compiler/index.js";
 import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.js";
 import { parse, type ParseResult } from "../grammar/index.js";
 import { reparse } from "./reparse.js";
@@ -108,10 +111,13 @@ export class Workspace {
   private readonly modules = new Map<string, Map<string, Module>>();
   private readonly analyses = new Map<string, Analysis>();
   private readonly occCache = new WeakMap<Module, Occurrence[]>();
+  /** Per entry file: the plans of its last compilations (see `CompileHost.plans`). */
+  private readonly plans = new Map<string, PlanMemo>();
 
   setOpen(path: string, text: string): void { this.open.set(path, text); this.analyses.delete(path); }
   close(path: string): void {
     this.open.delete(path);
+    this.plans.delete(path);
     // Without the buffer, the file is the disk's again: what loaded the buffer is redone on demand.
     for (const [p, a] of this.analyses) if (p === path || a.program?.modules.has(path)) this.analyses.delete(p);
   }
@@ -154,7 +160,7 @@ export class Workspace {
   }
 
   private forget(structure: boolean): void {
-    if (structure) { this.disk.clear(); this.modules.clear(); }
+    if (structure) { this.disk.clear(); this.modules.clear(); this.plans.clear(); }
     this.analyses.clear();
   }
 
@@ -179,7 +185,9 @@ export class Workspace {
       verdict.set(p, ok ? m! : null);
       return ok ? m : undefined;
     };
-    const host: CompileHost = { read: (p) => this.read(p), parse: (t, f) => this.parse(t, f), fs: this.disk, reuse };
+    let plans = this.plans.get(path);
+    if (!plans) this.plans.set(path, (plans = new Map()));
+    const host: CompileHost = { read: (p) => this.read(p), parse: (t, f) => this.parse(t, f), fs: this.disk, reuse, plans };
     // As `tcod check` compiles it: every sweep point too (their errors are the file's errors).
     const result = compileFile(path, { host });
     if (result.program) this.remember(root, result);
