@@ -16,10 +16,11 @@
  *   reused while what it reads is unchanged: the modules it imports, and the entry's declarations it
  *   names, directly or through others (an edit elsewhere in the file does not compile it again).
  */
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { compileFile, type CompileHost, type CompileResult, type LoadedProgram, type PlanMemo } from "../compiler/index.js";
 import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.js";
 import { parse, type ParseResult } from "../grammar/index.js";
+import { MAX_SOURCE_BYTES, readTextFile } from "../plan/read-file.js";
 import { reparse } from "./reparse.js";
 import { moduleOccurrences, type Occurrence } from "./symbols.js";
 
@@ -49,7 +50,8 @@ export class DiskCache implements LoaderFs {
     let c = this.texts.get(path);
     if (!c) {
       const stamp = stampOf(path);
-      try { c = { stamp, text: readFileSync(path, "utf8") }; } catch (e) { c = { stamp, error: e as Error }; }
+      // As `tcod check` reads a source: a regular file, up to MAX_SOURCE_BYTES.
+      try { c = { stamp, text: readTextFile(path) }; } catch (e) { c = { stamp, error: e as Error }; }
       this.texts.set(path, c);
     }
     if (c.error) throw c.error;
@@ -102,6 +104,19 @@ export class DiskCache implements LoaderFs {
   clear(): void { this.texts.clear(); this.files.clear(); this.real.clear(); }
 }
 
+/**
+ * The size in UTF-8 bytes of a buffer larger than `tcod check` reads of a source file
+ * (MAX_SOURCE_BYTES), else undefined. Such a buffer is not parsed: its analysis is the diagnostic
+ * `tcod check` gives a file of that size (the editor's other features skip it).
+ */
+export function oversized(text: string): number | undefined {
+  // UTF-8 takes 1 to 3 bytes per UTF-16 code unit: count only when the length leaves it open.
+  if (text.length <= MAX_SOURCE_BYTES / 3) return undefined;
+  const bytes = text.length > MAX_SOURCE_BYTES ? text.length : Buffer.byteLength(text, "utf8");
+  return bytes > MAX_SOURCE_BYTES ? bytes : undefined;
+}
+const mib = (n: number) => `${Math.round((n / (1024 * 1024)) * 10) / 10} MiB`;
+
 export class Workspace {
   /** Open buffers by absolute path. */
   private readonly open = new Map<string, string>();
@@ -124,9 +139,13 @@ export class Workspace {
   isOpen(path: string): boolean { return this.open.has(path); }
   openPaths(): string[] { return [...this.open.keys()]; }
 
+  /** A file's text: its open buffer, else the disk's; throws, as `readTextFile` does, for a buffer too large to check. */
   read(path: string): string {
     const buffer = this.open.get(path);
-    return buffer !== undefined ? buffer : this.disk.read(path);
+    if (buffer === undefined) return this.disk.read(path);
+    const size = oversized(buffer);
+    if (size !== undefined) throw new Error(`it is ${mib(size)}; tcod reads files up to ${mib(MAX_SOURCE_BYTES)}`);
+    return buffer;
   }
 
   parse(text: string, file: string): ParseResult {
@@ -166,7 +185,8 @@ export class Workspace {
 
   /** The analysis of `path` for its current text (cached until the text of an open file changes). */
   analyze(path: string): Analysis {
-    const text = this.read(path);
+    // (A buffer too large to read is compiled all the same: the compiler reports why it was not read.)
+    const text = this.open.get(path) ?? this.read(path);
     const cached = this.analyses.get(path);
     if (cached && cached.text === text && !this.anyOpenChangedSince(cached)) return cached;
     const t0 = performance.now();
