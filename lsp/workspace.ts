@@ -20,7 +20,7 @@ import { realpathSync, statSync } from "node:fs";
 import { compileFile, type CompileHost, type CompileResult, type LoadedProgram, type PlanMemo } from "../compiler/index.js";
 import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.js";
 import { parse, type ParseResult } from "../grammar/index.js";
-import { MAX_SOURCE_BYTES, readTextFile } from "../plan/read-file.js";
+import { FileReadError, MAX_SOURCE_BYTES, readTextFile } from "../plan/read-file.js";
 import { reparse } from "./reparse.js";
 import { moduleOccurrences, type Occurrence } from "./symbols.js";
 
@@ -144,7 +144,7 @@ export class Workspace {
     const buffer = this.open.get(path);
     if (buffer === undefined) return this.disk.read(path);
     const size = oversized(buffer);
-    if (size !== undefined) throw new Error(`it is ${mib(size)}; tcod reads files up to ${mib(MAX_SOURCE_BYTES)}`);
+    if (size !== undefined) throw new FileReadError(`it is ${mib(size)}; tcod reads files up to ${mib(MAX_SOURCE_BYTES)}`, "tooLarge", size, MAX_SOURCE_BYTES);
     return buffer;
   }
 
