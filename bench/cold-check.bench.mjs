@@ -1,7 +1,10 @@
 // Cold start of `tcod check` on one example against `node -e 0`, interleaved in the same run (the
 // machine is shared and noisy: only the ratio means something). Build first: `npm run build`.
 // `tcod …` is the package's command, bin/tcod (for check: node started from the snapshot
-// dist/check.blob); `node bin/tcod.mjs check` is the same check without the snapshot, for comparison.
+// dist/check.blob; --version is answered in sh from package.json, without Node.js);
+// `node bin/tcod.mjs check` is the same check without the snapshot, for comparison, and
+// `node bin/tcod.mjs --version` the Node.js launcher alone (as npm's Windows shims run the bin), and
+// `node dist/tcod.js --version` the CLI loaded to answer it (as every launcher did before).
 // CPU time (user + system of the child, from /proc of this process's children) is recorded beside
 // the wall time: on a loaded machine the wall time includes waiting for a core.
 // Usage: node bench/cold-check.bench.mjs [runs]   → bench/results/cold-check.json
@@ -16,6 +19,8 @@ const example = "examples/texthouse/tcod-f2b.tcod";
 const cases = {
   "node -e 0": [process.execPath, ["-e", "0"]],
   "tcod --version": [join(ROOT, "bin/tcod"), ["--version"]],
+  "node bin/tcod.mjs --version": [process.execPath, [join(ROOT, "bin/tcod.mjs"), "--version"]],
+  "node dist/tcod.js --version": [process.execPath, [join(ROOT, "dist/tcod.js"), "--version"]],
   [`tcod check ${example}`]: [join(ROOT, "bin/tcod"), ["check", example]],
   [`node bin/tcod.mjs check ${example}`]: [process.execPath, [join(ROOT, "bin/tcod.mjs"), "check", example]],
 };

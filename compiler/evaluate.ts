@@ -82,6 +82,13 @@ export class Evaluator {
     return keep ? { inlined: this.inlined - m.inlined, depth } : undefined;
   }
 
+  /** After `mark`: the inlined calls and the nesting an evaluation took, whatever it reported or read (for `replayCost`). */
+  cost(m: ReturnType<Evaluator["mark"]>): { inlined: number; depth: number } {
+    const depth = this.peak - m.depth;
+    this.peak = Math.max(this.peak, m.peak);
+    return { inlined: this.inlined - m.inlined, depth };
+  }
+
   /**
    * Accounts for a kept value (see `since`) as if it were evaluated here: false when that evaluation
    * would hit a limit (it must then run, to report it as `tcod check` does).

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { readTextFile } from "../plan/read-file.js";
-import type { Expr, FnDecl, ImportDecl, Span, SweepDecl } from "../grammar/ast.js";
+import type { CurriculumDecl, Decl, Expr, FnDecl, ImportDecl, Span, SweepDecl } from "../grammar/ast.js";
 import { parse, parseExpression } from "../grammar/index.js";
 import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
@@ -75,7 +75,15 @@ export interface CompileHost {
    * same way as then, and that they had no diagnostics (lsp/workspace.ts).
    */
   reuse?(path: string): Module | undefined;
+  /**
+   * The plans of earlier compilations of this entry file (one memo per entry, kept by the host): a
+   * curriculum or sweep point whose inputs are unchanged is not compiled again (see `planInputs`).
+   */
+  plans?: PlanMemo;
 }
+
+/** Compiled plans by curriculum and settings, with what each read (`planInputs`); for `CompileHost.plans`. */
+export type PlanMemo = Map<string, { inputs: string[]; compiled: CompiledPlan; cost: { inlined: number; depth: number } }>;
 
 /**
  * The modules a compilation loaded (for editors: names, scopes, spans), and where each import
@@ -207,8 +215,9 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   const checkModule = opts.host?.checkModule?.bind(opts.host);
   checkFunctionBodies(base.loader, base.ev, checkModule && ((p) => checkModule(p, program)));
 
-  const curricula = entry.curricula.filter((c) => !opts.curriculum || c.name === opts.curriculum);
-  if (opts.curriculum && curricula.length === 0) {
+  // An empty name (`--curriculum ""`) names no curriculum: an error, never "all of them".
+  const curricula = entry.curricula.filter((c) => opts.curriculum === undefined || c.name === opts.curriculum);
+  if (opts.curriculum !== undefined && curricula.length === 0) {
     const names = entry.curricula.map((c) => c.name);
     sink.add(d.unknownCurriculum({ name: opts.curriculum, suggestion: didYouMean(opts.curriculum, names), available: names.join(", ") || "none" }), spanAt(abs));
   }
@@ -226,6 +235,8 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   if (opts.sweeps ?? true) checkOverridesOfSwept(validOverrides, entry, sink);
   const plans: CompiledPlan[] = [];
   let pointsBefore = 0;
+  const memo = opts.host?.plans;
+  const used = new Set<string>();
   {
     // Evaluate every curriculum even after errors, to report everything in one run; plans are
     // dropped at the end when any error was found.
@@ -240,13 +251,16 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
         seen.add(key);
         const settings = [...own, ...validOverrides.filter(applies)];
         // Without settings the first loader's evaluation is reused (lets are evaluated once).
-        const compiled = compileOne(abs, root, c.name, settings, own, sink, cache, settings.length === 0 ? base : undefined);
+        const compiled = memo
+          ? compileMemo(memo, used, abs, root, c.name, settings, own, sink, cache, base, entry)
+          : compileOne(abs, root, c.name, settings, own, sink, cache, settings.length === 0 ? base : undefined);
         if (compiled) plans.push(compiled);
       }
       warnIdenticalPoints(plans.slice(pointsBefore), c.name, entry, sink);
       pointsBefore = plans.length;
     }
   }
+  if (memo) for (const k of memo.keys()) if (!used.has(k)) memo.delete(k);
   return { ...finish(plans, sink, cache, sources), program };
 }
 
@@ -320,6 +334,104 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
     bundle = b.text;
   }
   return { plan, curriculum: cv, settings: settings.map((s) => `${s.target.join(".")}=${s.text}`), ...(bundle ? { bundle } : {}) };
+}
+
+/**
+ * `compileOne` through an editor's memo (`CompileHost.plans`): the plan of an earlier compilation when
+ * its inputs (`planInputs`) are the same, it reported nothing then, and (for a curriculum evaluated
+ * with the file's own evaluator, after everything else of the file) the evaluation it stands for still
+ * fits the evaluator's limits, as `tcod check` would find; else compiled, and remembered when it
+ * reported nothing. A plan of TypeScript extensions is compiled each time (its bundle is rebuilt).
+ */
+function compileMemo(
+  memo: PlanMemo, used: Set<string>, abs: string, root: string, name: string, settings: Setting[], point: Setting[],
+  sink: DiagnosticSink, cache: SourceCache, base: { loader: ModuleLoader; ev: Evaluator }, entry: Module,
+): CompiledPlan | undefined {
+  const key = `${name}\n${settings.map((s) => `${s.source}:${s.target.join(".")}=${s.text}`).join("\n")}`;
+  used.add(key);
+  const decl = entry.curricula.find((c) => c.name === name)!;
+  const inputs = planInputs(entry, decl, settings, base.loader.modules);
+  const own = settings.length === 0;
+  const hit = memo.get(key);
+  if (hit && sameList(hit.inputs, inputs) && (!own || base.ev.replayCost(hit.cost.inlined, hit.cost.depth))) {
+    // The same plan, but for the hashes of the module texts (the entry's changed).
+    const modules = [...base.loader.modules.values()].filter((m) => m.path !== "std/core");
+    const sources = modules.map((m) => ({ path: m.display, sha256: moduleHash(m) })).sort((a, b) => byCodeUnits(a.path, b.path));
+    const plan = { ...hit.compiled.plan, sources };
+    const k = pointKeys.get(hit.compiled.plan);
+    if (k !== undefined) pointKeys.set(plan, k);
+    return { ...hit.compiled, plan };
+  }
+  const attempts = sink.attempts;
+  const run = own ? base : newLoader(root, sink, cache);
+  const before = run.ev.mark(sink);
+  const compiled = compileOne(abs, root, name, settings, point, sink, cache, run);
+  const cost = run.ev.cost(before);
+  if (compiled && !compiled.bundle && sink.attempts === attempts) memo.set(key, { inputs, compiled, cost });
+  else memo.delete(key);
+  return compiled;
+}
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * What a curriculum's plan reads, as texts to compare across compilations: every module but the entry
+ * (path and text); the curriculum's declaration, the sweeps, and every declaration of the entry they
+ * name, and those name, and so on (text and position, since plans and diagnostics carry positions);
+ * the names they use that the entry does not declare (a declaration added later would hide the
+ * builtin). Names are collected from the syntax, over-approximating (a parameter's name counts too).
+ */
+function planInputs(entry: Module, decl: CurriculumDecl, settings: Setting[], modules: ReadonlyMap<string, Module>): string[] {
+  const out: string[] = [];
+  for (const m of modules.values()) if (m !== entry && m.path !== "std/core") out.push(m.path, m.text);
+  const binders = new Map<string, Decl>();
+  for (const x of entry.ast?.decls ?? []) {
+    if (x.kind === "import") { for (const sp of x.names) if (!binders.has(sp.alias ?? sp.name)) binders.set(sp.alias ?? sp.name, x); }
+    else if (x.kind !== "sweep" && !binders.has(x.name)) binders.set(x.name, x);
+  }
+  const seen = new Set<Decl>();
+  const named = new Set<string>();
+  const todo: Decl[] = [decl, ...entry.sweeps];
+  const visit = (names: Iterable<string>) => {
+    for (const n of names) {
+      if (named.has(n)) continue;
+      named.add(n);
+      const b = binders.get(n);
+      if (!b) out.push(`${n}: not declared`);
+      else if (!seen.has(b)) todo.push(b);
+    }
+  };
+  for (const s of settings) visit(namesIn(s.expr));
+  while (todo.length) {
+    const x = todo.pop()!;
+    if (seen.has(x)) continue;
+    seen.add(x);
+    const st = x.span.start;
+    out.push(`${st.offset}:${st.line}:${st.column}`, entry.text.slice(st.offset, x.span.end.offset), "doc" in x ? x.doc ?? "" : "");
+    visit(namesIn(x));
+  }
+  return out;
+}
+
+/** Every name a piece of syntax mentions (memoized per node: an editor's parses keep unchanged declarations). */
+const nodeNames = new WeakMap<object, string[]>();
+function namesIn(node: object): string[] {
+  let names = nodeNames.get(node);
+  if (names) return names;
+  const out = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) { for (const x of v) walk(x); return; }
+    if (!v || typeof v !== "object") return;
+    const o = v as Record<string, unknown>;
+    for (const k in o) {
+      const x = o[k];
+      if (k === "name" && typeof x === "string") out.add(x);
+      else if (x && typeof x === "object" && !k.endsWith("pan") && !k.endsWith("Span")) walk(x);
+    }
+  };
+  walk(node);
+  nodeNames.set(node, (names = [...out]));
+  return names;
 }
 
 function paramNames(f: TsExtension["functions"][number]): string[] {
@@ -450,14 +562,28 @@ function checkOverridesOfSwept(overrides: Setting[], entry: Module, sink: Diagno
   }
 }
 
+/**
+ * A plan but for its name and sweep point, as text (memoized per plan: an editor's compilations reuse
+ * plans). Without its sources too: the points of one compilation read the same modules.
+ */
+const pointKeys = new WeakMap<Plan, string>();
+function pointKey(plan: Plan): string {
+  let key = pointKeys.get(plan);
+  if (key === undefined) {
+    const { name: _n, sweep: _s, sources: _src, extensions, ...rest } = plan as Plan & { sweep?: unknown };
+    key = JSON.stringify({ ...rest, ...(extensions ? { extensions: { ...extensions, bundle: "" } } : {}) });
+    pointKeys.set(plan, key);
+  }
+  return key;
+}
+
 /** One warning per curriculum naming the sweep points whose plans are the same but for their names. */
 function warnIdenticalPoints(plans: CompiledPlan[], curriculum: string, entry: Module, sink: DiagnosticSink): void {
   // After an error no plan is kept (and an override of a swept target makes every point the same).
   if (plans.length < 2 || sink.errorCount > 0) return;
   const groups = new Map<string, CompiledPlan[]>();
   for (const p of plans) {
-    const { name: _n, sweep: _s, extensions, ...rest } = p.plan as Plan & { sweep?: unknown };
-    const key = JSON.stringify({ ...rest, ...(extensions ? { extensions: { ...extensions, bundle: "" } } : {}) });
+    const key = pointKey(p.plan);
     groups.set(key, [...(groups.get(key) ?? []), p]);
   }
   const same = [...groups.values()].filter((g) => g.length > 1);

@@ -100,12 +100,12 @@ class Lowering {
     // (feedback.* read 0, smoothers their init, stages 0), a state every run passes through: check it.
     if (readsFeedback(s.tree)) return this.rangeAtStart(s, what, ok, range, span, lengths, maxTurns);
     const stride = Math.max(1, Math.ceil((this.steps * lengths.length) / 200_000));
-    const at = compileScalar(s.tree);
+    const grid = gridValues(s.tree, this.steps, stride, lengths, maxTurns);
+    let i = 0;
     for (let step = 1; step <= this.steps; step = step === this.steps ? step + 1 : Math.min(this.steps, step + stride)) {
       for (const L of lengths) {
-        const vars: ScalarVars = { step, total_steps: this.steps, "episode.expert_length": L, "episode.max_turns": maxTurns };
-        let v: number;
-        try { v = at(vars); } catch { continue; }
+        const v = grid[i++]!;
+        if (v === THREW) continue;
         if (!Number.isFinite(v) || !ok(v)) {
           const where = s.level === "episode" ? `step ${step} with episode.expert_length = ${L} turns` : `step ${step}`;
           const r = Number.isFinite(v) ? range : "a finite number";
@@ -117,6 +117,37 @@ class Lowering {
     }
     return true;
   }
+}
+
+/** In `gridValues`: the evaluation threw (a value the runtime reports, not a range error). */
+const THREW = Symbol("threw");
+
+/**
+ * A value over the grid `range` checks (steps 1..steps by `stride`, then each expert length), in
+ * that order. Memoized by the tree's text for small grids: an editor compiles the same schedules
+ * after every keystroke, and a sweep's points share most of theirs.
+ */
+const grids = new Map<string, (number | typeof THREW)[]>();
+/** JSON.stringify's replacer that keeps NaN, ±Infinity and −0 apart (JSON writes null, null and 0). */
+const exactNumbers = (_k: string, v: unknown): unknown => (typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? "-0" : v}` : v);
+function gridValues(tree: Scalar["tree"], steps: number, stride: number, lengths: number[], maxTurns: number): (number | typeof THREW)[] {
+  const small = steps * lengths.length <= 20_000;
+  const key = small ? `${steps}|${stride}|${lengths.length}|${maxTurns}|${JSON.stringify(tree, exactNumbers)}` : "";
+  const hit = small ? grids.get(key) : undefined;
+  if (hit) return hit;
+  const at = compileScalar(tree);
+  const out: (number | typeof THREW)[] = [];
+  for (let step = 1; step <= steps; step = step === steps ? step + 1 : Math.min(steps, step + stride)) {
+    for (const L of lengths) {
+      const vars: ScalarVars = { step, total_steps: steps, "episode.expert_length": L, "episode.max_turns": maxTurns };
+      try { out.push(at(vars)); } catch { out.push(THREW); }
+    }
+  }
+  if (small) {
+    if (grids.size >= 64) grids.delete(grids.keys().next().value!);
+    grids.set(key, out);
+  }
+  return out;
 }
 
 /**

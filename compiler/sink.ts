@@ -8,8 +8,11 @@ import { diag, type Diagnostic, type Message, type Related } from "./diagnostics
 export class DiagnosticSink {
   readonly items: Diagnostic[] = [];
   private readonly seen = new Set<string>();
+  /** Every `add`, repeats included (whether a part of a compilation reported anything). */
+  attempts = 0;
 
   add(m: Message, span: Span, related: Related[] = []): void {
+    this.attempts++;
     const key = `${m.code}|${span.file}|${span.start.offset}|${span.end.offset}|${m.message}`;
     if (this.seen.has(key)) return;
     this.seen.add(key);

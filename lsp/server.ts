@@ -21,7 +21,7 @@ import {
   complete, definition, didYouMeanFix, documentSymbols, hover, inlayHints, references, rename, semanticTokens, StdIndex,
   TOKEN_MODIFIERS, TOKEN_TYPES, type DocSymbol,
 } from "./features.js";
-import { Workspace, type Analysis } from "./workspace.js";
+import { oversized, Workspace, type Analysis } from "./workspace.js";
 
 /** Quiet time after an analysis before the disk is checked for changes the editor did not report. */
 const REVALIDATE_AFTER_MS = 1000;
@@ -147,6 +147,7 @@ export function startServer(connection: Connection = createConnection(ProposedFe
     const a = analysisOf(p.textDocument.uri);
     if (!a) return [];
     const doc = documents.get(p.textDocument.uri)!;
+    if (oversized(doc.getText()) !== undefined) return [];
     const entries = complete(a, std, doc.getText(), doc.offsetAt(p.position));
     const imported = new Set(a.program?.modules.get(a.path)?.ast?.decls.flatMap((d) => (d.kind === "import" ? d.names.map((n) => n.alias ?? n.name) : [])) ?? []);
     const kinds = { field: CompletionItemKind.Field, function: CompletionItemKind.Function, variable: CompletionItemKind.Variable, module: CompletionItemKind.Module, keyword: CompletionItemKind.Keyword, argument: CompletionItemKind.Property, file: CompletionItemKind.File, folder: CompletionItemKind.Folder };
@@ -220,7 +221,7 @@ export function startServer(connection: Connection = createConnection(ProposedFe
 
   connection.onDocumentFormatting((p) => {
     const doc = documents.get(p.textDocument.uri);
-    if (!doc) return [];
+    if (!doc || oversized(doc.getText()) !== undefined) return [];
     const r = format(doc.getText(), toPath(p.textDocument.uri));
     if (!r.ok || !r.changed) return [];
     return [TextEdit.replace({ start: { line: 0, character: 0 }, end: doc.positionAt(doc.getText().length) }, r.text)];

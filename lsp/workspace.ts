@@ -11,12 +11,16 @@
  *   it touched are parsed again (lsp/reparse.ts);
  * - a module that had no diagnostics, with everything it imports, is adopted by the next compilation
  *   as it is (`CompileHost.reuse`): not parsed, declared, resolved or checked again, its values kept.
- *   An edit invalidates the edited module and the modules that import it, up the import graph.
+ *   An edit invalidates the edited module and the modules that import it, up the import graph;
+ * - the plan of each curriculum and sweep point is kept per open file (`CompileHost.plans`) and
+ *   reused while what it reads is unchanged: the modules it imports, and the entry's declarations it
+ *   names, directly or through others (an edit elsewhere in the file does not compile it again).
  */
-import { readFileSync, realpathSync, statSync } from "node:fs";
-import { compileFile, type CompileHost, type CompileResult, type LoadedProgram } from "../compiler/index.js";
+import { realpathSync, statSync } from "node:fs";
+import { compileFile, type CompileHost, type CompileResult, type LoadedProgram, type PlanMemo } from "../compiler/index.js";
 import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.js";
 import { parse, type ParseResult } from "../grammar/index.js";
+import { FileReadError, MAX_SOURCE_BYTES, readTextFile } from "../plan/read-file.js";
 import { reparse } from "./reparse.js";
 import { moduleOccurrences, type Occurrence } from "./symbols.js";
 
@@ -46,7 +50,8 @@ export class DiskCache implements LoaderFs {
     let c = this.texts.get(path);
     if (!c) {
       const stamp = stampOf(path);
-      try { c = { stamp, text: readFileSync(path, "utf8") }; } catch (e) { c = { stamp, error: e as Error }; }
+      // As `tcod check` reads a source: a regular file, up to MAX_SOURCE_BYTES.
+      try { c = { stamp, text: readTextFile(path) }; } catch (e) { c = { stamp, error: e as Error }; }
       this.texts.set(path, c);
     }
     if (c.error) throw c.error;
@@ -99,6 +104,19 @@ export class DiskCache implements LoaderFs {
   clear(): void { this.texts.clear(); this.files.clear(); this.real.clear(); }
 }
 
+/**
+ * The size in UTF-8 bytes of a buffer larger than `tcod check` reads of a source file
+ * (MAX_SOURCE_BYTES), else undefined. Such a buffer is not parsed: its analysis is the diagnostic
+ * `tcod check` gives a file of that size (the editor's other features skip it).
+ */
+export function oversized(text: string): number | undefined {
+  // UTF-8 takes 1 to 3 bytes per UTF-16 code unit: count only when the length leaves it open.
+  if (text.length <= MAX_SOURCE_BYTES / 3) return undefined;
+  const bytes = text.length > MAX_SOURCE_BYTES ? text.length : Buffer.byteLength(text, "utf8");
+  return bytes > MAX_SOURCE_BYTES ? bytes : undefined;
+}
+const mib = (n: number) => `${Math.round((n / (1024 * 1024)) * 10) / 10} MiB`;
+
 export class Workspace {
   /** Open buffers by absolute path. */
   private readonly open = new Map<string, string>();
@@ -108,19 +126,26 @@ export class Workspace {
   private readonly modules = new Map<string, Map<string, Module>>();
   private readonly analyses = new Map<string, Analysis>();
   private readonly occCache = new WeakMap<Module, Occurrence[]>();
+  /** Per entry file: the plans of its last compilations (see `CompileHost.plans`). */
+  private readonly plans = new Map<string, PlanMemo>();
 
   setOpen(path: string, text: string): void { this.open.set(path, text); this.analyses.delete(path); }
   close(path: string): void {
     this.open.delete(path);
+    this.plans.delete(path);
     // Without the buffer, the file is the disk's again: what loaded the buffer is redone on demand.
     for (const [p, a] of this.analyses) if (p === path || a.program?.modules.has(path)) this.analyses.delete(p);
   }
   isOpen(path: string): boolean { return this.open.has(path); }
   openPaths(): string[] { return [...this.open.keys()]; }
 
+  /** A file's text: its open buffer, else the disk's; throws, as `readTextFile` does, for a buffer too large to check. */
   read(path: string): string {
     const buffer = this.open.get(path);
-    return buffer !== undefined ? buffer : this.disk.read(path);
+    if (buffer === undefined) return this.disk.read(path);
+    const size = oversized(buffer);
+    if (size !== undefined) throw new FileReadError(`it is ${mib(size)}; tcod reads files up to ${mib(MAX_SOURCE_BYTES)}`, "tooLarge", size, MAX_SOURCE_BYTES);
+    return buffer;
   }
 
   parse(text: string, file: string): ParseResult {
@@ -154,13 +179,14 @@ export class Workspace {
   }
 
   private forget(structure: boolean): void {
-    if (structure) { this.disk.clear(); this.modules.clear(); }
+    if (structure) { this.disk.clear(); this.modules.clear(); this.plans.clear(); }
     this.analyses.clear();
   }
 
   /** The analysis of `path` for its current text (cached until the text of an open file changes). */
   analyze(path: string): Analysis {
-    const text = this.read(path);
+    // (A buffer too large to read is compiled all the same: the compiler reports why it was not read.)
+    const text = this.open.get(path) ?? this.read(path);
     const cached = this.analyses.get(path);
     if (cached && cached.text === text && !this.anyOpenChangedSince(cached)) return cached;
     const t0 = performance.now();
@@ -179,7 +205,9 @@ export class Workspace {
       verdict.set(p, ok ? m! : null);
       return ok ? m : undefined;
     };
-    const host: CompileHost = { read: (p) => this.read(p), parse: (t, f) => this.parse(t, f), fs: this.disk, reuse };
+    let plans = this.plans.get(path);
+    if (!plans) this.plans.set(path, (plans = new Map()));
+    const host: CompileHost = { read: (p) => this.read(p), parse: (t, f) => this.parse(t, f), fs: this.disk, reuse, plans };
     // As `tcod check` compiles it: every sweep point too (their errors are the file's errors).
     const result = compileFile(path, { host });
     if (result.program) this.remember(root, result);

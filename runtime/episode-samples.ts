@@ -16,6 +16,7 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Tokenizer } from "./backends/backend.js";
 import type { ScoredEpisode } from "./replay.js";
+import type { EpisodeRecord } from "./rollout.js";
 import { turnKlMeans } from "./signals/kl.js";
 import { responseText } from "./rollout.js";
 import { writeFileAtomicSync } from "./fs-atomic.js";
@@ -30,14 +31,16 @@ export interface SampleTurn {
   action: string | null;
   /** The parsed action is one of the commands the env listed. */
   admissible: boolean;
-  /** Mean k1 reverse KL over the turn's response tokens (nats/token). */
-  kl: number;
+  /** Mean k1 reverse KL over the turn's response tokens (nats/token); null in an evaluation (no teacher scores). */
+  kl: number | null;
   tokens: number;
   finishReason: "stop" | "length";
 }
 
 export interface EpisodeSample {
   step: number;
+  /** The evaluation's name for an evaluation episode (after training step `step`); absent for training episodes. */
+  eval?: string;
   /** Position of the episode in its step's batch. */
   episode: number;
   task: string;
@@ -62,10 +65,10 @@ export function samplesDue(step: number, steps: number, target = 20): boolean {
 }
 
 /** Which episodes of a batch to keep: the first won, the first failed, then batch order, `perStep` in all. */
-export function pickEpisodes(scored: readonly ScoredEpisode[], perStep: number): ScoredEpisode[] {
+export function pickEpisodes<E extends { record: EpisodeRecord }>(scored: readonly E[], perStep: number): E[] {
   const played = scored.filter((e) => e.record.turns.length > 0);
   const firstWon = played.find((e) => e.record.won), firstLost = played.find((e) => !e.record.won);
-  const picked = [firstWon, firstLost].filter((e): e is ScoredEpisode => e !== undefined).slice(0, perStep);
+  const picked = [firstWon, firstLost].filter((e): e is E => e !== undefined).slice(0, perStep);
   for (const e of played) {
     if (picked.length >= perStep) break;
     if (!picked.includes(e)) picked.push(e);
@@ -73,10 +76,10 @@ export function pickEpisodes(scored: readonly ScoredEpisode[], perStep: number):
   return picked.sort((a, b) => a.record.spec.index - b.record.spec.index);
 }
 
-/** A scored episode as text, turn by turn, with each turn's k1 reverse KL. */
-export function episodeSample(step: number, e: ScoredEpisode, tokenizer: Tokenizer): EpisodeSample {
+/** A scored episode as text, turn by turn, with each turn's k1 reverse KL (null without teacher scores). */
+export function episodeSample(step: number, e: { record: EpisodeRecord; teacher?: number[][] }, tokenizer: Tokenizer): EpisodeSample {
   const r = e.record;
-  const kl = turnKlMeans(r.turns.map((t) => t.logprobs), e.teacher);
+  const kl: (number | null)[] = e.teacher ? turnKlMeans(r.turns.map((t) => t.logprobs), e.teacher) : r.turns.map(() => null);
   return {
     step, episode: r.spec.index, task: r.spec.task.id, split: r.spec.task.split,
     won: r.won, reward: r.reward, truncated: r.truncated, horizon: r.spec.horizon,
@@ -98,6 +101,15 @@ export function episodeSample(step: number, e: ScoredEpisode, tokenizer: Tokeniz
 export function stepSamples(step: number, steps: number, scored: readonly ScoredEpisode[], tokenizer: Tokenizer, perStep = 2): EpisodeSample[] {
   if (!samplesDue(step, steps)) return [];
   return pickEpisodes(scored, perStep).map((e) => episodeSample(step, e, tokenizer));
+}
+
+/**
+ * Episodes of an evaluation kept as text (the first won and the first failed, `perEval` in all), so
+ * that a success rate can be read back to what the agent did. Written after the training step
+ * `step`, with the evaluation's name; no KL (an evaluation has no teacher scores).
+ */
+export function evalSamples(step: number, name: string, records: readonly EpisodeRecord[], tokenizer: Tokenizer, perEval = 2): EpisodeSample[] {
+  return pickEpisodes(records.map((record) => ({ record })), perEval).map((e) => ({ ...episodeSample(step, e, tokenizer), eval: name }));
 }
 
 const cut = (s: string): string => (s.length > MAX_OBSERVATION_CHARS ? `${s.slice(0, MAX_OBSERVATION_CHARS)}…` : s);

@@ -142,7 +142,9 @@ export class RunState {
       if (!(u === 0 ? ev.params.atStart : u % ev.params.every === 0 || u === T)) continue;
       const t0 = performance.now();
       const out = await runNode(ev, inputsOf(this.g, ev, new Map(), this.latest), this.stepCtx(u));
-      this.emit({ ...(out.metrics as EvalRow), time: { eval: (performance.now() - t0) / 1000 } });
+      const { samples, ...row } = out.metrics as EvalRow;
+      this.emit({ ...row, time: { eval: (performance.now() - t0) / 1000 } });
+      if (samples) this.samples.write(samples);
     }
   }
 

@@ -11,7 +11,7 @@
 # best last valid_seen success (examples/texthouse/gpu/<method>.tcod: opd is k1 reverse-KL OPD).
 # Every run evaluates on valid_seen, valid_unseen and hard. A phase ends at its deadline: its runs
 # get SIGINT, finish the step in hand, checkpoint and stop (the last evaluation before that stands).
-# Output: OUT_DIR/runs.tar.gz (each run's metrics.jsonl, plan.json, log), OUT_DIR/learn.json
+# Output: OUT_DIR/runs.tar.gz (each run's metrics.jsonl, episodes.jsonl, plan.json, log), OUT_DIR/learn.json
 # (bench/h200/learn-summary.mjs), OUT_DIR/gpu.csv (nvidia-smi). Needs node ≥ 20 on PATH (bin/tcod.mjs
 # + dist/) and a python with torch/transformers ($TCOD_PYTHON, default python3).
 #
@@ -45,7 +45,7 @@ evals() {
   local every=$1 at_start=$2 other=${3:-$1} s n e out=""
   for s in valid_seen:140 valid_unseen:134 hard:121; do
     n=${EVAL_TASKS:-${s#*:}}; s=${s%:*}; e=$other; [ $s = valid_seen ] && e=$every
-    out+="${out:+, }evaluate(every: $e steps, env: texthouse(split: \"$s\", pool: $n), tasks: $n tasks, name: \"$s\", temperature: 0.4, at_start: $at_start)"
+    out+="${out:+, }evaluate(every: $e steps, env: texthouse(split: \"$s\", pool: $n, agent: agent), tasks: $n tasks, name: \"$s\", temperature: 0.4, at_start: $at_start)"
   done
   echo "[$out]"
 }
@@ -64,7 +64,7 @@ launch() {
 # Copies the small files of every run (metrics, plans, logs; never weights) to OUT/runs.tar.gz, so
 # that what a run has done comes back even if the call is cut off.
 snapshot() {
-  ( cd "$WORK" && for d in */; do d=${d%/}; for f in metrics.jsonl plan.json backend-wait.jsonl; do [ -f "$d/$f" ] && echo "$d/$f"; done; done; ls *.log 2>/dev/null ) \
+  ( cd "$WORK" && for d in */; do d=${d%/}; for f in metrics.jsonl plan.json backend-wait.jsonl episodes.jsonl; do [ -f "$d/$f" ] && echo "$d/$f"; done; done; ls *.log 2>/dev/null ) \
     | tar czf "$OUT/runs.tmp.tar.gz" -C "$WORK" -T - 2>/dev/null && mv "$OUT/runs.tmp.tar.gz" "$OUT/runs.tar.gz"
 }
 # One line per run of the phase: its last progress or eval line (the call's output shows progress).

@@ -5,12 +5,16 @@
  * (`renderAction` + the tokenizer's first stop token) in place of a sample. The student's current
  * log-probabilities of those tokens are the rows' old log-probabilities, so the importance-sampling
  * loss with advantage c is c × cross-entropy at the time the demo is built (with staleness s the
- * learner trains on it s steps later, an importance-weighted cross-entropy).
+ * learner trains on it s steps later, an importance-weighted cross-entropy). Where the run trains on
+ * whole trajectories (a served student whose chat memory accumulates), a demonstration is one row
+ * and is scored by one forward over the whole episode, as student episodes are: per-turn rows would
+ * repeat every earlier turn in each later row (tokens growing with the square of the turn count).
  */
 import { renderAction } from "../agent-format.js";
 import { runEpisode, type EpisodeSpec, type Sampler } from "../rollout.js";
 import type { ExperienceRow } from "../replay.js";
-import { turnRows } from "../replay.js";
+import { trajectoryRow, turnRows, type RowShape } from "../replay.js";
+import { episodeScoreRequest, turnsChain } from "../episode-sequence.js";
 import type { RunContext } from "./context.js";
 import { input, type Executor, type PortData } from "./executor.js";
 import type { SampledTask } from "./task-sampler.js";
@@ -22,12 +26,13 @@ export const DEMO_EPISODE_BASE = 1_000_000;
 export const demonstrationsExecutor: Executor<"Demonstrations"> = {
   async run(node, inputs, ctx) {
     const t = input<PortData["Tasks"]>(inputs, "tasks")!;
-    return { demos: await buildDemonstrations(ctx, node.params.env, node.params.agent, t.tasks, ctx.step, ctx.syncedStep, node.params.maxTurns) };
+    return { demos: await buildDemonstrations(ctx, node.params.env, node.params.agent, t.tasks, ctx.step, ctx.syncedStep, node.params.maxTurns, ctx.rowShape) };
   },
 };
 
 export async function buildDemonstrations(
   ctx: RunContext, envId: string, agentId: string, tasks: SampledTask[], step: number, policyStep: number, maxTurns: number,
+  shape: RowShape = "turn",
 ): Promise<ExperienceRow[]> {
   const format = ctx.plan.resources.agents[agentId]!;
   const pool = ctx.envs.get(envId)!;
@@ -50,10 +55,19 @@ export async function buildDemonstrations(
     const record = await withRetries(ctx, `demonstration of task ${task.id}`, () =>
       pool.with((env) => { i = 0; return runEpisode(env, script, format, ctx.tokenizer, spec, policyStep); }));
     if (record.turns.length === 0) return;
-    const scores = await ctx.studentLimit(() => ctx.student.score(record.turns.map((t) => ({ prompt: t.prompt, completion: t.response, temperature: 1 }))));
+    const whole = shape === "trajectory" && ctx.student.scoresSequences === true && turnsChain(record.turns);
+    const scores = await ctx.studentLimit(async () => {
+      if (whole) {
+        const one = episodeScoreRequest(record.turns, { temperature: 1 });
+        return one.slice((await ctx.student.score([one.request]))[0]!);
+      }
+      return ctx.student.score(record.turns.map((t) => ({ prompt: t.prompt, completion: t.response, temperature: 1 })));
+    });
     record.turns.forEach((t, k) => { t.logprobs = scores[k]!.logprobs; });
     // Teacher log-probabilities = the student's own: the OPD term is exactly 0 on demonstrations.
-    for (const r of turnRows(step, { record, teacher: record.turns.map((t) => t.logprobs) }, policyStep)) rows.push({ ...r, demo: true });
+    const scored = { record, teacher: record.turns.map((t) => t.logprobs) };
+    const made = shape === "trajectory" ? [trajectoryRow(step, scored, policyStep)].filter((r) => r !== null) : turnRows(step, scored, policyStep);
+    for (const r of made) rows.push({ ...r, demo: true });
   }));
   return rows.sort((a, b) => a.episode - b.episode || a.turnOf[a.turnOf.length - 1]! - b.turnOf[b.turnOf.length - 1]!);
 }

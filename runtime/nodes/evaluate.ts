@@ -10,9 +10,12 @@ import { mixSeed, SEED_PURPOSE } from "../seeds.js";
 import type { RunContext } from "./context.js";
 import { input, type Executor, type PortData } from "./executor.js";
 import { playEpisodes } from "./rollout.js";
+import { evalSamples, type EpisodeSample } from "../episode-samples.js";
 
 export interface EvalRow {
   kind: "eval"; name: string; step: number; successRate: number; meanReward: number; meanTurns: number; episodes: number;
+  /** A few of the evaluation's episodes as text (RUN_DIR/episodes.jsonl, not the metrics row). */
+  samples?: EpisodeSample[];
 }
 
 /** Evaluates the weights on its `policy` input; the run state calls it at the clock points of `every` (and step 0 with atStart). */
@@ -43,5 +46,6 @@ export async function runEvaluate(node: NodeOf<"Evaluate">, ctx: RunContext, ste
     meanReward: records.reduce((a, r) => a + r.reward, 0) / n,
     meanTurns: records.reduce((a, r) => a + r.turns.length, 0) / n,
     episodes: n,
+    samples: evalSamples(step, p.name, records, ctx.tokenizer),
   };
 }

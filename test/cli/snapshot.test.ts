@@ -3,12 +3,16 @@
  * writes and exits exactly as bin/tcod.mjs does: a clean file, files with errors (human and --json),
  * a TypeScript extension (ts-morph loaded at run time), a missing file, --help; also through a symlink
  * (as npm links the bin), and with TCOD_NO_SNAPSHOT=1. A package installed without a blob builds one
- * on its first check and uses it from the next, moved from where the bundle was built.
+ * on its first check and uses it from the next, moved from where the bundle was built; its npm bin
+ * (bin/tcod.js, run by Node.js until then, as on Windows) then starts as sh, and Node.js still runs it.
+ * `tcod --version` answered by bin/tcod.mjs without the CLI prints what the CLI prints. The Windows
+ * shims npm writes for the bin (npm's own cmd-shim, run here) start it with node.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -56,17 +60,74 @@ describe("tcod check from the start-up snapshot", () => {
   it("an installed package without a blob builds one on its first check, then starts from it", async () => {
     const pkg = join(dir, "installed", "node_modules", "tcod");
     mkdirSync(pkg, { recursive: true });
-    for (const f of ["bin/tcod", "bin/tcod.mjs", "dist/tcod.js", "dist/chunks", "dist/snapshot/check.cjs", "stdlib", "package.json"]) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
+    for (const f of ["bin/tcod", "bin/tcod.js", "bin/tcod.mjs", "dist/tcod.js", "dist/chunks", "dist/snapshot/check.cjs", "stdlib", "package.json"]) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
     symlinkSync(join(ROOT, "node_modules"), join(pkg, "node_modules"));
+    // As npm links the bin on Linux and macOS: node_modules/.bin/tcod → ../tcod/bin/tcod.js.
+    const bins = join(dir, "installed", "node_modules", ".bin");
+    mkdirSync(bins);
+    symlinkSync("../tcod/bin/tcod.js", join(bins, "tcod"));
+    const npmBin = join(bins, "tcod");
     const bad = join(dir, "bad.tcod");
     const plain = run(process.execPath, [join(ROOT, "bin/tcod.mjs"), "check", bad]);
-    const first = run(join(pkg, "bin/tcod"), ["check", bad]);
+    expect(readFileSync(join(pkg, "bin/tcod.js"), "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
+    const first = run(npmBin, ["check", bad]);
     expect(first).toEqual(plain);
     const blob = join(pkg, "dist/check.blob.node");
-    for (let i = 0; i < 600 && !existsSync(blob); i++) await new Promise((r) => setTimeout(r, 250));
+    const launcher = join(pkg, "bin/tcod.js");
+    for (let i = 0; i < 600 && !(existsSync(blob) && readFileSync(launcher, "utf8").startsWith("#!/bin/sh\n")); i++) await new Promise((r) => setTimeout(r, 250));
     expect(readFileSync(blob, "utf8").split("\n")[0]).toBe(process.execPath);
-    const traced = spawnSync("sh", ["-x", join(pkg, "bin/tcod"), "check", bad], { cwd: ROOT, encoding: "utf8" });
-    expect(traced.stderr).toContain("--snapshot-blob");
-    expect(run(join(pkg, "bin/tcod"), ["check", bad])).toEqual(plain);
+    expect(readFileSync(launcher, "utf8")).toBe(readFileSync(join(ROOT, "bin/tcod"), "utf8"));
+    for (const bin of [join(pkg, "bin/tcod"), npmBin]) {
+      const traced = spawnSync("sh", ["-x", bin, "check", bad], { cwd: ROOT, encoding: "utf8" });
+      expect(traced.stderr).toContain("--snapshot-blob");
+      expect(run(bin, ["check", bad])).toEqual(plain);
+    }
+    // What runs the bin with node (pnpm's shims, Windows' npm shims) still can.
+    expect(run(process.execPath, [launcher, "check", bad])).toEqual(plain);
   }, 200_000);
+
+  it("bin/tcod and bin/tcod.js are one file but for the first line, and run as sh and as JavaScript", () => {
+    const [sh, ...rest] = readFileSync(join(ROOT, "bin/tcod"), "utf8").split("\n");
+    const [node, ...rest2] = readFileSync(join(ROOT, "bin/tcod.js"), "utf8").split("\n");
+    expect([sh, node]).toEqual(["#!/bin/sh", "#!/usr/bin/env node"]);
+    expect(rest2).toEqual(rest);
+    expect(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).bin).toEqual({ tcod: "bin/tcod.js" });
+    const args = ["check", join(dir, "bad.tcod")];
+    const plain = run(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args]);
+    for (const f of ["bin/tcod", "bin/tcod.js"]) {
+      expect(run(process.execPath, [join(ROOT, f), ...args]), `node ${f}`).toEqual(plain);
+      expect(run("sh", [join(ROOT, f), ...args]), `sh ${f}`).toEqual(plain);
+    }
+    expect(run(join(ROOT, "bin/tcod.js"), args)).toEqual(plain);
+  });
+
+  it("tcod --version prints the CLI's version without loading the CLI", () => {
+    const traced = spawnSync("sh", ["-x", join(ROOT, "bin/tcod"), "--version"], { cwd: ROOT, encoding: "utf8" });
+    expect(traced.stderr).not.toContain("exec node");
+    for (const flag of ["--version", "-V"]) {
+      const cli = run(process.execPath, [join(ROOT, "dist/tcod.js"), flag]);
+      expect(cli.stdout).toBe(`${JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version}\n`);
+      // bin/tcod and `sh bin/tcod.js` answer from package.json in sh; bin/tcod.js here (node) and bin/tcod.mjs in Node.js.
+      for (const bin of [[process.execPath, join(ROOT, "bin/tcod.mjs")], [join(ROOT, "bin/tcod")], [join(ROOT, "bin/tcod.js")], ["sh", join(ROOT, "bin/tcod.js")]]) {
+        expect(run(bin[0]!, [...bin.slice(1), flag]), bin.join(" ")).toEqual(cli);
+      }
+    }
+  });
+
+  it("npm's Windows shims for the bin start it with node", async () => {
+    // npm's own cmd-shim (bundled with npm), as npm runs it on Windows when it links the bin.
+    let cmdShim: (from: string, to: string) => Promise<void>;
+    try {
+      const npmDir = dirname(dirname(realpathSync(join(dirname(process.execPath), "npm"))));
+      cmdShim = createRequire(join(npmDir, "package.json"))("cmd-shim") as typeof cmdShim;
+    } catch {
+      return; // no npm next to this Node.js
+    }
+    const out = join(dir, "shims");
+    await cmdShim(join(ROOT, "bin/tcod.js"), join(out, "tcod"));
+    const cmd = readFileSync(join(out, "tcod.cmd"), "utf8");
+    expect(cmd).toContain('SET "_prog=node"');
+    expect(cmd).toMatch(/"%_prog%"\s+"%dp0%\\.*\\bin\\tcod\.js" %\*/);
+    expect(readFileSync(join(out, "tcod.ps1"), "utf8")).toContain('"node$exe"');
+  });
 });

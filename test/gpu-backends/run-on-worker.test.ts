@@ -95,6 +95,18 @@ describe.skipIf(missing !== undefined)("tcod run on the tcod worker (CPU, tiny m
       expect(log).toMatch(new RegExp(`--teacher ${join(teacherRun, "checkpoint", "student").replace(/[/.]/g, "\\$&")}`));
       expect(log).toMatch(/worker http:\/\/127\.0\.0\.1:\d+: healthy · model config:tiny served/);
       expect(log).toMatch(/tokenizer: local word-level mirror of .* \(encode yes, decode yes, chat yes\)/);
+
+      // 3. a student started from a checkpoint (the OPD run's), as the study's warm students are: its
+      // word tokenizer is rebuilt from the word list saved beside the weights, and mirrored here
+      expect(existsSync(join(opdRun, "checkpoint", "student", "tcod_word_tokenizer.json"))).toBe(true);
+      const p3 = await freePort();
+      const warmRun = join(root, "warm");
+      const warm = plan("examples/texthouse/gpu/opd.tcod", [`student_config="${join(opdRun, "checkpoint", "student")}"`, `teacher_dir="${join(teacherRun, "checkpoint", "student")}"`,
+        `url="http://127.0.0.1:${p3}"`, ...small("texthouse_gpu_opd", 1)]);
+      logs.length = 0;
+      expect((await runPlan(warm, { runDir: warmRun })).status).toBe("completed");
+      expect(logs.join("")).toMatch(/tokenizer: local word-level mirror of .* \(encode yes, decode yes, chat yes\)/);
+      expect(await portFree(p3)).toBe(true);
     } finally {
       process.stderr.write = origWrite;
       delete process.env.TCOD_WORKER_ARGS;

@@ -35,6 +35,17 @@ describe("npm pack → npm install → npx tcod", () => {
 
     const check = npx("check", "ext.tcod");
     expect(check.status, check.stderr + check.stdout).toBe(0);
+    if (process.platform !== "win32") {
+      // That first check built the start-up snapshot in the background and gave the npm bin
+      // (node_modules/.bin/tcod → bin/tcod.js) `#!/bin/sh`: from now on a check starts from the snapshot.
+      const launcher = join(proj, "node_modules", "tcod", "bin", "tcod.js");
+      for (let i = 0; i < 600 && !readFileSync(launcher, "utf8").startsWith("#!/bin/sh\n"); i++) execFileSync("sleep", ["0.25"]);
+      expect(readFileSync(launcher, "utf8").split("\n")[0]).toBe("#!/bin/sh");
+      const traced = spawnSync("sh", ["-x", join(proj, "node_modules", ".bin", "tcod"), "check", "ext.tcod"], { cwd: proj, encoding: "utf8" });
+      expect(traced.status, traced.stderr).toBe(0);
+      expect(traced.stderr).toContain("--snapshot-blob");
+      expect(npx("check", "ext.tcod").stdout).toBe(check.stdout);
+    }
 
     const compile = npx("compile", "ext.tcod", "--out", "plans");
     expect(compile.status, compile.stderr + compile.stdout).toBe(0);

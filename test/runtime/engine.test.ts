@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { runPlan, type RunOptions } from "../../runtime/engine.js";
 import { readMetrics, type TrainRowMetrics } from "../../runtime/metrics.js";
 import type { Plan } from "../../plan/schema.js";
+import type { ScoreRequest } from "../../runtime/backends/backend.js";
 import { CounterEnv, END, ScriptedStudent, ScriptedTeacher } from "./doubles.js";
 import { testPlan } from "./plans.js";
 import { topKReverseKl } from "../../runtime/signals/kl.js";
@@ -197,6 +198,28 @@ describe("engine", () => {
     // KL metrics cover student turns only
     expect(trainRows(h.runDir)[0]!.kl.mean).toBeCloseTo(-0.25, 12);
     expect(trainRows(h.runDir)[0]!.coefs).toEqual({ opd: 1, sft: 0.7 });
+  });
+
+  it("sft on whole trajectories: one demonstration row per task, scored by one request over the episode", async () => {
+    const h = harness(testPlan({ steps: 1, tasksPerStep: 2, sft: 0.7 }), { rows: "trajectory" });
+    Object.assign(h.student, { scoresSequences: true });
+    const scored: ScoreRequest[] = [];
+    const score = h.student.score.bind(h.student);
+    h.student.score = async (reqs) => { scored.push(...reqs); return score(reqs); };
+    await h.run();
+    const rows = h.student.trained[0]!;
+    const tok = h.student.tokenizer;
+    const demo = rows.filter((r) => r.advantages.some((a, i) => r.mask[i] === 1 && Math.abs(a - 0.7) < 1e-12));
+    const lengths = [...new Set(h.student.samples.map((s) => tok.decode(s.prompt).match(/reach (\d+)/)![1]))].map(Number);
+    expect(demo).toHaveLength(2);
+    expect(scored).toHaveLength(2); // one request per demonstration, not one per turn
+    for (const r of demo) {
+      // every expert turn's response under the mask, the observations between them not
+      const ends = r.tokens.filter((t, i) => r.mask[i] === 1 && t === END).length;
+      expect(lengths).toContain(ends);
+      expect(r.advantages.filter((a, i) => r.mask[i] === 1 && a !== 0.7)).toEqual([]);
+    }
+    expect(demo.reduce((a, r) => a + r.tokens.filter((t, i) => r.mask[i] === 1 && t === END).length, 0)).toBe(lengths.reduce((a, b) => a + b, 0));
   });
 
   it("topk estimator: A = −c·KL over the top-k supports; k1 where the teacher lists nothing; full is refused without capable backends", async () => {

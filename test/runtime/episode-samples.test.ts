@@ -6,8 +6,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { EpisodeSampleWriter, MAX_OBSERVATION_CHARS, episodeSample, pickEpisodes, readEpisodeSamples, samplesDue, stepSamples, type EpisodeSample } from "../../runtime/episode-samples.js";
-import { episodesPanel, shownSamples } from "../../runtime/report/episodes.js";
+import { EpisodeSampleWriter, MAX_OBSERVATION_CHARS, episodeSample, evalSamples, pickEpisodes, readEpisodeSamples, samplesDue, stepSamples, type EpisodeSample } from "../../runtime/episode-samples.js";
+import { episodesPanel, shownEvalSamples, shownSamples } from "../../runtime/report/episodes.js";
 import type { ScoredEpisode } from "../../runtime/replay.js";
 import type { EpisodeRecord, TurnRecord } from "../../runtime/rollout.js";
 import { CharTokenizer, END } from "./doubles.js";
@@ -99,5 +99,23 @@ describe("sample episodes", () => {
     expect(html).toContain("2 lines of episodes.jsonl could not be read");
     expect(html).toContain("6 sampled training episodes from 3 steps");
     expect(episodesPanel([])).toContain("No sample episodes were recorded");
+  });
+
+  it("keeps an evaluation's first won and first failed episode, named, without KL", () => {
+    const records = [episode(0, false, [turn(0, "at 0", "dec", "dec", [-1])]), episode(1, false, []), episode(2, true, [turn(0, "at 0", "inc", "inc", [-1])])];
+    const got = evalSamples(12, "valid_seen", records, tok);
+    expect(got.map((s) => [s.step, s.eval, s.episode, s.won])).toEqual([[12, "valid_seen", 0, false], [12, "valid_seen", 2, true]]);
+    expect(got.flatMap((s) => s.turns.map((t) => t.kl))).toEqual([null, null]);
+    expect(got[0]!.turns[0]).toMatchObject({ response: "dec", action: "dec", admissible: true });
+    // The panel keeps training samples and evaluation samples apart; evaluations: each set's last.
+    const training: EpisodeSample = { ...episodeSample(3, { record: records[2]!, teacher: [[-1]] }, tok) };
+    const later = evalSamples(20, "valid_seen", records.slice(2), tok);
+    const other = evalSamples(20, "hard", records.slice(0, 1), tok);
+    expect(shownEvalSamples([...got, ...later, ...other, training]).map((s) => [s.eval, s.step, s.episode])).toEqual([["valid_seen", 20, 2], ["hard", 20, 0]]);
+    const html = episodesPanel([training, ...got, ...later, ...other]);
+    expect(html).toContain("1 sampled training episodes from 1 steps");
+    expect(html).toContain("4 evaluation episodes are in RUN_DIR/episodes.jsonl");
+    expect(html).toContain("evaluation hard after step 20");
+    expect(html.match(/<details class="episode"/g)).toHaveLength(3);
   });
 });

@@ -34,11 +34,21 @@ def dtype_kwarg(dtype: torch.dtype) -> dict[str, torch.dtype]:
     return {"dtype": dtype} if (major, minor) >= (4, 56) else {"torch_dtype": dtype}
 
 
+# Beside a checkpoint of a model built from a config: the word list and case folding of its word-level
+# tokenizer, from which a later load rebuilds the identical tokenizer (save_pretrained's tokenizer
+# files do not round-trip on every transformers release: 5.17 loads one that encodes every word to
+# nothing).
+WORD_TOKENIZER_FILE = "tcod_word_tokenizer.json"
+
+
 @dataclass
 class Loaded:
     model: Any
     tokenizer: Any
     source: str
+    # The word list of a word-level tokenizer built here (None: the directory's own tokenizer).
+    words: list[str] | None = None
+    lowercase: bool = True
 
 
 def load_tokenizer_and_model(spec: str, vocab: str | None, param_dtype: torch.dtype) -> Loaded:
@@ -49,9 +59,10 @@ def load_tokenizer_and_model(spec: str, vocab: str | None, param_dtype: torch.dt
                 f"--model {spec} builds a model from scratch and needs a vocabulary: pass --vocab words.txt "
                 "(one word per line) or put \"vocab\": \"words.txt\" in the JSON config"
             )
-        tokenizer = build_word_tokenizer(read_vocabulary(tiny.vocab_path), tiny.lowercase)
+        words = read_vocabulary(tiny.vocab_path)
+        tokenizer = build_word_tokenizer(words, tiny.lowercase)
         model = build_tiny_model(tiny, len(tokenizer), tokenizer.eos_token_id, tokenizer.pad_token_id)
-        return Loaded(model.to(param_dtype), tokenizer, spec)
+        return Loaded(model.to(param_dtype), tokenizer, spec, words, tiny.lowercase)
     if not os.path.isdir(spec):
         raise StartupError(
             f"--model {spec}: not a local directory, `config:tiny` or a .json config file. The worker never "
@@ -59,14 +70,39 @@ def load_tokenizer_and_model(spec: str, vocab: str | None, param_dtype: torch.dt
         )
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    words, lowercase = read_word_tokenizer(spec)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(spec)
+        tokenizer = build_word_tokenizer(words, lowercase) if words is not None else AutoTokenizer.from_pretrained(spec)
         model = AutoModelForCausalLM.from_pretrained(spec, **dtype_kwarg(param_dtype))
     except Exception as e:  # noqa: BLE001 - report any loader failure with the path
         raise StartupError(f"cannot load model from {spec}: {type(e).__name__}: {e}") from e
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    return Loaded(model, tokenizer, spec)
+    return Loaded(model, tokenizer, spec, words, lowercase)
+
+
+def read_word_tokenizer(directory: str) -> tuple[list[str] | None, bool]:
+    """The word list and case folding saved beside a checkpoint (WORD_TOKENIZER_FILE), or (None, True)."""
+    path = os.path.join(directory, WORD_TOKENIZER_FILE)
+    if not os.path.isfile(path):
+        return None, True
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        words, lowercase = data["words"], data["lowercase"]
+        if not (isinstance(words, list) and all(isinstance(w, str) for w in words) and isinstance(lowercase, bool)):
+            raise ValueError("expected {words: [string…], lowercase: bool}")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise StartupError(f"cannot read {path}: {e}") from e
+    return words, lowercase
+
+
+def write_word_tokenizer(directory: str, words: list[str] | None, lowercase: bool) -> None:
+    """Saves the word list of a word-level tokenizer beside a checkpoint (nothing for other tokenizers)."""
+    if words is None:
+        return
+    with open(os.path.join(directory, WORD_TOKENIZER_FILE), "w", encoding="utf-8") as f:
+        json.dump({"words": words, "lowercase": lowercase}, f)
 
 
 def wrap_lora(model: Any, rank: int, alpha: float | None, seed: int) -> Any:

@@ -22,7 +22,7 @@ from . import __version__, losses
 from .coalesce import Coalescer
 from .comm import Comm
 from .errors import BadRequest, NotFound, StartupError, WorkerError
-from .loading import DTYPES, load_tokenizer_and_model, stop_token_ids, tokenizer_fingerprint, wrap_lora
+from .loading import DTYPES, load_tokenizer_and_model, stop_token_ids, tokenizer_fingerprint, wrap_lora, write_word_tokenizer
 from .logprobs import (SelectedLogits, chosen_logprobs, entropy_from_logprobs, micro_batches, pad_values, ranks_of,
                        right_pad, target_selection)
 from .options import Options
@@ -57,6 +57,7 @@ class Worker:
         # Trainable full weights stay fp32 (master weights); autocast does the low-precision compute.
         student = load_tokenizer_and_model(opts.model, opts.vocab, self.dtype if lora else torch.float32)
         self.tokenizer = student.tokenizer
+        self.word_tokenizer = (student.words, student.lowercase)
         model = student.model
         if lora:
             for p in model.parameters():
@@ -613,9 +614,11 @@ class Worker:
             merged = copy.deepcopy(self.student).merge_and_unload()
             merged.save_pretrained(path)
             self.tokenizer.save_pretrained(path)
+            write_word_tokenizer(path, *self.word_tokenizer)
         else:
             self.student.save_pretrained(path)
             self.tokenizer.save_pretrained(path)
+            write_word_tokenizer(path, *self.word_tokenizer)
         if req["optimizer"]:
             torch.save({"optimizer": self.optimizer.state_dict() if self.optimizer else None, "version": self.version},
                        os.path.join(path, STATE_FILE))
@@ -633,6 +636,7 @@ class Worker:
             os.makedirs(path, exist_ok=True)
             self.student.save_pretrained(path, state_dict=full)
             self.tokenizer.save_pretrained(path)
+            write_word_tokenizer(path, *self.word_tokenizer)
             with open(os.path.join(path, META_FILE), "w", encoding="utf-8") as f:
                 json.dump({"kind": "full", "version": self.version, "model": self.served_name, "world_size": self.comm.world,
                            "tokenizer_fingerprint": self.fingerprint, "lora_rank": 0}, f, indent=2)

@@ -150,6 +150,24 @@ def test_full_save_load_round_trip(full_worker, tmp_path):
     assert full_worker.ok("/score", score_req)["results"][0]["logprobs"] == pytest.approx(a, abs=1e-6)
 
 
+def test_checkpoint_of_a_config_model_reloads_its_word_tokenizer(full_worker, tmp_path):
+    """A checkpoint of a config-built model carries its word list; loading the directory rebuilds the
+    same tokenizer from it, whatever the transformers release makes of the saved tokenizer files."""
+    from tcod_worker.loading import WORD_TOKENIZER_FILE, load_tokenizer_and_model
+
+    full_worker.ok("/save", {"path": str(tmp_path / "ck"), "kind": "full"})
+    saved = json.loads((tmp_path / "ck" / WORD_TOKENIZER_FILE).read_text())
+    assert saved["lowercase"] is True and "fridge" in saved["words"]
+    # Damage the Hugging Face tokenizer files: the word list alone must rebuild the tokenizer.
+    (tmp_path / "ck" / "tokenizer.json").write_text("{}")
+    loaded = load_tokenizer_and_model(str(tmp_path / "ck"), None, torch.float32)
+    text = "Go to the fridge 1, and open it."
+    assert loaded.tokenizer.encode(text, add_special_tokens=False) == full_worker.ok("/tokenize", {"text": text, "add_special_tokens": False})["tokens"]
+    assert loaded.words == saved["words"]
+    chat = [{"role": "user", "content": "look"}, {"role": "assistant", "content": "go"}]
+    assert loaded.tokenizer.apply_chat_template(chat, tokenize=True, return_dict=False) == full_worker.ok("/tokenize", {"messages": chat, "add_generation_prompt": False})["tokens"]
+
+
 def test_lora_save_load_round_trip(lora_worker, tmp_path):
     rows = _rows(lora_worker)
     score_req = {"sequences": [rows[0]["tokens"]], "prompt_lengths": [3]}

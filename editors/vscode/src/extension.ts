@@ -13,13 +13,17 @@ let client: LanguageClient | undefined;
 export function serverCommand(folder: string | undefined, configured: string[]): Executable {
   if (configured.length > 0) return { command: configured[0]!, args: configured.slice(1), transport: TransportKind.stdio };
   for (let dir = folder; dir; dir = dirname(dir)) {
-    const bin = join(dir, "node_modules", ".bin", process.platform === "win32" ? "tcod.cmd" : "tcod");
+    // On Windows, the package's Node.js launcher itself (Node.js will not start npm's .cmd shim without a shell).
+    const bin = process.platform === "win32" ? join(dir, "node_modules", "tcod", "bin", "tcod.mjs") : join(dir, "node_modules", ".bin", "tcod");
+    if (existsSync(bin) && process.platform === "win32") return { command: "node", args: [bin, "lsp", "--stdio"], transport: TransportKind.stdio, options: { cwd: folder } };
     if (existsSync(bin)) return { command: bin, args: ["lsp", "--stdio"], transport: TransportKind.stdio, options: { cwd: folder } };
     // A checkout of tcod itself (its examples/ opened in the editor).
     const own = join(dir, "bin", "tcod.mjs");
     if (existsSync(own) && isTcodPackage(join(dir, "package.json"))) return { command: "node", args: [own, "lsp", "--stdio"], transport: TransportKind.stdio, options: { cwd: folder } };
     if (dirname(dir) === dir) break;
   }
+  // (On Windows the command on the PATH is npm's tcod.cmd, which only a shell starts.)
+  if (process.platform === "win32") return { command: "tcod.cmd", args: ["lsp", "--stdio"], transport: TransportKind.stdio, options: { shell: true } };
   return { command: "tcod", args: ["lsp", "--stdio"], transport: TransportKind.stdio };
 }
 

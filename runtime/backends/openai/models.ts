@@ -16,7 +16,7 @@
  *   5. records how long the run waits on the servers in RUN_DIR/backend-wait.jsonl (one line per
  *      optimiser step; see wait-meter.ts), from which the runtime's own overhead is computed.
  */
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ModelSpec } from "../../../plan/schema.js";
@@ -98,6 +98,8 @@ export async function createRemoteModels(setup: ModelsSetup, env: RemoteModelsEn
       }
       const vocabAt = args.indexOf("--vocab");
       if (l.model === sm.path && isConfigModel(sm.path) && vocabAt >= 0) studentVocab = args[vocabAt + 1];
+      // A checkpoint of a model built from a config carries its word list: mirrored the same way.
+      if (l.model === sm.path && studentVocab === undefined) studentVocab = savedWordList(sm.path, join(runDir, "student-vocab.txt"));
       log(`starting tcod worker for ${l.spec.url}: --model ${l.model}${l.teacher ? ` --teacher ${l.teacher}` : ""}${args.length ? ` ${args.join(" ")}` : ""}`);
       const w = await startWorkerForSpec(l.spec, { student: l.model, ...(l.teacher ? { teacher: l.teacher } : {}), extraArgs: args, detached: true, roots: [runDir] });
       workers.push(w);
@@ -128,6 +130,24 @@ function withToken(spec: RemoteSpec, tokens: Map<string, string>): { spec: Remot
   return { spec: { ...spec, tokenEnv: RUN_TOKEN_ENV }, env: { env: { [RUN_TOKEN_ENV]: token } } };
 }
 const RUN_TOKEN_ENV = "TCOD_RUN_WORKER_TOKEN";
+
+/**
+ * The word list a tcod worker saves beside a checkpoint of a model it built from a config
+ * (worker/tcod_worker/loading.py WORD_TOKENIZER_FILE), written to `out` as a vocabulary file; undefined
+ * for any other model (its own tokenizer stays remote) or a case-preserving word list.
+ */
+function savedWordList(modelDir: string, out: string): string | undefined {
+  const file = join(modelDir, "tcod_word_tokenizer.json");
+  if (!existsSync(file)) return undefined;
+  try {
+    const saved = JSON.parse(readFileSync(file, "utf8")) as { words?: unknown; lowercase?: unknown };
+    if (!Array.isArray(saved.words) || !saved.words.every((w) => typeof w === "string") || saved.lowercase !== true) return undefined;
+    writeFileSync(out, saved.words.join("\n") + "\n");
+    return out;
+  } catch {
+    return undefined; // unreadable: the remote tokenizer serves (the worker reports a damaged file itself)
+  }
+}
 
 /**
  * The worker's word-level tokenizer computed here instead of one blocking round trip per call, for

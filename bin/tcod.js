@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+":" /*
+# The tcod command, in one file that is both a POSIX sh script and an ES module (this JavaScript
+# comment holds the sh part; sh never reads past its `exec`). As sh: `tcod check` starts from the V8
+# start-up snapshot dist/check.blob (the compiler loaded, the stdlib parsed: bin/snapshot-main.ts),
+# which takes about the time of `node -e 0`, when the blob was built by the Node.js on the PATH
+# (dist/check.blob.node names it) and that Node.js has not changed since; anything else, or
+# TCOD_NO_SNAPSHOT=1, runs bin/tcod.mjs. As JavaScript (node FILE, and npm's shims on Windows): it
+# is bin/tcod.mjs. bin/tcod starts with #!/bin/sh; bin/tcod.js, the npm bin, starts with
+# #!/usr/bin/env node and is given #!/bin/sh where the package is installed on Linux or macOS, when
+# its first check builds the blob (bin/snapshot-cache.ts). (The blob is not packed: an installed
+# package has none, and npm's tarballs reset file times, which the check below reads.)
+self=$0
+# npm links the bin (node_modules/.bin/tcod -> ../tcod/bin/tcod.js): follow the links to the package.
+while [ -L "$self" ]; do
+  link=$(readlink "$self")
+  case $link in
+    /*) self=$link ;;
+    *) self=${self%/*}/$link ;;
+  esac
+done
+bin=${self%/*}
+[ "$bin" = "$self" ] && bin=.
+# `tcod --version`: the version npm wrote in package.json (the CLI prints the same), without Node.js.
+if [ "$#" = 1 ] && { [ "$1" = --version ] || [ "$1" = -V ]; }; then
+  version=$(sed -n '/^  "version": "[^"]*",$/{s/^  "version": "\([^"]*\)",$/\1/p;q;}' "$bin/../package.json" 2>/dev/null)
+  [ -n "$version" ] && { printf '%s\n' "$version"; exit 0; }
+fi
+blob=$bin/../dist/check.blob
+if [ "$1" = check ] && [ -z "$TCOD_NO_SNAPSHOT" ] && [ -f "$blob" ] && read -r built < "$blob.node" 2>/dev/null \
+  && [ "$(command -v node)" -ef "$built" ] && [ ! "$built" -nt "$blob" ]; then
+  exec "$built" --snapshot-blob "$blob" "$@"
+fi
+exec node "$bin/tcod.mjs" "$@"
+*/
+import "./tcod.mjs";

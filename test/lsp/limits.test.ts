@@ -1,0 +1,46 @@
+/**
+ * The language server reads sources as `tcod check` does: a buffer or an imported file larger than
+ * MAX_SOURCE_BYTES (UTF-8 bytes, not characters) is not parsed; its analysis is the diagnostic that
+ * `tcod check` gives the same file on disk, not an out-of-memory.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { compileFile, render, type CompileResult } from "../../compiler/index.js";
+import { oversized, Workspace } from "../../lsp/workspace.js";
+import { MAX_SOURCE_BYTES } from "../../plan/read-file.js";
+
+const shown = (r: CompileResult) => r.diagnostics.map((d) => `${d.code} ${render(d, (f) => r.sources.get(f))}`);
+
+describe("source size limit in the language server", () => {
+  it("counts UTF-8 bytes", () => {
+    expect(oversized("x".repeat(1000))).toBeUndefined();
+    expect(oversized("x".repeat(MAX_SOURCE_BYTES))).toBeUndefined();
+    expect(oversized("x".repeat(MAX_SOURCE_BYTES + 1))).toBe(MAX_SOURCE_BYTES + 1);
+    // Fewer characters than the limit, more bytes: 'é' is 2 bytes.
+    expect(oversized("é".repeat(MAX_SOURCE_BYTES / 2 + 1))).toBe(MAX_SOURCE_BYTES + 2);
+    expect(oversized("é".repeat(MAX_SOURCE_BYTES / 2))).toBeUndefined();
+  });
+
+  it("reports a buffer, and an imported file, too large to check as tcod check reports the file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-lsp-limit-"));
+    writeFileSync(join(dir, "package.json"), "{}\n");
+    const big = `// ${"x".repeat(MAX_SOURCE_BYTES)}\n`;
+    const path = join(dir, "big.tcod");
+    writeFileSync(path, big);
+    const ws = new Workspace();
+    ws.setOpen(path, big);
+    const a = ws.analyze(path);
+    const expected = shown(compileFile(path));
+    expect(expected.length).toBe(1);
+    expect(shown(a.result)).toEqual(expected);
+
+    // An import of that file from a small one: reported where it is imported, as by tcod check.
+    const main = join(dir, "main.tcod");
+    writeFileSync(main, 'import { x } from "./big"\n');
+    ws.close(path);
+    ws.setOpen(main, 'import { x } from "./big"\n');
+    expect(shown(ws.analyze(main).result)).toEqual(shown(compileFile(main)));
+  });
+});
