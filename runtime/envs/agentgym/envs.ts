@@ -18,10 +18,19 @@ import {
   WebshopAvailable, WebshopReset, WebshopStep,
 } from "./schemas.js";
 import {
-  alfworldTask, splitAvailableActions, textcraftGoal, webshopActions, webshopInstruction, webshopRichText, webshopTaskOf, WebshopSession, type WebshopPage,
+  alfworldOfficialFirst, alfworldTask, splitAvailableActions, textcraftGoal, webshopActions, webshopInstruction, webshopRichText, webshopTaskOf, WebshopSession, type WebshopPage,
 } from "./observation.js";
 
+/** How `tcod run` shows ALFWorld's first observation through an AgentGym server: "official"
+ *  (default), as the official TCOD ALFWorld workflows see it (observation.ts `alfworldOfficialFirst`:
+ *  the TextWorld intro put back, paragraphs "\n\n" apart); "server", as the server sends it. */
+export const ALFWORLD_FIRST_OBSERVATIONS = ["official", "server"] as const;
+export type AlfworldFirstObservation = (typeof ALFWORLD_FIRST_OBSERVATIONS)[number];
+
 export class AlfworldAgentGym extends AgentGymEnv {
+  /** Set by agentGymFromSpec from `params.first_observation`. */
+  firstObservation: AlfworldFirstObservation = "official";
+
   protected async create(): Promise<number> {
     const r = await this.http.post<unknown>("/create", {}, this.timeouts.resetMs);
     return parseAnswer(this.kind, "/create", CreateAnswer, r).id;
@@ -36,7 +45,8 @@ export class AlfworldAgentGym extends AgentGymEnv {
         "the mappings file does not match the server's configs/mappings_*.json; pass the server's own files as params.mappings");
     }
     const { observation, actions } = splitAvailableActions(raw);
-    return { task: alfworldTask(observation) ?? observation, text: observation, admissible: r.available_actions ?? actions ?? [] };
+    const text = this.firstObservation === "official" ? alfworldOfficialFirst(observation) : observation;
+    return { task: alfworldTask(observation) ?? observation, text, admissible: r.available_actions ?? actions ?? [] };
   }
 
   protected async stepOn(id: number, action: string): Promise<StepResult> {

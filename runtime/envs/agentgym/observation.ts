@@ -15,6 +15,23 @@ export function splitAvailableActions(text: string): { observation: string; acti
   return { observation: text.slice(0, m.index).trimEnd(), actions };
 }
 
+/** The first paragraph of every ALFWorld game's first observation (alfworld's TextWorld intro). */
+export const ALFWORLD_INTRO = "-= Welcome to TextWorld, ALFRED! =-";
+
+/**
+ * ALFWorld's first observation as the official TCOD ALFWorld workflows see it, from an AgentGym
+ * server's /reset. textworld gives "-= Welcome to TextWorld, ALFRED! =-\n\n<room>\n\nYour task is
+ * to: <task>" (the official workflows strip it and show it whole); AgentGym's server (agentenv-alfworld
+ * env_wrapper.py `reset`) sends `"\n".join(ob.split("\n\n")[1:])`, without the intro and with its
+ * paragraphs one "\n" apart. The paragraphs of a first observation are single lines, so putting the
+ * intro back and the paragraphs "\n\n" apart is exact. A text that already starts with the intro
+ * comes back as it is.
+ */
+export function alfworldOfficialFirst(server: string): string {
+  if (server.startsWith(ALFWORLD_INTRO)) return server;
+  return [ALFWORLD_INTRO, ...server.split("\n")].join("\n\n");
+}
+
 /** ALFWorld's goal line, "Your task is to: put a clean plate in fridge." → "put a clean plate in fridge." */
 export function alfworldTask(observation: string): string | undefined {
   const m = /Your task is to:\s*(.+)$/m.exec(observation);
