@@ -4,25 +4,40 @@
  * Started by bin/cli-main.ts (the bundle dist/tcod.js), or, for `tcod check`, from the start-up
  * snapshot of bin/snapshot-main.ts (see bin/tcod).
  */
-import { Command } from "commander";
+import { Command, CommanderError } from "commander";
 import { COMMANDS, registerCommands } from "./commands/index.js";
-import { formatUserError, UserError } from "../plan/errors.js";
+import { formatUserError, UsageError, UserError } from "../plan/errors.js";
 import { EXIT_INTERNAL, EXIT_USER } from "./exit.js";
 import { TCOD_VERSION } from "./version.js";
-import { finishJson, jsonError, startJson } from "./json-output.js";
+import { finishJson, jsonError, jsonMode, startJson } from "./json-output.js";
 
 export async function main(argv: string[], commands = COMMANDS): Promise<void> {
+  startJson(argv.slice(2));
+  const name = argv.slice(2).find((a) => !a.startsWith("-"));
+  const who = name !== undefined && name in commands ? `tcod ${name}` : "tcod";
+  // A command line commander refuses (a missing argument, an unknown option or command) is a user
+  // error like any other: TC7009 with a hint, exit 1, and the result line in --json mode.
   const program = new Command("tcod")
     .description("Curricula for on-policy distillation of multi-turn LLM agents.")
     .version(TCOD_VERSION)
-    .showHelpAfterError();
+    .configureOutput({ outputError: (text, write) => { if (!jsonMode()) write(`${who} error ${new UsageError("").code}: ${text.replace(/^error: /, "")}`); } })
+    .showHelpAfterError(jsonMode() ? false : "  hint: `tcod --help` lists the commands.")
+    .exitOverride();
 
-  startJson(argv.slice(2));
   try {
     await registerCommands(program, argv.slice(2), commands);
+    if (!jsonMode()) for (const c of program.commands) c.showHelpAfterError(`  hint: \`tcod ${c.name()} --help\` shows its arguments and options.`);
     await program.parseAsync(argv);
     finishJson(typeof process.exitCode === "number" ? process.exitCode : 0);
   } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version end this way too, with exit 0; an error was printed by outputError above.
+      if (e.exitCode !== 0 && e.code !== "commander.help" && e.code !== "commander.helpDisplayed") {
+        jsonError(new UsageError(e.message.replace(/^error: /, ""), { hint: `\`${who} --help\` shows the usage.` }));
+      }
+      finishJson(e.exitCode);
+      process.exit(e.exitCode);
+    }
     // A user error a command did not report itself: printed with its code and hint, exit 1.
     if (e instanceof UserError) {
       if (!jsonError(e)) console.error(formatUserError(e, "tcod"));

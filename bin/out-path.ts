@@ -2,8 +2,8 @@
  * Output paths the user names (--out): checked before any work is done, so an existing file where a
  * folder is wanted, or a folder nobody may write, is a user error (TC7009), never a crash midway.
  */
-import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { accessSync, constants, existsSync, mkdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { UsageError } from "../plan/errors.js";
 
 const reasonOf = (e: unknown): string => {
@@ -46,15 +46,50 @@ export function ensureOutDir(dir: string, option = "--out"): void {
   try {
     makeDirs(dir);
     accessSync(dir, constants.W_OK);
+    // A file made and removed: permission bits do not tell all (root passes every access check, and
+    // a special file system such as /proc or a read-only mount refuses new files all the same).
+    const probe = join(dir, `.tcod-write-check-${process.pid}`);
+    try {
+      writeFileSync(probe, "", { flag: "wx" });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      throw code === "ENOENT" || code === "EROFS" || code === "EPERM" ? Object.assign(new Error("new files cannot be made in it (a special or read-only file system)"), { code: "PROBE" }) : e;
+    }
+    unlinkSync(probe);
   } catch (e) {
     throw cannotWrite(dir, reasonOf(e), hint);
   }
 }
 
 /** Checks that `file` can be written: not a folder, in a folder that exists (or can be made) and may be written. */
-export function ensureOutFile(file: string, option = "--out"): void {
-  if (existsSync(file) && statSync(file).isDirectory()) throw cannotWrite(file, "it is a folder, not a file", `Give ${option} a file name, e.g. ${file.replace(/\/+$/, "")}/name.tcod.`);
+export function ensureOutFile(file: string, option = "--out", example = "name.tcod"): void {
+  if (existsSync(file) && statSync(file).isDirectory()) throw cannotWrite(file, "it is a folder, not a file", `Give ${option} a file name, e.g. ${file.replace(/\/+$/, "")}/${example}.`);
   ensureOutDir(dirname(resolve(file)), `the folder of ${option}`);
 }
 
 const cannotWrite = (path: string, reason: string, hint: string) => new UsageError(`cannot write ${path}: ${reason}`, { hint, where: { file: path } });
+
+/**
+ * Writes a file the user named; a write that fails all the same (a special file system such as
+ * /proc, a full disk, a read-only file) is a user error naming the path, not a crash.
+ */
+export function writeOutFile(file: string, text: string, option = "--out"): void {
+  try {
+    writeFileSync(file, text);
+  } catch (e) {
+    throw cannotWrite(file, reasonOf(e), `Give ${option} a file in a folder you can write.`);
+  }
+}
+
+/** Writes `path` whole or not at all (a temporary file renamed over it); a failure is a user error naming the path. */
+export function writeAtomic(path: string, text: string, option = "--out"): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    makeDirs(dirname(path));
+    writeFileSync(tmp, text);
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw cannotWrite(path, reasonOf(e), `Give ${option} a folder you can write.`);
+  }
+}

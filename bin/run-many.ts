@@ -6,6 +6,7 @@
  */
 import { resolve } from "node:path";
 import { CompileError, compileFile, type CompiledPlan, type CompileResult } from "../compiler/index.js";
+import { didYouMean } from "../compiler/diagnostics/index.js";
 import { projectRootOf } from "../compiler/modules.js";
 import { UsageError } from "../plan/errors.js";
 import { formatConfig, resolvedFields } from "./print-config.js";
@@ -71,12 +72,21 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
   }
 }
 
-function pick(r: CompileResult, want: string | undefined, file: string): CompiledPlan[] {
-  if (!want) {
+/**
+ * The plans of `--curriculum NAME` (a curriculum, or one sweep point), or all of them when no name is
+ * given; an empty or unknown name is an error with a did-you-mean, never "all of them".
+ */
+export function pick(r: CompileResult, want: string | undefined, file: string): CompiledPlan[] {
+  if (want === undefined) {
     if (r.plans.length === 0) throw new UsageError(`${file} declares no curriculum`);
     return r.plans;
   }
   const plans = r.plans.filter((p) => p.plan.name === want || p.curriculum.name === want);
-  if (plans.length === 0) throw new UsageError(`no curriculum or sweep point named "${want}" in ${file}`, { hint: `Available: ${r.plans.map((p) => p.plan.name).join(", ")}.` });
+  if (plans.length === 0) {
+    const names = [...new Set(r.plans.flatMap((p) => [p.curriculum.name, p.plan.name]))];
+    throw new UsageError(`--curriculum ${want === "" ? '""' : want}: no curriculum or sweep point ${want === "" ? "has an empty name" : `named "${want}"`} in ${file}.${didYouMean(want, names)}`, {
+      hint: `Name one of: ${[...new Set(r.plans.map((p) => p.plan.name))].join(", ") || "(the file declares no curriculum)"}.`,
+    });
+  }
   return plans;
 }

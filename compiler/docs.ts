@@ -68,9 +68,21 @@ function show(v: Value): string {
   return "…";
 }
 
-/** Codes no input can produce on purpose: a fixture for them would be a bug report. */
+/**
+ * Codes without a fixture: no input produces them on purpose (a fixture would be a bug report), or
+ * their input is not a text that a fixture folder holds (NOT_A_TEXT below).
+ */
 // TC2022: running out of stack depends on the machine and the caller, not on the input alone.
-export const CODES_WITHOUT_FIXTURE: readonly Code[] = ["TC2022", "TC9001"];
+export const CODES_WITHOUT_FIXTURE: readonly Code[] = ["TC2022", "TC9001", "TC1108", "TC1109"];
+
+/**
+ * Codes whose input is not a .tcod text a fixture folder can hold, with what produces them (the CLI
+ * tests make those inputs: test/cli/edges.test.ts, test/cli/coded-errors.test.ts).
+ */
+const NOT_A_TEXT: Partial<Record<Code, string>> = {
+  TC1108: "a source file larger than the limit (32 MiB), e.g. `tcod check big.tcod`",
+  TC1109: "a path to a folder, a device, a FIFO or a socket, e.g. `tcod check /dev/zero`",
+};
 
 /**
  * Every diagnostic's first example, keyed by code: the first block of that code in the baseline
@@ -109,6 +121,7 @@ export function diagnosticsReference(fixturesDir = join(findStdlibDir(), "..", "
     out.push(`### ${code}`, "", `\`${e.name}\` — ${e.message}`, "");
     const ex = examples.get(code);
     if (ex) out.push(`From \`test/fixtures/${ex.fixture}\`:`, "", "```console", ex.text, "```", "");
+    else if (NOT_A_TEXT[code as Code]) out.push(`No fixture: it is produced by ${NOT_A_TEXT[code as Code]}.`, "");
     else out.push("No example: no input produces it on purpose.", "");
   }
   out.push("## Errors after compilation (plans, runs, interop)", "",

@@ -215,8 +215,9 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   const checkModule = opts.host?.checkModule?.bind(opts.host);
   checkFunctionBodies(base.loader, base.ev, checkModule && ((p) => checkModule(p, program)));
 
-  const curricula = entry.curricula.filter((c) => !opts.curriculum || c.name === opts.curriculum);
-  if (opts.curriculum && curricula.length === 0) {
+  // An empty name (`--curriculum ""`) names no curriculum: an error, never "all of them".
+  const curricula = entry.curricula.filter((c) => opts.curriculum === undefined || c.name === opts.curriculum);
+  if (opts.curriculum !== undefined && curricula.length === 0) {
     const names = entry.curricula.map((c) => c.name);
     sink.add(d.unknownCurriculum({ name: opts.curriculum, suggestion: didYouMean(opts.curriculum, names), available: names.join(", ") || "none" }), spanAt(abs));
   }

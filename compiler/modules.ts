@@ -13,7 +13,7 @@
  * Nothing outside the region is read, so no error can show its content.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { readTextFile } from "../plan/read-file.js";
+import { fileReadError, mib, readTextFile } from "../plan/read-file.js";
 import { exports as exportsOf } from "resolve.exports";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { packageFile } from "../plan/package-files.js";
@@ -109,6 +109,17 @@ export function projectRootOf(file: string): string {
   }
 }
 
+/**
+ * Why a source file could not be read, as its diagnostic: too large (TC1108), missing (TC1101, as
+ * for an import that resolves nowhere), or there but not readable as a file (TC1109).
+ */
+export function sourceReadMessage(e: unknown, path: string, display: string): Message {
+  const er = fileReadError(e);
+  return er.kind === "tooLarge" ? d.sourceTooLarge({ file: display, size: mib(er.size!), limit: mib(er.limit!) })
+    : er.kind === "missing" ? d.moduleNotFound({ spec: path, tried: path, hint: h.cannotRead({ reason: er.message }) })
+    : d.unreadableSource({ file: display, reason: er.message });
+}
+
 export class ModuleLoader {
   readonly modules = new Map<string, Module>();
   /** Where each import declaration led: the imported module's path (for editors' go-to-definition). */
@@ -179,7 +190,7 @@ export class ModuleLoader {
       text = this.readText(path);
     } catch (e) {
       const span = via?.span ?? { file: path, start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } };
-      this.sink.add(d.moduleNotFound({ spec: path, tried: path, hint: h.cannotRead({ reason: (e as Error).message }) }), span);
+      this.sink.add(sourceReadMessage(e, path, this.display(path)), span);
       return undefined;
     }
     const { ast, errors } = this.parseText(text, path);

@@ -1,27 +1,69 @@
 /**
  * Reading a file a user named (a source, an import, a metrics trace) without hanging or running out
  * of memory: only a regular file (a device such as /dev/zero, a FIFO or a socket would be read
- * forever, or block), and only up to a size limit. Errors are plain `Error`s whose message says why;
- * callers turn them into their coded diagnostic.
+ * forever, or block), and only up to a size limit. Errors are `FileReadError`s whose message says
+ * why about "it" and whose `kind` says which case it is; callers name the file and turn them into
+ * their coded diagnostic.
  */
 import { readFileSync, statSync } from "node:fs";
 
-/** Source files (.tcod) are read up to this size: a 10 MB file checks in seconds (bench/results/check-size.md). */
+/** Source files (.tcod) are read up to this size (check time against size: bench/results/check-size.md). */
 export const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
 
 /** Files of a run folder (state.json, metrics.jsonl) are read whole up to this size (V8's longest string is ~512 MiB). */
 export const MAX_RUN_FILE_BYTES = 512 * 1024 * 1024;
 
-const mib = (n: number) => `${Math.round((n / (1024 * 1024)) * 10) / 10} MiB`;
+export const mib = (n: number): string => `${Math.round((n / (1024 * 1024)) * 10) / 10} MiB`;
+
+/** Why a file could not be read. */
+export type FileReadKind = "missing" | "folder" | "special" | "tooLarge" | "denied" | "other";
+
+export class FileReadError extends Error {
+  constructor(message: string, readonly kind: FileReadKind, readonly size?: number, readonly limit?: number) {
+    super(message);
+    this.name = "FileReadError";
+  }
+}
+
+/** A file-system error as a short reason ("no such file", "permission denied"), never a raw errno line. */
+export function fileReadError(e: unknown): FileReadError {
+  if (e instanceof FileReadError) return e;
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === "ENOENT") return new FileReadError("no such file", "missing");
+  if (code === "ENOTDIR") return new FileReadError("no such file (a part of the path is a file, not a folder)", "missing");
+  if (code === "EISDIR") return new FileReadError("it is a folder, not a file", "folder");
+  if (code === "EACCES" || code === "EPERM") return new FileReadError("permission denied", "denied");
+  if (code === "ENAMETOOLONG") return new FileReadError("the path is too long", "missing");
+  if (code === "ELOOP") return new FileReadError("the path has a loop of symbolic links", "missing");
+  return new FileReadError(code ? `${code}` : (e as Error).message, "other");
+}
 
 /**
- * The text of `path` (UTF-8) if it is a regular file of at most `maxBytes`; throws otherwise, with
- * the reason about "it" (callers name the file).
+ * The text of `path` (UTF-8) if it is a regular file of at most `maxBytes`; throws a
+ * `FileReadError` otherwise, with the reason about "it" (callers name the file).
  */
 export function readTextFile(path: string, maxBytes = MAX_SOURCE_BYTES): string {
-  const st = statSync(path);
-  if (st.isDirectory()) throw new Error("it is a folder, not a file");
-  if (!st.isFile()) throw new Error("it is not a regular file (a device, pipe or socket)");
-  if (st.size > maxBytes) throw new Error(`it is ${mib(st.size)}; tcod reads files up to ${mib(maxBytes)}`);
-  return readFileSync(path, "utf8");
+  try {
+    const st = statSync(path);
+    if (st.isDirectory()) throw new FileReadError("it is a folder, not a file", "folder");
+    if (!st.isFile()) throw new FileReadError("it is not a regular file (a device, pipe or socket)", "special");
+    if (st.size > maxBytes) throw new FileReadError(`it is ${mib(st.size)}; tcod reads files up to ${mib(maxBytes)}`, "tooLarge", st.size, maxBytes);
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw fileReadError(e);
+  }
+}
+
+/**
+ * Where `JSON.parse(text)` failed, when its message says (V8 gives "at position N" for most errors,
+ * and "Unexpected end of JSON input" at the end): a 1-based line and column, else nothing.
+ */
+export function jsonErrorAt(e: unknown, text: string): { line?: number; column?: number } {
+  if (!(e instanceof SyntaxError)) return {};
+  const m = /at position (\d+)/.exec(e.message);
+  const offset = m ? Number(m[1]) : /Unexpected end of JSON input/.test(e.message) ? text.length : undefined;
+  if (offset === undefined || offset > text.length) return {};
+  let line = 1, lineStart = 0;
+  for (let i = 0; i < offset; i++) if (text.charCodeAt(i) === 10) { line++; lineStart = i + 1; }
+  return { line, column: offset - lineStart + 1 };
 }

@@ -3,28 +3,99 @@
  * (runtime/report/compare.ts): success per eval set against step and wall time, per-turn KL,
  * tokens, the schedules in force, and a table of final and best figures with seeds aggregated.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
-import { readMetrics } from "../../runtime/metrics.js";
+import { readMetrics, type MetricsRow } from "../../runtime/metrics.js";
 import { groupRuns, renderCompare, summarize, type RunData } from "../../runtime/report/compare.js";
-import { EXIT_OK, EXIT_USER } from "../exit.js";
-import { ensureOutFile } from "../out-path.js";
+import { RunFolderError } from "../../runtime/checkpoint.js";
+import { UsageError, UserError } from "../../plan/errors.js";
+import { fileReadError, jsonErrorAt, MAX_RUN_FILE_BYTES, readTextFile } from "../../plan/read-file.js";
+import { EXIT_OK } from "../exit.js";
+import { ensureOutFile, writeOutFile } from "../out-path.js";
+import { reportUserError } from "../report-diagnostics.js";
 
 interface CompareFlags { out: string; json?: string; level: string; title?: string }
 
-/** A run folder's plan and metrics, or a one-line reason it cannot be read. */
-export function readRun(dir: string): RunData | string {
-  const planPath = join(dir, "plan.json"), metricsPath = join(dir, "metrics.jsonl");
-  if (!existsSync(dir)) return `${dir}: no such folder`;
-  if (!existsSync(planPath) || !existsSync(metricsPath)) return `${dir}: not a run folder (it needs plan.json and metrics.jsonl, as \`tcod run --out DIR\` writes)`;
-  try {
-    const plan = JSON.parse(readFileSync(planPath, "utf8")) as RunData["plan"];
-    if (typeof plan?.name !== "string" || typeof plan?.clock?.seed !== "number") return `${planPath}: not a tcod plan (no name or clock.seed)`;
-    return { dir, plan, rows: readMetrics(metricsPath) };
-  } catch (e) {
-    return `${dir}: cannot read its plan or metrics (${(e as Error).message.split("\n")[0]})`;
+const RUN_HINT = "Pass the folders `tcod run --out DIR` wrote (each holds plan.json and metrics.jsonl).";
+
+/**
+ * A run folder's plan and metrics. A path that is not a run folder is a bad command line (TC7009);
+ * a run folder whose plan or metrics do not read is a damaged run folder (TC7014), naming the file
+ * (and the line of metrics.jsonl).
+ */
+export function readRun(dir: string): RunData {
+  let st;
+  try { st = statSync(dir); } catch (e) {
+    throw new UsageError(fileReadError(e).kind === "missing" ? "no such folder" : `cannot read it (${fileReadError(e).message})`, { where: { file: dir }, hint: RUN_HINT });
   }
+  // The metrics file itself, as `tcod metrics` and `--trace` take it: its folder is the run.
+  if (st.isFile() && basename(dir) === "metrics.jsonl") return readRun(dirname(dir));
+  if (!st.isDirectory()) throw new UsageError("not a run folder (it is a file)", { where: { file: dir }, hint: RUN_HINT });
+  const planPath = join(dir, "plan.json"), metricsPath = join(dir, "metrics.jsonl");
+  const has = [planPath, metricsPath].map((p) => existsSync(p));
+  if (!has[0] && !has[1]) throw new UsageError("not a run folder (it has no plan.json and no metrics.jsonl)", { where: { file: dir }, hint: RUN_HINT });
+  if (!has[0] || !has[1]) {
+    const missing = has[0] ? metricsPath : planPath;
+    throw new RunFolderError(`a damaged run folder: ${dir} has no ${basename(missing)}`, { where: { file: missing }, hint: "Restore the file, or run the curriculum again in a new --out folder." });
+  }
+  const damaged = "The run's plan was edited or damaged; restore it, or run the curriculum again in a new --out folder.";
+  let text: string;
+  try {
+    text = readTextFile(planPath, MAX_RUN_FILE_BYTES);
+  } catch (e) {
+    throw new RunFolderError(`the run's plan cannot be read (${fileReadError(e).message})`, { where: { file: planPath }, hint: damaged });
+  }
+  let plan: RunData["plan"];
+  try {
+    plan = JSON.parse(text) as RunData["plan"];
+  } catch (e) {
+    throw new RunFolderError(`the run's plan is not JSON (${(e as Error).message})`, { where: { file: planPath, ...jsonErrorAt(e, text) }, hint: damaged });
+  }
+  if (typeof plan?.name !== "string" || typeof plan?.clock?.seed !== "number") {
+    throw new RunFolderError("the run's plan is not a tcod plan (it has no name or clock.seed)", { where: { file: planPath }, hint: damaged });
+  }
+  const hint = "metrics.jsonl is damaged; resuming the run (`tcod run --resume DIR`) rewrites it from the checkpoint.";
+  let rows: MetricsRow[];
+  try {
+    rows = readMetrics(metricsPath);
+  } catch (e) {
+    if (!(e instanceof RunFolderError)) throw e;
+    throw new RunFolderError(e.message, { ...(e.where ? { where: e.where } : {}), hint });
+  }
+  // The fields the page and the table read: a row without them is a damaged file, not a crash.
+  rows.forEach((row, i) => {
+    const missing = missingFields(row);
+    if (!missing) return;
+    const line = lineOfRow(metricsPath, i);
+    throw new RunFolderError(`${metricsPath}: line ${line} is ${row.kind === "eval" ? "an eval" : "a train"} row without ${missing}`, { where: { file: metricsPath, line }, hint });
+  });
+  return { dir, plan, rows };
+}
+
+const num = (v: unknown): boolean => typeof v === "number";
+const obj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** The first field (of those compare reads) a metrics row lacks or has of the wrong type, if any. */
+function missingFields(row: MetricsRow): string | undefined {
+  const r = row as unknown as Record<string, unknown>;
+  if (r.time !== undefined && !obj(r.time)) return "a `time` object";
+  if (row.kind === "eval") {
+    if (typeof r.name !== "string") return "a string `name`";
+    return num(r.successRate) ? undefined : "a numeric `successRate`";
+  }
+  for (const k of ["successRate", "horizon", "prefix", "studentTurns"]) if (!num(r[k])) return `a numeric \`${k}\``;
+  if (!obj(r.kl) || !num(r.kl.mean) || !Array.isArray(r.kl.perTurn)) return "`kl.mean` and `kl.perTurn`";
+  if (!obj(r.tokens) || !num(r.tokens.prompt) || !num(r.tokens.response)) return "`tokens.prompt` and `tokens.response`";
+  return obj(r.coefs) ? undefined : "a `coefs` object";
+}
+
+/** The line of the `i`-th row of a metrics file (readMetrics skips empty lines). */
+function lineOfRow(path: string, i: number): number {
+  const lines = readTextFile(path, MAX_RUN_FILE_BYTES).split("\n");
+  let seen = -1;
+  for (let k = 0; k < lines.length; k++) if (lines[k]!.length > 0 && ++seen === i) return k + 1;
+  return 0;
 }
 
 export function register(program: Command): void {
@@ -36,30 +107,29 @@ export function register(program: Command): void {
     .option("--level <x>", "success level for the time-to-level column", "0.5")
     .option("--title <text>", "page title")
     .action((dirs: string[], o: CompareFlags) => {
-      const level = Number(o.level);
-      if (!(level >= 0 && level <= 1)) {
-        process.stderr.write(`error: --level ${o.level}: expected a success rate in [0, 1]\n`);
-        process.exitCode = EXIT_USER;
-        return;
-      }
+      const level = o.level.trim() === "" ? NaN : Number(o.level);
+      if (!(level >= 0 && level <= 1)) throw new UsageError(`--level ${o.level}: expected a success rate in [0, 1]`, { hint: "e.g. --level 0.5 (the time-to-level column: the first step at that success)" });
       const runs: RunData[] = [];
-      const problems: string[] = [];
+      const problems: UserError[] = [];
       for (const d of dirs) {
-        const r = readRun(resolve(d));
-        if (typeof r === "string") problems.push(r); else runs.push({ ...r, dir: d });
+        try {
+          runs.push(readRun(d));
+        } catch (e) {
+          if (!(e instanceof UserError)) throw e;
+          problems.push(e);
+        }
       }
+      // Every folder's problem in one go, in order; the last one ends the command.
       if (problems.length > 0) {
-        for (const p of problems) process.stderr.write(`error: ${p}\n`);
-        process.stderr.write("hint: pass the folders `tcod run --out DIR` wrote\n");
-        process.exitCode = EXIT_USER;
-        return;
+        for (const p of problems.slice(0, -1)) reportUserError(p, "tcod compare");
+        throw problems[problems.length - 1]!;
       }
-      ensureOutFile(o.out);
-      if (o.json) ensureOutFile(o.json, "--json");
-      writeFileSync(o.out, renderCompare(runs, { level, ...(o.title ? { title: o.title } : {}) }));
+      ensureOutFile(o.out, "--out", "compare.html");
+      if (o.json) ensureOutFile(o.json, "--json", "compare.json");
+      writeOutFile(o.out, renderCompare(runs, { level, ...(o.title ? { title: o.title } : {}) }));
       const summaries = [...groupRuns(runs)].map(([m, rs]) => summarize(m, rs, level));
       if (o.json) {
-        writeFileSync(o.json, JSON.stringify({ level, methods: summaries }, null, 2) + "\n");
+        writeOutFile(o.json, JSON.stringify({ level, methods: summaries }, null, 2) + "\n", "--json");
       }
       for (const s of summaries) {
         const evals = Object.entries(s.evals).map(([n, e]) => `${n} ${e.final.mean.toFixed(3)}${e.final.n > 1 ? `±${e.final.std.toFixed(3)}` : ""}`).join("  ");

@@ -1,10 +1,9 @@
-import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
 import { parsePlan, PlanError, stringifyPlan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
-import { ensureOutDir } from "../out-path.js";
+import { ensureOutDir, writeAtomic } from "../out-path.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
@@ -19,7 +18,7 @@ export function register(program: Command): void {
     .option("--json", "diagnostics as JSON lines, then the result line (the plans written)")
     .option(...MAX_POINTS_FLAG)
     .action((file: string, o: { out: string; set: string[]; curriculum?: string; json?: boolean; maxPoints?: string }) => {
-      const r = compileFile(file, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}), ...parseMaxPoints(o.maxPoints) });
+      const r = compileFile(file, { overrides: o.set, ...(o.curriculum !== undefined ? { curriculum: o.curriculum } : {}), ...parseMaxPoints(o.maxPoints) });
       printDiagnostics(r, !!o.json);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       ensureOutDir(o.out);
@@ -39,10 +38,4 @@ export function register(program: Command): void {
       result({ plans: written });
       process.exitCode = EXIT_OK;
     });
-}
-
-function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
 }

@@ -37,7 +37,7 @@ export function register(program: Command): void {
       const steps0 = o.at !== undefined ? naturals("--at", o.at, "0,6,12") : undefined;
       const lengths = o.expertLength !== undefined ? naturals("--expert-length", o.expertLength, "4,8,12") : undefined;
       const [cur, ...path] = target.split(".");
-      const r = compileFile(file, { overrides: o.set, ...(cur ? { curriculum: cur } : {}), sweeps: false });
+      const r = compileFile(file, { overrides: o.set, curriculum: cur ?? "", sweeps: false });
       printDiagnostics(r, !!o.json);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       const compiled = r.plans[0];

@@ -2,7 +2,7 @@
  * `tcod export trinity FILE|PLAN [--out DIR] [--target tcod-fork|upstream]`: a Trinity-RFT config per
  * plan (DIR/NAME.yaml) and, where the plan needs one, its plugin directory (DIR/NAME.plugin/).
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { readTextFile } from "../../plan/read-file.js";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
@@ -11,7 +11,7 @@ import { DEFAULT_INFRA, exportTrinity, parseInfra, TRINITY_TARGETS, TrinityExpor
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { UsageError, type UserError } from "../../plan/errors.js";
-import { ensureOutDir } from "../out-path.js";
+import { ensureOutDir, writeAtomic } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
@@ -42,7 +42,7 @@ export function register(program: Command): void {
           return fail(`${input}: ${e instanceof SyntaxError ? `not valid JSON (${e.message})` : `cannot read it: ${(e as Error).message}`}`);
         }
       } else {
-        const r = compileFile(input, { overrides: o.set, ...(o.curriculum ? { curriculum: o.curriculum } : {}), ...parseMaxPoints(o.maxPoints) });
+        const r = compileFile(input, { overrides: o.set, ...(o.curriculum !== undefined ? { curriculum: o.curriculum } : {}), ...parseMaxPoints(o.maxPoints) });
         printDiagnostics(r, false);
         if (!r.ok) { process.exitCode = EXIT_USER; return; }
         plans = r.plans.map((p) => p.plan);
@@ -73,11 +73,4 @@ export function register(program: Command): void {
       result({ exports: exported });
       process.exitCode = failed ? EXIT_USER : EXIT_OK;
     });
-}
-
-function writeAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
 }

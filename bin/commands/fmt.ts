@@ -1,13 +1,16 @@
 import { readdirSync, statSync, writeFileSync } from "node:fs";
-import { readTextFile } from "../../plan/read-file.js";
-import { join, relative } from "node:path";
+import { fileReadError, readTextFile } from "../../plan/read-file.js";
+import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { createTwoFilesPatch } from "diff";
 import { d, diag, type Diagnostic } from "../../compiler/diagnostics/index.js";
-import { render, syntaxMessage } from "../../compiler/index.js";
+import { render, syntaxMessage, toJsonLine } from "../../compiler/index.js";
+import { sourceReadMessage } from "../../compiler/modules.js";
+import { UsageError } from "../../plan/errors.js";
 import { format, FormatterBug } from "../../formatter/index.js";
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
 import { jsonMode, result } from "../json-output.js";
+import { reportUserError } from "../report-diagnostics.js";
 
 export function register(program: Command): void {
   program.command("fmt")
@@ -25,19 +28,35 @@ function fmt(args: string[], check: boolean): number {
   const changedFiles: string[] = [];
   const files: string[] = [];
   for (const a of args) {
+    let folder: boolean;
     try {
-      files.push(...(statSync(a).isDirectory() ? tcodFilesUnder(a) : [a]));
+      folder = statSync(a).isDirectory();
     } catch (e) {
-      process.stderr.write(`tcod fmt: cannot read ${a}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+      cannotRead(a, e); // a path that is not there: reported as `tcod check` reports it
+      failed = true;
+      continue;
+    }
+    if (!folder) { files.push(a); continue; }
+    let found: string[];
+    try {
+      found = tcodFilesUnder(a);
+    } catch (e) {
+      reportUserError(new UsageError(`cannot list the folder ${a}: ${fileReadError(e).message}`, { where: { file: a } }), "tcod fmt");
+      failed = true;
+      continue;
+    }
+    if (found.length === 0) {
+      reportUserError(new UsageError(`${a} holds no .tcod files`, { where: { file: a }, hint: "Give .tcod files, or folders that hold some (node_modules and hidden folders are skipped)." }), "tcod fmt");
       failed = true;
     }
+    files.push(...found);
   }
   for (const file of files) {
     let text: string;
     try {
       text = readTextFile(file);
     } catch (e) {
-      process.stderr.write(`tcod fmt: cannot read ${file}: ${(e as Error).message}\n`);
+      cannotRead(file, e);
       failed = true;
       continue;
     }
@@ -66,7 +85,12 @@ function fmt(args: string[], check: boolean): number {
       const name = relative(process.cwd(), file) || file;
       if (!jsonMode()) process.stdout.write(createTwoFilesPatch(`a/${name}`, `b/${name}`, text, r.text, undefined, undefined, { context: 3 }));
     } else {
-      writeFileSync(file, r.text);
+      try {
+        writeFileSync(file, r.text);
+      } catch (e) {
+        reportUserError(new UsageError(`cannot write ${file}: ${fileReadError(e).message}`, { where: { file }, hint: "Format a copy you may write, or check the file without changing it: tcod fmt --check." }), "tcod fmt");
+        failed = true;
+      }
     }
   }
   result({ files: files.length, [check ? "unformatted" : "formatted"]: changedFiles });
@@ -76,6 +100,14 @@ function fmt(args: string[], check: boolean): number {
   }
   if (changed > 0) process.stderr.write(`formatted ${changed} of ${files.length} file(s)\n`);
   return failed ? EXIT_USER : EXIT_OK;
+}
+
+/** A file fmt cannot read: the diagnostic `tcod check` prints for it (TC1101, TC1108, TC1109). */
+function cannotRead(file: string, e: unknown): void {
+  const at = { offset: 0, line: 1, column: 1 };
+  const dg = diag(sourceReadMessage(e, resolve(file), file), { file, start: at, end: at });
+  if (jsonMode()) process.stdout.write(toJsonLine(dg) + "\n");
+  else process.stderr.write(render(dg, () => undefined) + "\n\n");
 }
 
 function tcodFilesUnder(dir: string): string[] {

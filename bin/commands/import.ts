@@ -3,7 +3,7 @@
  * file. The result is checked before it is written: it must compile, and exporting it must give back
  * every curriculum key of the config (targets/trinity/import.ts CURRICULUM_KEYS).
  */
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
@@ -13,7 +13,7 @@ import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportErro
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
 import { readTextFile } from "../../plan/read-file.js";
 import { UsageError } from "../../plan/errors.js";
-import { ensureOutFile } from "../out-path.js";
+import { ensureOutFile, writeAtomic } from "../out-path.js";
 import { reportUserError } from "../report-diagnostics.js";
 import { jsonMode, result } from "../json-output.js";
 
@@ -46,9 +46,7 @@ export function register(program: Command): void {
         if (problem) { process.stderr.write(`tcod import: internal error: ${problem}\n`); process.exitCode = EXIT_INTERNAL; return; }
       }
       if (o.out) {
-        const tmp = `${o.out}.tmp-${process.pid}`;
-        writeFileSync(tmp, imported.source);
-        renameSync(tmp, o.out);
+        writeAtomic(o.out, imported.source);
         process.stderr.write(`${o.out}: curriculum ${imported.curriculum}\n`);
       } else if (!jsonMode()) process.stdout.write(imported.source);
       result({ curriculum: imported.curriculum, ...(o.out ? { out: o.out } : { source: imported.source }), notes: imported.notes, infra: imported.infra });

@@ -5,14 +5,15 @@
  * `--tensorboard`: (re)writes TensorBoard event files in each run folder from its metrics.jsonl, for
  * runs made without them.
  */
-import { existsSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
 import { readMetrics, type MetricsRow } from "../../runtime/metrics.js";
 import { rowScalars } from "../../runtime/sinks/scalars.js";
 import { TensorBoardWriter } from "../../runtime/sinks/tensorboard.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
-import { formatUserError, UsageError } from "../../plan/errors.js";
+import { formatUserError, UsageError, UserError } from "../../plan/errors.js";
+import { RunFolderError } from "../../runtime/checkpoint.js";
 import { jsonError, result } from "../json-output.js";
 
 interface Flags { csv?: boolean; json?: boolean; tensorboard?: boolean }
@@ -26,16 +27,21 @@ export function register(program: Command): void {
     .option("--tensorboard", "(re)write TensorBoard event files in each run folder")
     .action((dirs: string[], o: Flags) => {
       const runs: { dir: string; rows: MetricsRow[] }[] = [];
-      for (const dir of dirs) {
+      for (const dir0 of dirs) {
+        // A run folder, or its metrics.jsonl itself (as --trace takes it).
+        const dir = basename(dir0) === "metrics.jsonl" && existsSync(dir0) && statSync(dir0).isFile() ? dirname(dir0) : dir0;
         const path = join(dir, "metrics.jsonl");
         if (!existsSync(path)) {
-          fail(`${dir}: not a run folder (no metrics.jsonl)`, "Give the --out folder of a `tcod run`.");
+          fail(new UsageError(`${dir}: ${existsSync(dir) ? "not a run folder (no metrics.jsonl)" : "no such folder"}`, { hint: "Give the --out folder of a `tcod run`.", where: { file: dir } }));
           return;
         }
         try {
           runs.push({ dir, rows: readMetrics(path) });
         } catch (e) {
-          fail(`${path}: not readable as metrics (${(e as Error).message})`, "The file is damaged; a resumed run rewrites it from its checkpoint.");
+          if (!(e instanceof UserError)) throw e;
+          // A damaged run folder (TC7014), naming the file and line.
+          const first = e.problems()[0]!;
+          fail(new RunFolderError(first.message, { ...(first.where ? { where: first.where } : {}), hint: "The file is damaged; a resumed run rewrites it from its checkpoint." }));
           return;
         }
       }
@@ -59,8 +65,7 @@ export function register(program: Command): void {
     });
 }
 
-function fail(message: string, hint: string): void {
-  const e = new UsageError(message, { hint });
+function fail(e: UserError): void {
   if (!jsonError(e)) process.stderr.write(formatUserError(e, "tcod metrics") + "\n");
   process.exitCode = EXIT_USER;
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
@@ -10,7 +10,7 @@ import { sparkline } from "../../runtime/report/sparkline.js";
 import { lineChart } from "../../runtime/report/svg-chart.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { UsageError } from "../../plan/errors.js";
-import { ensureOutDir } from "../out-path.js";
+import { ensureOutDir, writeOutFile } from "../out-path.js";
 import { graphMermaid, graphSvg } from "../../plan/graph-view.js";
 import { naturals } from "./explain.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
@@ -74,7 +74,7 @@ export function register(program: Command): void {
         if (o.out) {
           mkdirSync(o.out, { recursive: true });
           const path = join(o.out, `${safeFileName(plan.name)}.schedules.svg`);
-          writeFileSync(path, stack(charts));
+          writeOutFile(path, stack(charts));
           entry.svg = path;
           say(`  → ${path}\n`);
         }
@@ -100,8 +100,8 @@ function plotGraphs(file: string, o: { out?: string; set: string[] }): void {
       mkdirSync(o.out, { recursive: true });
       entry.svg = join(o.out, `${safeFileName(plan.name)}.graph.svg`);
       entry.mmd = join(o.out, `${safeFileName(plan.name)}.graph.mmd`);
-      writeFileSync(entry.svg, graphSvg(plan));
-      writeFileSync(entry.mmd, mermaid);
+      writeOutFile(entry.svg, graphSvg(plan));
+      writeOutFile(entry.mmd, mermaid);
       if (!jsonMode()) process.stdout.write(`%% → ${entry.svg}, ${entry.mmd}\n`);
     }
     drawn.push(entry);

@@ -26,7 +26,7 @@ import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { recordResume, recordRunStart } from "../provenance.js";
-import { runMany } from "../run-many.js";
+import { pick, runMany } from "../run-many.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { jsonMode, result as setResult } from "../json-output.js";
 import { formatConfig, resolvedFields } from "../print-config.js";
@@ -60,6 +60,7 @@ export function register(program: Command): void {
     .addOption(new Option("--record <json>", "what a sweep point's run.json records (set by --sweep)").hideHelp())
     .action(async (file: string | undefined, o: RunFlags) => {
       try {
+        if (o.wandb !== undefined && o.wandb.trim() === "") throw new UsageError("--wandb: give the Weights & Biases project to log to", { hint: "e.g. --wandb my-project (WANDB_MODE=offline logs without an account)" });
         if (o.sweep || o.dryRun || o.printConfig) {
           process.exitCode = await runMany(file, { ...o, ...(o.seed !== undefined ? { seed: parseSeed(o.seed) } : { seed: undefined }) });
           return;
@@ -192,10 +193,7 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & 
   const r = compileFile(file, { overrides: o.set, ...parseMaxPoints(o.maxPoints) });
   printDiagnostics(r, false);
   if (!r.ok) throw new CompileError(file, r, true);
-  const want = o.curriculum;
-  const plans = want ? r.plans.filter((p) => p.plan.name === want || p.curriculum.name === want) : r.plans;
-  const names = r.plans.map((p) => p.plan.name);
-  if (plans.length === 0) throw new UsageError(want ? `no curriculum or sweep point named "${want}" in ${file}; available: ${names.join(", ")}` : `${file} declares no curriculum`);
+  const plans = pick(r, o.curriculum, file);
   if (plans.length > 1) {
     throw new UsageError(`${file} compiles to ${plans.length} plans (${plans.map((p) => p.plan.name).join(", ")}); choose one with --curriculum NAME, or run them all with --sweep`);
   }

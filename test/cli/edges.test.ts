@@ -158,14 +158,14 @@ describe("paths that would hang a naive reader or mkdir", () => {
     const run = join(dir, "run");
     mkdirSync(run);
     writeFileSync(join(run, "plan.json"), readFileSync(join(ROOT, "test/fixtures/plans/texthouse-f2b-small.json")));
-    writeFileSync(join(run, "metrics.jsonl"), '{"kind":"eval","step":0,"eval":"train","success":0.25,"time":{"wall":0}}\n');
+    writeFileSync(join(run, "metrics.jsonl"), '{"kind":"eval","name":"valid","step":0,"successRate":0.25,"meanReward":0.25,"meanTurns":3,"episodes":4,"time":{"eval":0}}\n');
     userError(tcod("compare", run, "--out", "/proc/tcod-x/c.html"), "TC7009");
     userError(tcod("compare", run, "--out", join(dir, "c.html"), "--json", "/proc/tcod-x/c.json"), "TC7009");
   }, 120_000);
 
   it.skipIf(!linux)("a source or trace that is a device is a coded error, not an endless read", () => {
     const r = tcod("check", "/dev/zero");
-    userError(r, "TC1101");
+    userError(r, "TC1109");
     expect(r.stderr).toContain("not a regular file");
     userError(tcod("explain", F, "texthouse_tcod_b2f.horizon", "--trace", "/dev/zero"), "TC7009");
     userError(tcod("plot", F, "--trace", "/dev/zero"), "TC7009");
@@ -188,8 +188,9 @@ describe("paths that would hang a naive reader or mkdir", () => {
     ftruncateSync(fd, 40 * 1024 * 1024); // sparse: 40 MiB of NULs, no disk
     closeSync(fd);
     const r = tcod("check", big);
-    userError(r, "TC1101");
-    expect(r.stderr).toMatch(/40 MiB; tcod reads files up to 32 MiB/);
+    // Its own code, naming the size and the limit (it was TC1101, "cannot find module").
+    userError(r, "TC1108");
+    expect(r.stderr).toMatch(/big\.tcod' is 40 MiB, more than the 32 MiB/);
   }, 60_000);
 
   it("--set steps=1e308 (finite, but more than a plan holds) is a range error, not an invalid plan", () => {

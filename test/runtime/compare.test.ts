@@ -100,7 +100,7 @@ describe("tcod compare: CLI", () => {
     expect(existsSync(out)).toBe(true);
     const bad = tcod("compare", dirs[0]!, join(root, "nope"), "--out", out);
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toMatch(/nope: no such folder/);
+    expect(bad.stderr).toMatch(/nope error TC7009: no such folder/);
     expect(bad.stderr).toContain("hint:");
     expect(bad.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
     expect(tcod("compare", dirs[0]!, "--level", "2").status).toBe(1);

@@ -85,6 +85,7 @@ describe("generated Python ≡ TypeScript runtime", () => {
     expect(r.status).toBe(0);
     expect(report.checked.length).toBeGreaterThanOrEqual(6);
     expect(report.checked.some((n) => n.startsWith("scienceworld: the official prompt"))).toBe(true);
+    expect(report.checked.filter((n) => n.startsWith("parse ")).length).toBeGreaterThanOrEqual(16);
   });
 
   run("WebShop's official prompt pieces: compactText ≡ core.compact_text, webshopActions ≡ core.webshop_actions, and the plugin reads the task off a text_rich first page as the official workflows do", () => {
@@ -180,8 +181,13 @@ describe("generated Python ≡ TypeScript runtime", () => {
     }
     const react = { ...TCOD_AGENT, parser: { kind: "react" as const, prefix: "Action:" } };
     const raw = { ...TCOD_AGENT, parser: { kind: "raw" as const } };
+    // action_pick "first": the official TCOD workflows' parse_action.
+    const first = { ...TCOD_AGENT, actionPick: "first" as const };
+    const reactFirst = { ...react, actionPick: "first" as const };
     for (const [fmt, text] of [[TCOD_AGENT, "<think>maybe <action>x</action></think><action> go to desk 1 </action>"], [TCOD_AGENT, "<action>unclosed"], [TCOD_AGENT, "<action>  </action>"],
-      [react, "Thought: hmm\nAction: open drawer 1\nmore"], [react, "no action here"], [raw, "  look  "], [raw, "   "]] as const) {
+      [react, "Thought: hmm\nAction: open drawer 1\nmore"], [react, "no action here"], [raw, "  look  "], [raw, "   "],
+      [first, "<think>maybe <action>x</action></think><action> go to desk 1 </action>"], [first, "<action>unclosed"], [first, "<action>  </action>"], [first, "a<action>b<action>c</action>"],
+      [first, "</action><action>\u3000look\x1c</action>"], [first, "<action>\ufeffx\ufeff</action>"], [reactFirst, "Action: look\nAction: open drawer 1"], [reactFirst, "none"]] as const) {
       calls.push({ fn: "parse_action", args: [fmt, text] });
       want.push(parseAction(fmt, text));
     }

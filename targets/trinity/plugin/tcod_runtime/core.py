@@ -929,12 +929,23 @@ def _non_empty(s: str) -> Optional[str]:
 
 
 def parse_action(agent: dict, response: str) -> Optional[str]:
-    """The action a response names, or None when it does not parse (runtime/agent-format.ts)."""
+    """The action a response names, or None when it does not parse: no action, or an empty one
+    (runtime/agent-format.ts parseAction).
+
+    agent["actionPick"]: "first" is the official TCOD workflows' parse_action (their utils.py:
+    response.split("<action>")[1].split("</action>")[0].strip(), the text after the first tag up to
+    the next close or open tag, or the end of the reply); absent or "last" (tcod's default) takes the
+    last complete pair. A react parser reads after the first or the last prefix."""
     parser = agent["parser"]
     kind = parser["kind"]
+    first = agent.get("actionPick", "last") == "first"
     if kind == "tags":
-        # The last complete <tag>…</tag> pair wins (a model may draft one inside its thinking).
         open_t, close_t = f"<{parser['tag']}>", f"</{parser['tag']}>"
+        if first:
+            if open_t not in response:
+                return None
+            return _non_empty(response.split(open_t)[1].split(close_t)[0])
+        # The last complete <tag>…</tag> pair wins (a model may draft one inside its thinking).
         end = response.rfind(close_t)
         if end < 0:
             return None
@@ -943,7 +954,7 @@ def parse_action(agent: dict, response: str) -> Optional[str]:
             return None
         return _non_empty(response[start + len(open_t):end])
     if kind == "react":
-        at = response.rfind(parser["prefix"])
+        at = response.find(parser["prefix"]) if first else response.rfind(parser["prefix"])
         if at < 0:
             return None
         return _non_empty(response[at + len(parser["prefix"]):].split("\n")[0])
@@ -1094,7 +1105,17 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
         memory += [user, {"role": "assistant", "content": text}]
         action = parse_action(agent, text)
         rec["admissible"].append(action is not None and action in admissible)
-        if action is None:
+        if action is None and agent["onInvalid"]["kind"] == "empty":
+            # The official TCOD workflows: an unparsed reply is the empty action "", which goes where
+            # any action goes (WebShop answers it without a step; ALFWorld and ScienceWorld step it).
+            rec["invalid_actions"] += 1
+            feedback = check_action(semantics, "", admissible)
+            if feedback is not None:
+                history.append((observation, ""))
+                observation = feedback
+                continue
+            action = ""
+        elif action is None:
             rec["invalid_actions"] += 1
             how = agent["onInvalid"]["kind"]
             if how == "end":

@@ -1,0 +1,244 @@
+/**
+ * Every error of the CLI is a coded error: what commander refuses, what `tcod compare`, `tcod fmt`
+ * and `tcod metrics` cannot read, an empty or mistyped `--curriculum`, a source over the size limit
+ * (its own code), an --out where no file can be made. Each: a TCxxxx code, the file where there is
+ * one, a hint, exit 1, no stack trace.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(import.meta.dirname, "../..");
+const tcod = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+const F = "examples/texthouse/tcod-b2f.tcod";
+const linux = existsSync("/proc/self");
+
+/** Exit 1, the code, a hint, no stack trace, no "internal error". */
+function userError(r: ReturnType<typeof tcod>, code: string, hint = true): void {
+  expect(r.status, r.stderr).toBe(1);
+  expect(r.stderr).toContain(code);
+  if (hint) expect(r.stderr).toContain("hint:");
+  expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+  expect(r.stderr).not.toContain("internal error");
+}
+
+/** A finished run folder as compare and metrics read it: the plan and one metrics row. */
+function runFolder(parent: string, name: string): string {
+  const dir = join(parent, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "plan.json"), readFileSync(join(ROOT, "test/fixtures/plans/texthouse-f2b-small.json")));
+  writeFileSync(join(dir, "metrics.jsonl"), '{"kind":"eval","name":"valid","step":0,"successRate":0.25,"meanReward":0.25,"meanTurns":3,"episodes":4,"time":{"eval":0}}\n');
+  return dir;
+}
+
+describe("command lines commander refuses", () => {
+  it.each([
+    [["nope"], "unknown command 'nope'"],
+    [["check"], "missing required argument 'files'"],
+    [["compile", F, "--bogus"], "unknown option '--bogus'"],
+    [["compile", F, "--curriculum"], "option '--curriculum <name>' argument missing"],
+    [["explain", F], "missing required argument 'target'"],
+  ])("tcod %j", (args, message) => {
+    const r = tcod(...args);
+    userError(r, "TC7009");
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).toMatch(/error TC7009: /);
+  });
+
+  it("with --json: the result line carries the code", () => {
+    const r = tcod("check", F, "--json", "--bogus");
+    expect(r.status).toBe(1);
+    const last = JSON.parse(r.stdout.trim().split("\n").at(-1)!);
+    expect(last).toMatchObject({ command: "check", ok: false, exitCode: 1, error: { code: "TC7009" } });
+    expect(last.error.message).toContain("--bogus");
+  });
+
+  it("--help and --version still exit 0", () => {
+    expect(tcod("--version").status).toBe(0);
+    expect(tcod("compile", "--help").status).toBe(0);
+  });
+});
+
+describe("tcod compare: folders it cannot read", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
+  const good = runFolder(dir, "good");
+
+  it("a missing path, a folder that is not a run, a file", () => {
+    const missing = tcod("compare", join(dir, "nope"), "--out", join(dir, "c.html"));
+    userError(missing, "TC7009");
+    expect(missing.stderr).toMatch(/nope error TC7009: no such folder/);
+    mkdirSync(join(dir, "empty"));
+    userError(tcod("compare", join(dir, "empty"), "--out", join(dir, "c.html")), "TC7009");
+    userError(tcod("compare", join(good, "plan.json"), "--out", join(dir, "c.html")), "TC7009");
+  });
+
+  it("a damaged plan.json: TC7014 with its line and column", () => {
+    const run = runFolder(dir, "bad-plan");
+    writeFileSync(join(run, "plan.json"), '{\n  "name": "x",\n  oops\n}\n');
+    const r = tcod("compare", run, "--out", join(dir, "c.html"));
+    userError(r, "TC7014");
+    expect(r.stderr).toMatch(/bad-plan\/plan\.json:3:3 error TC7014: the run's plan is not JSON/);
+  });
+
+  it("a plan.json that is not a plan, a missing metrics.jsonl, a damaged one, one that is a folder: TC7014 naming the file", () => {
+    const notPlan = runFolder(dir, "not-plan");
+    writeFileSync(join(notPlan, "plan.json"), "{}");
+    userError(tcod("compare", notPlan, "--out", join(dir, "c.html")), "TC7014");
+    const noMetrics = runFolder(dir, "no-metrics");
+    rmSync(join(noMetrics, "metrics.jsonl"));
+    const r1 = tcod("compare", noMetrics, "--out", join(dir, "c.html"));
+    userError(r1, "TC7014");
+    expect(r1.stderr).toContain("no-metrics/metrics.jsonl");
+    const damaged = runFolder(dir, "damaged");
+    writeFileSync(join(damaged, "metrics.jsonl"), "garbage{\n" + readFileSync(join(good, "metrics.jsonl"), "utf8"));
+    const r2 = tcod("compare", damaged, "--out", join(dir, "c.html"));
+    userError(r2, "TC7014");
+    expect(r2.stderr).toMatch(/damaged\/metrics\.jsonl:1 error TC7014: .*line 1 is not a metrics row/);
+    const folder = runFolder(dir, "metrics-folder");
+    rmSync(join(folder, "metrics.jsonl"));
+    mkdirSync(join(folder, "metrics.jsonl"));
+    userError(tcod("compare", folder, "--out", join(dir, "c.html")), "TC7014");
+  });
+
+  it("a metrics row without the fields the page reads: TC7014 at its line (was a TypeError)", () => {
+    const run = runFolder(dir, "thin-row");
+    writeFileSync(join(run, "metrics.jsonl"), readFileSync(join(good, "metrics.jsonl"), "utf8") + '{"kind":"eval","step":1,"success":0.5}\n');
+    const r = tcod("compare", run, "--out", join(dir, "c.html"));
+    userError(r, "TC7014");
+    expect(r.stderr).toMatch(/thin-row\/metrics\.jsonl:2 error TC7014: .*line 2 is an eval row without a string `name`/);
+  });
+
+  it("every bad folder is reported, in order", () => {
+    const r = tcod("compare", join(dir, "nope1"), good, join(dir, "nope2"), "--out", join(dir, "c.html"));
+    userError(r, "TC7009");
+    expect(r.stderr.indexOf("nope1")).toBeGreaterThanOrEqual(0);
+    expect(r.stderr.indexOf("nope1")).toBeLessThan(r.stderr.indexOf("nope2"));
+  });
+
+  it("a run's metrics.jsonl is taken for its folder; an empty --level is an error", () => {
+    const r = tcod("compare", join(good, "metrics.jsonl"), "--out", join(dir, "c.html"));
+    expect(r.status, r.stderr).toBe(0);
+    userError(tcod("compare", good, "--level", "", "--out", join(dir, "c.html")), "TC7009");
+  });
+
+  it.skipIf(!linux)("--out in /proc (a folder that exists but takes no files): TC7009, not a stack", () => {
+    userError(tcod("compare", good, "--out", "/proc/tcod-compare.html"), "TC7009");
+  });
+});
+
+describe("tcod metrics: a damaged metrics file is TC7014", () => {
+  it("naming the file and line; the metrics.jsonl path itself is accepted", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
+    const run = runFolder(dir, "run");
+    expect(tcod("metrics", join(run, "metrics.jsonl")).status).toBe(0);
+    writeFileSync(join(run, "metrics.jsonl"), "{not json\n" + readFileSync(join(run, "metrics.jsonl"), "utf8"));
+    const r = tcod("metrics", run);
+    userError(r, "TC7014");
+    expect(r.stderr).toMatch(/metrics\.jsonl:1 error TC7014/);
+    userError(tcod("metrics", join(dir, "nope")), "TC7009");
+  });
+});
+
+describe("tcod fmt: files it cannot read are the diagnostics `tcod check` prints", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
+
+  it("a missing path (TC1101), a folder without .tcod files (TC7009), a device (TC1109)", () => {
+    const missing = tcod("fmt", join(dir, "nope.tcod"));
+    userError(missing, "TC1101");
+    expect(missing.stderr).toContain("no such file");
+    expect(missing.stderr).not.toContain("ENOENT");
+    mkdirSync(join(dir, "nothing.tcod"));
+    userError(tcod("fmt", join(dir, "nothing.tcod")), "TC7009");
+    if (linux) userError(tcod("fmt", "/dev/null"), "TC1109");
+  });
+
+  it("a source over the size limit: TC1108, naming the size and the limit", () => {
+    const big = join(dir, "big.tcod");
+    const fd = openSync(big, "w");
+    ftruncateSync(fd, 33 * 1024 * 1024);
+    closeSync(fd);
+    const r = tcod("fmt", big);
+    userError(r, "TC1108");
+    expect(r.stderr).toMatch(/is 33 MiB, more than the 32 MiB/);
+  });
+
+  it("a folder passed to check: TC1109, not 'cannot find module'", () => {
+    const r = tcod("check", join(dir, "nothing.tcod"));
+    userError(r, "TC1109");
+    expect(r.stderr).toContain("it is a folder");
+  });
+});
+
+describe('--curriculum "" or a mistyped name never means "all of them"', () => {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
+
+  it("compile and export: TC2017, nothing written", () => {
+    const out = join(dir, "out");
+    userError(tcod("compile", F, "--curriculum", "", "--out", out), "TC2017");
+    expect(existsSync(join(out, "texthouse_tcod_b2f.plan.json"))).toBe(false);
+    userError(tcod("export", "trinity", F, "--curriculum", "", "--out", out), "TC2017");
+    const typo = tcod("compile", F, "--curriculum", "texthouse_tcod_b2", "--out", out);
+    userError(typo, "TC2017");
+    expect(typo.stderr).toContain("Did you mean 'texthouse_tcod_b2f'?");
+  });
+
+  it("run, run --dry-run and explain", () => {
+    const r = tcod("run", F, "--curriculum", "", "-q", "--out", join(dir, "run"));
+    userError(r, "TC7009");
+    expect(existsSync(join(dir, "run", "metrics.jsonl"))).toBe(false);
+    userError(tcod("run", F, "--dry-run", "--curriculum", ""), "TC7009");
+    const typo = tcod("run", F, "--print-config", "--curriculum", "texthouse_tcod_b2");
+    userError(typo, "TC7009");
+    expect(typo.stderr).toContain("Did you mean 'texthouse_tcod_b2f'?");
+    userError(tcod("explain", F, ".horizon"), "TC2017");
+  });
+
+  it("run --wandb with an empty project", () => {
+    userError(tcod("run", F, "--wandb", "", "-q", "--out", join(dir, "w")), "TC7009");
+  });
+});
+
+describe.skipIf(!linux)("--out in a folder that exists but takes no new files (/proc)", () => {
+  it.each([
+    ["compile", [F, "--out", "/proc"]],
+    ["plot", [F, "--out", "/proc"]],
+    ["plot", [F, "--graph", "--out", "/proc"]],
+    ["run", [F, "--set", "steps=1", "-q", "--out", "/proc"]],
+    ["export", ["trinity", "examples/alfworld/tcod-f2b.tcod", "--out", "/proc"]],
+    ["import", ["trinity", "test/fixtures/trinity/official/opd.yaml", "--out", "/proc/tcod-x.tcod"]],
+  ])("%s", (cmd, args) => {
+    const r = tcod(cmd, ...args);
+    userError(r, "TC7009");
+    expect(r.stderr).toContain("new files cannot be made");
+  });
+});
+
+describe("tcod lsp", () => {
+  /** Sends `initialize` and resolves with the first bytes the server answers. */
+  function initialize(args: string[]): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const p = spawn(process.execPath, [join(ROOT, "bin/tcod.mjs"), "lsp", ...args], { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
+      let out = "", err = "";
+      const timer = setTimeout(() => { p.kill(); reject(new Error(`no answer; stderr: ${err}`)); }, 30_000);
+      p.stderr.on("data", (b: Buffer) => { err += b; });
+      p.stdout.on("data", (b: Buffer) => {
+        out += b;
+        if (out.includes('"result"')) { clearTimeout(timer); p.kill(); resolve(out); }
+      });
+      p.on("exit", () => { clearTimeout(timer); if (!out.includes('"result"')) reject(new Error(`exited; stderr: ${err}`)); });
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { processId: null, rootUri: null, capabilities: {} } });
+      p.stdin.write(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    });
+  }
+
+  it("starts on stdio without --stdio (the default), and with the client's --clientProcessId", async () => {
+    expect(await initialize([])).toContain('"capabilities"');
+    expect(await initialize(["--stdio", `--clientProcessId=${process.pid}`])).toContain('"capabilities"');
+  }, 90_000);
+
+  it("a --clientProcessId that is not a number is TC7009", () => {
+    userError(tcod("lsp", "--clientProcessId=abc"), "TC7009");
+  });
+});
