@@ -381,6 +381,9 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   if (prefixTree && !noPrefix && semanticsOf(env.kind).expertActions === "none") {
     notes.push(`warning: b2f on ${env.kind}: its tasksets carry no expert actions (TCOD's data script writes none), so every episode replays nothing and plays as plain OPD unless the rows add "actions"`);
   }
+  if (env.kind === "webshop" && env.params.page_text === "text") {
+    notes.push(`warning: webshop page_text "text": tcod run shows the AgentGym server's [SEP]-joined page line, but on Trinity the env is web_agent_site's WebAgentTextEnv with observation_mode "text_rich" (the official workflows' multi-line page), so the prompts differ; the default page_text "text_rich" shows the same page text on both`);
+  }
   if (needsPluginWorkflow) notes.push(`workflow ${workflow} (plugin): ${official ? "upstream Trinity has no TCOD workflows" : whyPlugin.join("; ")}`);
   else notes.push(`workflow ${workflow}: exactly the official ${official!.method} ${official!.k !== undefined ? `pacing with k = ${official!.k}` : "episode"}`);
   notes.push(needsPluginAdvantage ? `advantage ${advantageFn} (plugin): ${whyAdvantagePlugin.join("; ")}` : `advantage ${advantageFn}: c·(log p_T − log p_S) with kl_coef = ${klCoef}`);

@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { semanticsOf } from "../../plan/env-semantics.js";
+import { checkAction, semanticsOf } from "../../plan/env-semantics.js";
 import { describe, expect, it } from "vitest";
 import { evalScalar, evalTurns, type ExprTree, type TurnBatch } from "../../plan/expr.js";
 import { compactText, parseAction, renderUserMessage } from "../../runtime/agent-format.js";
@@ -187,9 +187,17 @@ describe("generated Python ≡ TypeScript runtime", () => {
     for (const [fmt, text] of [[TCOD_AGENT, "<think>maybe <action>x</action></think><action> go to desk 1 </action>"], [TCOD_AGENT, "<action>unclosed"], [TCOD_AGENT, "<action>  </action>"],
       [react, "Thought: hmm\nAction: open drawer 1\nmore"], [react, "no action here"], [raw, "  look  "], [raw, "   "],
       [first, "<think>maybe <action>x</action></think><action> go to desk 1 </action>"], [first, "<action>unclosed"], [first, "<action>  </action>"], [first, "a<action>b<action>c</action>"],
-      [first, "</action><action>\u3000look\x1c</action>"], [first, "<action>\ufeffx\ufeff</action>"], [reactFirst, "Action: look\nAction: open drawer 1"], [reactFirst, "none"]] as const) {
+      [first, "</action><action>\u3000look\x1c</action>"], [first, "<action>\ufeffx\ufeff</action>"], [reactFirst, "Action: look\nAction: open drawer 1"], [reactFirst, "none"],
+      // "last", react and raw trim as JavaScript does (\ufeff yes; \x1c and \x85 no), on both sides.
+      [TCOD_AGENT, "<action>\ufeffx\x85</action>"], [raw, "\x1c look \ufeff"], [react, "Action: \ufeffgo\x1f"]] as const) {
       calls.push({ fn: "parse_action", args: [fmt, text] });
       want.push(parseAction(fmt, text));
+    }
+    // WebShop's validate_action pattern: Python's `.` stops only at \n, so "\r" and "\u2028" stay inside.
+    const shop = semanticsOf("webshop");
+    for (const a of ["click[a\rb]", "click[x\u2028]", "sea\u2029rch[q]", "click[b01]", "click[a\nb]"]) {
+      calls.push({ fn: "check_action", args: [shop, a, ["click[a\rb]", "click[x\u2028]", "click[b01]"]] });
+      want.push(checkAction(shop, a, ["click[a\rb]", "click[x\u2028]", "click[b01]"]));
     }
     expect(rpc(calls)).toEqual(want);
   });

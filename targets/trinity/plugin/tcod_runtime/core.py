@@ -928,6 +928,21 @@ def _non_empty(s: str) -> Optional[str]:
     return t if t else None
 
 
+# JavaScript's String.prototype.trim (runtime/agent-format.ts for action_pick "last" and
+# on_invalid "pass"/"feedback"): its whitespace has \ufeff and lacks Python's \x1c-\x1f and \x85.
+_JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def js_trim(s: str) -> str:
+    """tcod's runtime trims replies with JavaScript's trim(); the plugin trims them the same way."""
+    return s.strip(_JS_SPACE)
+
+
+def _js_non_empty(s: str) -> Optional[str]:
+    t = js_trim(s)
+    return t if t else None
+
+
 def parse_action(agent: dict, response: str) -> Optional[str]:
     """The action a response names, or None when it does not parse: no action, or an empty one
     (runtime/agent-format.ts parseAction).
@@ -952,14 +967,14 @@ def parse_action(agent: dict, response: str) -> Optional[str]:
         start = response.rfind(open_t, 0, end)
         if start < 0:
             return None
-        return _non_empty(response[start + len(open_t):end])
+        return _js_non_empty(response[start + len(open_t):end])
     if kind == "react":
         at = response.find(parser["prefix"]) if first else response.rfind(parser["prefix"])
         if at < 0:
             return None
-        return _non_empty(response[at + len(parser["prefix"]):].split("\n")[0])
+        return _js_non_empty(response[at + len(parser["prefix"]):].split("\n")[0])
     if kind == "raw":
-        return _non_empty(response)
+        return _js_non_empty(response)
     raise ExprError(f"unknown action parser {kind}")
 
 
@@ -1121,7 +1136,7 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
             if how == "end":
                 return rec
             if how == "feedback":
-                history.append((observation, text.strip()))
+                history.append((observation, js_trim(text)))
                 observation = agent["onInvalid"]["text"]
                 continue
             # An env that validates actions (WebShop) answers a reply with no action as the empty
@@ -1131,7 +1146,7 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
                 history.append((observation, ""))
                 observation = none
                 continue
-            action = text.strip()
+            action = js_trim(text)
         else:
             feedback = check_action(semantics, action, admissible)
             if feedback is not None:
