@@ -29,7 +29,9 @@ export class Checker {
       }
       case "list": {
         if (v.kind !== "list") return this.mismatch(t.text, v, span);
-        const items = v.items.map((i) => this.type(i, t.item, "span" in i ? i.span : span, what));
+        // An item's own span where it was written in this file; a value made elsewhere (a prelude
+        // namespace, an imported let) is blamed on the list, never on its far-away definition.
+        const items = v.items.map((i) => this.type(i, t.item, "span" in i && i.span.file === span.file ? i.span : span, what));
         return items.some((i) => i.kind === "invalid") ? invalid(span) : { ...v, items };
       }
       case "range": {

@@ -22,6 +22,7 @@ set -uo pipefail
 OUT=${1:?usage: bench/h200/learn.sh OUT_DIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 WORK=${WORK:-$(mktemp -d)}   # run folders with weights; only small files go to OUT
+mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
 G=examples/texthouse/gpu
 export TCOD_PYTHON=${TCOD_PYTHON:-python3}
 export TCOD_WORKER_ARGS="--device ${DEV:-cuda} --token-budget ${BUDGET:-65536}"
