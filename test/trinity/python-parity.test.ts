@@ -4,14 +4,14 @@
  * agent format, the adaptive-depth rule and the pacing formulas. Pure Python: no torch, no Trinity.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkAction, semanticsOf } from "../../plan/env-semantics.js";
 import { describe, expect, it } from "vitest";
 import { evalScalar, evalTurns, type ExprTree, type TurnBatch } from "../../plan/expr.js";
 import { compactText, parseAction, renderUserMessage } from "../../runtime/agent-format.js";
-import { webshopActions } from "../../runtime/envs/agentgym/observation.js";
+import { webshopActions, webshopTaskOf } from "../../runtime/envs/agentgym/observation.js";
 import { coverageCap, divergenceCap, nextAdaptiveCap, probeProfile } from "../../runtime/adaptive-depth.js";
 import { lossWeights } from "../../runtime/signals/aggregate.js";
 import { layoutFromRows } from "../../runtime/signals/layout.js";
@@ -101,6 +101,11 @@ describe("generated Python ≡ TypeScript runtime", () => {
       { fn: "webshop_task", args: ["WebShop [SEP] Instruction: [SEP] red shoes [SEP] Search"] },
       { fn: "webshop_task", args: ["no instruction\n here"] },
     ])).toEqual(["i need red shoes, and price lower than 50.00 dollars", "red shoes", "no instruction here"]);
+    // tcod run's WebShop reads the task off the same rich page (the AgentGym adapter rebuilds it:
+    // runtime/envs/agentgym/observation.ts webshopTaskOf) as the plugin does, on every recorded page.
+    const recorded = (JSON.parse(readFileSync("test/fixtures/envs/webshop_pages.json", "utf8")) as { steps: { text_rich: string }[] }).steps.map((x) => x.text_rich);
+    const rich: string[] = [richPage, "no instruction\n here", ...recorded];
+    expect(rpc(rich.map((t) => ({ fn: "webshop_task", args: [t] })))).toEqual(rich.map(webshopTaskOf));
   });
 
   run("evaluates 400 random step/episode-level trees like plan/expr.ts evalScalar", () => {
