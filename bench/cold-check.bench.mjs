@@ -1,7 +1,7 @@
 // Cold start of `tcod check` on one example against `node -e 0`, interleaved in the same run (the
 // machine is shared and noisy: only the ratio means something). Build first: `npm run build`.
 // `tcod …` is the package's command, bin/tcod (for check: node started from the snapshot
-// dist/check.blob; for --version: bin/tcod.mjs, which answers it without loading the CLI);
+// dist/check.blob; --version is answered in sh from package.json, without Node.js);
 // `node bin/tcod.mjs check` is the same check without the snapshot, for comparison, and
 // `node bin/tcod.mjs --version` the Node.js launcher alone (as npm's Windows shims run the bin), and
 // `node dist/tcod.js --version` the CLI loaded to answer it (as every launcher did before).

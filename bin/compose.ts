@@ -12,7 +12,7 @@ import { agentGymFromSpec } from "../runtime/envs/agentgym/index.js";
 import { bridgeVocabulary } from "../runtime/envs/bridge/vocabulary.js";
 import { registerEnv } from "../runtime/envs/registry.js";
 import { scienceWorldFromSpec } from "../runtime/envs/scienceworld/index.js";
-import { TexthouseEnv, texthouseVocabulary, type TexthouseExpert } from "../runtime/envs/texthouse/index.js";
+import { TexthouseEnv, texthouseVocabulary, type PlaceGrammar, type TexthouseExpert } from "../runtime/envs/texthouse/index.js";
 import { textWorldExpressFromSpec } from "../runtime/envs/twx/index.js";
 import { onProcessEnd } from "./process-guard.js";
 
@@ -35,7 +35,11 @@ export function composeRuntime(): void {
 
   // ---- environments ----
   registerEnv("texthouse", {
-    create: (spec) => new TexthouseEnv({ maxTurns: spec.maxTurns, ...(spec.params.expert !== undefined ? { expert: spec.params.expert as TexthouseExpert } : {}) }),
+    create: (spec) => new TexthouseEnv({
+      maxTurns: spec.maxTurns,
+      ...(spec.params.expert !== undefined ? { expert: spec.params.expert as TexthouseExpert } : {}),
+      ...(spec.params.grammar !== undefined ? { grammar: spec.params.grammar as PlaceGrammar } : {}),
+    }),
     vocabulary: () => texthouseVocabulary(),
   });
   // Real environments (runtime/envs/{scienceworld,twx,agentgym}; bridges/ holds their Python side).

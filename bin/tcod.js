@@ -21,6 +21,11 @@ while [ -L "$self" ]; do
 done
 bin=${self%/*}
 [ "$bin" = "$self" ] && bin=.
+# `tcod --version`: the version npm wrote in package.json (the CLI prints the same), without Node.js.
+if [ "$#" = 1 ] && { [ "$1" = --version ] || [ "$1" = -V ]; }; then
+  version=$(sed -n '/^  "version": "[^"]*",$/{s/^  "version": "\([^"]*\)",$/\1/p;q;}' "$bin/../package.json" 2>/dev/null)
+  [ -n "$version" ] && { printf '%s\n' "$version"; exit 0; }
+fi
 blob=$bin/../dist/check.blob
 if [ "$1" = check ] && [ -z "$TCOD_NO_SNAPSHOT" ] && [ -f "$blob" ] && read -r built < "$blob.node" 2>/dev/null \
   && [ "$(command -v node)" -ef "$built" ] && [ ! "$built" -nt "$blob" ]; then

@@ -10,7 +10,7 @@ import { constScalar, constValue, invalid, isConst, op, varScalar, type Builtin,
 import { levelRank, maxLevel } from "../plan/expr.js";
 import { EMBEDDED_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPENAI_DEFAULTS, OPTIMIZER_DEFAULTS, WORKER_DEFAULTS } from "../plan/defaults.js";
 import {
-  AGGREGATES, DIALECTS, ESTIMATORS, HISTORY_ENTRY_PLACEHOLDERS, LOSS_FNS, LOSS_KINDS, MEMORY_KINDS, ON_INVALID_KINDS,
+  ACTION_PICKS, AGGREGATES, DIALECTS, ESTIMATORS, HISTORY_ENTRY_PLACEHOLDERS, LOSS_FNS, LOSS_KINDS, MEMORY_KINDS, ON_INVALID_KINDS,
   PARSER_KINDS, TEMPLATE_PLACEHOLDERS,
 } from "../plan/enums.js";
 
@@ -370,11 +370,13 @@ export function coreBuiltins(): Map<string, Value> {
   add(builtin("agent_format", [p("name", "string"), p("system", "string"), p("template", "string"), p("template_no_history", "string"),
     p("history_window", "number", num(2)), p("history_entry", "string"), p("memory", "string", str("accumulate")), p("memory_window", "turns", unit(0, "turns")),
     p("parser", "string"), p("tag", "string", str("action")), p("think", "bool", bool(true)), p("react_prefix", "string", str("Action:")),
-    p("max_tokens", "tokens", unit(512, "tokens")), p("thinking", "bool", bool(true)), p("on_invalid", "string", str("feedback")), p("invalid_text", "string", str("Invalid Action."))],
+    p("max_tokens", "tokens", unit(512, "tokens")), p("thinking", "bool", bool(true)), p("on_invalid", "string", str("feedback")), p("invalid_text", "string", str("Invalid Action.")),
+    p("action_pick", "string", str("last"))],
     "How observations become prompts and responses become actions.", (a, call) => {
       if (!oneOf(a, "memory", call, MEMORY_KINDS, "memory")) return invalid(call.span);
       if (!oneOf(a, "parser", call, PARSER_KINDS, "parser")) return invalid(call.span);
       if (!oneOf(a, "on_invalid", call, ON_INVALID_KINDS, "on_invalid")) return invalid(call.span);
+      if (!oneOf(a, "action_pick", call, ACTION_PICKS, "action_pick")) return invalid(call.span);
       if (!checkRange(a, "history_window", call, "history_window", 0, 1000, "an integer ≥ 0", { integer: true })) return invalid(call.span);
       if (!checkRange(a, "max_tokens", call, "max_tokens", 1, 1e7, "≥ 1 token", { integer: true })) return invalid(call.span);
       // The runtime fills exactly these placeholders; anything else would reach the model verbatim.

@@ -231,12 +231,15 @@ export function lowerAgent(a: Obj): AgentFormat {
   const parser: AgentFormat["parser"] = parserKind === "tags" ? { kind: "tags", tag: str(a, "tag"), think: bool(a, "think") }
     : parserKind === "react" ? { kind: "react", prefix: str(a, "react_prefix") } : { kind: "raw" };
   const invalidKind = str(a, "on_invalid");
-  const onInvalid: AgentFormat["onInvalid"] = invalidKind === "feedback" ? { kind: "feedback", text: str(a, "invalid_text") } : invalidKind === "pass" ? { kind: "pass" } : { kind: "end" };
+  const onInvalid: AgentFormat["onInvalid"] = invalidKind === "feedback" ? { kind: "feedback", text: str(a, "invalid_text") }
+    : invalidKind === "pass" ? { kind: "pass" } : invalidKind === "empty" ? { kind: "empty" } : { kind: "end" };
+  // "last" (the default) is written as no key, so plans compiled before the key existed mean the same.
+  const actionPick = str(a, "action_pick") === "first" ? { actionPick: "first" as const } : {};
   return {
     name: str(a, "name"), system: str(a, "system"), template: str(a, "template"), templateNoHistory: str(a, "template_no_history"),
     historyWindow: num(a, "history_window"), historyEntry: str(a, "history_entry"),
     memory: str(a, "memory") === "window" ? { kind: "window", turns: num(a, "memory_window") } : { kind: "accumulate" },
-    parser, maxResponseTokens: num(a, "max_tokens"), thinking: bool(a, "thinking"), onInvalid,
+    parser, ...actionPick, maxResponseTokens: num(a, "max_tokens"), thinking: bool(a, "thinking"), onInvalid,
   };
 }
 

@@ -20,7 +20,7 @@ import { realpathSync, statSync } from "node:fs";
 import { compileFile, type CompileHost, type CompileResult, type LoadedProgram, type PlanMemo } from "../compiler/index.js";
 import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.js";
 import { parse, type ParseResult } from "../grammar/index.js";
-import { FileReadError, MAX_SOURCE_BYTES, readTextFile } from "../plan/read-file.js";
+import { FileReadError, MAX_SOURCE_BYTES, mib, readTextFile } from "../plan/read-file.js";
 import { reparse } from "./reparse.js";
 import { moduleOccurrences, type Occurrence } from "./symbols.js";
 
@@ -115,7 +115,6 @@ export function oversized(text: string): number | undefined {
   const bytes = text.length > MAX_SOURCE_BYTES ? text.length : Buffer.byteLength(text, "utf8");
   return bytes > MAX_SOURCE_BYTES ? bytes : undefined;
 }
-const mib = (n: number) => `${Math.round((n / (1024 * 1024)) * 10) / 10} MiB`;
 
 export class Workspace {
   /** Open buffers by absolute path. */

@@ -41,9 +41,17 @@ export type MemoryKind = (typeof MEMORY_KINDS)[number];
 export const PARSER_KINDS = ["tags", "react", "raw"] as const;
 export type ParserKind = (typeof PARSER_KINDS)[number];
 
-/** What happens to a response no action can be parsed from (`agent_format(on_invalid: …)`). */
-export const ON_INVALID_KINDS = ["feedback", "pass", "end"] as const;
+/** What happens to a response no action can be parsed from (`agent_format(on_invalid: …)`):
+ *  feedback (answer with a fixed text, no env step), pass (send the whole reply), end (stop the
+ *  episode), empty (send the empty action "", as the official TCOD workflows' `parse_action` does). */
+export const ON_INVALID_KINDS = ["feedback", "pass", "end", "empty"] as const;
 export type OnInvalidKind = (typeof ON_INVALID_KINDS)[number];
+
+/** Which action of a reply that names several (`agent_format(action_pick: …)`): the first (the
+ *  official TCOD workflows' `parse_action`: the text after the first `<action>`) or the last complete
+ *  one (tcod's default: a model may draft an action inside its thinking). runtime/agent-format.ts. */
+export const ACTION_PICKS = ["first", "last"] as const;
+export type ActionPick = (typeof ACTION_PICKS)[number];
 
 /** TurnOPD adaptive-depth rules (std/turnopd: coverage, divergence). */
 export const DEPTH_RULES = ["coverage", "divergence"] as const;

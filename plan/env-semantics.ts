@@ -150,8 +150,9 @@ export function checkAction(s: EpisodeSemantics, action: string, admissible: rea
   // WebShop: the TCOD WebShop workflows' validate_action (kokolerk/TCOD
   // trinity/common/workflows/envs/TCOD/webshop/utils.py) over the listed actions ("search[<query>]"
   // when the page has the search bar, "click[x]" per clickable), with its messages word for word.
-  // Its pattern, re.match(r"(.+)\[(.+)\]"): anchored at the start only, greedy, `.` not newline.
-  const m = /^(.+)\[(.+)\]/.exec(action);
+  // Its pattern, re.match(r"(.+)\[(.+)\]"): anchored at the start only, greedy, Python's `.` matching
+  // everything but \n (JavaScript's `.` also stops at \r, \u2028 and \u2029).
+  const m = /^([^\n]+)\[([^\n]+)\]/.exec(action);
   const name = m ? m[1]! : action;
   const arg = m ? m[2]!.toLowerCase() : null;
   const hasSearch = admissible.some((a) => a.startsWith("search["));

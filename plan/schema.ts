@@ -5,7 +5,7 @@
  * plan/nodes.ts. A `tcod.plan/1` plan is converted on load (plan/convert.ts).
  */
 import { z } from "zod";
-import { DIALECTS, ESTIMATORS, LOSS_FNS, ROW_SHAPES } from "./enums.js";
+import { ACTION_PICKS, DIALECTS, ESTIMATORS, LOSS_FNS, ROW_SHAPES } from "./enums.js";
 import type { AggregateKind, BackendKind, DepthRule, LossKind, MemoryKind, OnInvalidKind, ParserKind } from "./enums.js";
 import { UserError, type UserIssue } from "./errors.js";
 import { ExprDefSchema, ValueRefSchema } from "./expr-schema.js";
@@ -106,14 +106,21 @@ export const AgentFormatSchema = z.object({
     /** The whole response, trimmed. */
     z.object({ kind: z.literal("raw") }).strict(),
   ]),
+  /** Which action of a reply naming several the parser takes (`agent_format(action_pick: …)`):
+   *  "first" is the official TCOD workflows' `parse_action` (the text after the first `<action>`, up
+   *  to the next `</action>` or `<action>` or the end of the reply); absent = "last", tcod's default
+   *  (the last complete pair; a react parser: the last prefix). runtime/agent-format.ts parseAction. */
+  actionPick: z.enum(ACTION_PICKS).optional(),
   maxResponseTokens: PosInt,
   thinking: z.boolean(),
   /** feedback: reply `text` as the observation without stepping the env (AgentGym);
-   *  pass: send the raw response to the env; end: end the episode with reward 0. */
+   *  pass: send the raw response to the env; end: end the episode with reward 0;
+   *  empty: send the empty action "" (the official TCOD workflows: `parse_action` returns ""). */
   onInvalid: z.discriminatedUnion("kind", [
     z.object({ kind: z.literal("feedback"), text: z.string() }).strict(),
     z.object({ kind: z.literal("pass") }).strict(),
     z.object({ kind: z.literal("end") }).strict(),
+    z.object({ kind: z.literal("empty") }).strict(),
   ]),
 }).strict();
 export type AgentFormat = z.infer<typeof AgentFormatSchema>;

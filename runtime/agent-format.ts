@@ -107,14 +107,40 @@ function pyStrip(s: string): string {
   return s.replace(PY_STRIP, "");
 }
 
-/** The action a response names, or null when the response does not parse. */
+/**
+ * The action a response names, or null when the response does not parse (no action, or an empty one).
+ *
+ * `format.actionPick` (plan/schema.ts) says which action of a reply naming several:
+ * - "last" (absent; tcod's default): the last complete `<tag>…</tag>` pair (a model may draft one
+ *   inside its thinking); a react parser reads after the last prefix.
+ * - "first": the official TCOD workflows' `parse_action` (kokolerk/TCOD
+ *   trinity/common/workflows/envs/TCOD/{alfworld,webshop,scienceworld}/utils.py, as upstream
+ *   Trinity-RFT's alfworld_workflow.py):
+ *   `response.split("<action>")[1].split("</action>")[0].strip()`, i.e. the text after the first
+ *   `<tag>` up to the next `</tag>` or `<tag>`, or to the end of the reply when neither follows (an
+ *   unclosed tag still names an action); a react parser reads after the first prefix.
+ * What an unparsed reply does is `format.onInvalid` (the official workflows: `"empty"`, since their
+ * `parse_action` returns "" and the workflow sends it).
+ */
 export function parseAction(format: AgentFormat, response: string): string | null {
   const p = format.parser;
+  const first = format.actionPick === "first";
   switch (p.kind) {
     case "tags": {
-      // The last complete <tag>…</tag> pair wins (a model may draft one inside its thinking).
       const open = `<${p.tag}>`;
       const close = `</${p.tag}>`;
+      if (first) {
+        const at = response.indexOf(open);
+        if (at < 0) return null;
+        let rest = response.slice(at + open.length);
+        const next = rest.indexOf(open);
+        if (next >= 0) rest = rest.slice(0, next);
+        const end = rest.indexOf(close);
+        if (end >= 0) rest = rest.slice(0, end);
+        const action = pyStrip(rest);
+        return action.length > 0 ? action : null;
+      }
+      // The last complete <tag>…</tag> pair wins (a model may draft one inside its thinking).
       const end = response.lastIndexOf(close);
       if (end < 0) return null;
       const start = response.lastIndexOf(open, end);
@@ -122,7 +148,7 @@ export function parseAction(format: AgentFormat, response: string): string | nul
       return nonEmpty(response.slice(start + open.length, end));
     }
     case "react": {
-      const at = response.lastIndexOf(p.prefix);
+      const at = first ? response.indexOf(p.prefix) : response.lastIndexOf(p.prefix);
       if (at < 0) return null;
       const rest = response.slice(at + p.prefix.length);
       return nonEmpty(rest.split("\n")[0] ?? "");

@@ -186,16 +186,22 @@ export async function runEpisode(
     memory.push(user, out.tokens);
 
     let envAction: string;
-    if (action !== null) {
+    // on_invalid "empty" (the official TCOD workflows): an unparsed reply is the empty action "",
+    // which goes where any action goes (WebShop answers it without a step; ALFWorld and ScienceWorld
+    // are stepped with it).
+    if (action === null && format.onInvalid.kind === "empty") record.invalidActions++;
+    const acted = action ?? (format.onInvalid.kind === "empty" ? "" : null);
+    if (acted !== null) {
       // An action the env does not offer: some envs answer without stepping (WebShop; plan/env-semantics.ts).
-      const feedback = checkAction(semantics, action, admissible);
+      const feedback = checkAction(semantics, acted, admissible);
       if (feedback !== null) {
-        record.invalidActions++;
-        history.push({ observation, action });
+        // An unparsed reply was counted above.
+        if (action !== null) record.invalidActions++;
+        history.push({ observation, action: acted });
         observation = feedback;
         continue;
       }
-      envAction = action;
+      envAction = acted;
     }
     else {
       record.invalidActions++;

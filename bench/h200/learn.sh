@@ -22,6 +22,7 @@ set -uo pipefail
 OUT=${1:?usage: bench/h200/learn.sh OUT_DIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 WORK=${WORK:-$(mktemp -d)}   # run folders with weights; only small files go to OUT
+mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
 G=examples/texthouse/gpu
 export TCOD_PYTHON=${TCOD_PYTHON:-python3}
 export TCOD_WORKER_ARGS="--device ${DEV:-cuda} --token-budget ${BUDGET:-65536}"
@@ -45,7 +46,7 @@ evals() {
   local every=$1 at_start=$2 other=${3:-$1} s n e out=""
   for s in valid_seen:140 valid_unseen:134 hard:121; do
     n=${EVAL_TASKS:-${s#*:}}; s=${s%:*}; e=$other; [ $s = valid_seen ] && e=$every
-    out+="${out:+, }evaluate(every: $e steps, env: texthouse(split: \"$s\", pool: $n, agent: agent), tasks: $n tasks, name: \"$s\", temperature: 0.4, at_start: $at_start)"
+    out+="${out:+, }evaluate(every: $e steps, env: texthouse(split: \"$s\", pool: $n, agent: agent, grammar: \"move\"), tasks: $n tasks, name: \"$s\", temperature: 0.4, at_start: $at_start)"
   done
   echo "[$out]"
 }

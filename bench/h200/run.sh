@@ -53,7 +53,7 @@ run() {
   local name=$1 limit=$(cap $2) file=$3 cur=$4 steps=$5; shift 5
   local t=$(date +%s)
   TCOD_WORKER_TRACE="$WORK/$name.trace.jsonl" timeout $limit $TCOD run "$file" --out "$WORK/$name" -q --set "$cur.steps=$steps" \
-    --set "$cur.eval=evaluate(every: $steps steps, env: texthouse(split: \"valid_seen\", agent: agent), tasks: $EVAL_TASKS tasks, temperature: 0.4, at_start: ${EVAL_AT_START:-true})" "$@" \
+    --set "$cur.eval=evaluate(every: $steps steps, env: texthouse(split: \"valid_seen\", agent: agent, grammar: \"move\"), tasks: $EVAL_TASKS tasks, temperature: 0.4, at_start: ${EVAL_AT_START:-true})" "$@" \
     > "$OUT/logs/$name.log" 2>&1
   local rc=$?
   mkdir -p "$OUT/runs/$name"

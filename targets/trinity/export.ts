@@ -22,7 +22,7 @@ import { evalScalar, readsFeedback, type ExprDef, type ExprTree, type ValueRef }
 import { adaptiveDepthOf, nodeOf, nodesOf, type Plan, type AgentFormat } from "../../plan/schema.js";
 import { constantOverRun, recogniseB2f, recogniseF2b, treeOf } from "./plugin/recognise.js";
 import { generatePlugin, type PluginSpec, type PluginFiles } from "./plugin/generate.js";
-import { semanticsOf, usesAdmissibleLines, usesAvailableActions, usesCompactActions } from "../../plan/env-semantics.js";
+import { DEFAULT_SEMANTICS, semanticsOf, usesAdmissibleLines, usesAvailableActions, usesCompactActions } from "../../plan/env-semantics.js";
 import { trinitySplit } from "../../plan/taskset.js";
 
 export type TrinityTarget = "tcod-fork" | "upstream";
@@ -291,6 +291,8 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   if (!isTcodAgent(agent, env.kind)) {
     const adm = semanticsOf(env.kind).admissible;
     whyPlugin.push(`agent format '${agent.name}' (the official ${env.kind} workflows hard-code ${adm === "templates_and_objects" ? "the ScienceWorld prompt with action templates and objects, std/agent scienceworld_format" : adm === "lines" ? "the ALFWorld prompt, std/agent alfworld_format" : adm === "unquoted_lines" ? "the WebShop prompt, std/agent webshop_format" : "TCOD's prompt format"})`);
+  } else if (semanticsOf(env.kind) !== DEFAULT_SEMANTICS && !parsesAsOfficial(agent)) {
+    whyPlugin.push(`agent format '${agent.name}' parses actions with action_pick "${agent.actionPick ?? "last"}" and on_invalid "${agent.onInvalid.kind}" (the official workflows' parse_action takes the first <action> and sends "" when there is none: action_pick "first", on_invalid "empty")`);
   }
   const rolloutTemp = constantOverRun(rollout.temperature, plan.exprs, steps);
   if (rolloutTemp === undefined) {
@@ -378,6 +380,9 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   const advantageFn = needsPluginAdvantage ? pluginAdvantageName : options.target === "tcod-fork" ? "multi_turn_opd" : "on_policy_distill";
   if (prefixTree && !noPrefix && semanticsOf(env.kind).expertActions === "none") {
     notes.push(`warning: b2f on ${env.kind}: its tasksets carry no expert actions (TCOD's data script writes none), so every episode replays nothing and plays as plain OPD unless the rows add "actions"`);
+  }
+  if (env.kind === "webshop" && env.params.page_text === "text") {
+    notes.push(`warning: webshop page_text "text": tcod run shows the AgentGym server's [SEP]-joined page line, but on Trinity the env is web_agent_site's WebAgentTextEnv with observation_mode "text_rich" (the official workflows' multi-line page), so the prompts differ; the default page_text "text_rich" shows the same page text on both`);
   }
   if (needsPluginWorkflow) notes.push(`workflow ${workflow} (plugin): ${official ? "upstream Trinity has no TCOD workflows" : whyPlugin.join("; ")}`);
   else notes.push(`workflow ${workflow}: exactly the official ${official!.method} ${official!.k !== undefined ? `pacing with k = ${official!.k}` : "episode"}`);
@@ -585,6 +590,13 @@ function isTcodAgent(a: AgentFormat, envKind: string): boolean {
     && usesCompactActions(a) === (semanticsOf(envKind).admissible === "templates_and_objects")
     && usesAdmissibleLines(a) === (semanticsOf(envKind).admissible === "lines")
     && usesAvailableActions(a) === (semanticsOf(envKind).admissible === "unquoted_lines");
+}
+
+/** The official TCOD workflows' `parse_action` (their utils.py): the first `<action>`, and the empty
+ *  action "" when a reply has none (runtime/agent-format.ts parseAction, `action_pick: "first"`,
+ *  `on_invalid: "empty"`). Any other parsing needs the generated workflow. */
+function parsesAsOfficial(a: AgentFormat): boolean {
+  return a.actionPick === "first" && a.onInvalid.kind === "empty";
 }
 
 function usesExt(tree: ExprTree | undefined): boolean {

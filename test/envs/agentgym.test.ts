@@ -36,6 +36,9 @@ describe("ALFWorld over AgentGym with a Trinity task file", () => {
     const obs = await env.reset(tasks[0]!);
     expect(fake.calls.at(-1)).toEqual({ route: "/reset", body: { id: 0, game: 1000, world_type: "Text" } });
     expect(obs.task).toBe("heat some plate and put it in fridge.");
+    // The official workflows' first observation: the server drops textworld's intro paragraph and
+    // joins the others with "\n" (agentenv-alfworld env_wrapper.py reset); both are put back.
+    expect(obs.text).toBe("-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, you see a diningtable 1.\n\nYour task is to: heat some plate and put it in fridge.");
     expect(obs.admissible).toEqual(["go to diningtable 1", "look", "inventory"]);
     // b2f: replay all but the last expert action, then the student's last move wins.
     for (const a of gold.slice(0, -1)) expect((await env.step(a)).done).toBe(false);
@@ -43,6 +46,10 @@ describe("ALFWorld over AgentGym with a Trinity task file", () => {
     await expect(env.step("look")).rejects.toThrow(/step\(\) before a successful reset/);
     await env.close();
     expect(fake.calls.some((c) => c.route === "/close")).toBe(false); // the ALFWorld server has no /close
+    // first_observation: "server" shows the server's text; other values are refused.
+    const raw = agentGymFromSpec("alfworld", spec("alfworld", { server: fake.url, taskFile: sampleFile, params: { mappings: [MAPPINGS], first_observation: "server" } }));
+    expect((await raw.reset(tasks[0]!)).text).toBe("You are in the middle of a room. Looking quickly around you, you see a diningtable 1.\nYour task is to: heat some plate and put it in fridge.");
+    expect(() => agentGymFromSpec("alfworld", spec("alfworld", { server: fake.url, taskFile: sampleFile, params: { mappings: [MAPPINGS], first_observation: "raw" } }))).toThrow(/first_observation must be "official" or "server"/);
   });
 
   it("a game the server maps to another trial is a config error; a missing mappings param names what to pass", async () => {

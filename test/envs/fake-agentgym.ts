@@ -94,3 +94,24 @@ export function fakeWebshop(): Handler {
     return { detail: "Not Found" };
   };
 }
+
+/** A recorded WebShop episode (test/fixtures/envs/webshop_pages.json) served as agentenv-webshop
+ *  answers it: /reset gives the first page, each /step the next recorded page when the action is the
+ *  recorded one, /available_actions the current page's. */
+export interface RecordedWebshopStep { action: string | null; text: string; available: { has_search_bar: boolean; clickables: string[] }; reward: number; done: boolean }
+export function recordedWebshop(steps: readonly RecordedWebshopStep[]): Handler {
+  let at = 0;
+  return (route, body) => {
+    if (route === "/") return "This is environment WebShop.";
+    if (route === "/create") return 7;
+    if (route === "/reset") { at = 0; return [steps[0]!.text, null]; }
+    if (route === "/available_actions") return steps[at]!.available;
+    if (route === "/step") {
+      const next = steps[at + 1];
+      if (!next || next.action !== body.action) return { error: `recorded episode: step ${at + 1} is ${JSON.stringify(next?.action)}, not ${JSON.stringify(body.action)}` };
+      at++;
+      return { state: next.text, reward: next.reward, done: next.done, info: null };
+    }
+    return { detail: "Not Found" };
+  };
+}

@@ -13,6 +13,7 @@ import { EnvConfigError } from "../../runtime/envs/env.js";
 import { checkAction, semanticsOf } from "../../plan/env-semantics.js";
 import type { EnvAdapter, Observation, StepResult, TaskRef } from "../../runtime/envs/env.js";
 import { runEpisode, type EpisodeSpec } from "../../runtime/rollout.js";
+import { parseAction } from "../../runtime/agent-format.js";
 import { CharTokenizer, ScriptedStudent } from "./doubles.js";
 import { TAGS_FORMAT } from "./plans.js";
 
@@ -23,9 +24,10 @@ interface Case {
   first: { task: string; observation: string; admissible: string[] } & Compact;
   transitions: Record<string, Transition>;
   responses: string[]; student_turns: number; capped: boolean; plan_truncated_reward: number;
-  expected: { reward: number; done: boolean; truncated: boolean; invalid_actions: number; env_actions: string[]; feedback?: string[]; prompts?: string[] };
+  expected: { reward: number; done: boolean; truncated: boolean; invalid_actions: number; env_actions: string[]; feedback?: string[]; shown?: string[]; prompts?: string[] };
 }
-const VECTORS = JSON.parse(readFileSync("test/vectors/episodes.json", "utf8")) as { agents: Record<string, AgentFormat>; cases: Case[] };
+interface Parse { agent: string; response: string; action: string | null }
+const VECTORS = JSON.parse(readFileSync("test/vectors/episodes.json", "utf8")) as { agents: Record<string, AgentFormat>; cases: Case[]; parses: Parse[] };
 const CASES = VECTORS.cases;
 
 /** The compact action list of a scripted result, where the case gives one. */
@@ -69,8 +71,13 @@ describe("episode semantics per env (shared vectors)", () => {
     // Each feedback message is the observation of the prompt that follows it.
     const prompts = r.turns.map((t) => tok.decode(t.prompt));
     for (const f of c.expected.feedback ?? []) expect(prompts.some((p) => p.includes(f)), f).toBe(true);
+    for (const f of c.expected.shown ?? []) expect(tok.users.some((p) => p.includes(f)), f).toBe(true);
     // The exact user message of every student turn, where the case gives them.
     if (c.expected.prompts) expect(tok.users).toEqual(c.expected.prompts);
+  });
+
+  it.each(VECTORS.parses.map((p) => [`${p.agent}: ${JSON.stringify(p.response)}`, p] as const))("parses %s", (_name, p) => {
+    expect(parseAction(VECTORS.agents[p.agent]!, p.response)).toBe(p.action);
   });
 
   it("the vectors' agent formats are the stdlib's: scienceworld()'s default agent is scienceworld_format(), the official prompt", () => {

@@ -2,13 +2,13 @@ import { describe, expect, it } from "vitest";
 import { EnvConfigError } from "../../runtime/envs/env.js";
 import {
   SPLIT_SIZES, TexthouseEnv, TexthouseWorld, decideFromHistory, generateTask, initialBelief, observeBelief, parseGoal,
-  type Split, type WorldSpec,
+  type PlaceGrammar, type Split, type WorldSpec,
 } from "../../runtime/envs/texthouse/index.js";
 import { TEXTHOUSE_MAX_TURNS } from "../../runtime/envs/texthouse/world.js";
 
 /** Plays the observable expert through a whole episode; every action must be admissible. */
-function play(spec: WorldSpec): { won: boolean; turns: number; actions: string[]; observations: string[] } {
-  const w = new TexthouseWorld(spec, { maxTurns: TEXTHOUSE_MAX_TURNS });
+function play(spec: WorldSpec, grammar: PlaceGrammar = "put"): { won: boolean; turns: number; actions: string[]; observations: string[] } {
+  const w = new TexthouseWorld(spec, { maxTurns: TEXTHOUSE_MAX_TURNS, grammar });
   const observations = [w.reset().text];
   const actions: string[] = [];
   while (!w.done) {
@@ -36,6 +36,17 @@ describe("texthouse observable expert", () => {
       expect(turns / SPLIT_SIZES[split]).toBeLessThan(TEXTHOUSE_MAX_TURNS);
     });
   }
+
+  it("speaks the env's placing grammar: with grammar \"move\" every task is solved and no command has a \"/\"", () => {
+    for (const split of ["valid_seen", "hard"] as Split[]) {
+      for (let i = 0; i < SPLIT_SIZES[split]; i++) {
+        const r = play(generateTask(split, i), "move");
+        expect(r.won).toBe(true);
+        for (const a of r.actions) expect(a).not.toContain("/");
+      }
+    }
+    expect(() => new TexthouseEnv({ grammar: "drop" as "put" })).toThrow(EnvConfigError);
+  });
 
   it("acts on the observation history alone: replaying the texts gives the same decision at every turn", () => {
     for (let i = 0; i < 40; i++) {

@@ -199,6 +199,12 @@ describe("errors name the construct", () => {
     expect(e.notes.join("\n")).toMatch(/warning: b2f on webshop: .*no expert actions/);
     expect(exportTrinity(makePlan({ name: "a", prefix: b2fTree(4) }), fork).notes.join("\n")).not.toMatch(/warning/);
   });
+  it("webshop with page_text \"text\" exports with a warning: tcod run's page text is then not the official workflows' text_rich", () => {
+    const p = makePlan({ name: "w", envKind: "webshop", horizon: f2bTree(4, 30) });
+    expect(exportTrinity(p, fork).notes.join("\n")).not.toMatch(/page_text/);
+    for (const e of Object.values(p.resources.envs)) e.params = { page_text: "text" };
+    expect(exportTrinity(p, fork).notes.join("\n")).toMatch(/warning: webshop page_text "text": tcod run shows the AgentGym server's \[SEP\]-joined page line/);
+  });
   it("a plan whose importance-sampling clamp is not Trinity's fixed ±20 is refused, naming both", () => {
     const p = makePlan({ name: "clamp" });
     (p.graph.nodes.find((n) => n.kind === "Update")!.params as { logRatioClamp: number }).logRatioClamp = 5;

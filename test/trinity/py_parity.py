@@ -208,12 +208,18 @@ def episodes(path, semantics_path):
                "invalid_actions": rec["invalid_actions"], "env_actions": stepped}
         want = {k: e[k] for k in got}
         ok = all(close(got[k], want[k]) if k == "reward" else got[k] == want[k] for k in got)
-        ok = ok and all(any(fb in p for p in prompts) for fb in e.get("feedback", []))
+        ok = ok and all(any(fb in p for p in prompts) for fb in e.get("feedback", []) + e.get("shown", []))
         # the exact user message of every student turn, where the case gives them
         ok = ok and ("prompts" not in e or prompts == e["prompts"])
         checked.append(c["name"])
         if not ok:
             failures.append({"case": c["name"], "got": got, "expected": want, "prompts": prompts})
+    # replies and the action each format reads from them (core.parse_action)
+    for p in data.get("parses", []):
+        got = core.parse_action(agents[p["agent"]], p["response"])
+        checked.append(f"parse {p['agent']}: {p['response']!r}")
+        if got != p["action"]:
+            failures.append({"parse": p, "got": got})
     print(json.dumps({"checked": checked, "failures": failures}))
     return 1 if failures else 0
 

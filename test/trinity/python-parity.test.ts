@@ -4,14 +4,14 @@
  * agent format, the adaptive-depth rule and the pacing formulas. Pure Python: no torch, no Trinity.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { semanticsOf } from "../../plan/env-semantics.js";
+import { checkAction, semanticsOf } from "../../plan/env-semantics.js";
 import { describe, expect, it } from "vitest";
 import { evalScalar, evalTurns, type ExprTree, type TurnBatch } from "../../plan/expr.js";
 import { compactText, parseAction, renderUserMessage } from "../../runtime/agent-format.js";
-import { webshopActions } from "../../runtime/envs/agentgym/observation.js";
+import { webshopActions, webshopTaskOf } from "../../runtime/envs/agentgym/observation.js";
 import { coverageCap, divergenceCap, nextAdaptiveCap, probeProfile } from "../../runtime/adaptive-depth.js";
 import { lossWeights } from "../../runtime/signals/aggregate.js";
 import { layoutFromRows } from "../../runtime/signals/layout.js";
@@ -85,6 +85,7 @@ describe("generated Python ≡ TypeScript runtime", () => {
     expect(r.status).toBe(0);
     expect(report.checked.length).toBeGreaterThanOrEqual(6);
     expect(report.checked.some((n) => n.startsWith("scienceworld: the official prompt"))).toBe(true);
+    expect(report.checked.filter((n) => n.startsWith("parse ")).length).toBeGreaterThanOrEqual(16);
   });
 
   run("WebShop's official prompt pieces: compactText ≡ core.compact_text, webshopActions ≡ core.webshop_actions, and the plugin reads the task off a text_rich first page as the official workflows do", () => {
@@ -100,6 +101,11 @@ describe("generated Python ≡ TypeScript runtime", () => {
       { fn: "webshop_task", args: ["WebShop [SEP] Instruction: [SEP] red shoes [SEP] Search"] },
       { fn: "webshop_task", args: ["no instruction\n here"] },
     ])).toEqual(["i need red shoes, and price lower than 50.00 dollars", "red shoes", "no instruction here"]);
+    // tcod run's WebShop reads the task off the same rich page (the AgentGym adapter rebuilds it:
+    // runtime/envs/agentgym/observation.ts webshopTaskOf) as the plugin does, on every recorded page.
+    const recorded = (JSON.parse(readFileSync("test/fixtures/envs/webshop_pages.json", "utf8")) as { steps: { text_rich: string }[] }).steps.map((x) => x.text_rich);
+    const rich: string[] = [richPage, "no instruction\n here", ...recorded];
+    expect(rpc(rich.map((t) => ({ fn: "webshop_task", args: [t] })))).toEqual(rich.map(webshopTaskOf));
   });
 
   run("evaluates 400 random step/episode-level trees like plan/expr.ts evalScalar", () => {
@@ -180,10 +186,23 @@ describe("generated Python ≡ TypeScript runtime", () => {
     }
     const react = { ...TCOD_AGENT, parser: { kind: "react" as const, prefix: "Action:" } };
     const raw = { ...TCOD_AGENT, parser: { kind: "raw" as const } };
+    // action_pick "first": the official TCOD workflows' parse_action.
+    const first = { ...TCOD_AGENT, actionPick: "first" as const };
+    const reactFirst = { ...react, actionPick: "first" as const };
     for (const [fmt, text] of [[TCOD_AGENT, "<think>maybe <action>x</action></think><action> go to desk 1 </action>"], [TCOD_AGENT, "<action>unclosed"], [TCOD_AGENT, "<action>  </action>"],
-      [react, "Thought: hmm\nAction: open drawer 1\nmore"], [react, "no action here"], [raw, "  look  "], [raw, "   "]] as const) {
+      [react, "Thought: hmm\nAction: open drawer 1\nmore"], [react, "no action here"], [raw, "  look  "], [raw, "   "],
+      [first, "<think>maybe <action>x</action></think><action> go to desk 1 </action>"], [first, "<action>unclosed"], [first, "<action>  </action>"], [first, "a<action>b<action>c</action>"],
+      [first, "</action><action>\u3000look\x1c</action>"], [first, "<action>\ufeffx\ufeff</action>"], [reactFirst, "Action: look\nAction: open drawer 1"], [reactFirst, "none"],
+      // "last", react and raw trim as JavaScript does (\ufeff yes; \x1c and \x85 no), on both sides.
+      [TCOD_AGENT, "<action>\ufeffx\x85</action>"], [raw, "\x1c look \ufeff"], [react, "Action: \ufeffgo\x1f"]] as const) {
       calls.push({ fn: "parse_action", args: [fmt, text] });
       want.push(parseAction(fmt, text));
+    }
+    // WebShop's validate_action pattern: Python's `.` stops only at \n, so "\r" and "\u2028" stay inside.
+    const shop = semanticsOf("webshop");
+    for (const a of ["click[a\rb]", "click[x\u2028]", "sea\u2029rch[q]", "click[b01]", "click[a\nb]"]) {
+      calls.push({ fn: "check_action", args: [shop, a, ["click[a\rb]", "click[x\u2028]", "click[b01]"]] });
+      want.push(checkAction(shop, a, ["click[a\rb]", "click[x\u2028]", "click[b01]"]));
     }
     expect(rpc(calls)).toEqual(want);
   });

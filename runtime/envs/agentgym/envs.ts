@@ -17,9 +17,20 @@ import {
   AlfworldReset, AlfworldStep, CreateAnswer, parseAnswer, SciworldReset, SciworldStep, TextcraftReset, TextcraftStep,
   WebshopAvailable, WebshopReset, WebshopStep,
 } from "./schemas.js";
-import { alfworldTask, splitAvailableActions, textcraftGoal, webshopActions, webshopInstruction } from "./observation.js";
+import {
+  alfworldOfficialFirst, alfworldTask, splitAvailableActions, textcraftGoal, webshopActions, webshopInstruction, webshopRichText, webshopTaskOf, WebshopSession, type WebshopPage,
+} from "./observation.js";
+
+/** How `tcod run` shows ALFWorld's first observation through an AgentGym server: "official"
+ *  (default), as the official TCOD ALFWorld workflows see it (observation.ts `alfworldOfficialFirst`:
+ *  the TextWorld intro put back, paragraphs "\n\n" apart); "server", as the server sends it. */
+export const ALFWORLD_FIRST_OBSERVATIONS = ["official", "server"] as const;
+export type AlfworldFirstObservation = (typeof ALFWORLD_FIRST_OBSERVATIONS)[number];
 
 export class AlfworldAgentGym extends AgentGymEnv {
+  /** Set by agentGymFromSpec from `params.first_observation`. */
+  firstObservation: AlfworldFirstObservation = "official";
+
   protected async create(): Promise<number> {
     const r = await this.http.post<unknown>("/create", {}, this.timeouts.resetMs);
     return parseAnswer(this.kind, "/create", CreateAnswer, r).id;
@@ -34,7 +45,8 @@ export class AlfworldAgentGym extends AgentGymEnv {
         "the mappings file does not match the server's configs/mappings_*.json; pass the server's own files as params.mappings");
     }
     const { observation, actions } = splitAvailableActions(raw);
-    return { task: alfworldTask(observation) ?? observation, text: observation, admissible: r.available_actions ?? actions ?? [] };
+    const text = this.firstObservation === "official" ? alfworldOfficialFirst(observation) : observation;
+    return { task: alfworldTask(observation) ?? observation, text, admissible: r.available_actions ?? actions ?? [] };
   }
 
   protected async stepOn(id: number, action: string): Promise<StepResult> {
@@ -44,7 +56,19 @@ export class AlfworldAgentGym extends AgentGymEnv {
   }
 }
 
+/** How `tcod run` shows a WebShop page: "text_rich" (default), the multi-line page text the
+ *  official TCOD WebShop workflows see, rebuilt from the server's [SEP] form (observation.ts
+ *  `webshopRichText`); "text", the AgentGym server's [SEP]-joined line as it comes. */
+export const WEBSHOP_PAGE_TEXTS = ["text_rich", "text"] as const;
+export type WebshopPageText = (typeof WEBSHOP_PAGE_TEXTS)[number];
+
 export class WebshopAgentGym extends AgentGymEnv {
+  /** Set by agentGymFromSpec from `params.page_text`. */
+  pageText: WebshopPageText = "text_rich";
+  private readonly session = new WebshopSession();
+  /** The page the next step is taken on (its [SEP] text and clickables). */
+  private page: WebshopPage | undefined;
+
   protected async create(): Promise<number> {
     const r = await this.http.post<unknown>("/create", {}, this.timeouts.resetMs);
     if (typeof r !== "number" || !Number.isFinite(r)) throw new EnvConfigError(`webshop server: /create answered ${preview(r)}, not a bare env index`, this.kind,
@@ -52,20 +76,33 @@ export class WebshopAgentGym extends AgentGymEnv {
     return r as number;
   }
 
-  private async admissible(envIdx: number): Promise<string[]> {
+  private async available(envIdx: number): Promise<{ has_search_bar: boolean; clickables: string[] }> {
     const a = parseAnswer(this.kind, "/available_actions", WebshopAvailable, await this.http.get<unknown>("/available_actions", { env_idx: envIdx }, this.timeouts.stepMs));
-    return webshopActions({ has_search_bar: a.has_search_bar ?? false, clickables: a.clickables ?? [] });
+    return { has_search_bar: a.has_search_bar ?? false, clickables: a.clickables ?? [] };
+  }
+
+  /** The page as the agent sees it: the rich form (rebuilt) or the server's text. */
+  private show(text: string, clickables: string[]): string {
+    this.page = { text, clickables };
+    return this.pageText === "text_rich" ? webshopRichText(this.page, this.session) : text;
   }
 
   protected async resetOn(envIdx: number, session: number): Promise<Observation> {
     const r = parseAnswer(this.kind, "/reset", WebshopReset, await this.http.post<unknown>("/reset", { env_idx: envIdx, session_id: session }, this.timeouts.resetMs));
-    const text = r[0];
-    return { task: webshopInstruction(text) ?? text, text, admissible: await this.admissible(envIdx) };
+    const a = await this.available(envIdx);
+    this.session.reset();
+    const text = this.show(r[0], a.clickables);
+    // The task as the official workflows read it off the first page (_extract_task_description).
+    const task = this.pageText === "text_rich" ? webshopTaskOf(text) : webshopInstruction(text) ?? text;
+    return { task, text, admissible: webshopActions(a) };
   }
 
   protected async stepOn(envIdx: number, action: string): Promise<StepResult> {
-    const { state: observation, reward, done } = parseAnswer(this.kind, "/step", WebshopStep, await this.http.post<unknown>("/step", { env_idx: envIdx, action }, this.timeouts.stepMs));
-    return { observation, reward, done, won: done && reward === 1, score: reward, admissible: done ? [] : await this.admissible(envIdx) };
+    const { state, reward, done } = parseAnswer(this.kind, "/step", WebshopStep, await this.http.post<unknown>("/step", { env_idx: envIdx, action }, this.timeouts.stepMs));
+    if (this.page) this.session.step(action, this.page);
+    const a = done ? { has_search_bar: false, clickables: [] } : await this.available(envIdx);
+    const observation = this.show(state, a.clickables);
+    return { observation, reward, done, won: done && reward === 1, score: reward, admissible: done ? [] : webshopActions(a) };
   }
 }
 

@@ -10,6 +10,15 @@
  *   mappings      alfworld only: paths of the server's configs/mappings_*.json ([{item_id, task_type,
  *                 task_id}]) to turn task-file game_file paths into the server's game indices.
  *   reset_timeout_s, step_timeout_s.
+ *   first_observation  alfworld only: "official" (default) shows the first observation as the
+ *                 official TCOD ALFWorld workflows see it (the TextWorld intro the server drops put
+ *                 back, paragraphs "\n\n" apart: observation.ts `alfworldOfficialFirst`); "server"
+ *                 as the server sends it.
+ *   page_text     webshop only: "text_rich" (default) shows each page as the multi-line text the
+ *                 official TCOD WebShop workflows see (web_agent_site observation_mode "text_rich"),
+ *                 rebuilt from the server's [SEP]-joined `text` form (observation.ts
+ *                 `webshopRichText`, which says what the rebuild cannot recover); "text" shows the
+ *                 server's line as it comes (AgentGym's own prompts).
  * Task-file rows: task_id (a number) is the server index; an ALFWorld game_file resolves through the
  * mappings to "<task_type>/<trial_id>", which /reset's task_type must echo.
  */
@@ -18,7 +27,10 @@ import type { EnvSpec } from "../../../plan/schema.js";
 import { EnvConfigError } from "../env.js";
 import { alfworldGameKey, readTaskFile, type TaskRow } from "../taskfile/index.js";
 import { AGENTGYM_DEFAULT_TIMEOUTS, type AgentGymEnv, type AgentGymTimeouts } from "./adapter.js";
-import { AlfworldAgentGym, SciworldAgentGym, TextcraftAgentGym, WebshopAgentGym } from "./envs.js";
+import {
+  ALFWORLD_FIRST_OBSERVATIONS, AlfworldAgentGym, SciworldAgentGym, TextcraftAgentGym, WEBSHOP_PAGE_TEXTS, WebshopAgentGym, type AlfworldFirstObservation,
+  type WebshopPageText,
+} from "./envs.js";
 import { AgentGymHttp } from "./http.js";
 import { fileSource, rangeSource, rangesFromParams, type ResolvedRow, type SplitRanges, type TaskSource } from "./tasks.js";
 
@@ -116,7 +128,24 @@ export function agentGymFromSpec(kind: AgentGymKind, spec: EnvSpec): AgentGymEnv
   }
   const t = timeouts(kind, spec.params);
   const http = new AgentGymHttp({ kind, server: spec.server, timeoutMs: t.stepMs, startHint: AGENTGYM_START[kind] });
-  return new CLASSES[kind](kind, http, taskSource(kind, spec), t);
+  const env = new CLASSES[kind](kind, http, taskSource(kind, spec), t);
+  if (env instanceof AlfworldAgentGym) {
+    const v = spec.params.first_observation;
+    if (v !== undefined && !(ALFWORLD_FIRST_OBSERVATIONS as readonly unknown[]).includes(v)) {
+      throw new EnvConfigError(`alfworld: param first_observation must be ${ALFWORLD_FIRST_OBSERVATIONS.map((x) => `"${x}"`).join(" or ")}, got ${JSON.stringify(v)}`, kind,
+        "\"official\" (the default) shows the first observation as the official TCOD ALFWorld workflows see it; \"server\" as the AgentGym server sends it");
+    }
+    if (v !== undefined) env.firstObservation = v as AlfworldFirstObservation;
+  }
+  if (env instanceof WebshopAgentGym) {
+    const v = spec.params.page_text;
+    if (v !== undefined && !(WEBSHOP_PAGE_TEXTS as readonly unknown[]).includes(v)) {
+      throw new EnvConfigError(`webshop: param page_text must be ${WEBSHOP_PAGE_TEXTS.map((x) => `"${x}"`).join(" or ")}, got ${JSON.stringify(v)}`, kind,
+        "\"text_rich\" (the default) shows the multi-line page the official TCOD WebShop workflows see; \"text\" the server's [SEP]-joined line");
+    }
+    if (v !== undefined) env.pageText = v as WebshopPageText;
+  }
+  return env;
 }
 
 export { AgentGymEnv, AGENTGYM_DEFAULT_TIMEOUTS } from "./adapter.js";

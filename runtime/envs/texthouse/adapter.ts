@@ -51,6 +51,10 @@ export class TexthouseEnv implements EnvAdapter {
     this.maxTurns = options.maxTurns ?? TEXTHOUSE_MAX_TURNS;
     this.grammar = options.grammar ?? "put";
     this.expert = options.expert ?? "observable";
+    if (this.grammar !== "put" && this.grammar !== "move") {
+      throw new EnvConfigError(`texthouse has no grammar "${String(this.grammar)}"`, KIND,
+        `Use texthouse(grammar: "put") (put O in/on R, ALFWorld 0.3; the default) or "move" (move O to R, ALFWorld ≥ 0.4).`);
+    }
     if (!TEXTHOUSE_EXPERTS.includes(this.expert)) {
       throw new EnvConfigError(`texthouse has no expert "${String(this.expert)}"`, KIND,
         `Use texthouse(expert: "observable") (acts on what the agent has seen; the default) or "privileged" (the planner that sees inside closed receptacles).`);

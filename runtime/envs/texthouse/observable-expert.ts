@@ -190,11 +190,12 @@ function placedOne(b: ExpertBelief): boolean {
  * hand is go (open) take, and when several are known every first step of a shortest one is optimal.
  * Hands holding something else put it down first, where the agent stands.
  */
-function fetch(b: ExpertBelief): ExpertDecision {
+function fetch(b: ExpertBelief, grammar: PlaceGrammar): ExpertDecision {
   const here = b.loc;
   const reachable = (r: number) => !receptacleType(typeOfName(b.receptacles[r]!)).openable || b.open[r] === 1;
   if (b.held !== null) {
-    const put = here >= 0 && reachable(here) ? `put ${b.held} in/on ${b.receptacles[here]}` : null;
+    const at = b.receptacles[here];
+    const put = here >= 0 && reachable(here) ? (grammar === "move" ? `move ${b.held} to ${at}` : `put ${b.held} in/on ${at}`) : null;
     if (put) return { optimal: [put], action: put, phase: "plan" };
   }
   const options: { cost: number; action: string }[] = [];
@@ -226,7 +227,7 @@ export function decide(b: ExpertBelief, grammar: PlaceGrammar = "put"): ExpertDe
     return fromPlan(model, planner.plan(beliefState(b, names)).firstActions, grammar);
   }
   if (b.goal.task === "look_at_obj_in_light" && !missingObject && (b.held === null || typeOfName(b.held) !== b.goal.object)) {
-    return fetch(b);
+    return fetch(b, grammar);
   }
   const places = new Set<string>();
   if (missingObject) for (const p of objectType(b.goal.object).places) if (p !== b.goal.target) places.add(p);

@@ -928,27 +928,53 @@ def _non_empty(s: str) -> Optional[str]:
     return t if t else None
 
 
+# JavaScript's String.prototype.trim (runtime/agent-format.ts for action_pick "last" and
+# on_invalid "pass"/"feedback"): its whitespace has \ufeff and lacks Python's \x1c-\x1f and \x85.
+_JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def js_trim(s: str) -> str:
+    """tcod's runtime trims replies with JavaScript's trim(); the plugin trims them the same way."""
+    return s.strip(_JS_SPACE)
+
+
+def _js_non_empty(s: str) -> Optional[str]:
+    t = js_trim(s)
+    return t if t else None
+
+
 def parse_action(agent: dict, response: str) -> Optional[str]:
-    """The action a response names, or None when it does not parse (runtime/agent-format.ts)."""
+    """The action a response names, or None when it does not parse: no action, or an empty one
+    (runtime/agent-format.ts parseAction).
+
+    agent["actionPick"]: "first" is the official TCOD workflows' parse_action (their utils.py:
+    response.split("<action>")[1].split("</action>")[0].strip(), the text after the first tag up to
+    the next close or open tag, or the end of the reply); absent or "last" (tcod's default) takes the
+    last complete pair. A react parser reads after the first or the last prefix."""
     parser = agent["parser"]
     kind = parser["kind"]
+    first = agent.get("actionPick", "last") == "first"
     if kind == "tags":
-        # The last complete <tag>…</tag> pair wins (a model may draft one inside its thinking).
         open_t, close_t = f"<{parser['tag']}>", f"</{parser['tag']}>"
+        if first:
+            if open_t not in response:
+                return None
+            return _non_empty(response.split(open_t)[1].split(close_t)[0])
+        # The last complete <tag>…</tag> pair wins (a model may draft one inside its thinking).
         end = response.rfind(close_t)
         if end < 0:
             return None
         start = response.rfind(open_t, 0, end)
         if start < 0:
             return None
-        return _non_empty(response[start + len(open_t):end])
+        return _js_non_empty(response[start + len(open_t):end])
     if kind == "react":
-        at = response.rfind(parser["prefix"])
+        at = response.find(parser["prefix"]) if first else response.rfind(parser["prefix"])
         if at < 0:
             return None
-        return _non_empty(response[at + len(parser["prefix"]):].split("\n")[0])
+        return _js_non_empty(response[at + len(parser["prefix"]):].split("\n")[0])
     if kind == "raw":
-        return _non_empty(response)
+        return _js_non_empty(response)
     raise ExprError(f"unknown action parser {kind}")
 
 
@@ -1094,13 +1120,23 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
         memory += [user, {"role": "assistant", "content": text}]
         action = parse_action(agent, text)
         rec["admissible"].append(action is not None and action in admissible)
-        if action is None:
+        if action is None and agent["onInvalid"]["kind"] == "empty":
+            # The official TCOD workflows: an unparsed reply is the empty action "", which goes where
+            # any action goes (WebShop answers it without a step; ALFWorld and ScienceWorld step it).
+            rec["invalid_actions"] += 1
+            feedback = check_action(semantics, "", admissible)
+            if feedback is not None:
+                history.append((observation, ""))
+                observation = feedback
+                continue
+            action = ""
+        elif action is None:
             rec["invalid_actions"] += 1
             how = agent["onInvalid"]["kind"]
             if how == "end":
                 return rec
             if how == "feedback":
-                history.append((observation, text.strip()))
+                history.append((observation, js_trim(text)))
                 observation = agent["onInvalid"]["text"]
                 continue
             # An env that validates actions (WebShop) answers a reply with no action as the empty
@@ -1110,7 +1146,7 @@ async def run_episode(*, agent: dict, task: str, first_observation: str, first_a
                 history.append((observation, ""))
                 observation = none
                 continue
-            action = text.strip()
+            action = js_trim(text)
         else:
             feedback = check_action(semantics, action, admissible)
             if feedback is not None:
