@@ -29,15 +29,13 @@ export class Checker {
       }
       case "list": {
         if (v.kind !== "list") return this.mismatch(t.text, v, span);
-        // An item's own span where it was written in this file; a value made elsewhere (a prelude
-        // namespace, an imported let) is blamed on the list, never on its far-away definition.
-        const items = v.items.map((i) => this.type(i, t.item, "span" in i && i.span.file === span.file ? i.span : span, what));
+        const items = v.items.map((i) => this.type(i, t.item, "span" in i ? inFile(i.span, span) : span, what));
         return items.some((i) => i.kind === "invalid") ? invalid(span) : { ...v, items };
       }
       case "range": {
         if (v.kind !== "range") return this.mismatch(t.text, v, span);
-        const s = this.type(v.start, t.item, v.start.span, what);
-        const e = this.type(v.end, t.item, v.end.span, what);
+        const s = this.type(v.start, t.item, inFile(v.start.span, span), what);
+        const e = this.type(v.end, t.item, inFile(v.end.span, span), what);
         return s.kind === "invalid" || e.kind === "invalid" ? invalid(span) : v;
       }
       case "per_turn": {
@@ -142,4 +140,13 @@ function hintFor(expected: string, v: Value): string {
   if (expected === "env") return h.makeEnv();
   if (expected === "model") return h.declareModel();
   return h.expectedA({ type: expected });
+}
+
+/**
+ * A part's own span where it was written in the file being checked; a value made elsewhere (a
+ * prelude namespace, an imported let) is blamed on the enclosing expression, never on its far-away
+ * definition.
+ */
+function inFile(part: Span, whole: Span): Span {
+  return part.file === whole.file ? part : whole;
 }
