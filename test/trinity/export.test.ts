@@ -199,6 +199,15 @@ describe("errors name the construct", () => {
     expect(e.notes.join("\n")).toMatch(/warning: b2f on webshop: .*no expert actions/);
     expect(exportTrinity(makePlan({ name: "a", prefix: b2fTree(4) }), fork).notes.join("\n")).not.toMatch(/warning/);
   });
+  it("an official prompt that parses actions otherwise than the official parse_action exports with the generated workflow, which parses as tcod run does", () => {
+    expect(ALFWORLD_AGENT).toMatchObject({ actionPick: "first", onInvalid: { kind: "empty" } });
+    for (const agent of [{ ...ALFWORLD_AGENT, actionPick: undefined }, { ...ALFWORLD_AGENT, onInvalid: { kind: "pass" as const } }]) {
+      const e = exportTrinity(makePlan({ name: "w", agent, horizon: f2bTree(4, 30) }), fork);
+      expect(e.workflow).toBe("tcod_w_workflow");
+      expect(e.notes.join("\n")).toMatch(/parses actions with action_pick "(last|first)" and on_invalid "(empty|pass)" \(the official workflows' parse_action takes the first <action>/);
+      expect(JSON.parse(e.plugin!["tcod_runtime/spec.json"]!).workflow.agent).toEqual(JSON.parse(JSON.stringify(agent)));
+    }
+  });
   it("webshop with page_text \"text\" exports with a warning: tcod run's page text is then not the official workflows' text_rich", () => {
     const p = makePlan({ name: "w", envKind: "webshop", horizon: f2bTree(4, 30) });
     expect(exportTrinity(p, fork).notes.join("\n")).not.toMatch(/page_text/);
