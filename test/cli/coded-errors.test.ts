@@ -128,6 +128,19 @@ describe("tcod compare: folders it cannot read", () => {
   });
 });
 
+describe("a plan JSON that does not parse (run, export)", () => {
+  it("is TC7009 at its line and column, with a hint", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
+    const plan = join(dir, "p.plan.json");
+    writeFileSync(plan, '{\n  "schema": "tcod.plan/2",\n  oops\n}\n');
+    for (const args of [["run", plan, "-q", "--out", join(dir, "r")], ["export", "trinity", plan, "--out", join(dir, "e")]]) {
+      const r = tcod(...args);
+      userError(r, "TC7009");
+      expect(r.stderr).toMatch(/p\.plan\.json:3:3 error TC7009: not valid JSON/);
+    }
+  });
+});
+
 describe("tcod metrics: a damaged metrics file is TC7014", () => {
   it("naming the file and line; the metrics.jsonl path itself is accepted", () => {
     const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
