@@ -164,7 +164,11 @@ describe("tcod fmt: files it cannot read are the diagnostics `tcod check` prints
     expect(missing.stderr).not.toContain("ENOENT");
     mkdirSync(join(dir, "nothing.tcod"));
     userError(tcod("fmt", join(dir, "nothing.tcod")), "TC7009");
-    if (linux) userError(tcod("fmt", "/dev/null"), "TC1109");
+    if (linux) {
+      const device = tcod("fmt", "/dev/null");
+      userError(device, "TC1109");
+      expect(device.stderr).toContain("Cannot read '/dev/null'"); // named as given, not 'null'
+    }
   });
 
   it("a source over the size limit: TC1108, naming the size and the limit", () => {
