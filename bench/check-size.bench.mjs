@@ -8,6 +8,7 @@
 // the one 10× smaller. The baseline in the same run is `check` of a file of one curriculum (node
 // start-up and the stdlib). The load average at start and end is recorded.
 // Usage: npm run build && nice -n 10 node bench/check-size.bench.mjs   → bench/results/check-size.json (+ .md)
+// CHECK_NODE_FLAGS="--max-semi-space-size=64" runs the checks under those node flags → check-size-flags.json (+ .md).
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -16,6 +17,9 @@ import { join } from "node:path";
 const ROOT = join(import.meta.dirname, "..");
 const REPEAT = Number(process.env.REPEAT ?? 2);
 const TIMEOUT_S = Number(process.env.CHECK_TIMEOUT_S ?? Infinity);
+// Node flags for the checks (e.g. `--max-semi-space-size=64`); with any, results go to check-size-flags.*.
+const NODE_FLAGS = (process.env.CHECK_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+const OUT = NODE_FLAGS.length ? "check-size-flags" : "check-size";
 const SIZES = (process.env.SIZES ?? "10000,100000,1000000,10000000").split(",").map(Number);
 
 const HEAD = `import { texthouse } from "std/envs"
@@ -64,7 +68,7 @@ function measure(file) {
   const usageFile = `${file}.usage.json`;
   rmSync(usageFile, { force: true });
   const t0 = performance.now();
-  const child = spawn(process.execPath, ["--import", join(ROOT, "bench/check-size-usage.mjs"), join(ROOT, "bin/tcod.mjs"), "check", file], { env: { ...process.env, TCOD_USAGE_FILE: usageFile }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [...NODE_FLAGS, "--import", join(ROOT, "bench/check-size-usage.mjs"), join(ROOT, "bin/tcod.mjs"), "check", file], { env: { ...process.env, TCOD_USAGE_FILE: usageFile }, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (b) => { stderr = (stderr + b.toString()).slice(-4000); });
   return new Promise((done) => {
@@ -117,15 +121,15 @@ const result = {
   rows: withRatios,
   note: "cpu = user + system seconds of the check process (best of `repeat`); cpuPerMb and cpuOverPrevious subtract the baseline (start-up + stdlib). Linear growth: cpuOverPrevious ≈ bytesOverPrevious (10).",
 };
-writeFileSync(join(ROOT, "bench/results/check-size.json"), JSON.stringify(result, null, 2) + "\n");
+writeFileSync(join(ROOT, `bench/results/${OUT}.json`), JSON.stringify(result, null, 2) + "\n");
 const f = (x, d = 2) => x.toFixed(d);
-writeFileSync(join(ROOT, "bench/results/check-size.md"), [
+writeFileSync(join(ROOT, `bench/results/${OUT}.md`), [
   "# `tcod check` against source size (bench/check-size.bench.mjs)", "",
-  `${started}, node ${process.version}, ${cpus().length} cores shared with other work: load average ${loadStart.map((x) => f(x)).join(" ")} at start, ${result.loadavg.end.map((x) => f(x)).join(" ")} at end. CPU time (user + system) is the measure; wall time is shown for reference. Best of ${REPEAT}.`, "",
+  `${started}, node ${process.version}${NODE_FLAGS.length ? ` ${NODE_FLAGS.join(" ")}` : ""}, ${cpus().length} cores shared with other work: load average ${loadStart.map((x) => f(x)).join(" ")} at start, ${result.loadavg.end.map((x) => f(x)).join(" ")} at end. CPU time (user + system) is the measure; wall time is shown for reference. Best of ${REPEAT}.`, "",
   `Baseline (a file of one curriculum: start-up and the stdlib): ${f(baseCpu)} s CPU, ${result.baseline.peakMb} MB.${Number.isFinite(TIMEOUT_S) ? ` A check running past ${TIMEOUT_S} s of wall time is killed: its row shows the CPU time and peak RSS it had reached (a lower bound).` : ""}`, "",
   "| source | blocks | ok | CPU s | wall s | peak MB | CPU − baseline per MB | CPU growth vs 10× smaller | peak growth |",
   "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|",
   ...withRatios.map((r) => `| ${(r.bytes / 1e6).toFixed(r.bytes < 1e6 ? 2 : 1)} MB | ${r.blocks} | ${r.ok ? "yes" : r.timedOut ? "killed" : "NO"} | ${f(r.cpu)} | ${f(r.wall)} | ${r.peakMb} | ${f(r.cpuPerMb)} | ${r.cpuOverPrevious !== undefined ? `${f(r.cpuOverPrevious, 1)}× (bytes ${f(r.bytesOverPrevious, 1)}×)` : "—"} | ${r.peakOverPrevious !== undefined ? `${f(r.peakOverPrevious, 1)}×` : "—"} |`),
-  "", `Reproduce: \`npm run build && ${Number.isFinite(TIMEOUT_S) ? `CHECK_TIMEOUT_S=${TIMEOUT_S} ` : ""}REPEAT=${REPEAT} nice -n 10 node bench/check-size.bench.mjs\`.`, "",
+  "", `Reproduce: \`npm run build && ${Number.isFinite(TIMEOUT_S) ? `CHECK_TIMEOUT_S=${TIMEOUT_S} ` : ""}${NODE_FLAGS.length ? `CHECK_NODE_FLAGS="${NODE_FLAGS.join(" ")}" ` : ""}REPEAT=${REPEAT} nice -n 10 node bench/check-size.bench.mjs\`.`, "",
 ].join("\n"));
 }
