@@ -190,7 +190,9 @@ export class ModuleLoader {
       text = this.readText(path);
     } catch (e) {
       const span = via?.span ?? { file: path, start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } };
-      this.sink.add(sourceReadMessage(e, path, this.display(path)), span);
+      // Named as the user would find it: from the working folder, or absolute (`/dev/null`, not `null`).
+      const fromCwd = relative(process.cwd(), path);
+      this.sink.add(sourceReadMessage(e, path, fromCwd === "" || fromCwd.startsWith("..") || isAbsolute(fromCwd) ? path : fromCwd), span);
       return undefined;
     }
     const { ast, errors } = this.parseText(text, path);

@@ -181,11 +181,16 @@ export class TcodParser extends CstParser {
    */
   private operatorThenOperand(op: TokenType, operand: ParserMethod<[], CstNode>): void {
     const opToken = this.CONSUME9(op);
-    const right = this.OPTION9({ GATE: () => !this.fieldAhead(), DEF: () => this.SUBRULE9(operand) });
+    let option = this.operandOptions.get(operand);
+    if (option === undefined) this.operandOptions.set(operand, (option = { GATE: () => !this.fieldAhead(), DEF: () => this.SUBRULE9(operand) }));
+    const right = this.OPTION9(option);
     this.ACTION(() => {
       if (right === undefined) this.danglingOperators.push(opToken);
     });
   }
+
+  /** operatorThenOperand's optional operand, one per operand rule (built once, not at each operator). */
+  private readonly operandOptions = new Map<ParserMethod<[], CstNode>, { GATE: () => boolean; DEF: () => CstNode }>();
 
   /** Before a `,`: true unless the comma is a trailing one, directly before `closer`. */
   private moreAfterComma(closer: TokenType): boolean {
@@ -437,11 +442,15 @@ export class TcodParser extends CstParser {
 
   // ---- expressions, loosest first --------------------------------------------------------------
 
+  // The expression rules run once per operand at every precedence level: their alternatives and
+  // loop bodies are built once per parser (fields below), not allocated at each call (a third of
+  // the parse's allocations on a large file; Chevrotain's own performance advice).
+  private readonly expressionAlts = [
+    { ALT: () => this.SUBRULE(this.ifExpression) },
+    { ALT: () => this.SUBRULE(this.orExpression) },
+  ];
   expression = this.RULE("expression", () => {
-    this.OR([
-      { ALT: () => this.SUBRULE(this.ifExpression) },
-      { ALT: () => this.SUBRULE(this.orExpression) },
-    ]);
+    this.OR(this.expressionAlts);
   });
 
   ifExpression = this.RULE("ifExpression", () => {
@@ -453,54 +462,49 @@ export class TcodParser extends CstParser {
     this.SUBRULE3(this.expression, { LABEL: "else" });
   });
 
+  private readonly orTail = (): void => this.operatorThenOperand(Or, this.andExpression);
   orExpression = this.RULE("orExpression", () => {
     this.SUBRULE(this.andExpression);
-    this.MANY(() => {
-      this.operatorThenOperand(Or, this.andExpression);
-    });
+    this.MANY(this.orTail);
   });
 
+  private readonly andTail = (): void => this.operatorThenOperand(And, this.comparison);
   andExpression = this.RULE("andExpression", () => {
     this.SUBRULE(this.comparison);
-    this.MANY(() => {
-      this.operatorThenOperand(And, this.comparison);
-    });
+    this.MANY(this.andTail);
   });
 
+  private readonly comparisonTail = (): void => this.operatorThenOperand(CompareOp, this.rangeExpression);
   comparison = this.RULE("comparison", () => {
     this.SUBRULE(this.rangeExpression);
-    this.OPTION(() => {
-      this.operatorThenOperand(CompareOp, this.rangeExpression);
-    });
+    this.OPTION(this.comparisonTail);
   });
 
+  private readonly rangeTail = (): void => this.operatorThenOperand(DotDot, this.additive);
   rangeExpression = this.RULE("rangeExpression", () => {
     this.SUBRULE(this.additive);
-    this.OPTION(() => {
-      this.operatorThenOperand(DotDot, this.additive);
-    });
+    this.OPTION(this.rangeTail);
   });
 
+  private readonly additiveTail = (): void => this.operatorThenOperand(AddOp, this.multiplicative);
   additive = this.RULE("additive", () => {
     this.SUBRULE(this.multiplicative);
-    this.MANY(() => {
-      this.operatorThenOperand(AddOp, this.multiplicative);
-    });
+    this.MANY(this.additiveTail);
   });
 
+  private readonly multiplicativeTail = (): void => this.operatorThenOperand(MulOp, this.unary);
   multiplicative = this.RULE("multiplicative", () => {
     this.SUBRULE(this.unary);
-    this.MANY(() => {
-      this.operatorThenOperand(MulOp, this.unary);
-    });
+    this.MANY(this.multiplicativeTail);
   });
 
+  private readonly unaryAlts = [
+    { ALT: () => this.SUBRULE(this.negation) },
+    { ALT: () => this.SUBRULE(this.logicalNot) },
+    { ALT: () => this.SUBRULE(this.postfix) },
+  ];
   unary = this.RULE("unary", () => {
-    this.OR([
-      { ALT: () => this.SUBRULE(this.negation) },
-      { ALT: () => this.SUBRULE(this.logicalNot) },
-      { ALT: () => this.SUBRULE(this.postfix) },
-    ]);
+    this.OR(this.unaryAlts);
   });
 
   negation = this.RULE("negation", () => {
@@ -511,14 +515,14 @@ export class TcodParser extends CstParser {
     this.operatorThenOperand(Not, this.unary);
   });
 
+  private readonly suffixAlts = [
+    { ALT: () => this.SUBRULE(this.callSuffix) },
+    { ALT: () => this.SUBRULE(this.memberSuffix) },
+  ];
+  private readonly postfixTail = (): void => { this.OR(this.suffixAlts); };
   postfix = this.RULE("postfix", () => {
     this.SUBRULE(this.primary);
-    this.MANY(() => {
-      this.OR([
-        { ALT: () => this.SUBRULE(this.callSuffix) },
-        { ALT: () => this.SUBRULE(this.memberSuffix) },
-      ]);
-    });
+    this.MANY(this.postfixTail);
   });
 
   callSuffix = this.RULE("callSuffix", () => {
@@ -555,22 +559,24 @@ export class TcodParser extends CstParser {
     this.CONSUME(AnyName);
   });
 
+  private readonly primaryAlts = [
+    { ALT: () => this.SUBRULE(this.numberLiteral) },
+    { ALT: () => this.CONSUME(StringLiteral) },
+    { ALT: () => this.CONSUME(True) },
+    { ALT: () => this.CONSUME(False) },
+    { ALT: () => this.CONSUME(Identifier) },
+    { ALT: () => this.SUBRULE(this.listLiteral) },
+    { ALT: () => this.SUBRULE(this.fieldBlock) },
+    { ALT: () => this.SUBRULE(this.parenthesized) },
+  ];
   primary = this.RULE("primary", () => {
-    this.OR([
-      { ALT: () => this.SUBRULE(this.numberLiteral) },
-      { ALT: () => this.CONSUME(StringLiteral) },
-      { ALT: () => this.CONSUME(True) },
-      { ALT: () => this.CONSUME(False) },
-      { ALT: () => this.CONSUME(Identifier) },
-      { ALT: () => this.SUBRULE(this.listLiteral) },
-      { ALT: () => this.SUBRULE(this.fieldBlock) },
-      { ALT: () => this.SUBRULE(this.parenthesized) },
-    ]);
+    this.OR(this.primaryAlts);
   });
 
+  private readonly unitOption = { GATE: () => this.unitFollows(), DEF: () => this.SUBRULE(this.unitSuffix) };
   numberLiteral = this.RULE("numberLiteral", () => {
     this.CONSUME(NumberLiteral);
-    this.OPTION({ GATE: () => this.unitFollows(), DEF: () => this.SUBRULE(this.unitSuffix) });
+    this.OPTION(this.unitOption);
   });
 
   unitSuffix = this.RULE("unitSuffix", () => {

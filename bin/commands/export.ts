@@ -3,7 +3,7 @@
  * plan (DIR/NAME.yaml) and, where the plan needs one, its plugin directory (DIR/NAME.plugin/).
  */
 import { rmSync } from "node:fs";
-import { readTextFile } from "../../plan/read-file.js";
+import { jsonErrorAt, readTextFile } from "../../plan/read-file.js";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { compileFile, safeFileName } from "../../compiler/index.js";
@@ -36,10 +36,12 @@ export function register(program: Command): void {
       if (typeof infra === "string") return fail(infra);
       let plans: Plan[];
       if (input.endsWith(".json")) {
-        try { plans = [parsePlan(JSON.parse(readTextFile(input, 64 * 1024 * 1024)))]; }
+        let text = "";
+        try { text = readTextFile(input, 64 * 1024 * 1024); plans = [parsePlan(JSON.parse(text))]; }
         catch (e) {
           if (e instanceof PlanError) return fail(new PlanError(e.message, e.issues, input));
-          return fail(`${input}: ${e instanceof SyntaxError ? `not valid JSON (${e.message})` : `cannot read it: ${(e as Error).message}`}`);
+          if (e instanceof SyntaxError) return fail(new UsageError(`not valid JSON (${e.message})`, { where: { file: input, ...jsonErrorAt(e, text) }, hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." }));
+          return fail(new UsageError(`cannot read ${input}: ${(e as Error).message}`, { where: { file: input } }));
         }
       } else {
         const r = compileFile(input, { overrides: o.set, ...(o.curriculum !== undefined ? { curriculum: o.curriculum } : {}), ...parseMaxPoints(o.maxPoints) });

@@ -10,7 +10,7 @@ import { Option, type Command } from "commander";
 import { CompileError, compileFile, safeFileName } from "../../compiler/index.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { UsageError, UserError } from "../../plan/errors.js";
-import { readTextFile } from "../../plan/read-file.js";
+import { jsonErrorAt, readTextFile } from "../../plan/read-file.js";
 
 /** A plan JSON is read up to this size (a compiled plan is a few KB to a few MB). */
 const MAX_PLAN_BYTES = 64 * 1024 * 1024;
@@ -240,7 +240,7 @@ function loadPlanJson(file: string, sets: string[]): Plan {
   try {
     data = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`${file}: not valid JSON (${(e as Error).message})`);
+    throw new UsageError(`not valid JSON (${(e as Error).message})`, { where: { file, ...jsonErrorAt(e, text) }, hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." });
   }
   for (const s of sets) {
     const eq = s.indexOf("=");

@@ -128,6 +128,19 @@ describe("tcod compare: folders it cannot read", () => {
   });
 });
 
+describe("a plan JSON that does not parse (run, export)", () => {
+  it("is TC7009 at its line and column, with a hint", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
+    const plan = join(dir, "p.plan.json");
+    writeFileSync(plan, '{\n  "schema": "tcod.plan/2",\n  oops\n}\n');
+    for (const args of [["run", plan, "-q", "--out", join(dir, "r")], ["export", "trinity", plan, "--out", join(dir, "e")]]) {
+      const r = tcod(...args);
+      userError(r, "TC7009");
+      expect(r.stderr).toMatch(/p\.plan\.json:3:3 error TC7009: not valid JSON/);
+    }
+  });
+});
+
 describe("tcod metrics: a damaged metrics file is TC7014", () => {
   it("naming the file and line; the metrics.jsonl path itself is accepted", () => {
     const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
@@ -151,7 +164,11 @@ describe("tcod fmt: files it cannot read are the diagnostics `tcod check` prints
     expect(missing.stderr).not.toContain("ENOENT");
     mkdirSync(join(dir, "nothing.tcod"));
     userError(tcod("fmt", join(dir, "nothing.tcod")), "TC7009");
-    if (linux) userError(tcod("fmt", "/dev/null"), "TC1109");
+    if (linux) {
+      const device = tcod("fmt", "/dev/null");
+      userError(device, "TC1109");
+      expect(device.stderr).toContain("Cannot read '/dev/null'"); // named as given, not 'null'
+    }
   });
 
   it("a source over the size limit: TC1108, naming the size and the limit", () => {

@@ -46,16 +46,40 @@ curriculum twx_b2f {
   it("b2f prefixes come from the package's gold paths and shrink; every episode is played, none dropped", async () => {
     const { plan, dir } = compileCurriculum();
     const run = join(dir, "run");
-    expect((await runPlan(plan, { runDir: run })).status).toBe("completed");
+    // Each episode's own gold length L, as the planner reads it from the env (one call per task, in
+    // planning order: 4 tasks a step, steps in turn with staleness 0).
+    const golds: number[] = [];
+    const envFactory = (spec: Parameters<typeof createEnv>[0], opts: { seed: number; instance: number }): EnvAdapter => {
+      const env = createEnv(spec, opts);
+      const expertPath = env.expertPath!.bind(env);
+      env.expertPath = async (task) => {
+        const path = await expertPath(task);
+        golds.push(path.length);
+        return path;
+      };
+      return env;
+    };
+    expect((await runPlan(plan, { runDir: run, envFactory })).status).toBe("completed");
     const train = readMetrics(join(run, "metrics.jsonl")).filter((m) => m.kind === "train") as unknown as
-      { prefix: number; expertLength: number; episodes: number; droppedFailed: number }[];
+      { step: number; prefix: number; expertLength: number; episodes: number; droppedFailed: number }[];
     expect(train).toHaveLength(4);
-    for (const m of train) {
-      expect(m.expertLength).toBeGreaterThan(1);
+    expect(golds).toHaveLength(16);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    train.forEach((m, i) => {
+      const L = golds.slice(4 * i, 4 * i + 4);
+      expect(m.step).toBe(i + 1);
       expect(m.episodes).toBe(4);
       expect(m.droppedFailed).toBe(0);
-    }
-    expect(train[0]!.prefix).toBeGreaterThan(train[3]!.prefix);
+      // The gold paths the planner read are the step's expert lengths…
+      expect(L.every((l) => l >= 1)).toBe(true);
+      expect(m.expertLength).toBe(mean(L));
+      expect(m.expertLength).toBeGreaterThan(1);
+      // …and each episode's prefix is b2f(every: 1 step) of its own L: p = clamp(L − 1 − step, 0, L − 1).
+      // (Comparing the mean prefix of two steps instead compared two different draws of tasks.)
+      expect(m.prefix).toBe(mean(L.map((l) => Math.max(0, l - 1 - m.step))));
+    });
+    // The run exercises the replay: some episode starts from an expert prefix.
+    expect(train.some((m) => m.prefix > 0)).toBe(true);
   }, 300_000);
 
   it("a JVM killed mid-episode: the engine drops the episode, counts it, retries, and the run completes", async () => {

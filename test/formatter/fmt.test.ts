@@ -4,22 +4,15 @@
  * cases; files with syntax errors are refused with their parse errors.
  */
 import fc from "fast-check";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ROOT, tcodCorpus, tcodFiles } from "../helpers/corpus.js";
 import { parse } from "../../grammar/index.js";
 import { lexTcod } from "../../grammar/lexer.js";
 import { format, sameDecls } from "../../formatter/index.js";
 
-const ROOT = join(import.meta.dirname, "../..");
 
-function tcodFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    if (n === "node_modules") return [];
-    return statSync(p).isDirectory() ? tcodFiles(p) : n.endsWith(".tcod") ? [p] : [];
-  });
-}
 
 /** Every comment of a text, verbatim up to trailing spaces, in order. */
 const commentsOf = (text: string) => {
@@ -44,10 +37,7 @@ function checkFormatting(text: string, name: string): void {
 }
 
 describe("tcod fmt on the repository's files", () => {
-  const files = [
-    ...tcodFiles(join(ROOT, "examples")), ...tcodFiles(join(ROOT, "stdlib")), ...tcodFiles(join(ROOT, "test/grammar/samples")),
-    ...tcodFiles(join(ROOT, "test/fixtures")).filter((f) => f.endsWith("/input.tcod") || f.includes("/node_modules/") === false),
-  ];
+  const files = tcodCorpus();
 
   it("formats every example, stdlib module and fixture idempotently, with the same AST and comments", () => {
     let formatted = 0;

@@ -5,24 +5,16 @@
  */
 import { Lexer, type IToken, type TokenType } from "chevrotain";
 import fc from "fast-check";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { tcodCorpus } from "../helpers/corpus.js";
 import { astBuilder } from "../../grammar/cst-to-ast.js";
 import { allTokens, lexTcod } from "../../grammar/lexer.js";
 import { computeGrammarTables, tcodParser, TcodParser } from "../../grammar/parser.js";
 import { LineMap } from "../../grammar/spans.js";
 
-const ROOT = join(import.meta.dirname, "../..");
 
-function tcodFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    if (n === "node_modules") return [];
-    return statSync(p).isDirectory() ? tcodFiles(p) : n.endsWith(".tcod") ? [p] : [];
-  });
-}
-const corpus = ["examples", "stdlib", "test/fixtures", "test/grammar/samples"].flatMap((d) => tcodFiles(join(ROOT, d)));
+const corpus = tcodCorpus();
 
 const tables = computeGrammarTables();
 const fromTables = new TcodParser(tables);

@@ -4,10 +4,10 @@
  * the whole CST, on the corpus, on documented declarations, and on token soup (error-recovery paths,
  * where a declaration is abandoned mid-way and built from the partial CST at the end).
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { tcodCorpus } from "../helpers/corpus.js";
 import { parse } from "../../grammar/index.js";
 import { astBuilder } from "../../grammar/cst-to-ast.js";
 import { lexTcod } from "../../grammar/lexer.js";
@@ -15,15 +15,7 @@ import { firstTooDeep } from "../../grammar/nesting.js";
 import { TcodParser } from "../../grammar/parser.js";
 import { LineMap } from "../../grammar/spans.js";
 
-const ROOT = join(import.meta.dirname, "../..");
-function tcodFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    if (n === "node_modules") return [];
-    return statSync(p).isDirectory() ? tcodFiles(p) : n.endsWith(".tcod") ? [p] : [];
-  });
-}
-const corpus = ["examples", "stdlib", "test/fixtures", "test/grammar/samples"].flatMap((d) => tcodFiles(join(ROOT, d)));
+const corpus = tcodCorpus();
 
 /**
  * The AST from the whole CST of the file (a second parser, with no per-declaration hook), of the

@@ -9,17 +9,14 @@
  * Needs $TRINITY_PYTHON (test/trinity/ci-install.sh: Trinity-RFT, torch, Ray). Skipped only when it
  * is absent and CI is not set.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { compileFile } from "../../compiler/index.js";
+import { describe, expect } from "vitest";
 import { exportTrinity } from "../../targets/trinity/export.js";
+import { compileOne, itWithTrinity, runDriver, writePlugin } from "./real.js";
 
-const PY = process.env.TRINITY_PYTHON ?? (existsSync(".venv-trinity/bin/python") ? ".venv-trinity/bin/python" : "python3");
-const has = spawnSync(PY, ["-c", "import torch, ray, trinity.common.workflows"], { encoding: "utf8" }).status === 0;
-const run = has || process.env.CI ? it : it.skip;
+const run = itWithTrinity(["torch", "ray", "trinity.common.workflows"]);
 
 interface VectorCase {
   name: string; staleness: number; steps: number; maxTurns: number;
@@ -56,9 +53,7 @@ curriculum ${name} {
   horizon:     ${src.horizon}
 }
 `);
-  const r = compileFile(file);
-  expect(r.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
-  const plan = r.plans[0]!.plan;
+  const plan = compileOne(file);
   // The vector case is this curriculum's rule.
   const ref = (plan.graph.nodes.find((n) => n.kind === "EpisodePlanner")!.params as { horizon: { expr: string } }).horizon;
   expect(plan.exprs[ref.expr]!.tree).toEqual(c.exprs.horizon.tree);
@@ -66,12 +61,7 @@ curriculum ${name} {
   const e = exportTrinity(plan, { target: src.target });
   const spec = JSON.parse(e.plugin!["tcod_runtime/spec.json"]!) as { workflow: { pacing: { feedback: unknown } } };
   expect(spec.workflow.pacing.feedback).toEqual({ staleness: src.staleness, episodesPerStep: 1 });
-  const out = join(dir, "plugin");
-  for (const [rel, text] of Object.entries(e.plugin!)) {
-    mkdirSync(dirname(join(out, rel)), { recursive: true });
-    writeFileSync(join(out, rel), text);
-  }
-  return out;
+  return writePlugin(e.plugin!, join(dir, "plugin"));
 }
 
 interface Out { caps: number[]; turns: number[]; workflow_class: string[]; experience_type: string[]; actors_started: number; state: { observed: number } }
@@ -85,10 +75,9 @@ describe("the plugin's feedback actor inside Trinity-RFT's classes and a local R
       const kl = Array.from({ length: c.steps }, (_, i) => c.trace.find((r) => r.step === i + 1)?.kl.mean ?? 0);
       const state = join(dirname(plugin), "feedback-state.json");
       const req = { plugin, state, steps: c.steps, kl, kill_after: Math.floor(c.steps / 2) };
-      const r = spawnSync(PY, [join(import.meta.dirname, "feedback_real.py")], { input: JSON.stringify(req), encoding: "utf8", maxBuffer: 1 << 26 });
-      expect(r.status, r.stderr.slice(-3000)).toBe(0);
-      const line = r.stdout.split("\n").find((l) => l.startsWith("TCOD_RESULT "));
-      expect(line, r.stdout.slice(-2000)).toBeDefined();
+      const stdout = runDriver("feedback_real.py", req);
+      const line = stdout.split("\n").find((l) => l.startsWith("TCOD_RESULT "));
+      expect(line, stdout.slice(-2000)).toBeDefined();
       const out = JSON.parse(line!.slice("TCOD_RESULT ".length)) as Out;
       expect(out.workflow_class).toEqual(["trinity.common.workflows.workflow.Workflow"]);
       expect(out.experience_type).toEqual(["trinity.common.experience.Experience"]);

@@ -9,20 +9,17 @@
  * and Java. Skipped only when those are absent and CI is not set.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { compileFile } from "../../compiler/index.js";
+import { join } from "node:path";
+import { describe, expect } from "vitest";
 import type { AgentFormat } from "../../plan/schema.js";
 import { renderUserMessage } from "../../runtime/agent-format.js";
 import { createScienceWorld, scienceWorldTaskFile } from "../../runtime/envs/scienceworld/index.js";
 import { exportTrinity } from "../../targets/trinity/export.js";
+import { compileOne, itWithTrinity, runDriver, TRINITY_PY as PY, writePlugin } from "./real.js";
 
-const PY = process.env.TRINITY_PYTHON ?? (existsSync(".venv-trinity/bin/python") ? ".venv-trinity/bin/python" : "python3");
-const has = spawnSync(PY, ["-c", "import torch, transformers, scienceworld, trinity.common.workflows"], { encoding: "utf8" }).status === 0
-  && spawnSync("java", ["-version"]).status === 0;
-const run = has || process.env.CI ? it : it.skip;
+const run = itWithTrinity(["torch", "transformers", "scienceworld", "trinity.common.workflows"], () => spawnSync("java", ["-version"]).status === 0);
 
 const ROW = { task_desc: JSON.stringify({ task_name: "find-animal", var_num: 0, jar_path: "" }), targe: "" };
 
@@ -45,15 +42,9 @@ curriculum ${name} {
   ${pacing}
 }
 `);
-  const r = compileFile(src);
-  expect(r.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
-  const e = exportTrinity(r.plans[0]!.plan, { target: "upstream" });
-  const out = join(dir, "plugin");
-  for (const [rel, text] of Object.entries(e.plugin!)) {
-    mkdirSync(dirname(join(out, rel)), { recursive: true });
-    writeFileSync(join(out, rel), text);
-  }
-  return { dir: out, name: e.workflow, agent: r.plans[0]!.plan.resources.agents.default!, tasks };
+  const plan = compileOne(src);
+  const e = exportTrinity(plan, { target: "upstream" });
+  return { dir: writePlugin(e.plugin!, join(dir, "plugin")), name: e.workflow, agent: plan.resources.agents.default!, tasks };
 }
 
 interface Exp { type: string; tokens: number; prompt_length: number; logprobs: number[]; teacher_logprobs: number[] | null; step: number; reward: number; metrics: Record<string, number>; response: string }
@@ -62,9 +53,7 @@ interface RunOut { workflow_class: string; experiences: Exp[]; user_messages: st
 /** Every plugin's runs in one Python process (Trinity's import and the models are built once). */
 function play(plugins: { dir: string; runs: object[] }[]): RunOut[][] {
   const req = { seed: 7, sampled_tokens: 2, actions: ["look around", "open door to kitchen", "go to kitchen", "look around"], plugins };
-  const r = spawnSync(PY, [join(import.meta.dirname, "workflow_real.py")], { input: JSON.stringify(req), encoding: "utf8", maxBuffer: 1 << 26 });
-  expect(r.status, r.stderr.slice(-3000)).toBe(0);
-  return JSON.parse(r.stdout.trim().split("\n").pop()!) as RunOut[][];
+  return JSON.parse(runDriver("workflow_real.py", req).trim().split("\n").pop()!) as RunOut[][];
 }
 
 function checkTurns(out: RunOut, firstStep: number): void {
