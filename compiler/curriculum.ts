@@ -8,7 +8,7 @@ import type { Level } from "../plan/expr.js";
 import { FIELD_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS, showDefault } from "../plan/defaults.js";
 import { d, didYouMean } from "./diagnostics/index.js";
 import type { Evaluator } from "./evaluate.js";
-import { DIMLESS, dimEq, formatDim, isDimless, parseDim } from "./units.js";
+import { DIMLESS, dimEq, formatDim, isDimless, parseDim, type Dim } from "./units.js";
 import { parseType } from "./types.js";
 import { unitRepair } from "./unit-repair.js";
 import { constScalar, constValue, invalid, lookup, type Scalar, type Scope, type Value } from "./values.js";
@@ -105,6 +105,16 @@ export function collectFields(decl: CurriculumDecl, scope: Scope, ev: Evaluator,
   return out;
 }
 
+/** A field's unit: its type, or the one unit among its alternatives (`horizon: turns|depth`); once per type text. */
+const fieldDims = new Map<string, Dim | undefined>();
+function fieldDim(type: string): Dim | undefined {
+  if (fieldDims.has(type)) return fieldDims.get(type);
+  const dims = type.split("|").map(parseDim).filter((x) => x !== undefined);
+  const dim = dims.length === 1 ? dims[0] : undefined;
+  fieldDims.set(type, dim);
+  return dim;
+}
+
 /**
  * The field's call with one named argument replaced or added (`adam(lr: 0.1)` + lr=0.05 →
  * `adam(lr: 0.05)`), down a path of calls for `loss.inner.coef`; a string says why it cannot be.
@@ -157,8 +167,7 @@ export function evalCurriculum(decl: CurriculumDecl, scope: Scope, ev: Evaluator
     // Tried quietly first: a field whose only errors are units it mixes gets one rewrite that checks.
     const tried = ev.quietly(() => checkField(name, spec, ev.expr(e.expr, e.scope), e.expr.span, ev));
     // The field's unit: its type, or the one unit among its alternatives (`horizon: turns|depth`).
-    const dims = spec.type.split("|").map(parseDim).filter((x) => x !== undefined);
-    const dim = dims.length === 1 ? dims[0] : undefined;
+    const dim = fieldDim(spec.type);
     // (A bare number alone already gets a one-edit hint: `0.5` → `0.5 turns`.)
     const fix = dim && tried.reports.length && e.expr.kind !== "number" ? unitRepair(e.expr, e.scope, dim, tried.reports, ev, (x) => checkField(name, spec, ev.expr(x, e.scope), e.expr.span, ev)) : undefined;
     let value = tried.value;

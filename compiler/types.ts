@@ -43,9 +43,13 @@ const cache = new Map<string, Type>();
  * appears in the compiler's own field tables (the grammar has no union types), never inside `<…>`.
  */
 export function parseType(written: string): Type {
+  // Looked up as written first (the compiler's tables ask for the same texts on every call).
+  let t = cache.get(written);
+  if (t !== undefined) return t;
   const text = written.replace(/\s+/g, "");
-  let t = cache.get(text);
+  t = cache.get(text);
   if (t === undefined) { t = parse(text); cache.set(text, t); }
+  cache.set(written, t);
   return t;
 }
 
