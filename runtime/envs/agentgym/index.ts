@@ -130,22 +130,26 @@ export function agentGymFromSpec(kind: AgentGymKind, spec: EnvSpec): AgentGymEnv
   const http = new AgentGymHttp({ kind, server: spec.server, timeoutMs: t.stepMs, startHint: AGENTGYM_START[kind] });
   const env = new CLASSES[kind](kind, http, taskSource(kind, spec), t);
   if (env instanceof AlfworldAgentGym) {
-    const v = spec.params.first_observation;
-    if (v !== undefined && !(ALFWORLD_FIRST_OBSERVATIONS as readonly unknown[]).includes(v)) {
-      throw new EnvConfigError(`alfworld: param first_observation must be ${ALFWORLD_FIRST_OBSERVATIONS.map((x) => `"${x}"`).join(" or ")}, got ${JSON.stringify(v)}`, kind,
-        "\"official\" (the default) shows the first observation as the official TCOD ALFWorld workflows see it; \"server\" as the AgentGym server sends it");
-    }
-    if (v !== undefined) env.firstObservation = v as AlfworldFirstObservation;
+    const v = paramOneOf(kind, spec.params, "first_observation", ALFWORLD_FIRST_OBSERVATIONS,
+      "\"official\" (the default) shows the first observation as the official TCOD ALFWorld workflows see it; \"server\" as the AgentGym server sends it");
+    if (v !== undefined) env.firstObservation = v;
   }
   if (env instanceof WebshopAgentGym) {
-    const v = spec.params.page_text;
-    if (v !== undefined && !(WEBSHOP_PAGE_TEXTS as readonly unknown[]).includes(v)) {
-      throw new EnvConfigError(`webshop: param page_text must be ${WEBSHOP_PAGE_TEXTS.map((x) => `"${x}"`).join(" or ")}, got ${JSON.stringify(v)}`, kind,
-        "\"text_rich\" (the default) shows the multi-line page the official TCOD WebShop workflows see; \"text\" the server's [SEP]-joined line");
-    }
-    if (v !== undefined) env.pageText = v as WebshopPageText;
+    const v = paramOneOf(kind, spec.params, "page_text", WEBSHOP_PAGE_TEXTS,
+      "\"text_rich\" (the default) shows the multi-line page the official TCOD WebShop workflows see; \"text\" the server's [SEP]-joined line");
+    if (v !== undefined) env.pageText = v;
   }
   return env;
+}
+
+/** An env param that must be one of `allowed` (undefined when absent); a coded EnvConfigError otherwise. */
+function paramOneOf<T extends string>(kind: AgentGymKind, params: EnvSpec["params"], name: string, allowed: readonly T[], hint: string): T | undefined {
+  const v = params[name];
+  if (v === undefined) return undefined;
+  if (!(allowed as readonly unknown[]).includes(v)) {
+    throw new EnvConfigError(`${kind}: param ${name} must be ${allowed.map((x) => `"${x}"`).join(" or ")}, got ${JSON.stringify(v)}`, kind, hint);
+  }
+  return v as T;
 }
 
 export { AgentGymEnv, AGENTGYM_DEFAULT_TIMEOUTS } from "./adapter.js";
