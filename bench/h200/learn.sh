@@ -37,6 +37,7 @@ PHASES=${PHASES:-"1 2"}
 STUDENTS=${STUDENTS:-"opd:opd:warm:1 f2b:tcod-f2b:warm:1 b2f:tcod-b2f:warm:1 turnopd:turnopd:warm:1 atod:atod:warm:1 opd-scratch:opd:scratch:1"}
 P1_S=${P1_S:-300}; P2_S=${P2_S:-240}          # phase deadlines (seconds)
 T_EVAL=${T_EVAL:-50}; S_EVAL=${S_EVAL:-10}    # evaluation every … steps (teachers, students)
+T_EVAL_OTHER=${T_EVAL_OTHER:-$((2 * T_EVAL))}  # the teachers' valid_unseen and hard every … steps
 EVAL_TASKS=${EVAL_TASKS:-}; S_STEPS=${S_STEPS:-40}   # EVAL_TASKS empty: every task of each split
 CKPT=${CKPT:-20}                              # checkpoint every … steps (an interrupt checkpoints too)
 T0=$(date +%s)
@@ -127,7 +128,7 @@ last_seen() {  # last valid_seen success of a run folder (−1 when none)
 if [[ " $PHASES " == *" 1 "* ]]; then
   for t in $TEACHERS; do
     IFS=: read -r name cfg tasks lr steps noise <<< "$t"
-    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0.2}" "$(evals $T_EVAL false $((2 * T_EVAL)))"
+    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0.2}" "$(evals $T_EVAL false $T_EVAL_OTHER)"
   done
   IFS=: read -r icfg itasks ilr isteps inoise <<< "$STUDENT_INIT"
   sft_run student-init "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0.2}" "$(evals $isteps false)"
