@@ -313,35 +313,39 @@ export class ModuleLoader {
       // Descriptions are for `explain` only: computed when asked, not for every declaration.
       get describe() { return describe(); },
       get: () => {
-        const { ev, sink } = mod.owner!;
-        if (cell.state === "done") {
-          // Kept from an earlier compilation: on first use it stands for the evaluation it saves,
-          // against the same limits (or is evaluated, when that evaluation would hit one).
-          if (!cell.owed) return cell.value;
-          cell.owed = false;
-          if (cell.keep && ev.replayCost(cell.keep.inlined, cell.keep.depth)) return cell.value;
-          cell.state = "todo";
-        }
-        if (cell.state === "busy") {
-          sink.add(d.recursiveFunction({ name, chain: `${name} → … → ${name}` }), span);
-          return invalid(span);
-        }
-        cell.state = "busy";
-        cell.keep = false;
-        const saved = ev.abstract;
-        ev.abstract = false;
-        const before = ev.mark(sink);
-        try {
-          cell.value = ev.nested(name, span, () => compute(ev));
-        } finally {
-          ev.abstract = saved;
-          cell.state = "done";
-          const cost = ev.since(before, sink);
-          if (cost) cell.keep = cost;
-        }
-        return cell.value;
+        const { ev } = mod.owner!;
+        return ev.readCell(cell, force);
       },
     };
+    function force(): Value {
+      const { ev, sink } = mod.owner!;
+      if (cell.state === "done") {
+        // Kept from an earlier compilation: on first use it stands for the evaluation it saves,
+        // against the same limits (or is evaluated, when that evaluation would hit one).
+        if (!cell.owed) return cell.value;
+        cell.owed = false;
+        if (cell.keep && ev.replayCost(cell.keep.inlined, cell.keep.depth)) return cell.value;
+        cell.state = "todo";
+      }
+      if (cell.state === "busy") {
+        sink.add(d.recursiveFunction({ name, chain: `${name} → … → ${name}` }), span);
+        return invalid(span);
+      }
+      cell.state = "busy";
+      cell.keep = false;
+      const saved = ev.abstract;
+      ev.abstract = false;
+      const before = ev.mark(sink);
+      try {
+        cell.value = ev.nested(name, span, () => compute(ev));
+      } finally {
+        ev.abstract = saved;
+        cell.state = "done";
+        const cost = ev.since(before, sink);
+        if (cost) cell.keep = cost;
+      }
+      return cell.value;
+    }
   }
 
   private importDecl(mod: Module, decl: ImportDecl): void {
