@@ -31,7 +31,7 @@ export const CURRICULUM_FIELDS: Record<string, FieldSpec> = {
   student: { type: "model", level: "const", required: true, doc: "The student model: it acts and learns.", example: "student", default: "required" },
   env: { type: "env", level: "const", required: true, doc: "The training environment and split.", example: 'texthouse(split: "train")', default: "required" },
   steps: { type: "steps", level: "const", required: true, bareUnit: "steps", doc: "Training steps; one step = one explore batch (TCOD's batch_id).", example: "250", default: "required" },
-  batch: { type: "tasks|tasks×rollouts", level: "const", bareUnit: "tasks", doc: "Tasks per step × rollouts per task.", example: "16 tasks × 1 rollout", default: "16 tasks × 1 rollout" },
+  batch: { type: "tasks|tasks×rollouts", level: "const", bareUnit: "tasks", doc: "Tasks per step × rollouts per task (0 rollouts: no student episodes, for a loss of sft terms alone).", example: "16 tasks × 1 rollout", default: "16 tasks × 1 rollout" },
   train_batch: { type: "turns", level: "const", doc: "Turns per optimiser update (Trinity train_batch_size); default: all turns of the step.", example: "64 turns", default: "all turns of the step in one update" },
   max_turns: { type: "turns", level: "const", doc: "Hmax: the turn limit of full episodes and of evaluation; default: the env's.", example: "30 turns", default: "the env's max_turns" },
   horizon: { type: "turns|depth", level: "episode", doc: "Turn cap of training episodes (TCOD-f2b), or an adaptive depth rule (TurnOPD).", example: "f2b(every: 6 steps, max: 30 turns)", default: "max_turns (no cap)" },

@@ -292,13 +292,14 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     const b = batch.value as Scalar;
     const total = constValue(b)!;
     if ("rollouts" in b.dim) {
-      const r = (b.factors ?? []).map((x) => ("rollouts" in x.dim ? constValue(x) : undefined)).find((x) => x !== undefined);
-      rolloutsPerTask = r ?? 1;
-      tasksPerStep = total / rolloutsPerTask;
+      const factor = (unit: string) => (b.factors ?? []).map((x) => (unit in x.dim ? constValue(x) : undefined)).find((x) => x !== undefined);
+      rolloutsPerTask = factor("rollouts") ?? 1;
+      // `N tasks × 0 rollouts` (an sft-only loss, checked with the loss below) keeps N in its factor.
+      tasksPerStep = factor("tasks") ?? total / rolloutsPerTask;
     } else {
       tasksPerStep = total;
     }
-    if (!Number.isSafeInteger(tasksPerStep) || tasksPerStep < 1 || !Number.isSafeInteger(rolloutsPerTask) || rolloutsPerTask < 1) {
+    if (!Number.isSafeInteger(tasksPerStep) || tasksPerStep < 1 || !Number.isSafeInteger(rolloutsPerTask) || rolloutsPerTask < 0) {
       check.report(d.outOfRange({ what: "batch", range: `a whole number ≥ 1 of tasks and of rollouts${Number.isSafeInteger(tasksPerStep * rolloutsPerTask) || !Number.isInteger(tasksPerStep * rolloutsPerTask) ? "" : `, at most 2^53 − 1 (${Number.MAX_SAFE_INTEGER})`}`, value: `${tasksPerStep} tasks × ${rolloutsPerTask} rollouts`, hint: h.batchExample() }), batch.expr.span);
       return undefined;
     }
@@ -367,6 +368,12 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
       demosNoise = constValue(param("noise") as Scalar) ?? 0;
     }
   });
+  // No student episodes (`× 0 rollouts`): only demonstrations train, so every term must be sft.
+  const onPolicy = terms.filter((t) => t.kind !== "sft").map((t) => t.kind);
+  if (rolloutsPerTask === 0 && (onPolicy.length > 0 || terms.length === 0)) {
+    check.report(d.invalidValue({ what: "batch", detail: dt.noRollouts({ terms: [...new Set(onPolicy)].join(", ") || "the loss's" }), hint: h.batchExample() }), batch!.expr.span);
+    L.ok = false;
+  }
   const mode = (loss.aggregate?.mode ?? LOSS_DEFAULTS.aggregate) as AggregateKind;
   let aggregate: Extract<PlanNode, { kind: "Advantage" }>["params"]["aggregate"];
   if (mode === "progressive") {

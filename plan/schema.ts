@@ -170,7 +170,9 @@ export interface AdaptiveDepth {
 
 export const NodeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("TaskSampler"), params: z.object({
-    env: z.string(), tasksPerStep: PosInt, rolloutsPerTask: PosInt, seed: Int,
+    env: z.string(), tasksPerStep: PosInt,
+    /** 0: no student episodes (a loss of sft terms alone: the step's tasks feed the Demonstrations node only). */
+    rolloutsPerTask: z.number().int().min(0), seed: Int,
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("EpisodePlanner"), params: z.object({
     maxTurns: PosInt,

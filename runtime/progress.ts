@@ -44,7 +44,11 @@ export function createProgress(opts: { quiet?: boolean; stream?: NodeJS.WriteStr
     row(r) {
       if (r.kind === "eval") { stream.write(`eval ${r.name} @ step ${r.step}: success ${f3(r.successRate)} reward ${f3(r.meanReward)} turns ${r.meanTurns.toFixed(1)}\n`); return; }
       const secs = Object.values(r.time).reduce((a, b) => a + b, 0);
-      stream.write(`step ${r.step}/${total}  success ${f3(r.successRate)}  reward ${f3(r.meanReward)}  admissible ${f3(r.admissibleRate)}  KL ${f3(r.kl.mean)}  horizon ${r.horizon.toFixed(1)}  prefix ${r.prefix.toFixed(1)}  turns ${r.turns}${r.demoNll !== undefined ? `  demo NLL ${f3(r.demoNll)}` : ""}  ${secs.toFixed(2)}s${r.droppedFailed ? `  dropped ${r.droppedFailed}` : ""}\n`);
+      // A step without student episodes (`× 0 rollouts`, sft alone) has nothing but its demonstrations to show.
+      const episodes = r.episodes > 0
+        ? `  success ${f3(r.successRate)}  reward ${f3(r.meanReward)}  admissible ${f3(r.admissibleRate)}  KL ${f3(r.kl.mean)}  horizon ${r.horizon.toFixed(1)}  prefix ${r.prefix.toFixed(1)}  turns ${r.turns}`
+        : "  no student episodes";
+      stream.write(`step ${r.step}/${total}${episodes}${r.demoNll !== undefined ? `  demo NLL ${f3(r.demoNll)}` : ""}  ${secs.toFixed(2)}s${r.droppedFailed ? `  dropped ${r.droppedFailed}` : ""}\n`);
     },
     log: (l) => stream.write(l + "\n"),
     stop() {},

@@ -82,7 +82,7 @@ sft_run() {
   local name=$1 cfg=$2 tasks=$3 lr=$4 steps=$5 noise=$6 ev=$7
   if [ -f "$WORK/$name/checkpoint/state.json" ]; then resume "$name"; return; fi
   launch "$name" $G/sft-teacher.tcod texthouse_sft_teacher --set "config=\"$cfg\"" --set "train_steps=$steps steps" \
-    --set "texthouse_sft_teacher.batch=$tasks tasks × 1 rollout" --set "peak_lr=$lr" --set "noise=$noise" \
+    --set "texthouse_sft_teacher.batch=$tasks tasks × 0 rollouts" --set "peak_lr=$lr" --set "noise=$noise" \
     --set "texthouse_sft_teacher.eval=$ev"
 }
 # Copies the small files of every run (metrics, plans, logs; never weights) to OUT/runs.tar.gz, so

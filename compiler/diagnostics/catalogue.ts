@@ -116,6 +116,7 @@ export const details = {
   bothWeighted: "both terms carry turn weights",
   grpoGroupMismatch: "group: {group} but the batch has {rollouts} rollout(s) per task",
   grpoNeedsGroup: "GRPO needs at least 2 rollouts per task to form a group",
+  noRollouts: "0 rollouts per task samples no student episodes, but the {terms} term(s) learn from them (only a loss of sft terms alone trains on demonstrations without them)",
   quoted: "'{value}'",
   trajectoryWindow: "'trajectory' with an agent whose chat memory is a window of {window} turns (episodes run to {maxTurns} turns): a later prompt drops earlier turns, so an episode is not one sequence",
 } as const;

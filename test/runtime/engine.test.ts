@@ -242,6 +242,21 @@ describe("engine", () => {
     expect(await demosOf()).toEqual(demos);
   });
 
+  it("sft alone with 0 rollouts per task: no student episode is sampled; the demonstrations train", async () => {
+    const h = harness(testPlan({ steps: 2, tasksPerStep: 3, rolloutsPerTask: 0, sft: 1, noOpd: true }));
+    expect((await h.run()).status).toBe("completed");
+    expect(h.student.samples).toEqual([]);
+    const tok = h.student.tokenizer;
+    expect(h.student.trained).toHaveLength(2);
+    for (const rows of h.student.trained) {
+      expect(rows.length).toBeGreaterThan(0);
+      for (const r of rows) expect(tok.decode(r.tokens.filter((_, i) => r.mask[i] === 1))).toMatch(/^(<action>inc<\/action>)+$/);
+    }
+    const train = trainRows(h.runDir);
+    expect(train.map((r) => [r.step, r.episodes, r.turns])).toEqual([[1, 0, 0], [2, 0, 0]]);
+    expect(train.every((r) => r.demoNll !== null && r.demoNll! > 0)).toBe(true);
+  });
+
   it("topk estimator: A = −c·KL over the top-k supports; k1 where the teacher lists nothing; full is refused without capable backends", async () => {
     const h = harness(testPlan({ steps: 1, tasksPerStep: 1, estimator: "topk", topk: 2 }));
     await h.run();

@@ -69,6 +69,8 @@ export interface TestPlanOptions {
   sft?: number;
   /** DART noise of the sft term's demonstrations. */
   sftNoise?: number;
+  /** Leave the opd term out (an sft-only loss). */
+  noOpd?: boolean;
   estimator?: "k1" | "topk" | "full";
   adaptive?: { probeEvery: number; probeEpisodes: number; rule: { kind: "coverage"; keep: number } | { kind: "divergence"; ratio: number }; initial: number; min: number };
   topk?: number;
@@ -90,7 +92,7 @@ export function testPlan(o: TestPlanOptions = {}): Plan {
     ? { kind: "embedded" as const, smoothing: 0.1, features: o.features ?? 4096 }
     : { kind: "embedded" as const, smoothing: 0.1, features: 16 };
   const env = (split: string) => ({ kind: o.envKind ?? "counter", split, maxTurns, pool: o.pool ?? 4, params: {} });
-  const terms: TestTerm[] = [{ kind: "opd", coef: 1, estimator: o.estimator ?? "k1" },
+  const terms: TestTerm[] = [...(o.noOpd ? [] : [{ kind: "opd" as const, coef: 1, estimator: o.estimator ?? "k1" }]),
     ...(o.grpo ? [{ kind: "grpo" as const, coef: 0.5, normalize: true, eps: 1e-6 }] : []),
     ...(o.sft !== undefined ? [{ kind: "sft" as const, coef: o.sft }] : [])];
   return assemblePlan({
