@@ -208,7 +208,7 @@ function nonFinitePath(root: unknown): string | undefined {
   while (stack.length && !found) {
     const v = stack.pop();
     if (typeof v === "number") found = !Number.isFinite(v);
-    else if (v && typeof v === "object") for (const x of Object.values(v)) stack.push(x);
+    else if (v && typeof v === "object") for (const k in v) stack.push((v as Record<string, unknown>)[k]);
   }
   if (!found) return undefined;
   const todo: [unknown, string][] = [[root, ""]];

@@ -76,8 +76,8 @@ export function reparse(prev: { text: string; result: ParseResult }, text: strin
  * starts at offset x (where an insertion between two tokens lands before the second).
  */
 function sameTokens(oldRegion: string, newRegion: string, p: number, end0: number): { startsAt(x: number): boolean } | undefined {
-  const a = lexTcod(oldRegion);
-  const b = lexTcod(newRegion);
+  const a = lexed(oldRegion);
+  const b = lexed(newRegion);
   if (a.diagnostics.length || b.diagnostics.length || a.unterminatedCommentAt !== undefined || b.unterminatedCommentAt !== undefined) return undefined;
   if (a.tokens.length !== b.tokens.length || a.docs.length !== b.docs.length) return undefined;
   for (let k = 0; k < a.tokens.length; k++) if (a.tokens[k]!.tokenType !== b.tokens[k]!.tokenType || a.tokens[k]!.image !== b.tokens[k]!.image) return undefined;
@@ -100,6 +100,17 @@ function lineAt(text: string, offset: number): number {
 }
 function lineStart(text: string, offset: number): number {
   return text.lastIndexOf("\n", offset - 1) + 1;
+}
+
+/** The last two regions lexed (typing in one declaration: its old text was the new text of the edit before). */
+const lexes: { text: string; result: ReturnType<typeof lexTcod> }[] = [];
+function lexed(text: string): ReturnType<typeof lexTcod> {
+  const hit = lexes.find((x) => x.text === text);
+  if (hit) return hit.result;
+  const result = lexTcod(text);
+  lexes.unshift({ text, result });
+  lexes.length = Math.min(lexes.length, 2);
+  return result;
 }
 
 /** A copy of an AST node with every span replaced by `f(span)`. */
