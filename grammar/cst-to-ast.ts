@@ -491,7 +491,20 @@ class AstBuilder extends BaseVisitor {
   }
 
   unary(ctx: Cst.UnaryCstChildren, anchor: number): Expr {
-    return this.expr(node(ctx, "negation") ?? node(ctx, "logicalNot") ?? node(ctx, "postfix"), anchor);
+    const prefixed = node(ctx, "negation") ?? node(ctx, "logicalNot");
+    if (prefixed !== undefined) return this.visit(prefixed, anchor) as Expr;
+    let result = this.primary(ctx, anchor);
+    if (ctx.callSuffix === undefined && ctx.memberSuffix === undefined) return result;
+    const suffixes = [...nodes(ctx, "callSuffix"), ...nodes(ctx, "memberSuffix")]
+      .map((n) => this.visit(n, result.span.end.offset) as Suffix)
+      .sort((a, b) => a.start - b.start);
+    for (const s of suffixes) {
+      const span = this.span(result.span.start.offset, Math.max(s.end, result.span.end.offset));
+      if (s.kind === "call") result = { kind: "call", callee: result, args: s.args, span };
+      else if (s.kind === "member") result = { kind: "member", object: result, property: s.property, propertySpan: s.propertySpan, span };
+      else result = { kind: "error", span };
+    }
+    return result;
   }
 
   negation(ctx: Cst.NegationCstChildren, anchor: number): Expr {
@@ -504,21 +517,6 @@ class AstBuilder extends BaseVisitor {
     const start = opToken?.startOffset ?? anchor;
     const operand = this.expr(operandNode, endAfter(start, opToken));
     return { kind: "unary", op, operand, span: this.span(start, operand.span.end.offset) };
-  }
-
-  postfix(ctx: Cst.PostfixCstChildren, anchor: number): Expr {
-    let result = this.expr(node(ctx, "primary"), anchor);
-    if (ctx.callSuffix === undefined && ctx.memberSuffix === undefined) return result;
-    const suffixes = [...nodes(ctx, "callSuffix"), ...nodes(ctx, "memberSuffix")]
-      .map((n) => this.visit(n, result.span.end.offset) as Suffix)
-      .sort((a, b) => a.start - b.start);
-    for (const s of suffixes) {
-      const span = this.span(result.span.start.offset, Math.max(s.end, result.span.end.offset));
-      if (s.kind === "call") result = { kind: "call", callee: result, args: s.args, span };
-      else if (s.kind === "member") result = { kind: "member", object: result, property: s.property, propertySpan: s.propertySpan, span };
-      else result = { kind: "error", span };
-    }
-    return result;
   }
 
   callSuffix(ctx: Cst.CallSuffixCstChildren, anchor: number): Suffix {
@@ -558,7 +556,8 @@ class AstBuilder extends BaseVisitor {
     return { kind: "member", property: property.image, propertySpan: this.tokenSpan(property), start, end: tokenEnd(property) };
   }
 
-  primary(ctx: Cst.PrimaryCstChildren, anchor: number): Expr {
+  /** The primary of a `unary` (its literal, name, list, record or parentheses), or an error at `anchor`. */
+  private primary(ctx: Cst.UnaryCstChildren, anchor: number): Expr {
     const sub = node(ctx, "numberLiteral") ?? node(ctx, "listLiteral") ?? node(ctx, "fieldBlock") ?? node(ctx, "parenthesized");
     if (sub !== undefined) {
       if (sub.name === "fieldBlock") return { kind: "record", fields: this.fields(sub), span: this.nodeSpan(sub, anchor) };
@@ -576,8 +575,7 @@ class AstBuilder extends BaseVisitor {
   numberLiteral(ctx: Cst.NumberLiteralCstChildren, anchor: number): Expr {
     const num = realToken(ctx, "NumberLiteral");
     if (num === undefined) return this.errorAt(anchor);
-    const unitNode = node(ctx, "unitSuffix");
-    const unitToken = unitNode === undefined ? undefined : (this.visit(unitNode) as IToken | undefined);
+    const unitToken = realToken(ctx, "unit");
     const unit: Unit | undefined = unitToken === undefined ? undefined
       : unitToken.tokenType === Percent ? "%" : unitWords.get(unitToken.image);
     const end = unit !== undefined && unitToken !== undefined ? tokenEnd(unitToken) : tokenEnd(num);
@@ -586,10 +584,6 @@ class AstBuilder extends BaseVisitor {
       text: this.lines.text.slice(num.startOffset, end), span: this.span(num.startOffset, end),
     };
     return lit;
-  }
-
-  unitSuffix(ctx: Cst.UnitSuffixCstChildren): IToken | undefined {
-    return realToken(ctx, "Identifier") ?? realToken(ctx, "Percent");
   }
 
   listLiteral(ctx: Cst.ListLiteralCstChildren, anchor: number): Expr {

@@ -297,7 +297,7 @@ export interface NumberLiteralCstNode extends CstNode {
 
 export type NumberLiteralCstChildren = {
   NumberLiteral?: IToken[];
-  unitSuffix?: UnitSuffixCstNode[];
+  unit?: IToken[];
 };
 
 export interface ParamCstNode extends CstNode {
@@ -322,33 +322,6 @@ export type ParenthesizedCstChildren = {
   expression?: ExpressionCstNode[];
   LParen?: IToken[];
   RParen?: IToken[];
-};
-
-export interface PostfixCstNode extends CstNode {
-  name: "postfix";
-  children: PostfixCstChildren;
-}
-
-export type PostfixCstChildren = {
-  callSuffix?: CallSuffixCstNode[];
-  memberSuffix?: MemberSuffixCstNode[];
-  primary?: PrimaryCstNode[];
-};
-
-export interface PrimaryCstNode extends CstNode {
-  name: "primary";
-  children: PrimaryCstChildren;
-}
-
-export type PrimaryCstChildren = {
-  False?: IToken[];
-  fieldBlock?: FieldBlockCstNode[];
-  Identifier?: IToken[];
-  listLiteral?: ListLiteralCstNode[];
-  numberLiteral?: NumberLiteralCstNode[];
-  parenthesized?: ParenthesizedCstNode[];
-  StringLiteral?: IToken[];
-  True?: IToken[];
 };
 
 export interface SourceFileCstNode extends CstNode {
@@ -427,17 +400,16 @@ export interface UnaryCstNode extends CstNode {
 }
 
 export type UnaryCstChildren = {
-  logicalNot?: LogicalNotCstNode[];
-  negation?: NegationCstNode[];
-  postfix?: PostfixCstNode[];
-};
-
-export interface UnitSuffixCstNode extends CstNode {
-  name: "unitSuffix";
-  children: UnitSuffixCstChildren;
-}
-
-export type UnitSuffixCstChildren = {
+  callSuffix?: CallSuffixCstNode[];
+  False?: IToken[];
+  fieldBlock?: FieldBlockCstNode[];
   Identifier?: IToken[];
-  Percent?: IToken[];
+  listLiteral?: ListLiteralCstNode[];
+  logicalNot?: LogicalNotCstNode[];
+  memberSuffix?: MemberSuffixCstNode[];
+  negation?: NegationCstNode[];
+  numberLiteral?: NumberLiteralCstNode[];
+  parenthesized?: ParenthesizedCstNode[];
+  StringLiteral?: IToken[];
+  True?: IToken[];
 };

@@ -45,9 +45,7 @@ const expectedInRule: Readonly<Record<string, string>> = {
   sweepMode: "'product' or 'zip'",
   expression: "an expression",
   unary: "an expression",
-  primary: "an expression",
   argument: "an argument",
-  unitSuffix: "a unit",
 };
 
 /** Token expectations that read better in the context of one rule. */
@@ -624,10 +622,20 @@ export class TcodParser extends CstParser {
     this.MANY(this.chainTail);
   });
 
+  /**
+   * A prefixed operand, or a primary with its suffixes (`f(x).y`). The primary and its suffixes are
+   * parsed here, not in rules of their own: one rule call per operand (re-sync and insertion see the
+   * same follow sets: the suffixes may follow a primary, and nothing was left after them).
+   */
   private readonly unaryAlts = [
     { ALT: () => this.SUBRULE(this.negation) },
     { ALT: () => this.SUBRULE(this.logicalNot) },
-    { ALT: () => this.SUBRULE(this.postfix) },
+    {
+      ALT: () => {
+        this.OR2(this.primaryAlts);
+        this.MANY(this.postfixTail);
+      },
+    },
   ];
   unary = this.RULE("unary", () => {
     this.OR(this.unaryAlts);
@@ -645,11 +653,7 @@ export class TcodParser extends CstParser {
     { ALT: () => this.SUBRULE(this.callSuffix) },
     { ALT: () => this.SUBRULE(this.memberSuffix) },
   ];
-  private readonly postfixTail = (): void => { this.OR(this.suffixAlts); };
-  postfix = this.RULE("postfix", () => {
-    this.SUBRULE(this.primary);
-    this.MANY(this.postfixTail);
-  });
+  private readonly postfixTail = (): void => { this.OR3(this.suffixAlts); };
 
   callSuffix = this.RULE("callSuffix", () => {
     this.CONSUME(LParen);
@@ -685,6 +689,7 @@ export class TcodParser extends CstParser {
     this.CONSUME(AnyName);
   });
 
+  /** Literals, names, lists, records and parentheses (an alternative of `unary`). */
   private readonly primaryAlts = [
     { ALT: () => this.SUBRULE(this.numberLiteral) },
     { ALT: () => this.CONSUME(StringLiteral) },
@@ -695,21 +700,17 @@ export class TcodParser extends CstParser {
     { ALT: () => this.SUBRULE(this.fieldBlock) },
     { ALT: () => this.SUBRULE(this.parenthesized) },
   ];
-  primary = this.RULE("primary", () => {
-    this.OR(this.primaryAlts);
-  });
 
-  private readonly unitOption = { GATE: () => this.unitFollows(), DEF: () => this.SUBRULE(this.unitSuffix) };
+  /** `6 steps`, `50 %`: the unit is read here (`unit`), not by a rule of its own. */
+  private readonly unitLabel = { LABEL: "unit" };
+  private readonly unitAlts = [
+    { ALT: () => this.CONSUME2(Identifier, this.unitLabel) },
+    { ALT: () => this.CONSUME(Percent, this.unitLabel) },
+  ];
+  private readonly unitOption = { GATE: () => this.unitFollows(), DEF: () => this.OR(this.unitAlts) };
   numberLiteral = this.RULE("numberLiteral", () => {
     this.CONSUME(NumberLiteral);
     this.OPTION(this.unitOption);
-  });
-
-  unitSuffix = this.RULE("unitSuffix", () => {
-    this.OR([
-      { ALT: () => this.CONSUME(Identifier) },
-      { ALT: () => this.CONSUME(Percent) },
-    ]);
   });
 
   listLiteral = this.RULE("listLiteral", () => {
