@@ -42,13 +42,13 @@ function constArg(args: Map<string, Value>, k: string, call: CallInfo, what: str
 }
 
 /** Checks a constant against a range; `fmt` renders the range in the message. */
-export function inRange(v: number, lo: number, hi: number, opts: { loOpen?: boolean; integer?: boolean } = {}): boolean {
+export function inRange(v: number, lo: number, hi: number, opts: { loOpen?: boolean; hiOpen?: boolean; integer?: boolean } = {}): boolean {
   // A plan holds integers exactly up to 2^53 − 1 (JSON numbers are doubles).
   if (opts.integer && !Number.isSafeInteger(v)) return false;
-  return (opts.loOpen ? v > lo : v >= lo) && v <= hi;
+  return (opts.loOpen ? v > lo : v >= lo) && (opts.hiOpen ? v < hi : v <= hi);
 }
 
-function checkRange(args: Map<string, Value>, k: string, call: CallInfo, what: string, lo: number, hi: number, range: string, opts: { loOpen?: boolean; integer?: boolean } = {}): boolean {
+function checkRange(args: Map<string, Value>, k: string, call: CallInfo, what: string, lo: number, hi: number, range: string, opts: { loOpen?: boolean; hiOpen?: boolean; integer?: boolean } = {}): boolean {
   const s = scalar(args, k);
   const v = constValue(s);
   if (v === undefined) return true;
@@ -160,7 +160,11 @@ function lossTerm(a: Map<string, Value>, call: CallInfo): Value {
     if (!dimless("loss_term", scalar(a, "beta"), call, "beta")) return invalid(call.span);
     if (!checkRange(a, "beta", call, "beta", 0, 1, "in [0, 1] (the share of forward KL)")) return invalid(call.span);
   }
-  const params = new Map<string, Value>([["estimator", a.get("estimator")!], ["normalize", a.get("normalize")!], ["eps", a.get("eps")!], ["group", a.get("group")!], ["beta", a.get("beta")!]]);
+  if (kind === "sft") {
+    if (constArg(a, "noise", call, "sft(noise)") === undefined) return invalid(call.span);
+    if (!checkRange(a, "noise", call, "noise", 0, 1, "in [0, 1) (the probability of a random command per demonstration turn)", { hiOpen: true })) return invalid(call.span);
+  }
+  const params = new Map<string, Value>([["estimator", a.get("estimator")!], ["normalize", a.get("normalize")!], ["eps", a.get("eps")!], ["group", a.get("group")!], ["beta", a.get("beta")!], ["noise", a.get("noise")!]]);
   return {
     kind: "loss",
     terms: [{ kind: kind as "opd", coef, params, span: call.span }],
@@ -394,7 +398,7 @@ export function coreBuiltins(): Map<string, Value> {
       return obj("agent", a, call);
     }));
   add(builtin("loss_term", [p("kind", "string"), p("coef", "number", num(LOSS_DEFAULTS.coef)), p("estimator", "string", str(LOSS_DEFAULTS.estimator)), p("aggregate", "string", str("")),
-    p("blend", "number", num(0)), p("normalize", "bool", bool(GRPO_DEFAULTS.normalize)), p("eps", "number", num(GRPO_DEFAULTS.eps)), p("group", "number", num(0)), p("beta", "number", num(0))],
+    p("blend", "number", num(0)), p("normalize", "bool", bool(GRPO_DEFAULTS.normalize)), p("eps", "number", num(GRPO_DEFAULTS.eps)), p("group", "number", num(0)), p("beta", "number", num(0)), p("noise", "number", num(0))],
     "One loss term: opd, grpo, sft or gkd.", lossTerm));
   add(builtin("adaptive", [p("probe_every", "steps"), p("probe_episodes", "episodes"), p("rule", "depth_rule"), p("initial", "turns"), p("min", "turns", unit(1, "turns"))],
     "TurnOPD adaptive depth: probe full-horizon episodes every `probe_every` steps and move the cap.", (a, call) => {

@@ -9,12 +9,13 @@ import { maxLevel, VARIABLES, type Level, type VariableName } from "../plan/expr
 import { Checker } from "./check.js";
 import { catalogue, type CatalogueEntry } from "./diagnostics/catalogue.js";
 import { d, didYouMean, dt, h, type Message, type Related } from "./diagnostics/index.js";
+import type { LazyCell } from "./modules.js";
 import type { DiagnosticSink } from "./sink.js";
 import { parseType, scalarType, typeOfRef, type ScalarType } from "./types.js";
 import { dimDiv, dimMul, dimOf, DIMLESS, formatDim, isDimless } from "./units.js";
 import {
   allNames, constScalar, constValue, fixed, invalid, isConst, lookup, op, typeName, varScalar,
-  type Builtin, type CallInfo, type Closure, type Loss, type Scalar, type Scope, type Value,
+  type Builtin, type CallInfo, type Closure, type Loss, type MemoEntry, type Scalar, type Scope, type Value,
 } from "./values.js";
 
 export interface EvalContext {
@@ -80,6 +81,29 @@ export class Evaluator {
     this.peak = Math.max(this.peak, m.peak);
     const keep = (m.clean || !needsClean) && !this.exhausted && this.reports === m.reports && sink.items.length === m.items && this.contextReads === m.contextReads;
     return keep ? { inlined: this.inlined - m.inlined, depth } : undefined;
+  }
+
+  /**
+   * While above 0 (inside a call whose result may be memoized, see `callClosure`): the module values
+   * read (cell, value, cell, value, …) and the functions inlined, since the outermost such call began.
+   */
+  private tracking = 0;
+  private readonly touched: unknown[] = [];
+  private readonly inlinedFns: FnDecl[] = [];
+  /** Inlined calls charged for module values (evaluated, or kept ones accounted for): no call's own cost. */
+  private cellInlined = 0;
+
+  /**
+   * Reads a module value (modules.ts): `force` evaluates it, or accounts for a kept one, when needed.
+   * What that charges is the value's cost, not the cost of the call that reads it.
+   */
+  readCell(cell: LazyCell, force: () => Value): Value {
+    const i0 = this.inlined;
+    const c0 = this.cellInlined;
+    let v: Value;
+    try { v = force(); } finally { this.cellInlined = c0 + (this.inlined - i0); }
+    if (this.tracking) this.touched.push(cell, v);
+    return v;
   }
 
   /** After `mark`: the inlined calls and the nesting an evaluation took, whatever it reported or read (for `replayCost`). */
@@ -426,19 +450,84 @@ export class Evaluator {
       if (sig) return this.callBySignature(f.decl, sig, bound, span);
     }
     if (this.callSites.length === 0) this.outerName = f.decl.name;
-    // A call that reported nothing and gave a number gives the same number for the same arguments.
+    // A call that reported nothing gives the same value for the same arguments, while the module
+    // values it read are the same (see `replayCall`).
     const key = this.memoKey(f, bound);
     if (key !== undefined) {
       const hit = f.memo?.get(key);
-      if (hit && this.replayCost(hit.inlined, hit.depth)) return hit.value;
+      if (hit && this.replayCall(hit, span)) return hit.value;
     }
-    const before = key !== undefined ? this.mark(this.sink) : undefined;
-    const v = this.nested(f.decl.name, span, () => this.inlineClosure(f, bound, span));
-    if (before) {
-      const cost = this.since(before, this.sink, false);
-      if (cost && v.kind === "scalar") (f.memo ??= new Map()).set(key!, { value: v, ...cost });
+    if (key === undefined) return this.nested(f.decl.name, span, () => this.inlineClosure(f, bound, span));
+    const before = this.mark(this.sink);
+    const t0 = this.touched.length;
+    const n0 = this.inlinedFns.length;
+    const c0 = this.cellInlined;
+    this.tracking++;
+    let v: Value;
+    try {
+      v = this.nested(f.decl.name, span, () => this.inlineClosure(f, bound, span));
+    } finally {
+      this.tracking--;
     }
+    const cost = this.since(before, this.sink, false);
+    if (cost && v.kind !== "invalid") {
+      // Each module value once; its own evaluation is not the call's cost (it is charged where it happens).
+      const cells = new Map<LazyCell, Value>();
+      for (let i = t0; i < this.touched.length; i += 2) cells.set(this.touched[i] as LazyCell, this.touched[i + 1] as Value);
+      const memo = (f.memo ??= new Map());
+      if (memo.size >= CALL_MEMO_SIZE) memo.delete(memo.keys().next().value!);
+      memo.set(key, {
+        value: v, inlined: cost.inlined - (this.cellInlined - c0), depth: cost.depth,
+        cells: [...cells].flat(), fns: [...new Set(this.inlinedFns.slice(n0))],
+        // Objects remember where they were made (`origin`): the same only at the same call, in the same calls.
+        ...(v.kind !== "scalar" ? { site: this.siteOf(span) } : {}),
+      } satisfies MemoEntry);
+    }
+    if (this.tracking === 0) { this.touched.length = 0; this.inlinedFns.length = 0; }
     return v;
+  }
+
+  /** The calls being inlined and this call's place, as objects made inside it would record them. */
+  private siteOf(span: Span): string {
+    return `${this.origin.join("\n")}\n${this.describeSpan(span)}`;
+  }
+
+  /**
+   * Stands a memoized call's result in for evaluating it again, when that evaluation would do exactly
+   * what was recorded: the module values it read are the same values, evaluated already in this
+   * compilation (a kept one not yet accounted for is accounted for here, as reading it would), none
+   * of the functions it inlined is being inlined now (that would be a recursion, reported), an
+   * object's origin would be the same, and its cost fits the evaluator's limits. Else false, and the
+   * call is evaluated.
+   */
+  private replayCall(hit: MemoEntry, span: Span): boolean {
+    if (this.exhausted) return false;
+    if (this.stack.length) for (const fn of hit.fns) if (this.stack.includes(fn)) return false;
+    let owedInlined = 0;
+    let owedDepth = 0;
+    const cells = hit.cells;
+    for (let i = 0; i < cells.length; i += 2) {
+      const c = cells[i] as LazyCell;
+      if (c.state !== "done" || c.value !== cells[i + 1]) return false;
+      if (c.owed) {
+        if (!c.keep) return false;
+        owedInlined += c.keep.inlined;
+        owedDepth = Math.max(owedDepth, c.keep.depth);
+      }
+    }
+    if (hit.site !== undefined && hit.site !== this.siteOf(span)) return false;
+    // (A kept value read inside the call nests at most the call's depth deeper.)
+    const depth = hit.depth + owedDepth;
+    if (this.inlined + hit.inlined + owedInlined > INLINE_BUDGET || this.depth + depth > NESTING_LIMIT) return false;
+    this.inlined += hit.inlined + owedInlined;
+    this.cellInlined += owedInlined;
+    this.peak = Math.max(this.peak, this.depth + depth);
+    for (let i = 0; i < cells.length; i += 2) (cells[i] as LazyCell).owed = false;
+    if (this.tracking) {
+      for (let i = 0; i < cells.length; i++) this.touched.push(cells[i]);
+      for (const fn of hit.fns) this.inlinedFns.push(fn);
+    }
+    return true;
   }
 
   /**
@@ -491,6 +580,7 @@ export class Evaluator {
       if (checked.kind === "invalid") return invalid(span);
       scope.names.set(p.name, fixed(checked, p.nameSpan, "param", `parameter ${p.name} of ${f.decl.name}`));
     }
+    if (this.tracking) this.inlinedFns.push(f.decl);
     this.origin.push(`${f.decl.name} (${this.describeSpan(f.decl.nameSpan)}) called at ${this.describeSpan(span)}`);
     this.callSites.push(span);
     try {
@@ -518,16 +608,22 @@ export class Evaluator {
   }
 }
 
-/** JSON of a value with each span as `file:start-end` (the key of a memoized call). */
+/**
+ * JSON of a value with each span as `file:offset:line:column-…` (the key of a memoized call): values
+ * keep their spans, and plans show lines and columns.
+ */
 function spanless(this: unknown, key: string, v: unknown): unknown {
   if (key === "span" && v && typeof v === "object" && "file" in v) {
     const s = v as Span;
-    return `${s.file}:${s.start.offset}-${s.end.offset}`;
+    return `${s.file}:${s.start.offset}:${s.start.line}:${s.start.column}-${s.end.offset}:${s.end.line}:${s.end.column}`;
   }
   return v;
 }
 
 export interface CallArg { name?: string; nameSpan?: Span; span: Span; value: Value }
+
+/** Memoized calls kept per function (the oldest goes first): an editor's session keeps its modules for long. */
+const CALL_MEMO_SIZE = 1024;
 
 /** Inlined calls one evaluator makes at most (a file's checks and one curriculum's evaluation). */
 export const INLINE_BUDGET = 50_000;

@@ -11,10 +11,12 @@ export interface LoweredParts extends Omit<GraphParts, "depth" | "demos" | "grpo
   adaptive?: AdaptiveDepth;
   /** GRPO's normalisation, when the loss has a grpo term. */
   grpo?: { normalize: boolean; eps: number };
+  /** The sft term's DART noise (std/loss `sft(noise:)`); 0 = clean expert demonstrations. */
+  demosNoise?: number;
 }
 
 export function methodGraph(p: LoweredParts): Plan["graph"] {
-  const { adaptive, grpo, ...rest } = p;
+  const { adaptive, grpo, demosNoise, ...rest } = p;
   const maxTurns = p.planner.maxTurns;
   const terms = new Set(p.advantage.terms.map((t) => t.kind));
   return buildGraph({
@@ -23,7 +25,7 @@ export function methodGraph(p: LoweredParts): Plan["graph"] {
       probe: { env: p.rollout.env, every: adaptive.probeEvery, episodes: adaptive.probeEpisodes, maxTurns, truncatedReward: p.planner.truncatedReward },
       rule: { rule: adaptive.rule, initial: adaptive.initial, min: adaptive.min, maxTurns },
     } } : {}),
-    ...(terms.has("sft") ? { demos: { env: p.rollout.env, agent: p.rollout.agent, maxTurns } } : {}),
+    ...(terms.has("sft") ? { demos: { env: p.rollout.env, agent: p.rollout.agent, maxTurns, ...(demosNoise ? { noise: demosNoise } : {}) } } : {}),
     ...(terms.has("grpo") && grpo ? { grpo } : {}),
   });
 }

@@ -253,7 +253,7 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
         // Without settings the first loader's evaluation is reused (lets are evaluated once).
         const compiled = memo
           ? compileMemo(memo, used, abs, root, c.name, settings, own, sink, cache, base, entry)
-          : compileOne(abs, root, c.name, settings, own, sink, cache, settings.length === 0 ? base : undefined);
+          : compileOne(abs, root, c.name, settings, own, sink, cache, settings.length === 0 ? base : undefined, base.loader.importTargets);
         if (compiled) plans.push(compiled);
       }
       warnIdenticalPoints(plans.slice(pointsBefore), c.name, entry, sink);
@@ -286,16 +286,19 @@ function finish(plans: CompiledPlan[], sink: DiagnosticSink, cache: SourceCache,
   return { plans: diagnostics.some((x) => x.severity === "error") ? [] : plans, diagnostics, sources, ok: diagnostics.every((x) => x.severity !== "error") };
 }
 
-function newLoader(root: string, sink: DiagnosticSink, cache: SourceCache): { loader: ModuleLoader; ev: Evaluator } {
+/** A loader and its evaluator; for a sweep point, `resolved` is the first load's `importTargets`. */
+function newLoader(root: string, sink: DiagnosticSink, cache: SourceCache, resolved?: ReadonlyMap<ImportDecl, string>): { loader: ModuleLoader; ev: Evaluator } {
   let loader: ModuleLoader | undefined;
   const ev = new Evaluator(sink, (s) => (loader ? loader.describe(s) : `${s.file}:${s.start.line}:${s.start.column}`));
   const host = cache.host;
-  loader = new ModuleLoader(root, sink, ev, cache.read, cache.parse, { ...(host?.fs ? { fs: host.fs } : {}), ...(host?.reuse ? { reuse: (p) => host.reuse!(p) } : {}) });
+  loader = new ModuleLoader(root, sink, ev, cache.read, cache.parse, {
+    ...(host?.fs ? { fs: host.fs } : {}), ...(host?.reuse ? { reuse: (p) => host.reuse!(p) } : {}), ...(resolved ? { resolved } : {}),
+  });
   return { loader, ev };
 }
 
-function compileOne(abs: string, root: string, name: string, settings: Setting[], point: Setting[], sink: DiagnosticSink, cache: SourceCache, reuse?: { loader: ModuleLoader; ev: Evaluator }): CompiledPlan | undefined {
-  const { loader, ev } = reuse ?? newLoader(root, sink, cache);
+function compileOne(abs: string, root: string, name: string, settings: Setting[], point: Setting[], sink: DiagnosticSink, cache: SourceCache, reuse?: { loader: ModuleLoader; ev: Evaluator }, resolved?: ReadonlyMap<ImportDecl, string>): CompiledPlan | undefined {
+  const { loader, ev } = reuse ?? newLoader(root, sink, cache, resolved);
   const entry = loader.loadEntry(abs)!;
   const fieldOverrides: FieldOverride[] = [];
   for (const s of settings) {
@@ -363,7 +366,7 @@ function compileMemo(
     return { ...hit.compiled, plan };
   }
   const attempts = sink.attempts;
-  const run = own ? base : newLoader(root, sink, cache);
+  const run = own ? base : newLoader(root, sink, cache, base.loader.importTargets);
   const before = run.ev.mark(sink);
   const compiled = compileOne(abs, root, name, settings, point, sink, cache, run);
   const cost = run.ev.cost(before);

@@ -340,6 +340,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   const loss: Loss = (val("loss") as Loss | undefined) ?? { kind: "loss", terms: [{ kind: LOSS_DEFAULTS.kind, coef: constScalar(LOSS_DEFAULTS.coef, {}, cv.decl.nameSpan), params: new Map(), span: cv.decl.nameSpan }], span: cv.decl.nameSpan };
   const terms: AdvantageTerm[] = [];
   let grpo: { normalize: boolean; eps: number } | undefined;
+  let demosNoise = 0;
   loss.terms.forEach((t, i) => {
     const id = `loss.${i}.${t.kind}.coef`;
     if (!L.checkLevel(t.coef, "step", span("loss"))) return;
@@ -361,7 +362,10 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
       const beta = param("beta") as Scalar;
       if (!L.checkLevel(beta, "step", span("loss"))) return;
       terms.push({ kind: "gkd", coef, beta: L.ref(`loss.${i}.gkd.beta`, beta) });
-    } else terms.push({ kind: "sft", coef });
+    } else {
+      terms.push({ kind: "sft", coef });
+      demosNoise = constValue(param("noise") as Scalar) ?? 0;
+    }
   });
   const mode = (loss.aggregate?.mode ?? LOSS_DEFAULTS.aggregate) as AggregateKind;
   let aggregate: Extract<PlanNode, { kind: "Advantage" }>["params"]["aggregate"];
@@ -478,7 +482,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     planner, ...(adaptive ? { adaptive } : {}), rollout,
     teacher: { teacher: teacherName, temperature: teacherTemp, topk: terms.some((t) => t.kind === "opd" && t.estimator === "topk") ? 20 : 0,
       distributions: needsTeacherDistributions(terms) },
-    ...(turnWeights ? { turnWeights } : {}), ...(grpo ? { grpo } : {}),
+    ...(turnWeights ? { turnWeights } : {}), ...(grpo ? { grpo } : {}), demosNoise,
     advantage: { terms, aggregate, ...(rows ? { rows: rows as "turn" } : {}) }, update, sync: { every: 1 },
     evals: evalNodes, checkpoint: { every: checkpointEvery },
   });

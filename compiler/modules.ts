@@ -86,6 +86,12 @@ export interface LoaderOptions {
    * it imports must be unchanged and have had no diagnostics); undefined to load it.
    */
   reuse?(path: string): Module | undefined;
+  /**
+   * Where import declarations led in another loader of the same compilation over the same files (the
+   * first load; its `importTargets`): a sweep point's loader loads those modules without resolving
+   * the specifiers again. A declaration not in it is resolved (and any error reported) as usual.
+   */
+  resolved?: ReadonlyMap<ImportDecl, string>;
 }
 
 let stdlibDir: string | undefined;
@@ -125,6 +131,25 @@ export function sourceReadMessage(e: unknown, path: string, display: string): Me
     : d.unreadableSource({ file: display, reason: er.message });
 }
 
+const NOWHERE: Span = { file: "<prelude>", start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } };
+type Bindings = [string, Binding][];
+let builtinCache: { prelude: Bindings; namespaces: Bindings; core: Bindings } | undefined;
+/**
+ * The bindings of the builtins (the prelude's and std/core's), made once per process: they are
+ * immutable values, and every loader (one per sweep point) starts its scopes with them.
+ */
+function builtinBindings(): { prelude: Bindings; namespaces: Bindings; core: Bindings } {
+  return (builtinCache ??= {
+    prelude: [
+      ...[...preludeBuiltins()].map(([k, v]): [string, Binding] => [k, fixed(v, NOWHERE, "builtin", `builtin ${k}`)]),
+      ["step", fixed(varScalar("step", NOWHERE), NOWHERE, "builtin", "the step clock")],
+    ],
+    // (After `total_steps`, which reads the loader's evaluator: each loader adds its own.)
+    namespaces: ["episode", "turn", "token", "feedback"].map((ns): [string, Binding] => [ns, fixed({ kind: "namespace", name: ns, span: NOWHERE }, NOWHERE, "builtin", `runtime variables of each ${ns}`)]),
+    core: [...coreBuiltins()].map(([k, v]): [string, Binding] => [k, fixed(v, NOWHERE, "builtin", `std/core ${k}`)]),
+  });
+}
+
 export class ModuleLoader {
   readonly modules = new Map<string, Module>();
   /** Where each import declaration led: the imported module's path (for editors' go-to-definition). */
@@ -135,6 +160,7 @@ export class ModuleLoader {
 
   private readonly fs: LoaderFs;
   private readonly reuse: LoaderOptions["reuse"];
+  private readonly resolved: LoaderOptions["resolved"];
   /** Modules adopted from an earlier compilation (their function bodies were checked then). */
   readonly adopted = new Set<string>();
 
@@ -146,16 +172,15 @@ export class ModuleLoader {
   ) {
     this.fs = opts.fs ?? diskFs;
     this.reuse = opts.reuse;
-    const names = new Map<string, Binding>();
-    const NOWHERE: Span = { file: "<prelude>", start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } };
-    for (const [k, v] of preludeBuiltins()) names.set(k, fixed(v, NOWHERE, "builtin", `builtin ${k}`));
-    names.set("step", fixed(varScalar("step", NOWHERE), NOWHERE, "builtin", "the step clock"));
+    this.resolved = opts.resolved;
+    const { prelude, namespaces, core: coreExports } = builtinBindings();
+    const names = new Map<string, Binding>(prelude);
     names.set("total_steps", { get: () => (ev.contextReads++, ev.context.totalSteps !== undefined) ? { ...varScalar("total_steps", NOWHERE), level: "const", tree: { op: "const", value: ev.context.totalSteps }, reads: [] } : varScalar("total_steps", NOWHERE), span: NOWHERE, kind: "builtin", describe: "the curriculum's steps" });
-    for (const ns of ["episode", "turn", "token", "feedback"]) names.set(ns, fixed({ kind: "namespace", name: ns, span: NOWHERE }, NOWHERE, "builtin", `runtime variables of each ${ns}`));
+    for (const [k, b] of namespaces) names.set(k, b);
     this.prelude = { names };
     ev.isLibrary = (file) => file.startsWith(this.stdlibDir + sep) || file.includes(sep + "node_modules" + sep);
     const core: Module = { path: "std/core", display: "std/core", text: "", scope: { parent: this.prelude, names: new Map() }, exports: new Map(), curricula: [], sweeps: [], deps: [], cells: [] };
-    for (const [k, v] of coreBuiltins()) core.exports.set(k, fixed(v, NOWHERE, "builtin", `std/core ${k}`));
+    for (const [k, b] of coreExports) core.exports.set(k, b);
     this.modules.set("std/core", core);
   }
 
@@ -293,39 +318,46 @@ export class ModuleLoader {
       // Descriptions are for `explain` only: computed when asked, not for every declaration.
       get describe() { return describe(); },
       get: () => {
-        const { ev, sink } = mod.owner!;
-        if (cell.state === "done") {
-          // Kept from an earlier compilation: on first use it stands for the evaluation it saves,
-          // against the same limits (or is evaluated, when that evaluation would hit one).
-          if (!cell.owed) return cell.value;
-          cell.owed = false;
-          if (cell.keep && ev.replayCost(cell.keep.inlined, cell.keep.depth)) return cell.value;
-          cell.state = "todo";
-        }
-        if (cell.state === "busy") {
-          sink.add(d.recursiveFunction({ name, chain: `${name} → … → ${name}` }), span);
-          return invalid(span);
-        }
-        cell.state = "busy";
-        cell.keep = false;
-        const saved = ev.abstract;
-        ev.abstract = false;
-        const before = ev.mark(sink);
-        try {
-          cell.value = ev.nested(name, span, () => compute(ev));
-        } finally {
-          ev.abstract = saved;
-          cell.state = "done";
-          const cost = ev.since(before, sink);
-          if (cost) cell.keep = cost;
-        }
-        return cell.value;
+        const { ev } = mod.owner!;
+        return ev.readCell(cell, force);
       },
     };
+    function force(): Value {
+      const { ev, sink } = mod.owner!;
+      if (cell.state === "done") {
+        // Kept from an earlier compilation: on first use it stands for the evaluation it saves,
+        // against the same limits (or is evaluated, when that evaluation would hit one).
+        if (!cell.owed) return cell.value;
+        cell.owed = false;
+        if (cell.keep && ev.replayCost(cell.keep.inlined, cell.keep.depth)) return cell.value;
+        cell.state = "todo";
+      }
+      if (cell.state === "busy") {
+        sink.add(d.recursiveFunction({ name, chain: `${name} → … → ${name}` }), span);
+        return invalid(span);
+      }
+      cell.state = "busy";
+      cell.keep = false;
+      const saved = ev.abstract;
+      ev.abstract = false;
+      const before = ev.mark(sink);
+      try {
+        cell.value = ev.nested(name, span, () => compute(ev));
+      } finally {
+        ev.abstract = saved;
+        cell.state = "done";
+        const cost = ev.since(before, sink);
+        if (cost) cell.keep = cost;
+      }
+      return cell.value;
+    }
   }
 
   private importDecl(mod: Module, decl: ImportDecl): void {
-    const target = this.resolveImport(mod, decl);
+    // Resolved by the first load of this compilation (the same files, the same graph: no cycle
+    // through it either); a TypeScript extension is loaded through `resolveImport`.
+    const known = this.resolved?.get(decl);
+    const target = known !== undefined && !/\.(ts|mts)$/.test(known) ? this.load(known, decl) : this.resolveImport(mod, decl);
     if (target) {
       this.importTargets.set(decl, target.path);
       mod.deps.push({ decl, target });

@@ -60,7 +60,20 @@ export interface Closure {
    * Results of calls that reported nothing, by arguments (evaluate.ts `callClosure`): the closure
    * lives as long as its module, so an editor's later compilations that adopt the module reuse them.
    */
-  memo?: Map<string, { value: Scalar; inlined: number; depth: number }>;
+  memo?: Map<string, MemoEntry>;
+}
+
+/** A memoized call (evaluate.ts `callClosure`, `replayCall`). */
+export interface MemoEntry {
+  value: Value;
+  /** The call's own cost: inlined calls (module values it evaluated not included) and the nesting it reached. */
+  inlined: number; depth: number;
+  /** The module values it read: cell, value, cell, value, … (modules.ts `LazyCell`). */
+  cells: unknown[];
+  /** The functions it inlined, itself included. */
+  fns: FnDecl[];
+  /** For a value other than a number: `origin` and the call's place, as objects made inside it record them. */
+  site?: string;
 }
 export interface Builtin {
   kind: "builtin";

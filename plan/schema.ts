@@ -199,6 +199,12 @@ export const NodeSchema = z.discriminatedUnion("kind", [
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("Demonstrations"), params: z.object({
     env: z.string(), agent: z.string(), maxTurns: PosInt,
+    /**
+     * DART noise (std/loss `sft(noise:)`): each demonstration turn executes a uniformly drawn
+     * admissible command with this probability instead of the expert's, and is then no training
+     * target; the expert acts from the state that leaves. Absent = 0 (the expert's clean path).
+     */
+    noise: z.number().min(0).lt(1).optional(),
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("Rollout"), params: z.object({
     student: z.string(), env: z.string(), agent: z.string(), temperature: Ref,

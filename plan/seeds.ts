@@ -23,7 +23,7 @@ export function mixSeed(...parts: number[]): number {
 }
 
 /** Seeds for named purposes, so two uses of the same position never share a stream. */
-export const SEED_PURPOSE = { tasks: 1, sample: 2, eval: 3, probe: 4 } as const;
+export const SEED_PURPOSE = { tasks: 1, sample: 2, eval: 3, probe: 4, demos: 5 } as const;
 
 /** mulberry32: a small, fast generator for shuffles. Returns floats in [0, 1). */
 export function rng(seed: number): () => number {

@@ -15,9 +15,14 @@
 # (bench/h200/learn-summary.mjs), OUT_DIR/gpu.csv (nvidia-smi). Needs node ≥ 20 on PATH (bin/tcod.mjs
 # + dist/) and a python with torch/transformers ($TCOD_PYTHON, default python3).
 #
-# Entries: TEACHERS="name:config.json:tasks_per_step:lr:steps …"  STUDENT_INIT="config.json:tasks:lr:steps"
+# Entries: TEACHERS="name:config.json:tasks_per_step:peak_lr:steps[:noise] …"  STUDENT_INIT="config.json:tasks:peak_lr:steps[:noise]"
+#          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0)
 #          STUDENTS="name:method:init:seed …" with method one of opd tcod-f2b tcod-b2f turnopd atod
 #          paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json).
+# PHASES="1 2" (default) runs both; "1" only trains teachers (and the initialisation), "2" only
+# distils from the teachers and initialisation already in $WORK (a later call on a machine that kept
+# them: WORK under the repo's ignored runs/ survives between calls while the machine stays warm). A
+# phase-1 run whose folder already holds a checkpoint is resumed (`tcod run --resume`), not restarted.
 set -uo pipefail
 OUT=${1:?usage: bench/h200/learn.sh OUT_DIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
@@ -28,9 +33,11 @@ export TCOD_PYTHON=${TCOD_PYTHON:-python3}
 export TCOD_WORKER_ARGS="--device ${DEV:-cuda} --token-budget ${BUDGET:-65536}"
 TEACHERS=${TEACHERS:-"t32:$G/teacher.json:32:0.001:600"}
 STUDENT_INIT=${STUDENT_INIT:-"$G/student.json:32:0.001:60"}
+PHASES=${PHASES:-"1 2"}
 STUDENTS=${STUDENTS:-"opd:opd:warm:1 f2b:tcod-f2b:warm:1 b2f:tcod-b2f:warm:1 turnopd:turnopd:warm:1 atod:atod:warm:1 opd-scratch:opd:scratch:1"}
 P1_S=${P1_S:-300}; P2_S=${P2_S:-240}          # phase deadlines (seconds)
 T_EVAL=${T_EVAL:-50}; S_EVAL=${S_EVAL:-10}    # evaluation every … steps (teachers, students)
+T_EVAL_OTHER=${T_EVAL_OTHER:-$((2 * T_EVAL))}  # the teachers' valid_unseen and hard every … steps
 EVAL_TASKS=${EVAL_TASKS:-}; S_STEPS=${S_STEPS:-40}   # EVAL_TASKS empty: every task of each split
 CKPT=${CKPT:-20}                              # checkpoint every … steps (an interrupt checkpoints too)
 T0=$(date +%s)
@@ -61,6 +68,22 @@ launch() {
     > "$WORK/$name.log" 2>&1 &
   PIDS+=($!); PORTS+=($PORT)
   log "started $name (pid $!, port $PORT)"
+}
+# resume NAME: continue the run in $WORK/NAME from its checkpoint (its plan keeps its port).
+resume() {
+  local name=$1 port
+  port=$(node -e 'const p=require(process.argv[1]);const m=Object.values(p.resources.models).map(x=>x.backend&&x.backend.url).find(Boolean);console.log(new URL(m).port)' "$WORK/$name/plan.json")
+  node bin/tcod.mjs run --resume "$WORK/$name" >> "$WORK/$name.log" 2>&1 &
+  PIDS+=($!); PORTS+=($port)
+  log "resumed $name (pid $!, port $port)"
+}
+# sft_run NAME CONFIG TASKS PEAK_LR STEPS NOISE EVALS: an SFT run of sft-teacher.tcod, resumed if it has a checkpoint.
+sft_run() {
+  local name=$1 cfg=$2 tasks=$3 lr=$4 steps=$5 noise=$6 ev=$7
+  if [ -f "$WORK/$name/checkpoint/state.json" ]; then resume "$name"; return; fi
+  launch "$name" $G/sft-teacher.tcod texthouse_sft_teacher --set "config=\"$cfg\"" --set "train_steps=$steps steps" \
+    --set "texthouse_sft_teacher.batch=$tasks tasks × 1 rollout" --set "peak_lr=$lr" --set "noise=$noise" \
+    --set "texthouse_sft_teacher.eval=$ev"
 }
 # Copies the small files of every run (metrics, plans, logs; never weights) to OUT/runs.tar.gz, so
 # that what a run has done comes back even if the call is cut off.
@@ -102,20 +125,19 @@ last_seen() {  # last valid_seen success of a run folder (−1 when none)
 }
 
 # Phase 1: teachers and the students' initialisation.
-for t in $TEACHERS; do
-  IFS=: read -r name cfg tasks lr steps <<< "$t"
-  launch "teacher-$name" $G/sft-teacher.tcod texthouse_sft_teacher --set "config=\"$cfg\"" --set "texthouse_sft_teacher.steps=$steps" \
-    --set "texthouse_sft_teacher.batch=$tasks tasks × 1 rollout" --set "texthouse_sft_teacher.optimizer=adam(lr: $lr, loss_fn: \"importance_sampling\", weight_decay: 0.0)" \
-    --set "texthouse_sft_teacher.eval=$(evals $T_EVAL false $((2 * T_EVAL)))"
-done
-IFS=: read -r icfg itasks ilr isteps <<< "$STUDENT_INIT"
-launch student-init $G/sft-teacher.tcod texthouse_sft_teacher --set "config=\"$icfg\"" --set "texthouse_sft_teacher.steps=$isteps" \
-  --set "texthouse_sft_teacher.batch=$itasks tasks × 1 rollout" --set "texthouse_sft_teacher.optimizer=adam(lr: $ilr, loss_fn: \"importance_sampling\", weight_decay: 0.0)" \
-  --set "texthouse_sft_teacher.eval=$(evals $isteps false)"
-finish_phase "$P1_S"
+if [[ " $PHASES " == *" 1 "* ]]; then
+  for t in $TEACHERS; do
+    IFS=: read -r name cfg tasks lr steps noise <<< "$t"
+    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "$(evals $T_EVAL false $T_EVAL_OTHER)"
+  done
+  IFS=: read -r icfg itasks ilr isteps inoise <<< "$STUDENT_INIT"
+  sft_run student-init "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0}" "$(evals $isteps false)"
+  finish_phase "$P1_S"
+fi
 best=""; bests=-2   # a teacher with a checkpoint but no evaluation yet (−1) is still taken
-for t in $TEACHERS; do
-  name=${t%%:*}; s=$(last_seen "$WORK/teacher-$name")
+for d in "$WORK"/teacher-*/; do
+  [ -d "$d" ] || continue
+  name=$(basename "$d"); name=${name#teacher-}; s=$(last_seen "$WORK/teacher-$name")
   log "teacher-$name: last valid_seen success $s"
   if [ -d "$WORK/teacher-$name/checkpoint/student" ] && awk -v a="$s" -v b="$bests" 'BEGIN { exit !(a > b) }'; then best=$name; bests=$s; fi
 done
@@ -123,7 +145,9 @@ log "student-init: last valid_seen success $(last_seen "$WORK/student-init")"
 echo "{\"teacher\": \"$best\", \"valid_seen\": $bests}" > "$OUT/teacher-choice.json"
 
 # Phase 2: students distilled from the best teacher.
-if [ -n "$best" ]; then
+if [[ " $PHASES " != *" 2 "* ]]; then
+  log "phase 2 not asked for (PHASES=$PHASES)"
+elif [ -n "$best" ]; then
   TDIR="$WORK/teacher-$best/checkpoint/student"
   for s in $STUDENTS; do
     IFS=: read -r name method init seed <<< "$s"

@@ -49,6 +49,12 @@ export interface EnvAdapter {
   expertPath?(task: TaskRef): Promise<string[]>;
   /** Optimal next actions in the current state (oracle teacher), where the env has a planner. */
   optimalActions?(): Promise<string[]>;
+  /**
+   * The expert's next command in the current episode, from any state it can reach (the choice
+   * expertPath makes from the start), where the env's expert is a policy rather than a recorded
+   * path: DART demonstrations (`sft(noise:)`) need it to recover after a random command.
+   */
+  expertAction?(): Promise<string>;
   close(): Promise<void>;
 }
 

@@ -9,6 +9,13 @@
  * whole trajectories (a served student whose chat memory accumulates), a demonstration is one row
  * and is scored by one forward over the whole episode, as student episodes are: per-turn rows would
  * repeat every earlier turn in each later row (tokens growing with the square of the turn count).
+ *
+ * With DART noise p (`sft(noise: p)`, Laskey et al. 2017) the expert is asked for its command at
+ * each turn (env.expertAction) and, with probability p, a uniformly drawn admissible command runs
+ * instead. Such a turn stays in the episode (its tokens are context for every later turn) but is no
+ * training target: its mask is cleared in a trajectory row and its per-turn row dropped. A noise draw
+ * that equals the expert's command is a target. The draws come from the run seed, the step and the
+ * task's position in the step, so a resumed run draws the same ones.
  */
 import { renderAction } from "../agent-format.js";
 import { runEpisode, type EpisodeSpec, type Sampler } from "../rollout.js";
@@ -19,6 +26,8 @@ import type { RunContext } from "./context.js";
 import { input, type Executor, type PortData } from "./executor.js";
 import type { SampledTask } from "./task-sampler.js";
 import { withRetries } from "./retry.js";
+import { mixSeed, rng, SEED_PURPOSE } from "../seeds.js";
+import { EnvConfigError } from "../envs/env.js";
 
 /** Episode indices of demonstrations sort after the step's student episodes. */
 export const DEMO_EPISODE_BASE = 1_000_000;
@@ -26,35 +35,57 @@ export const DEMO_EPISODE_BASE = 1_000_000;
 export const demonstrationsExecutor: Executor<"Demonstrations"> = {
   async run(node, inputs, ctx) {
     const t = input<PortData["Tasks"]>(inputs, "tasks")!;
-    return { demos: await buildDemonstrations(ctx, node.params.env, node.params.agent, t.tasks, ctx.step, ctx.syncedStep, node.params.maxTurns, ctx.rowShape) };
+    return { demos: await buildDemonstrations(ctx, node.params.env, node.params.agent, t.tasks, ctx.step, ctx.syncedStep, node.params.maxTurns, ctx.rowShape, node.params.noise ?? 0) };
   },
 };
 
 export async function buildDemonstrations(
   ctx: RunContext, envId: string, agentId: string, tasks: SampledTask[], step: number, policyStep: number, maxTurns: number,
-  shape: RowShape = "turn",
+  shape: RowShape = "turn", noise = 0,
 ): Promise<ExperienceRow[]> {
   const format = ctx.plan.resources.agents[agentId]!;
   const pool = ctx.envs.get(envId)!;
   const stop = ctx.tokenizer.stopTokens[0];
   if (stop === undefined) throw new Error("sft demonstrations need a tokenizer with a stop token");
+  const reply = (action: string) => {
+    const tokens = [...ctx.tokenizer.encode(renderAction(format, action)), stop];
+    return { tokens, logprobs: tokens.map(() => 0), finishReason: "stop" as const };
+  };
   const rows: ExperienceRow[] = [];
   await Promise.all(tasks.map(async ({ task, group }) => {
-    const expert = task.actions ?? (await pool.with(async (env) => (env.expertPath ? env.expertPath(task) : [])));
-    if (expert.length === 0) return;
-    let i = 0;
-    const script: Sampler = async () => {
-      const tokens = [...ctx.tokenizer.encode(renderAction(format, expert[i++]!)), stop];
-      return { tokens, logprobs: tokens.map(() => 0), finishReason: "stop" };
-    };
+    const expert = noise > 0 ? null : task.actions ?? (await pool.with(async (env) => (env.expertPath ? env.expertPath(task) : [])));
+    if (expert !== null && expert.length === 0) return;
     const spec: EpisodeSpec = {
       index: DEMO_EPISODE_BASE + group, task, group: DEMO_EPISODE_BASE + group, prefixActions: [],
-      studentTurns: Math.min(expert.length, maxTurns), capped: false, truncatedReward: 0, temperature: 1, seed: 0,
-      horizon: maxTurns, expertLength: expert.length,
+      studentTurns: expert === null ? maxTurns : Math.min(expert.length, maxTurns), capped: false, truncatedReward: 0, temperature: 1, seed: 0,
+      horizon: maxTurns, expertLength: expert?.length ?? 0,
     };
+    /** Turn indices where a noise command ran instead of a different expert command. */
+    let noisy = new Set<number>();
     const record = await withRetries(ctx, `demonstration of task ${task.id}`, () =>
-      pool.with((env) => { i = 0; return runEpisode(env, script, format, ctx.tokenizer, spec, policyStep); }));
-    if (record.turns.length === 0) return;
+      pool.with((env) => {
+        let i = 0;
+        noisy = new Set();
+        const draw = rng(mixSeed(ctx.seed, SEED_PURPOSE.demos, step, group));
+        const script: Sampler = async (req) => {
+          const turn = i++;
+          if (expert !== null) return reply(expert[turn]!);
+          if (!env.expertAction) {
+            throw new EnvConfigError(`sft(noise: ${noise}) needs an env whose expert acts from any state; ${env.kind} replays recorded paths only`,
+              env.kind, "Use sft(noise: 0) with this env.");
+          }
+          const best = await env.expertAction();
+          const options = req.context?.admissible ?? [];
+          if (draw() < noise && options.length > 0) {
+            const pick = options[Math.floor(draw() * options.length)]!;
+            if (pick !== best) noisy.add(turn);
+            return reply(pick);
+          }
+          return reply(best);
+        };
+        return runEpisode(env, script, format, ctx.tokenizer, spec, policyStep);
+      }));
+    if (record.turns.length === 0 || noisy.size === record.turns.length) return;
     const whole = shape === "trajectory" && ctx.student.scoresSequences === true && turnsChain(record.turns);
     const scores = await ctx.studentLimit(async () => {
       if (whole) {
@@ -67,7 +98,14 @@ export async function buildDemonstrations(
     // Teacher log-probabilities = the student's own: the OPD term is exactly 0 on demonstrations.
     const scored = { record, teacher: record.turns.map((t) => t.logprobs) };
     const made = shape === "trajectory" ? [trajectoryRow(step, scored, policyStep)].filter((r) => r !== null) : turnRows(step, scored, policyStep);
-    for (const r of made) rows.push({ ...r, demo: true });
+    for (const r of made) {
+      if (noisy.size > 0) {
+        // A noise turn is context, not a target (see the file comment).
+        if (shape !== "trajectory") { if (noisy.has(r.turnOf.find((k) => k >= 0)!)) continue; }
+        else r.turnOf.forEach((k, j) => { if (noisy.has(k)) { r.mask[j] = 0; r.turnOf[j] = -1; } });
+      }
+      rows.push({ ...r, demo: true });
+    }
   }));
   return rows.sort((a, b) => a.episode - b.episode || a.turnOf[a.turnOf.length - 1]! - b.turnOf[b.turnOf.length - 1]!);
 }

@@ -35,6 +35,8 @@ export interface PlanParts {
   /** Evaluate nodes; student and agent default to the Rollout node's. */
   evals?: (Omit<Params<"Evaluate">, "student" | "agent"> & Partial<Pick<Params<"Evaluate">, "student" | "agent">>)[];
   checkpointEvery?: number;
+  /** DART noise of the sft term's demonstrations. */
+  demosNoise?: number;
 }
 
 export function assemblePlan(p: PlanParts): Plan {
@@ -50,6 +52,7 @@ export function assemblePlan(p: PlanParts): Plan {
     sync: { every: 1 },
     evals: (p.evals ?? []).map((e) => ({ student: p.rollout.student, agent: p.rollout.agent, ...e })),
     ...(p.checkpointEvery ? { checkpoint: { every: p.checkpointEvery } } : {}),
+    ...(p.demosNoise ? { demosNoise: p.demosNoise } : {}),
   });
   return parsePlan({
     schema: PLAN_SCHEMA_ID, name: p.name, sources: [], clock: { steps: p.steps, seed: p.seed },

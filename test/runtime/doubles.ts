@@ -58,6 +58,7 @@ export class CounterEnv implements EnvAdapter {
     return new Array<string>(Number(task.id.split("-")[1])).fill("inc");
   }
   async optimalActions(): Promise<string[]> { return [this.value < this.target ? "inc" : "dec"]; }
+  async expertAction(): Promise<string> { return this.value < this.target ? "inc" : "dec"; }
   async close(): Promise<void> {}
 }
 

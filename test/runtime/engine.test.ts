@@ -222,6 +222,26 @@ describe("engine", () => {
     expect(demo.reduce((a, r) => a + r.tokens.filter((t, i) => r.mask[i] === 1 && t === END).length, 0)).toBe(lengths.reduce((a, b) => a + b, 0));
   });
 
+  it("sft with DART noise: a random command is context, not a target; the expert recovers; the draws repeat", async () => {
+    const plan = testPlan({ steps: 2, tasksPerStep: 3, sft: 1, sftNoise: 0.5, maxTurns: 30 });
+    const demosOf = async () => {
+      const h = harness(plan, { rows: "trajectory" });
+      Object.assign(h.student, { scoresSequences: true });
+      await h.run();
+      const tok = h.student.tokenizer;
+      return h.student.trained.flatMap((rows) => rows.filter((r) => r.advantages.some((a, i) => r.mask[i] === 1 && a === 1)))
+        .map((r) => ({ text: tok.decode(r.tokens), targets: tok.decode(r.tokens.filter((_, i) => r.mask[i] === 1)) }));
+    };
+    const demos = await demosOf();
+    expect(demos.length).toBe(6);
+    // every training target is the expert's command (the counter never passes its target: "inc") …
+    for (const d of demos) expect(d.targets).toMatch(/^(<action>inc<\/action>)+$/);
+    // … while the noise ran in the episodes: its "dec" commands are context only
+    expect(demos.filter((d) => d.text.includes("<action>dec</action>")).length).toBeGreaterThan(0);
+    // … and the draws come from the seed and the step alone
+    expect(await demosOf()).toEqual(demos);
+  });
+
   it("topk estimator: A = −c·KL over the top-k supports; k1 where the teacher lists nothing; full is refused without capable backends", async () => {
     const h = harness(testPlan({ steps: 1, tasksPerStep: 1, estimator: "topk", topk: 2 }));
     await h.run();

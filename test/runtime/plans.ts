@@ -67,6 +67,8 @@ export interface TestPlanOptions {
   grpo?: boolean;
   /** Coefficient of an sft term (expert demonstrations). */
   sft?: number;
+  /** DART noise of the sft term's demonstrations. */
+  sftNoise?: number;
   estimator?: "k1" | "topk" | "full";
   adaptive?: { probeEvery: number; probeEpisodes: number; rule: { kind: "coverage"; keep: number } | { kind: "divergence"; ratio: number }; initial: number; min: number };
   topk?: number;
@@ -108,5 +110,6 @@ export function testPlan(o: TestPlanOptions = {}): Plan {
     },
     evals: o.evalEvery ? [{ name: "valid", env: "valid", every: o.evalEvery, tasks: o.evalTasks ?? 3, temperature: 0, maxTurns, atStart: true }] : [],
     ...(o.checkpointEvery ? { checkpointEvery: o.checkpointEvery } : {}),
+    ...(o.sftNoise ? { demosNoise: o.sftNoise } : {}),
   });
 }

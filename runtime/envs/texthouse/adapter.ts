@@ -95,6 +95,12 @@ export class TexthouseEnv implements EnvAdapter {
     return this.expert === "observable" ? this.world.observableOptimal() : this.world.optimal();
   }
 
+  async expertAction(): Promise<string> {
+    if (!this.world) throw new EnvError("texthouse: expertAction() before reset(); reset a task first", KIND, false);
+    if (this.expert === "observable") return this.world.observableDecision().action;
+    return this.world.optimal()[0] ?? "";
+  }
+
   /** Length of a shortest plan of the privileged planner from the current state (optimal-length statistics). */
   async optimalLength(): Promise<number> {
     if (!this.world) throw new EnvError("texthouse: optimalLength() before reset(); reset a task first", KIND, false);

@@ -1,0 +1,131 @@
+/**
+ * The language server's compilations share work between sweep points and across edits: the imports
+ * the first load resolved, and memoized calls (a call's value stands in for evaluating it again while
+ * the module values it read are the same values, charged against the same limits). Whatever is
+ * shared, an analysis after an edit must equal `tcod check` of the same text (diagnostics with their
+ * codes, spans and messages, from every sweep point; plans), and hover and inlay hints must equal those
+ * of a fresh analysis (no stale span or origin).
+ */
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { compileFile, render, type CompileResult } from "../../compiler/index.js";
+import { parse } from "../../grammar/index.js";
+import { hover, inlayHints } from "../../lsp/features.js";
+import { Workspace, type Analysis } from "../../lsp/workspace.js";
+
+const ROOT = join(import.meta.dirname, "../..");
+const walk = (d: string): string[] => readdirSync(d).sort().flatMap((n) => {
+  const p = join(d, n);
+  return statSync(p).isDirectory() ? (n === "node_modules" ? [] : walk(p)) : n.endsWith(".tcod") ? [p] : [];
+});
+
+/** A value as data: maps as entries, without scopes and declarations (what the evaluator read, not what it made). */
+const valueJson = (v: unknown) => JSON.stringify(v, (k, x: unknown) => (k === "scope" || k === "decl" || k === "source" ? undefined : x instanceof Map ? [...x] : x));
+/** Diagnostics as shown (related spans too), plans as written, and each plan's evaluated fields (spans, origins). */
+const outcome = (r: CompileResult) => ({
+  diagnostics: r.diagnostics.map((d) => `${render(d, (f) => r.sources.get(f))}\n  related: ${d.related.map((x) => `${x.span.file}:${x.span.start.offset}-${x.span.end.offset} ${x.message}`).join("; ")}`),
+  plans: r.plans.map((p) => JSON.stringify(p.plan)),
+  fields: r.plans.map((p) => [...p.curriculum.fields].map(([k, f]) => `${k}: ${valueJson(f.value)}`)),
+});
+/** `tcod check` of `path` with `text` in place of the file. */
+const check = (path: string, text: string) =>
+  outcome(compileFile(path, { host: { read: (p) => (p === path ? text : readFileSync(p, "utf8")), parse } }));
+
+/** Hover at every field name and value start of every curriculum and at every let, and the inlay hints. */
+function editorView(a: Analysis): unknown {
+  const at: number[] = [];
+  for (const d of a.program?.modules.get(a.path)?.ast?.decls ?? []) {
+    if (d.kind === "curriculum") for (const f of d.fields) at.push(f.nameSpan.start.offset, f.value.span.start.offset);
+    if (d.kind === "let") at.push(d.nameSpan.start.offset, d.value.span.start.offset);
+  }
+  return { hovers: at.map((o) => hover(a, o)), hints: inlayHints(a) };
+}
+
+/** Edits of a file with sweeps: inside a curriculum, of a swept value, above everything, and back. */
+function edits(text: string): string[] {
+  const out = [text, text.replace(/(\ncurriculum [^\n]*\{)/, "$1 /* an edit inside */")];
+  const value = /\nsweep[^]*?\[\s*([^,\]\s]+)/.exec(text);
+  if (value) out.push(text.replace(value[0], value[0].slice(0, -value[1]!.length) + `(${value[1]})`));
+  out.push(`// above\n${text}`, text.replace(/(\ncurriculum [^\n]*\{)/, "$1 /* an edit inside */\n"), text);
+  return out;
+}
+
+describe("sweep points sharing work in the language server", () => {
+  it("report what tcod check reports, with the hovers and hints of a fresh analysis, after edits of every file with sweeps", () => {
+    const files = [...walk(join(ROOT, "examples")), ...walk(join(ROOT, "test/fixtures"))].filter((p) => /^sweep /m.test(readFileSync(p, "utf8")));
+    expect(files.length).toBeGreaterThanOrEqual(5);
+    const ws = new Workspace();
+    for (const path of files) {
+      for (const [i, v] of edits(readFileSync(path, "utf8")).entries()) {
+        ws.setOpen(path, v);
+        const a = ws.analyze(path);
+        expect(outcome(a.result), `${path}, edit ${i}`).toEqual(check(path, v));
+        const cold = new Workspace();
+        cold.setOpen(path, v);
+        expect(editorView(a), `${path}, edit ${i}: hover and hints`).toEqual(editorView(cold.analyze(path)));
+      }
+      ws.close(path);
+    }
+  });
+
+  it("charge a call whose value is reused, and the module values it reads, against each point's budget", () => {
+    // `big` (a module value of lib, 32,767 inlined calls) is read inside `uses_big`. Point h=f13 fits
+    // the budget of 50,000 (32,767 + 16,383 + a few); point h=f14 does not, as tcod check finds. After
+    // an edit, point h=f14 reuses `uses_big(2 turns)` of point h=f13: `big`, kept from the first load,
+    // is accounted for there all the same.
+    const dir = mkdtempSync(join(tmpdir(), "tcod-lsp-sweep-"));
+    writeFileSync(join(dir, "package.json"), "{}\n");
+    const fns = ["fn f0(x: turns) : turns = x", ...Array.from({ length: 14 }, (_, i) => `fn f${i + 1}(x: turns) : turns = f${i}(x) + f${i}(x) - x`)];
+    writeFileSync(join(dir, "lib.tcod"), [...fns.map((f) => `export ${f}`), "let big = f14(1 turn)", "export fn uses_big(x: turns) : turns = x + big - big", ""].join("\n"));
+    const path = join(dir, "main.tcod");
+    const original = [
+      'import { texthouse } from "std/envs"',
+      'import { f13, f14, uses_big } from "./lib"',
+      'model m { path: "x" }',
+      "let h = f13",
+      "curriculum c { teacher: m  student: m  env: texthouse()  steps: 10  horizon: min(uses_big(2 turns), 30 turns)  max_turns: h(3 turns) }",
+      "sweep s product { h: [f13, f14] }",
+      "",
+    ].join("\n");
+    const fits = original.replace("h: [f13, f14]", "h: [f13, f13]");
+    expect(check(path, original).diagnostics.join("\n")).toContain("TC2019");
+    expect(check(path, fits).diagnostics.join("\n")).not.toContain("TC2019");
+    const ws = new Workspace();
+    for (const v of [original, `${original}let unrelated = 1 steps\n`, original.replace("steps: 10", "steps: 10 /* inside */"), fits, original, fits]) {
+      ws.setOpen(path, v);
+      expect(outcome(ws.analyze(path).result)).toEqual(check(path, v));
+    }
+  });
+
+  it("evaluate a reused call again when a module value it read is not evaluated yet in this point", () => {
+    // `half` reads total_steps, so it is not kept from the first load: each point evaluates it on first
+    // use (32,767 inlined calls). Point 1 reads it through `pick` before `every_half(1)`, which it
+    // memoizes; point 2 first reads it inside `every_half(1)`: the memoized value must not stand in
+    // for that evaluation, or point 2 (16,383 + 32,767 more with h=f14) would fit the budget of 50,000
+    // where tcod check finds it does not.
+    const dir = mkdtempSync(join(tmpdir(), "tcod-lsp-sweep-"));
+    writeFileSync(join(dir, "package.json"), "{}\n");
+    const fns = ["fn f0(x: steps) : steps = x", ...Array.from({ length: 14 }, (_, i) => `fn f${i + 1}(x: steps) : steps = f${i}(x) + f${i}(x) - x`)];
+    writeFileSync(join(dir, "lib.tcod"), [...fns.map((f) => `export ${f}`), "export let half = total_steps / 2 + f14(0 steps)", "export fn every_half(x: number) : steps = half * x", ""].join("\n"));
+    const path = join(dir, "main.tcod");
+    const original = [
+      'import { texthouse } from "std/envs"',
+      'import { f13, f14, half, every_half } from "./lib"',
+      'model m { path: "x" }',
+      "let pick = half",
+      "let h = f13",
+      "curriculum c { teacher: m  student: m  env: texthouse()  steps: 40  staleness: pick * 0  checkpoint_every: every_half(1)  seed: h(3 steps) / 1 steps }",
+      "sweep s zip { pick: [half, 5 steps]  h: [f13, f14] }",
+      "",
+    ].join("\n");
+    expect(check(path, original).diagnostics.join("\n")).toContain("TC2019");
+    expect(check(path, original.replace("h: [f13, f14]", "h: [f13, f13]")).diagnostics.join("\n")).not.toContain("TC2019");
+    const ws = new Workspace();
+    for (const v of [original, `${original}let unrelated = 1 steps\n`, original.replace("steps: 40", "steps: 40 /* inside */")]) {
+      ws.setOpen(path, v);
+      expect(outcome(ws.analyze(path).result)).toEqual(check(path, v));
+    }
+  });
+});
