@@ -6,10 +6,12 @@
  * (with `recoveredNode` parts) that cst-to-ast.ts turns into a usable AST.
  *
  * Conventions: each OR alternative that is more than one token is its own rule (so the CST says which
- * alternative was taken); lists with separators accept one trailing comma; fields of `{}` blocks are
- * separated by newlines or optional commas. Comparisons and `..` do not chain (`a < b < c` is a syntax
- * error rather than a silent `(a < b) < c`). Field names, named arguments, members and type names may
- * be keywords (`model: …`).
+ * alternative was taken), except inside an operand, where each rule call costs on every operand of a
+ * large file: binary operators are one flat chain (`binaryExpression`, the tree built by precedence in
+ * cst-to-ast.ts), and a primary with its suffixes is read by `unary` itself. Lists with separators
+ * accept one trailing comma; fields of `{}` blocks are separated by newlines or optional commas.
+ * Comparisons and `..` do not chain (`a < b < c` is a syntax error rather than a silent
+ * `(a < b) < c`). Field names, named arguments, members and type names may be keywords (`model: …`).
  *
  * Beyond Chevrotain's recovery (token insertion/deletion, re-sync), three errors are recorded by the
  * grammar itself so that one slip stays one error: an operator without an operand, a missing `,`
@@ -562,9 +564,9 @@ export class TcodParser extends CstParser {
   }
 
   /**
-   * Per chain (same indexing): the tightest level the next operator may have. After
-   * an operator without its operand (`a * ⏎`) only one of its level or looser may follow, as only
-   * that level's rule and the looser ones were still running; otherwise any.
+   * Per chain (same indexing): the tightest level the next operator may have. After an operator
+   * without its operand (`a * ⏎`) only one of its level or looser may follow (with one rule per level,
+   * only that level's rule and the looser ones were still running then); otherwise any.
    */
   private readonly chainLimit: number[] = [];
 
