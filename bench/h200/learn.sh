@@ -16,7 +16,7 @@
 # + dist/) and a python with torch/transformers ($TCOD_PYTHON, default python3).
 #
 # Entries: TEACHERS="name:config.json:tasks_per_step:peak_lr:steps[:noise] …"  STUDENT_INIT="config.json:tasks:peak_lr:steps[:noise]"
-#          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0.2)
+#          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0)
 #          STUDENTS="name:method:init:seed …" with method one of opd tcod-f2b tcod-b2f turnopd atod
 #          paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json).
 # PHASES="1 2" (default) runs both; "1" only trains teachers (and the initialisation), "2" only
@@ -128,10 +128,10 @@ last_seen() {  # last valid_seen success of a run folder (−1 when none)
 if [[ " $PHASES " == *" 1 "* ]]; then
   for t in $TEACHERS; do
     IFS=: read -r name cfg tasks lr steps noise <<< "$t"
-    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0.2}" "$(evals $T_EVAL false $T_EVAL_OTHER)"
+    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "$(evals $T_EVAL false $T_EVAL_OTHER)"
   done
   IFS=: read -r icfg itasks ilr isteps inoise <<< "$STUDENT_INIT"
-  sft_run student-init "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0.2}" "$(evals $isteps false)"
+  sft_run student-init "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0}" "$(evals $isteps false)"
   finish_phase "$P1_S"
 fi
 best=""; bests=-2   # a teacher with a checkpoint but no evaluation yet (−1) is still taken
