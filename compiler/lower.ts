@@ -16,7 +16,7 @@ import { needsTeacherDistributions } from "../plan/build.js";
 import { semanticsOf, usesCompactActions } from "../plan/env-semantics.js";
 import { methodGraph } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
-import { d, dt, h } from "./diagnostics/index.js";
+import { chooseHint, d, dt, h } from "./diagnostics/index.js";
 import type { Checker } from "./check.js";
 import { byCodeUnits } from "./sink.js";
 import { planUnit } from "./units.js";
@@ -88,7 +88,7 @@ class Lowering {
     if (c !== undefined) {
       if (Number.isFinite(c) && ok(c)) return true;
       const r = Number.isFinite(c) ? beyondSafe(range, c) : "a finite number";
-      this.check.report(d.outOfRange({ what, range: r, value: fmt(c), hint: h.chooseValue({ range: r }) }), span);
+      this.check.report(d.outOfRange({ what, range: r, value: fmt(c), hint: chooseHint(r) }), span);
       this.ok = false;
       return false;
     }
