@@ -4,7 +4,7 @@
  * stdlib's .tcod files build on (env, agent_format, loss_term, adaptive…).
  */
 import type { Span } from "../grammar/ast.js";
-import { closestName, d, didYouMean, dt, h } from "./diagnostics/index.js";
+import { chooseHint, closestName, d, didYouMean, dt, h } from "./diagnostics/index.js";
 import { DIMLESS, dimEq, example, formatDim, isDimless } from "./units.js";
 import { constScalar, constValue, invalid, isConst, op, varScalar, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
 import { levelRank, maxLevel } from "../plan/expr.js";
@@ -53,7 +53,7 @@ function checkRange(args: Map<string, Value>, k: string, call: CallInfo, what: s
   const v = constValue(s);
   if (v === undefined) return true;
   if (inRange(v, lo, hi, opts)) return true;
-  call.report(d.outOfRange({ what, range, value: String(v), hint: h.chooseValue({ range }) }), call.argSpans.get(k));
+  call.report(d.outOfRange({ what, range, value: String(v), hint: chooseHint(range) }), call.argSpans.get(k));
   return false;
 }
 

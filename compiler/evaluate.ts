@@ -540,7 +540,7 @@ export class Evaluator {
       const a = bound.get(p.name);
       if (!a) { key += "|-"; continue; }
       if (a.value.kind !== "scalar" && a.value.kind !== "string") return undefined;
-      key += "|" + JSON.stringify(a.value, spanless);
+      key += "|" + argKey(a.value);
     }
     return key;
   }
@@ -609,15 +609,26 @@ export class Evaluator {
 }
 
 /**
- * JSON of a value with each span as `file:offset:line:column-…` (the key of a memoized call): values
- * keep their spans, and plans show lines and columns.
+ * An argument in a memoized call's key: its JSON, spans included (values keep their spans, and plans
+ * show lines and columns). JSON writes NaN and ±Infinity as null and −0 as 0: a value holding one is
+ * written with them kept apart.
  */
-function spanless(this: unknown, key: string, v: unknown): unknown {
-  if (key === "span" && v && typeof v === "object" && "file" in v) {
-    const s = v as Span;
-    return `${s.file}:${s.start.offset}:${s.start.line}:${s.start.column}-${s.end.offset}:${s.end.line}:${s.end.column}`;
+function argKey(v: Value): string {
+  return oddNumbers(v) ? JSON.stringify(v, exactNumbers) : JSON.stringify(v);
+}
+const exactNumbers = (_k: string, v: unknown): unknown => (typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? "-0" : v}` : v);
+/** Whether a value holds a number that JSON does not keep (NaN, ±Infinity, −0); without recursion (trees may be deep). */
+function oddNumbers(root: unknown): boolean {
+  const todo: unknown[] = [root];
+  while (todo.length) {
+    const v = todo.pop();
+    if (typeof v === "number") { if (!Number.isFinite(v) || Object.is(v, -0)) return true; }
+    else if (v !== null && typeof v === "object") {
+      if (Array.isArray(v)) { for (const x of v) todo.push(x); }
+      else for (const k in v) todo.push((v as Record<string, unknown>)[k]);
+    }
   }
-  return v;
+  return false;
 }
 
 export interface CallArg { name?: string; nameSpan?: Span; span: Span; value: Value }

@@ -14,6 +14,7 @@ import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOver
 import { d, didYouMean, type Diagnostic } from "./diagnostics/index.js";
 import { Evaluator } from "./evaluate.js";
 import { lower } from "./lower.js";
+import { sameJson } from "./json-equal.js";
 import { findStdlibDir, ModuleLoader, projectRootOf, type LoaderFs, type Module } from "./modules.js";
 import { byCodeUnits, DiagnosticSink } from "./sink.js";
 import { bundleExtensions, type TsExtension } from "./ts-extensions.js";
@@ -573,23 +574,47 @@ const pointKeys = new WeakMap<Plan, string>();
 function pointKey(plan: Plan): string {
   let key = pointKeys.get(plan);
   if (key === undefined) {
-    const { name: _n, sweep: _s, sources: _src, extensions, ...rest } = plan as Plan & { sweep?: unknown };
-    key = JSON.stringify({ ...rest, ...(extensions ? { extensions: { ...extensions, bundle: "" } } : {}) });
+    key = JSON.stringify(pointView(plan));
     pointKeys.set(plan, key);
   }
   return key;
 }
 
+/** Whether two plans are the same but for their names, sweep points and sources (their `pointKey` texts are equal). */
+function samePoint(a: Plan, b: Plan): boolean {
+  return sameJson(pointView(a), pointView(b));
+}
+
+/** The object `pointKey` writes. */
+function pointView(plan: Plan): Record<string, unknown> {
+  const { name: _n, sweep: _s, sources: _src, extensions, ...rest } = plan as Plan & { sweep?: unknown };
+  return { ...rest, ...(extensions ? { extensions: { ...extensions, bundle: "" } } : {}) };
+}
+
+/** Sweep points compared side by side up to this many plans; past it, by `pointKey` texts. */
+const COMPARE_POINTS = 32;
+
 /** One warning per curriculum naming the sweep points whose plans are the same but for their names. */
 function warnIdenticalPoints(plans: CompiledPlan[], curriculum: string, entry: Module, sink: DiagnosticSink): void {
   // After an error no plan is kept (and an override of a swept target makes every point the same).
   if (plans.length < 2 || sink.errorCount > 0) return;
-  const groups = new Map<string, CompiledPlan[]>();
-  for (const p of plans) {
-    const key = pointKey(p.plan);
-    groups.set(key, [...(groups.get(key) ?? []), p]);
+  const groups: CompiledPlan[][] = [];
+  if (plans.length <= COMPARE_POINTS) {
+    // Side by side: the points share most of their plans (unchanged parts are the same objects).
+    for (const p of plans) {
+      const g = groups.find((x) => samePoint(x[0]!.plan, p.plan));
+      if (g) g.push(p);
+      else groups.push([p]);
+    }
+  } else {
+    const byKey = new Map<string, CompiledPlan[]>();
+    for (const p of plans) {
+      const key = pointKey(p.plan);
+      byKey.set(key, [...(byKey.get(key) ?? []), p]);
+    }
+    groups.push(...byKey.values());
   }
-  const same = [...groups.values()].filter((g) => g.length > 1);
+  const same = groups.filter((g) => g.length > 1);
   if (same.length === 0) return;
   // The swept targets whose values differ inside a group: those change nothing.
   const vars = new Set<string>();

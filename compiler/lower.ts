@@ -16,7 +16,7 @@ import { needsTeacherDistributions } from "../plan/build.js";
 import { semanticsOf, usesCompactActions } from "../plan/env-semantics.js";
 import { methodGraph } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
-import { d, dt, h } from "./diagnostics/index.js";
+import { chooseHint, d, dt, h } from "./diagnostics/index.js";
 import type { Checker } from "./check.js";
 import { byCodeUnits } from "./sink.js";
 import { planUnit } from "./units.js";
@@ -64,11 +64,10 @@ class Lowering {
 
   /** The range check of a feedback value at step 1, before any step has finished. */
   rangeAtStart(s: Scalar, what: string, ok: (v: number) => boolean, range: string, span: Span, lengths: number[], maxTurns: number): boolean {
-    const tracker = new FeedbackTracker({ v: { level: s.level, unit: "", tree: s.tree } });
-    for (const len of lengths) {
-      const vars: ScalarVars = { step: 1, total_steps: this.steps, "episode.expert_length": len, "episode.max_turns": maxTurns, ...tracker.vars() };
-      let v: number;
-      try { v = evalScalar(s.tree, vars, {}, tracker.view()); } catch { continue; }
+    const values = startValues(s, this.steps, lengths, maxTurns);
+    for (const [i, len] of lengths.entries()) {
+      const v = values[i]!;
+      if (v === THREW) continue;
       if (!Number.isFinite(v) || !ok(v)) {
         const at = `step 1${s.level === "episode" ? ` with episode.expert_length = ${len} turns` : ""}, before any step has finished (feedback.* read 0, smoothers their init, stages 0)`;
         const r = Number.isFinite(v) ? range : "a finite number";
@@ -89,7 +88,7 @@ class Lowering {
     if (c !== undefined) {
       if (Number.isFinite(c) && ok(c)) return true;
       const r = Number.isFinite(c) ? beyondSafe(range, c) : "a finite number";
-      this.check.report(d.outOfRange({ what, range: r, value: fmt(c), hint: h.chooseValue({ range: r }) }), span);
+      this.check.report(d.outOfRange({ what, range: r, value: fmt(c), hint: chooseHint(r) }), span);
       this.ok = false;
       return false;
     }
@@ -130,9 +129,36 @@ const THREW = Symbol("threw");
 const grids = new Map<string, (number | typeof THREW)[]>();
 /** JSON.stringify's replacer that keeps NaN, ±Infinity and −0 apart (JSON writes null, null and 0). */
 const exactNumbers = (_k: string, v: unknown): unknown => (typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? "-0" : v}` : v);
+/** A tree as text, its numbers kept exactly (once per tree: a sweep's points and an editor's compilations share trees). */
+const treeTexts = new WeakMap<object, string>();
+function treeText(tree: Scalar["tree"]): string {
+  let t = treeTexts.get(tree);
+  if (t === undefined) treeTexts.set(tree, (t = JSON.stringify(tree, exactNumbers)));
+  return t;
+}
+
+/**
+ * A value that reads the run's metrics at step 1, before any step has finished, for each expert
+ * length (THREW where the evaluation threw). Memoized by the tree's text, as `gridValues`.
+ */
+const starts = new Map<string, (number | typeof THREW)[]>();
+function startValues(s: Scalar, steps: number, lengths: number[], maxTurns: number): (number | typeof THREW)[] {
+  const key = `${s.level}|${steps}|${lengths.join(",")}|${maxTurns}|${treeText(s.tree)}`;
+  const hit = starts.get(key);
+  if (hit) return hit;
+  const tracker = new FeedbackTracker({ v: { level: s.level, unit: "", tree: s.tree } });
+  const out: (number | typeof THREW)[] = [];
+  for (const len of lengths) {
+    const vars: ScalarVars = { step: 1, total_steps: steps, "episode.expert_length": len, "episode.max_turns": maxTurns, ...tracker.vars() };
+    try { out.push(evalScalar(s.tree, vars, {}, tracker.view())); } catch { out.push(THREW); }
+  }
+  if (starts.size >= 64) starts.delete(starts.keys().next().value!);
+  starts.set(key, out);
+  return out;
+}
 function gridValues(tree: Scalar["tree"], steps: number, stride: number, lengths: number[], maxTurns: number): (number | typeof THREW)[] {
   const small = steps * lengths.length <= 20_000;
-  const key = small ? `${steps}|${stride}|${lengths.length}|${maxTurns}|${JSON.stringify(tree, exactNumbers)}` : "";
+  const key = small ? `${steps}|${stride}|${lengths.length}|${maxTurns}|${treeText(tree)}` : "";
   const hit = small ? grids.get(key) : undefined;
   if (hit) return hit;
   const at = compileScalar(tree);
@@ -182,7 +208,7 @@ function nonFinitePath(root: unknown): string | undefined {
   while (stack.length && !found) {
     const v = stack.pop();
     if (typeof v === "number") found = !Number.isFinite(v);
-    else if (v && typeof v === "object") for (const x of Object.values(v)) stack.push(x);
+    else if (v && typeof v === "object") for (const k in v) stack.push((v as Record<string, unknown>)[k]);
   }
   if (!found) return undefined;
   const todo: [unknown, string][] = [[root, ""]];

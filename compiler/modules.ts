@@ -13,7 +13,7 @@
  * Nothing outside the region is read, so no error can show its content.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { fileReadError, mib, readTextFile } from "../plan/read-file.js";
+import { fileReadError, mib, notRegularFile, readTextFile } from "../plan/read-file.js";
 import { exports as exportsOf } from "resolve.exports";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { packageFile } from "../plan/package-files.js";
@@ -68,11 +68,16 @@ export interface LoaderFs {
   /** A file's text (throws when it cannot be read). */
   read(path: string): string;
   isFile(path: string): boolean;
+  /**
+   * Why `path` is there but is not a regular file (a folder, a device, a FIFO, a socket), in words
+   * about "it"; undefined when it is one, or is missing. Without it, such an import is "not found".
+   */
+  notAFile?(path: string): string | undefined;
   /** The path with every symlink resolved (the path itself when it cannot be resolved). */
   realpath(path: string): string;
 }
 
-export const diskFs: LoaderFs = { read: (p) => readFileSync(p, "utf8"), isFile, realpath };
+export const diskFs: LoaderFs = { read: (p) => readFileSync(p, "utf8"), isFile, realpath, notAFile: (p) => notRegularFile(p)?.message };
 
 export interface LoaderOptions {
   fs?: LoaderFs;
@@ -421,6 +426,13 @@ export class ModuleLoader {
     const hit = candidates.find((c) => this.fs.isFile(c.path));
     if (!hit) {
       const shown = (c: string) => (c.includes(sep + "node_modules" + sep) ? relative(this.root, c).split(sep).join("/") : this.display(c));
+      // There, but a folder or a FIFO (which reading would block on): say so, not "not found".
+      for (const c of candidates) {
+        const reason = this.fs.notAFile?.(c.path);
+        if (reason === undefined) continue;
+        this.sink.add(d.unreadableSource({ file: shown(c.path), reason }), decl.fromSpan);
+        return undefined;
+      }
       const tried = candidates.slice(0, 3).map((c) => shown(c.path)).join(", ") + (candidates.length > 3 ? ", …" : "");
       this.sink.add(d.moduleNotFound({ spec, tried, hint }), decl.fromSpan);
       return undefined;

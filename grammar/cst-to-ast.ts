@@ -21,7 +21,7 @@ import type {
   Param, Span, SweepAxis, SweepDecl, TypeRef, Unit, BinaryOp,
 } from "./ast.js";
 import { DocBlockComment, Percent, stringValue, True, unitWords } from "./lexer.js";
-import { tcodParser } from "./parser.js";
+import { binaryLevel, tcodParser } from "./parser.js";
 import type { LineMap } from "./spans.js";
 
 /** Keys of a rule's children that hold tokens / nodes (cst.ts types every rule's children). */
@@ -434,7 +434,7 @@ class AstBuilder extends BaseVisitor {
   // ---- expressions -----------------------------------------------------------------------------
 
   expression(ctx: Cst.ExpressionCstChildren, anchor: number): Expr {
-    return this.expr(node(ctx, "ifExpression") ?? node(ctx, "orExpression"), anchor);
+    return this.expr(node(ctx, "ifExpression") ?? node(ctx, "binaryExpression"), anchor);
   }
 
   ifExpression(ctx: Cst.IfExpressionCstChildren, anchor: number): Expr {
@@ -446,54 +446,65 @@ class AstBuilder extends BaseVisitor {
     return { kind: "if", cond, then, else: otherwise, span: this.span(start, otherwise.span.end.offset) };
   }
 
-  /** `operands` joined by `ops` (each list in source order), left-associative. */
-  private binaryChain(operands: CstNode[], ops: IToken[], anchor: number, opOf: (t: IToken) => BinaryOp): Expr {
-    if (ops.length === 0) return this.expr(operands[0], anchor); // the common case: no operator here
-    // An operator may lack its operand (reported by the parser), so pair each operator with the
-    // operand that starts between it and the next operator, not by index.
-    // Operands and operators are both in source order: one forward walk pairs them (a chain may have
-    // 10^5 terms, so no search per operator).
-    const starts = operands.map((n) => nodeRange(n)?.[0] ?? -1);
-    let j = 0;
-    const nextOperand = (from: number, before: number): CstNode | undefined => {
-      while (j < operands.length && starts[j]! < from) j++;
-      return j < operands.length && starts[j]! < before ? operands[j++] : undefined;
-    };
-    const firstOpStart = ops[0]?.startOffset ?? Infinity;
-    let left = this.expr(nextOperand(-1, firstOpStart), anchor);
-    ops.forEach((op, i) => {
-      const nextOpStart = ops[i + 1]?.startOffset ?? Infinity;
-      const operand = nextOperand(tokenEnd(op), nextOpStart);
-      const right = this.expr(operand, tokenEnd(op));
-      left = {
-        kind: "binary", op: opOf(op), left, right, opSpan: this.tokenSpan(op),
+  /**
+   * A chain `operand (operator operand?)*` in source order (an operand may be missing: the parser
+   * reported it), built into a tree by precedence (`binaryLevel`; every level left-associative) with
+   * an explicit stack, so a chain of 10^5 terms needs no deep recursion.
+   *
+   * An operand that failed keeps what it had parsed (Chevrotain attaches the partial CST of each
+   * rule an error passes through), as the level rules' frames did.
+   */
+  binaryExpression(ctx: Cst.BinaryExpressionCstChildren, anchor: number): Expr {
+    const chain = ctx.chain ?? none;
+    if (chain.length === 1) return this.expr(chain[0] as CstNode, anchor); // the common case: no operator
+    const operands: (CstNode | undefined)[] = [chain[0] as CstNode];
+    const operators: IToken[] = [];
+    for (let at = 1; at < chain.length;) {
+      operators.push(chain[at++] as IToken);
+      operands.push(at < chain.length && !isToken(chain[at]!) ? (chain[at++] as CstNode) : undefined);
+    }
+    // Precedence: reduce while the operator on the stack binds at least as tightly (left-associative).
+    const values: Expr[] = [];
+    const pending: IToken[] = [];
+    const pendingLevels: number[] = [];
+    const reduce = (): void => {
+      const right = values.pop()!;
+      const left = values.pop()!;
+      const op = pending.pop()!;
+      pendingLevels.pop();
+      values.push({
+        kind: "binary", op: binaryOp(op), left, right, opSpan: this.tokenSpan(op),
         span: this.span(left.span.start.offset, Math.max(right.span.end.offset, tokenEnd(op))),
-      };
-    });
-    return left;
-  }
-
-  orExpression(ctx: Cst.OrExpressionCstChildren, anchor: number): Expr {
-    return this.binaryChain(nodes(ctx, "andExpression"), realTokens(ctx, "Or"), anchor, () => "or");
-  }
-  andExpression(ctx: Cst.AndExpressionCstChildren, anchor: number): Expr {
-    return this.binaryChain(nodes(ctx, "comparison"), realTokens(ctx, "And"), anchor, () => "and");
-  }
-  comparison(ctx: Cst.ComparisonCstChildren, anchor: number): Expr {
-    return this.binaryChain(nodes(ctx, "rangeExpression"), realTokens(ctx, "CompareOp"), anchor, (t) => t.image as BinaryOp);
-  }
-  rangeExpression(ctx: Cst.RangeExpressionCstChildren, anchor: number): Expr {
-    return this.binaryChain(nodes(ctx, "additive"), realTokens(ctx, "DotDot"), anchor, () => "..");
-  }
-  additive(ctx: Cst.AdditiveCstChildren, anchor: number): Expr {
-    return this.binaryChain(nodes(ctx, "multiplicative"), realTokens(ctx, "AddOp"), anchor, (t) => (t.image === "-" ? "-" : "+"));
-  }
-  multiplicative(ctx: Cst.MultiplicativeCstChildren, anchor: number): Expr {
-    return this.binaryChain(nodes(ctx, "unary"), realTokens(ctx, "MulOp"), anchor, (t) => (t.image === "/" ? "/" : "*"));
+      });
+    };
+    values.push(this.expr(operands[0], anchor));
+    for (let i = 0; i < operators.length; i++) {
+      const op = operators[i]!;
+      const level = binaryLevel(op.tokenType)!;
+      while (pendingLevels.length > 0 && pendingLevels.at(-1)! >= level) reduce();
+      pending.push(op);
+      pendingLevels.push(level);
+      values.push(this.expr(operands[i + 1], tokenEnd(op)));
+    }
+    while (pending.length > 0) reduce();
+    return values[0]!;
   }
 
   unary(ctx: Cst.UnaryCstChildren, anchor: number): Expr {
-    return this.expr(node(ctx, "negation") ?? node(ctx, "logicalNot") ?? node(ctx, "postfix"), anchor);
+    const prefixed = node(ctx, "negation") ?? node(ctx, "logicalNot");
+    if (prefixed !== undefined) return this.visit(prefixed, anchor) as Expr;
+    let result = this.primary(ctx, anchor);
+    if (ctx.callSuffix === undefined && ctx.memberSuffix === undefined) return result;
+    const suffixes = [...nodes(ctx, "callSuffix"), ...nodes(ctx, "memberSuffix")]
+      .map((n) => this.visit(n, result.span.end.offset) as Suffix)
+      .sort((a, b) => a.start - b.start);
+    for (const s of suffixes) {
+      const span = this.span(result.span.start.offset, Math.max(s.end, result.span.end.offset));
+      if (s.kind === "call") result = { kind: "call", callee: result, args: s.args, span };
+      else if (s.kind === "member") result = { kind: "member", object: result, property: s.property, propertySpan: s.propertySpan, span };
+      else result = { kind: "error", span };
+    }
+    return result;
   }
 
   negation(ctx: Cst.NegationCstChildren, anchor: number): Expr {
@@ -506,21 +517,6 @@ class AstBuilder extends BaseVisitor {
     const start = opToken?.startOffset ?? anchor;
     const operand = this.expr(operandNode, endAfter(start, opToken));
     return { kind: "unary", op, operand, span: this.span(start, operand.span.end.offset) };
-  }
-
-  postfix(ctx: Cst.PostfixCstChildren, anchor: number): Expr {
-    let result = this.expr(node(ctx, "primary"), anchor);
-    if (ctx.callSuffix === undefined && ctx.memberSuffix === undefined) return result;
-    const suffixes = [...nodes(ctx, "callSuffix"), ...nodes(ctx, "memberSuffix")]
-      .map((n) => this.visit(n, result.span.end.offset) as Suffix)
-      .sort((a, b) => a.start - b.start);
-    for (const s of suffixes) {
-      const span = this.span(result.span.start.offset, Math.max(s.end, result.span.end.offset));
-      if (s.kind === "call") result = { kind: "call", callee: result, args: s.args, span };
-      else if (s.kind === "member") result = { kind: "member", object: result, property: s.property, propertySpan: s.propertySpan, span };
-      else result = { kind: "error", span };
-    }
-    return result;
   }
 
   callSuffix(ctx: Cst.CallSuffixCstChildren, anchor: number): Suffix {
@@ -560,7 +556,8 @@ class AstBuilder extends BaseVisitor {
     return { kind: "member", property: property.image, propertySpan: this.tokenSpan(property), start, end: tokenEnd(property) };
   }
 
-  primary(ctx: Cst.PrimaryCstChildren, anchor: number): Expr {
+  /** The primary of a `unary` (its literal, name, list, record or parentheses), or an error at `anchor`. */
+  private primary(ctx: Cst.UnaryCstChildren, anchor: number): Expr {
     const sub = node(ctx, "numberLiteral") ?? node(ctx, "listLiteral") ?? node(ctx, "fieldBlock") ?? node(ctx, "parenthesized");
     if (sub !== undefined) {
       if (sub.name === "fieldBlock") return { kind: "record", fields: this.fields(sub), span: this.nodeSpan(sub, anchor) };
@@ -578,8 +575,7 @@ class AstBuilder extends BaseVisitor {
   numberLiteral(ctx: Cst.NumberLiteralCstChildren, anchor: number): Expr {
     const num = realToken(ctx, "NumberLiteral");
     if (num === undefined) return this.errorAt(anchor);
-    const unitNode = node(ctx, "unitSuffix");
-    const unitToken = unitNode === undefined ? undefined : (this.visit(unitNode) as IToken | undefined);
+    const unitToken = realToken(ctx, "unit");
     const unit: Unit | undefined = unitToken === undefined ? undefined
       : unitToken.tokenType === Percent ? "%" : unitWords.get(unitToken.image);
     const end = unit !== undefined && unitToken !== undefined ? tokenEnd(unitToken) : tokenEnd(num);
@@ -588,10 +584,6 @@ class AstBuilder extends BaseVisitor {
       text: this.lines.text.slice(num.startOffset, end), span: this.span(num.startOffset, end),
     };
     return lit;
-  }
-
-  unitSuffix(ctx: Cst.UnitSuffixCstChildren): IToken | undefined {
-    return realToken(ctx, "Identifier") ?? realToken(ctx, "Percent");
   }
 
   listLiteral(ctx: Cst.ListLiteralCstChildren, anchor: number): Expr {
@@ -615,6 +607,20 @@ class AstBuilder extends BaseVisitor {
     return { ...inner, span: this.span(start, end) };
   }
 }
+
+/** The AST operator of an operator token (`×` is `*`). */
+function binaryOp(t: IToken): BinaryOp {
+  switch (binaryLevel(t.tokenType)) {
+    case 0: return "or";
+    case 1: return "and";
+    case 2: return t.image as BinaryOp;
+    case 3: return "..";
+    case 4: return t.image === "-" ? "-" : "+";
+    default: return t.image === "/" ? "/" : "*";
+  }
+}
+
+const isToken = (x: IToken | CstNode): x is IToken => "image" in x;
 
 function nonEmpty(s: string): string | undefined {
   return s.length > 0 ? s : undefined;

@@ -6,10 +6,12 @@
  * (with `recoveredNode` parts) that cst-to-ast.ts turns into a usable AST.
  *
  * Conventions: each OR alternative that is more than one token is its own rule (so the CST says which
- * alternative was taken); lists with separators accept one trailing comma; fields of `{}` blocks are
- * separated by newlines or optional commas. Comparisons and `..` do not chain (`a < b < c` is a syntax
- * error rather than a silent `(a < b) < c`). Field names, named arguments, members and type names may
- * be keywords (`model: …`).
+ * alternative was taken), except inside an operand, where each rule call costs on every operand of a
+ * large file: binary operators are one flat chain (`binaryExpression`, the tree built by precedence in
+ * cst-to-ast.ts), and a primary with its suffixes is read by `unary` itself. Lists with separators
+ * accept one trailing comma; fields of `{}` blocks are separated by newlines or optional commas.
+ * Comparisons and `..` do not chain (`a < b < c` is a syntax error rather than a silent
+ * `(a < b) < c`). Field names, named arguments, members and type names may be keywords (`model: …`).
  *
  * Beyond Chevrotain's recovery (token insertion/deletion, re-sync), three errors are recorded by the
  * grammar itself so that one slip stays one error: an operator without an operand, a missing `,`
@@ -21,10 +23,10 @@ import {
   type IToken, type ParserMethod, type TokenType,
 } from "chevrotain";
 import {
-  AddOp, allTokens, And, AnyName, As, Colon, Comma, CompareOp, Curriculum, Dot, DotDot, Else, Equals,
-  Export, False, Fn, From, Greater, Identifier, If, Import, LBracket, LCurly, Less, Let, LParen, Minus,
-  Model, MulOp, Not, NumberLiteral, Or, Percent, Product, RBracket, RCurly, Return, RParen, StringLiteral,
-  Sweep, Then, True, unitWords, With, Zip,
+  AddOp, allTokens, And, AnyName, As, Colon, Comma, CompareOp, Curriculum, Dot, DotDot, Else, EqEq, Equals,
+  Export, False, Fn, From, Greater, GreaterEq, Identifier, If, Import, LBracket, LCurly, Less, LessEq, Let,
+  LParen, Minus, Model, MulOp, Not, NotEq, NumberLiteral, Or, Percent, Plus, Product, RBracket, RCurly,
+  Return, RParen, Slash, Star, StringLiteral, Sweep, Then, True, unitWords, With, Zip,
 } from "./lexer.js";
 import { followsFromTables, TableLookahead, tablesOf, type GrammarTables } from "./precomputed.js";
 
@@ -45,9 +47,7 @@ const expectedInRule: Readonly<Record<string, string>> = {
   sweepMode: "'product' or 'zip'",
   expression: "an expression",
   unary: "an expression",
-  primary: "an expression",
   argument: "an argument",
-  unitSuffix: "a unit",
 };
 
 /** Token expectations that read better in the context of one rule. */
@@ -90,6 +90,48 @@ function firstTokensPhrase(paths: TokenType[][], ruleName: string): string {
   if (labels.length > 4) return `one of ${labels.slice(0, 4).join(", ")}, …`;
   return labels.length === 1 ? labels[0]! : `${labels.slice(0, -1).join(", ")} or ${labels.at(-1)}`;
 }
+
+/**
+ * Binary operators by precedence level, loosest first: `or` 0, `and` 1, comparisons 2, `..` 3,
+ * `+ -` 4, `* × /` 5 (docs/LANGUAGE.md, "Expressions"). All are left-associative; levels 2 and 3 do
+ * not chain. The parser reads them in one loop (`binaryExpression`); cst-to-ast.ts builds the tree.
+ */
+export const BINARY_LEVELS = 6;
+const levelOfType = new Map<TokenType, number>();
+for (const [level, types] of [[0, [Or]], [1, [And]], [2, [LessEq, GreaterEq, EqEq, NotEq, Less, Greater]], [3, [DotDot]], [4, [Plus, Minus]], [5, [Star, Slash]]] as const) {
+  for (const t of types) levelOfType.set(t, level);
+}
+export function binaryLevel(tokenType: TokenType): number | undefined {
+  return levelOfType.get(tokenType);
+}
+const COMPARED = 1;
+const RANGED = 2;
+/** The flag a level sets in a chain's state when it must not chain (comparisons, `..`), else 0. */
+const nonChainingFlag = [0, 0, COMPARED, RANGED, 0, 0];
+/** A chain's state after an operator of `level`: a looser operator starts new comparison and `..` groups. */
+function afterOperator(flags: number, level: number): number {
+  if (level <= 1) return 0;
+  if (level === 2) return COMPARED;
+  if (level === 3) return flags | RANGED;
+  return flags;
+}
+
+/** What may follow an operand of a chain in each state: the operators, loosest first, it still accepts. */
+const chainFollows: readonly TokenType[][] = [0, 1, 2, 3].map((flags) =>
+  [Or, And, CompareOp, DotDot, AddOp, MulOp].filter((_, level) => (flags & nonChainingFlag[level]!) === 0));
+
+/** Chevrotain 11 recovery internals that `TcodParser` reads or extends (traits/recoverable.js, recognizer_engine.js). */
+interface FollowKey { ruleName: string; idxInCallingRule: number; inRule: string; chainAt?: number }
+interface ChevrotainInternals {
+  RULE_STACK_IDX: number;
+  RULE_STACK: number[];
+  fullRuleNameToShort: Record<string, number>;
+  getFollowsForInRuleRecovery(tokType: TokenType, tokIdxInRule: number): TokenType[];
+  getCurrFollowKey(): FollowKey;
+  buildFullFollowKeyStack(): FollowKey[];
+  getFollowSetFromFollowKey(key: FollowKey): TokenType[];
+}
+const chevrotainRecovery = CstParser.prototype as unknown as ChevrotainInternals;
 
 /**
  * A token Chevrotain invented during single-token-insertion recovery: the error it recovered from
@@ -152,6 +194,56 @@ export class TcodParser extends CstParser {
     // Chevrotain saves the mismatch error just before it tries insertion, so it is the last one.
     this.insertions.push({ expected: tokType, error: this.errors.at(-1) });
     return super.getTokenToInsert(tokType);
+  }
+
+  /**
+   * Re-sync recovery (Chevrotain's, when a rule fails and no single token can be inserted or
+   * deleted) skips to the first token that may follow some rule on the stack, and the innermost rule
+   * that token may follow returns its partial CST. With one rule per precedence level, an operand's
+   * stack held one frame per level, each followed by its own operator, and a comparison's or a
+   * `..`'s left operand only until that group had its operator. The flat `binaryExpression` has one
+   * frame per chain: an operand of it may be followed by the operators that chain's state still
+   * accepts, listed in the order the level frames were stacked, so re-sync picks the same token as
+   * before; cst-to-ast.ts then drops what the level frame that recovered would have dropped.
+   */
+  getFollowSetFromFollowKey(key: FollowKey): TokenType[] {
+    if (key.chainAt !== undefined) return chainFollows[this.chainFlags[key.chainAt]!]!;
+    return chevrotainRecovery.getFollowSetFromFollowKey.call(this, key);
+  }
+
+  getCurrFollowKey(): FollowKey {
+    return this.markChainOperand(chevrotainRecovery.getCurrFollowKey.call(this), this.ruleDepth - 1);
+  }
+
+  buildFullFollowKeyStack(): FollowKey[] {
+    const keys = chevrotainRecovery.buildFullFollowKeyStack.call(this);
+    for (let i = 1; i < keys.length; i++) keys[i] = this.markChainOperand(keys[i]!, i - 1);
+    return keys;
+  }
+
+  /**
+   * Single-token insertion (in-rule recovery) inserts a missing token when the token found may follow
+   * it; Chevrotain finds what may follow by walking the grammar along the rule stack, through the
+   * rules that may end there. That walk reaches at most one chain (expressions nest in chains only
+   * inside brackets, which end the walk): the innermost. The level rules let it reach a comparison or
+   * `..` only in such a group's left operand; the flat chain's loop offers all six operators, so the
+   * ones this chain's state no longer accepts are taken out again.
+   */
+  getFollowsForInRuleRecovery(tokType: TokenType, tokIdxInRule: number): TokenType[] {
+    const follows = chevrotainRecovery.getFollowsForInRuleRecovery.call(this, tokType, tokIdxInRule);
+    const internals = this as unknown as ChevrotainInternals;
+    const chain = internals.fullRuleNameToShort["binaryExpression"];
+    for (let depth = internals.RULE_STACK_IDX; depth >= 0; depth--) {
+      if (internals.RULE_STACK[depth] !== chain) continue;
+      const flags = this.chainFlags[depth]!;
+      return flags === 0 ? follows : follows.filter((t) => !((flags & COMPARED && t === CompareOp) || (flags & RANGED && t === DotDot)));
+    }
+    return follows;
+  }
+
+  /** A copy of `key` that names its chain, when it is an operand of the chain at rule depth `parentDepth`. */
+  private markChainOperand(key: FollowKey, parentDepth: number): FollowKey {
+    return key.inRule === "binaryExpression" && key.ruleName === "unary" ? { ...key, chainAt: parentDepth } : key;
   }
 
   /** `6 steps`, `1 turn`, `50 %`: a unit word directly after a number, unless it starts a field (`steps:`). */
@@ -440,14 +532,13 @@ export class TcodParser extends CstParser {
     });
   });
 
-  // ---- expressions, loosest first --------------------------------------------------------------
+  // ---- expressions ----------------------------------------------------------------------------
 
-  // The expression rules run once per operand at every precedence level: their alternatives and
-  // loop bodies are built once per parser (fields below), not allocated at each call (a third of
-  // the parse's allocations on a large file; Chevrotain's own performance advice).
+  // The expression rules run for every operand: their alternatives and loop bodies are built once
+  // per parser (fields below), not allocated at each call (Chevrotain's own performance advice).
   private readonly expressionAlts = [
     { ALT: () => this.SUBRULE(this.ifExpression) },
-    { ALT: () => this.SUBRULE(this.orExpression) },
+    { ALT: () => this.SUBRULE(this.binaryExpression) },
   ];
   expression = this.RULE("expression", () => {
     this.OR(this.expressionAlts);
@@ -462,46 +553,91 @@ export class TcodParser extends CstParser {
     this.SUBRULE3(this.expression, { LABEL: "else" });
   });
 
-  private readonly orTail = (): void => this.operatorThenOperand(Or, this.andExpression);
-  orExpression = this.RULE("orExpression", () => {
-    this.SUBRULE(this.andExpression);
-    this.MANY(this.orTail);
+  /**
+   * State of each binary-operator chain being parsed, by the depth of its `binaryExpression` frame in
+   * Chevrotain's rule stack (frames nest through parentheses, calls, lists): which non-chaining
+   * groups (a comparison, a `..`) already have their operator since the last looser one.
+   */
+  private readonly chainFlags: number[] = [];
+  private get ruleDepth(): number {
+    return (this as unknown as ChevrotainInternals).RULE_STACK_IDX;
+  }
+
+  /**
+   * Per chain (same indexing): the tightest level the next operator may have. After an operator
+   * without its operand (`a * ⏎`) only one of its level or looser may follow (with one rule per level,
+   * only that level's rule and the looser ones were still running then); otherwise any.
+   */
+  private readonly chainLimit: number[] = [];
+
+  /** The operator ahead may continue the chain: not a second comparison or `..` in one group. */
+  private operatorAccepted(): boolean {
+    const level = binaryLevel(this.LA(1).tokenType);
+    if (level === undefined) return false;
+    const depth = this.ruleDepth;
+    return level <= this.chainLimit[depth]! && (this.chainFlags[depth]! & nonChainingFlag[level]!) === 0;
+  }
+
+  private readonly operatorLabel = { LABEL: "chain" };
+  private readonly operatorAlts = [
+    { ALT: () => this.CONSUME(Or, this.operatorLabel) },
+    { ALT: () => this.CONSUME2(And, this.operatorLabel) },
+    { ALT: () => this.CONSUME3(CompareOp, this.operatorLabel) },
+    { ALT: () => this.CONSUME4(DotDot, this.operatorLabel) },
+    { ALT: () => this.CONSUME5(AddOp, this.operatorLabel) },
+    { ALT: () => this.CONSUME6(MulOp, this.operatorLabel) },
+  ];
+  /** An operator's operand; absent (`batch: 16 tasks ×` ⏎ `horizon: …`) it is reported, see operatorThenOperand. */
+  private readonly chainOperand = { GATE: () => !this.fieldAhead(), DEF: () => this.SUBRULE2(this.unary, this.operatorLabel) };
+  private readonly chainTail = {
+    GATE: () => this.operatorAccepted(),
+    DEF: () => {
+      const op = this.OR(this.operatorAlts) as IToken;
+      if (this.RECORDING_PHASE) {
+        this.OPTION(this.chainOperand);
+        return;
+      }
+      const level = binaryLevel(op.tokenType)!;
+      const depth = this.ruleDepth;
+      this.chainFlags[depth] = afterOperator(this.chainFlags[depth]!, level);
+      const right = this.OPTION(this.chainOperand);
+      if (right === undefined) this.danglingOperators.push(op);
+      this.chainLimit[depth] = right === undefined ? level : BINARY_LEVELS - 1;
+    },
+  };
+
+  /**
+   * `unary (operator unary)*`, flat: every binary operator in one loop, the tree built by
+   * cst-to-ast.ts from `binaryLevel` (loosest `or`, then `and`, comparisons, `..`, `+ -`, `* × /`;
+   * all left-associative). One rule per operand instead of one per precedence level: most of a
+   * large file's parse was Chevrotain's rule calls and CST nodes for the levels. Comparisons and `..`
+   * do not chain: `operatorAccepted` ends the chain before a second one in one group, where the
+   * grammar of one rule per level ended it too. The operands and operators share the CST key
+   * `chain`, so their order is kept. For error recovery, see `getFollowSetFromFollowKey`.
+   */
+  binaryExpression = this.RULE("binaryExpression", () => {
+    if (!this.RECORDING_PHASE) {
+      this.chainFlags[this.ruleDepth] = 0;
+      this.chainLimit[this.ruleDepth] = BINARY_LEVELS - 1;
+    }
+    this.SUBRULE(this.unary, this.operatorLabel);
+    this.MANY(this.chainTail);
   });
 
-  private readonly andTail = (): void => this.operatorThenOperand(And, this.comparison);
-  andExpression = this.RULE("andExpression", () => {
-    this.SUBRULE(this.comparison);
-    this.MANY(this.andTail);
-  });
-
-  private readonly comparisonTail = (): void => this.operatorThenOperand(CompareOp, this.rangeExpression);
-  comparison = this.RULE("comparison", () => {
-    this.SUBRULE(this.rangeExpression);
-    this.OPTION(this.comparisonTail);
-  });
-
-  private readonly rangeTail = (): void => this.operatorThenOperand(DotDot, this.additive);
-  rangeExpression = this.RULE("rangeExpression", () => {
-    this.SUBRULE(this.additive);
-    this.OPTION(this.rangeTail);
-  });
-
-  private readonly additiveTail = (): void => this.operatorThenOperand(AddOp, this.multiplicative);
-  additive = this.RULE("additive", () => {
-    this.SUBRULE(this.multiplicative);
-    this.MANY(this.additiveTail);
-  });
-
-  private readonly multiplicativeTail = (): void => this.operatorThenOperand(MulOp, this.unary);
-  multiplicative = this.RULE("multiplicative", () => {
-    this.SUBRULE(this.unary);
-    this.MANY(this.multiplicativeTail);
-  });
-
+  /**
+   * A prefixed operand, or a primary with its suffixes (`f(x).y`). The primary and its suffixes are
+   * parsed here, not in rules of their own: one rule call per operand (re-sync and insertion see the
+   * same follow sets: the suffixes may follow a primary, and nothing was left after them).
+   */
   private readonly unaryAlts = [
     { ALT: () => this.SUBRULE(this.negation) },
     { ALT: () => this.SUBRULE(this.logicalNot) },
-    { ALT: () => this.SUBRULE(this.postfix) },
+    {
+      ALT: () => {
+        this.OR2(this.primaryAlts);
+        this.MANY(this.postfixTail);
+      },
+    },
   ];
   unary = this.RULE("unary", () => {
     this.OR(this.unaryAlts);
@@ -519,11 +655,7 @@ export class TcodParser extends CstParser {
     { ALT: () => this.SUBRULE(this.callSuffix) },
     { ALT: () => this.SUBRULE(this.memberSuffix) },
   ];
-  private readonly postfixTail = (): void => { this.OR(this.suffixAlts); };
-  postfix = this.RULE("postfix", () => {
-    this.SUBRULE(this.primary);
-    this.MANY(this.postfixTail);
-  });
+  private readonly postfixTail = (): void => { this.OR3(this.suffixAlts); };
 
   callSuffix = this.RULE("callSuffix", () => {
     this.CONSUME(LParen);
@@ -559,6 +691,7 @@ export class TcodParser extends CstParser {
     this.CONSUME(AnyName);
   });
 
+  /** Literals, names, lists, records and parentheses (an alternative of `unary`). */
   private readonly primaryAlts = [
     { ALT: () => this.SUBRULE(this.numberLiteral) },
     { ALT: () => this.CONSUME(StringLiteral) },
@@ -569,21 +702,17 @@ export class TcodParser extends CstParser {
     { ALT: () => this.SUBRULE(this.fieldBlock) },
     { ALT: () => this.SUBRULE(this.parenthesized) },
   ];
-  primary = this.RULE("primary", () => {
-    this.OR(this.primaryAlts);
-  });
 
-  private readonly unitOption = { GATE: () => this.unitFollows(), DEF: () => this.SUBRULE(this.unitSuffix) };
+  /** `6 steps`, `50 %`: the unit is read here (`unit`), not by a rule of its own. */
+  private readonly unitLabel = { LABEL: "unit" };
+  private readonly unitAlts = [
+    { ALT: () => this.CONSUME2(Identifier, this.unitLabel) },
+    { ALT: () => this.CONSUME(Percent, this.unitLabel) },
+  ];
+  private readonly unitOption = { GATE: () => this.unitFollows(), DEF: () => this.OR(this.unitAlts) };
   numberLiteral = this.RULE("numberLiteral", () => {
     this.CONSUME(NumberLiteral);
     this.OPTION(this.unitOption);
-  });
-
-  unitSuffix = this.RULE("unitSuffix", () => {
-    this.OR([
-      { ALT: () => this.CONSUME(Identifier) },
-      { ALT: () => this.CONSUME(Percent) },
-    ]);
   });
 
   listLiteral = this.RULE("listLiteral", () => {

@@ -11,6 +11,7 @@
  */
 import type { Decl, Span } from "../grammar/ast.js";
 import { parse, type ParseResult } from "../grammar/index.js";
+import { lexTcod } from "../grammar/lexer.js";
 
 export function reparse(prev: { text: string; result: ParseResult }, text: string, file: string): ParseResult | undefined {
   const old = prev.text;
@@ -33,20 +34,63 @@ export function reparse(prev: { text: string; result: ParseResult }, text: strin
   const delta = text.length - old.length;
   const r1New = r1 + delta;
   if (r0 > p || r1 < end0 || r1New < r0) return undefined;
+  const lineOld = lineAt(old, end0);
+  const lineDelta = lineAt(text, end0 + delta) - lineOld;
+  const colDelta = (end0 + delta - lineStart(text, end0 + delta)) - (end0 - lineStart(old, end0));
+  // After the edit: lines move by the change in line count; on the edit's last line, columns too.
+  const after = (x: Span["start"]): Span["start"] => ({ offset: x.offset + delta, line: x.line + lineDelta, column: x.line === lineOld ? x.column + colDelta : x.column });
+  const trivia = sameTokens(old.slice(r0, r1), text.slice(r0, r1New), p - r0, end0 - r0);
+  if (trivia) {
+    // Whitespace or comments only: the same declarations, their positions after the edit moved.
+    let ok = true;
+    const move = (sp: Span): Span => {
+      // A span starts where a token starts and ends where one ends: before the edit, or after it.
+      const start = sp.start.offset < p ? sp.start : sp.start.offset >= end0 ? after(sp.start) : undefined;
+      const end = sp.end.offset <= p ? sp.end : sp.end.offset > end0 ? after(sp.end) : undefined;
+      if (!start || !end || (sp.start.offset === p && !trivia.startsAt(p - r0))) { ok = false; return sp; }
+      return start === sp.start && end === sp.end ? sp : { ...sp, start, end };
+    };
+    const kept = decls.slice(i).map((d) => shifted(d, move) as Decl);
+    if (ok) return { ast: { path: file, text, decls: [...decls.slice(0, i), ...kept] }, errors: [] };
+  }
   const blank = (t: string) => t.replace(/[^\r\n]/g, " ");
   const region = parse(blank(text.slice(0, r0)) + text.slice(r0, r1New) + blank(text.slice(r1New)), file);
   if (region.errors.length > 0) return undefined;
-  const after = decls.slice(j + 1);
-  let moved: Decl[] = after;
-  if (after.length > 0 && delta !== 0) {
+  const following = decls.slice(j + 1);
+  let moved: Decl[] = following;
+  if (following.length > 0 && delta !== 0) {
     // Positions after the region: lines move by the change in line count; on the region's last line, columns too.
     const lineOld = lineAt(old, r1);
     const lineDelta = lineAt(text, r1New) - lineOld;
     const colDelta = (r1New - lineStart(text, r1New)) - (r1 - lineStart(old, r1));
     const pos = (x: Span["start"]): Span["start"] => ({ offset: x.offset + delta, line: x.line + lineDelta, column: x.line === lineOld ? x.column + colDelta : x.column });
-    moved = after.map((d) => shifted(d, (sp) => ({ ...sp, start: pos(sp.start), end: pos(sp.end) })) as Decl);
+    moved = following.map((d) => shifted(d, (sp) => ({ ...sp, start: pos(sp.start), end: pos(sp.end) })) as Decl);
   }
   return { ast: { path: file, text, decls: [...decls.slice(0, i), ...region.ast.decls, ...moved] }, errors: [] };
+}
+
+/**
+ * Whether an edit of a region changed only whitespace and comments (not doc comments, nor what lies
+ * between a doc comment and its declaration): the region lexes, before and after, to the same tokens
+ * and doc comments, without a lexer error. Then the parser sees what it saw, and only positions move. `startsAt(x)`: whether a token of the old region
+ * starts at offset x (where an insertion between two tokens lands before the second).
+ */
+function sameTokens(oldRegion: string, newRegion: string, p: number, end0: number): { startsAt(x: number): boolean } | undefined {
+  const a = lexed(oldRegion);
+  const b = lexed(newRegion);
+  if (a.diagnostics.length || b.diagnostics.length || a.unterminatedCommentAt !== undefined || b.unterminatedCommentAt !== undefined) return undefined;
+  if (a.tokens.length !== b.tokens.length || a.docs.length !== b.docs.length) return undefined;
+  for (let k = 0; k < a.tokens.length; k++) if (a.tokens[k]!.tokenType !== b.tokens[k]!.tokenType || a.tokens[k]!.image !== b.tokens[k]!.image) return undefined;
+  for (let k = 0; k < a.docs.length; k++) if (a.docs[k]!.image !== b.docs[k]!.image) return undefined;
+  // A doc comment belongs to the declaration below it when only whitespace lies between: an edit in
+  // that gap (a comment typed there) may detach it.
+  const end = (t: { startOffset: number; image: string }) => t.startOffset + t.image.length;
+  let lastToken = -1;
+  let lastDoc = -1;
+  for (const t of a.tokens) if (end(t) <= p) lastToken = Math.max(lastToken, end(t));
+  for (const t of a.docs) if (end(t) <= p) lastDoc = Math.max(lastDoc, end(t));
+  if (lastDoc > lastToken) return undefined;
+  return { startsAt: (x) => a.tokens.some((t) => t.startOffset === x) || a.docs.some((t) => t.startOffset === x) };
 }
 
 function lineAt(text: string, offset: number): number {
@@ -56,6 +100,17 @@ function lineAt(text: string, offset: number): number {
 }
 function lineStart(text: string, offset: number): number {
   return text.lastIndexOf("\n", offset - 1) + 1;
+}
+
+/** The last two regions lexed (typing in one declaration: its old text was the new text of the edit before). */
+const lexes: { text: string; result: ReturnType<typeof lexTcod> }[] = [];
+function lexed(text: string): ReturnType<typeof lexTcod> {
+  const hit = lexes.find((x) => x.text === text);
+  if (hit) return hit.result;
+  const result = lexTcod(text);
+  lexes.unshift({ text, result });
+  lexes.length = Math.min(lexes.length, 2);
+  return result;
 }
 
 /** A copy of an AST node with every span replaced by `f(span)`. */

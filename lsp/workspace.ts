@@ -20,7 +20,7 @@ import { realpathSync, statSync } from "node:fs";
 import { compileFile, type CompileHost, type CompileResult, type LoadedProgram, type PlanMemo } from "../compiler/index.js";
 import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.js";
 import { parse, type ParseResult } from "../grammar/index.js";
-import { FileReadError, MAX_SOURCE_BYTES, mib, readTextFile } from "../plan/read-file.js";
+import { FileReadError, MAX_SOURCE_BYTES, mib, notRegularFile, readTextFile } from "../plan/read-file.js";
 import { reparse } from "./reparse.js";
 import { moduleOccurrences, type Occurrence } from "./symbols.js";
 
@@ -65,6 +65,11 @@ export class DiskCache implements LoaderFs {
       this.files.set(path, r);
     }
     return r;
+  }
+
+  /** As `tcod check` says it (TC1109): asked only when an import finds no file, so not cached. */
+  notAFile(path: string): string | undefined {
+    return notRegularFile(path)?.message;
   }
 
   realpath(path: string): string {

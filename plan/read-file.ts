@@ -39,14 +39,27 @@ export function fileReadError(e: unknown): FileReadError {
 }
 
 /**
+ * Why `path` is there but not a regular file ("it is a folder, not a file", "it is not a regular file
+ * (a device, pipe or socket)"), as readTextFile would say; undefined when it is a regular file or
+ * cannot be looked at (missing, no permission).
+ */
+export function notRegularFile(path: string): FileReadError | undefined {
+  let st;
+  try { st = statSync(path); } catch { return undefined; }
+  if (st.isDirectory()) return new FileReadError("it is a folder, not a file", "folder");
+  if (!st.isFile()) return new FileReadError("it is not a regular file (a device, pipe or socket)", "special");
+  return undefined;
+}
+
+/**
  * The text of `path` (UTF-8) if it is a regular file of at most `maxBytes`; throws a
  * `FileReadError` otherwise, with the reason about "it" (callers name the file).
  */
 export function readTextFile(path: string, maxBytes = MAX_SOURCE_BYTES): string {
   try {
+    const notFile = notRegularFile(path);
+    if (notFile) throw notFile;
     const st = statSync(path);
-    if (st.isDirectory()) throw new FileReadError("it is a folder, not a file", "folder");
-    if (!st.isFile()) throw new FileReadError("it is not a regular file (a device, pipe or socket)", "special");
     if (st.size > maxBytes) throw new FileReadError(`it is ${mib(st.size)}; tcod reads files up to ${mib(maxBytes)}`, "tooLarge", st.size, maxBytes);
     return readFileSync(path, "utf8");
   } catch (e) {

@@ -1,9 +1,10 @@
 /**
- * `tcod import trinity CONFIG.yaml [--out FILE.tcod]`: a Trinity-RFT config as an idiomatic .tcod
- * file. The result is checked before it is written: it must compile, and exporting it must give back
- * every curriculum key of the config (targets/trinity/import.ts CURRICULUM_KEYS).
+ * `tcod import trinity CONFIG.yaml [--out FILE.tcod [--force]]`: a Trinity-RFT config as an idiomatic
+ * .tcod file (an existing --out is replaced only with --force). The result is checked before it is
+ * written: it must compile, and exporting it must give back every curriculum key of the config
+ * (targets/trinity/import.ts CURRICULUM_KEYS).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
@@ -23,10 +24,16 @@ export function register(program: Command): void {
     .argument("<format>", "trinity")
     .argument("<config>", "Trinity-RFT config (YAML)")
     .option("-o, --out <file>", "write the .tcod here (default: print it)")
+    .option("--force", "overwrite --out when it exists (without it, an existing file is refused)")
     .option("--no-verify", "skip compiling the result and comparing its export with the config")
-    .action((format: string, config: string, o: { out?: string; verify: boolean }) => {
+    .action((format: string, config: string, o: { out?: string; verify: boolean; force?: boolean }) => {
       if (format !== "trinity") throw new UsageError(`unknown format '${format}'`, { hint: "The formats are: trinity." });
-      if (o.out) ensureOutFile(o.out);
+      if (o.out) {
+        ensureOutFile(o.out);
+        if (!o.force && pathExists(o.out)) {
+          throw new UsageError(`${o.out} exists; tcod import does not overwrite it`, { hint: "Give --out a new file name, or add --force to replace this one.", where: { file: o.out } });
+        }
+      }
       let text: string;
       try { text = readTextFile(config); }
       catch (e) { throw new UsageError(`cannot read ${config}: ${(e as Error).message}`, { where: { file: config } }); }
@@ -74,5 +81,15 @@ function verify(source: string, curriculum: string, infraArgs: string[], yamlTex
     return undefined;
   } finally {
     rmSync(file, { force: true });
+  }
+}
+
+/** Anything at `path`, a dangling symlink included (existsSync follows links). */
+function pathExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }

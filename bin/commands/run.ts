@@ -169,9 +169,13 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
   }
 }
 
+/** A run seed: an integer a plan can hold exactly (a JSON number without rounding: |n| ≤ 2^53 − 1). */
 function parseSeed(s: string): number {
+  if (!/^\s*-?\d+\s*$/.test(s)) throw new UsageError(`--seed ${s}: expected an integer`, { hint: "e.g. --seed 7" });
   const n = Number(s);
-  if (!/^\s*-?\d+\s*$/.test(s) || !Number.isSafeInteger(n)) throw new UsageError(`--seed ${s}: expected an integer`, { hint: "e.g. --seed 7" });
+  if (!Number.isSafeInteger(n)) {
+    throw new UsageError(`--seed ${s.trim()}: out of range; a seed is an integer from -9007199254740991 to 9007199254740991 (±(2^53 − 1))`, { hint: "Use a smaller seed, e.g. --seed 7; larger ones would be rounded." });
+  }
   return n;
 }
 

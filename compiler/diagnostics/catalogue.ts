@@ -124,6 +124,8 @@ export const details = {
 export const hints = {
   // ranges (TC4001)
   chooseValue: "Choose a value {range}.",
+  /** For a range that names a kind of value ("an integer ≥ 1", "a finite number"): see `chooseHint`. */
+  chooseKind: "Choose {range}.",
   stayInRange: "The value must stay {range} over the whole run.",
   boundFromStart: "The value must stay {range} from the first step on: bound it with `max`, `min` or `clamp`.",
   checkArithmetic: "Check the arithmetic of the values this field is built from.",

@@ -45,6 +45,11 @@ function fillers<T extends Record<string, string>>(table: T): Fillers<T> {
 /** `h.chooseValue({ range: "in [0, 1]" })` → the hint text of the catalogue's `hints` table, filled. */
 export const h = fillers(hints);
 
+/** The hint of a value out of `range`: "Choose a value in [0, 1].", but "Choose an integer ≥ 1." */
+export function chooseHint(range: string): string {
+  return /^an? /.test(range) ? h.chooseKind({ range }) : h.chooseValue({ range });
+}
+
 /** `dt.notOneOf({ value, options, suggestion })` → the detail text of the catalogue's `details` table (TC2018), filled. */
 export const dt = fillers(details);
 

@@ -51,6 +51,19 @@ describe("--out at an existing file or an unwritable folder", () => {
   it("import --out naming a folder", () => {
     userError(tcod("import", "trinity", OPD, "--out", dir), "TC7009");
   }, 60_000);
+
+  it("import --out naming an existing file refuses to overwrite it unless --force", () => {
+    const existing = join(dir, "existing.tcod");
+    writeFileSync(existing, "// mine\n");
+    const r = tcod("import", "trinity", OPD, "--out", existing);
+    userError(r, "TC7009");
+    expect(r.stderr).toContain(`${existing} exists; tcod import does not overwrite it`);
+    expect(r.stderr).toContain("--force");
+    expect(readFileSync(existing, "utf8")).toBe("// mine\n");
+    const forced = tcod("import", "trinity", OPD, "--out", existing, "--force");
+    expect(forced.status, forced.stderr).toBe(0);
+    expect(readFileSync(existing, "utf8")).toMatch(/^curriculum /m);
+  }, 120_000);
 });
 
 describe("--set keys that name prototype members", () => {
@@ -85,6 +98,12 @@ describe("numbers in flags and overrides", () => {
 
   it("run --seed 1.5", () => {
     userError(tcod("run", F, "--seed", "1.5", "-q"), "TC7009");
+  }, 60_000);
+
+  it("run --seed beyond 2^53 − 1 states the accepted range", () => {
+    const r = tcod("run", F, "--seed", "99999999999999999999", "-q");
+    userError(r, "TC7009");
+    expect(r.stderr).toContain("--seed 99999999999999999999: out of range; a seed is an integer from -9007199254740991 to 9007199254740991");
   }, 60_000);
 
   it("--set steps=1e999 is reported as Infinity, not 0", () => {
@@ -178,8 +197,23 @@ describe("paths that would hang a naive reader or mkdir", () => {
     execFileSync("mkfifo", [join(project, "pipe.tcod")]);
     writeFileSync(join(project, "main.tcod"), `import { x } from "./pipe.tcod"\nlet y = x\n`);
     const r = tcod("check", join(project, "main.tcod"));
-    userError(r, "TC1101");
+    // The code for a source that is there but not a file (it was TC1101, "check the path").
+    userError(r, "TC1109");
     expect(r.stderr).toMatch(/main\.tcod:1:\d+/);
+    expect(r.stderr).toContain("Cannot read 'pipe.tcod': it is not a regular file");
+    expect(r.stderr).not.toContain("TC1101");
+  }, 60_000);
+
+  it("an import of a folder is a coded error at the import that says it is a folder", () => {
+    const project = join(dir, "folder-import");
+    mkdirSync(join(project, "lib.tcod"), { recursive: true });
+    writeFileSync(join(project, "package.json"), "{}");
+    writeFileSync(join(project, "main.tcod"), `import { x } from "./lib.tcod"\nlet y = x\n`);
+    const r = tcod("check", join(project, "main.tcod"));
+    userError(r, "TC1109");
+    expect(r.stderr).toMatch(/main\.tcod:1:\d+/);
+    expect(r.stderr).toContain("Cannot read 'lib.tcod': it is a folder, not a file");
+    expect(r.stderr).not.toContain("TC1101");
   }, 60_000);
 
   it("a source larger than the limit is a coded error, read no further", () => {

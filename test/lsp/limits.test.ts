@@ -3,7 +3,7 @@
  * MAX_SOURCE_BYTES (UTF-8 bytes, not characters) is not parsed; its analysis is the diagnostic that
  * `tcod check` gives the same file on disk, not an out-of-memory.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -42,5 +42,21 @@ describe("source size limit in the language server", () => {
     ws.close(path);
     ws.setOpen(main, 'import { x } from "./big"\n');
     expect(shown(ws.analyze(main).result)).toEqual(shown(compileFile(main)));
+  });
+});
+
+describe("an import of something that is not a file, in the language server", () => {
+  it("is reported as tcod check reports it (TC1109: it is a folder), not as a module not found", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-lsp-folder-import-"));
+    writeFileSync(join(dir, "package.json"), "{}\n");
+    mkdirSync(join(dir, "lib.tcod"));
+    const main = join(dir, "main.tcod");
+    const text = 'import { x } from "./lib.tcod"\nlet y = x\n';
+    writeFileSync(main, text);
+    const ws = new Workspace();
+    ws.setOpen(main, text);
+    const expected = shown(compileFile(main));
+    expect(expected[0]).toMatch(/^TC1109 .*it is a folder, not a file/s);
+    expect(shown(ws.analyze(main).result)).toEqual(expected);
   });
 });

@@ -18,7 +18,7 @@ const walk = (d: string): string[] => readdirSync(d).sort().flatMap((n) => {
 const texts = ["examples", "stdlib", "test/fixtures"].flatMap((d) => walk(join(ROOT, d))).map((f) => readFileSync(f, "utf8"))
   .filter((t) => !t.includes("\r") && parse(t, "f.tcod").errors.length === 0);
 
-const SNIPPETS = ["\nlet zz = 3 steps\n", "1", " ", "\n", "x", "/// doc\n", "// c\n", "}", "(", "+ 2", "let", "\n\n", "turns", "fn g() = 1\n"];
+const SNIPPETS = ["\nlet zz = 3 steps\n", "1", " ", "\n", "x", "/// doc\n", "// c\n", "}", "(", "+ 2", "let", "\n\n", "turns", "fn g() = 1\n", "/* c */", " /* c\n */ ", "/", "*", "\t"];
 const edit = fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), del: fc.nat(12), ins: fc.constantFrom(...SNIPPETS, "") });
 const apply = (t: string, e: { at: number; del: number; ins: string }) => {
   const at = Math.floor(e.at * t.length);
@@ -54,6 +54,11 @@ describe("re-parsing the declarations an edit touched", () => {
         `${text}\nlet lsp_probe = 3 steps\n`,
         text.slice(0, lineStart) + "let lsp_probe = 3 steps\n" + text.slice(lineStart),
         ...(digit >= 0 ? [text.slice(0, digit + 1) + "7" + text.slice(digit + 1)] : []),
+        // Comments and whitespace only: the same tokens, positions moved (on the edit's line and after it).
+        text.replace(/(\n(curriculum|let|fn|model) [^\n]*)/, "$1 /* a comment */"),
+        text.replace(/(\n(curriculum|let|fn|model) [^\n]*)/, "$1 /* a comment\n over lines */\n\n"),
+        text.replace(/\n(?=(export )?(curriculum|let|fn|model) )/, "\n// between a doc comment and its declaration\n"),
+        text.replace(/\n/, "\n\t\n"),
       ];
       for (const next of variants) {
         const inc = reparse(prev, next, "f.tcod");

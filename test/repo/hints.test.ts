@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { details, hints } from "../../compiler/diagnostics/catalogue.js";
-import { dt, h } from "../../compiler/diagnostics/index.js";
+import { chooseHint, dt, h } from "../../compiler/diagnostics/index.js";
 
 const root = join(__dirname, "..", "..");
 const files = (dir: string): string[] => readdirSync(dir).flatMap((n) => {
@@ -24,6 +24,10 @@ describe("catalogue hints", () => {
     const text = sources.map((f) => readFileSync(f, "utf8")).join("\n");
     for (const name of Object.keys(hints)) expect(text, name).toMatch(new RegExp(`\\bh\\.${name}\\(`));
     expect(h.chooseValue({ range: "in [0, 1]" })).toBe("Choose a value in [0, 1].");
+    // A range that names a kind of value reads without "a value" (was "Choose a value an integer ≥ 1.").
+    expect(chooseHint("in [0, 1]")).toBe("Choose a value in [0, 1].");
+    expect(chooseHint("an integer ≥ 1 step")).toBe("Choose an integer ≥ 1 step.");
+    expect(chooseHint("a finite number")).toBe("Choose a finite number.");
     expect(h.grpoBatch({ tasks: 16, rollouts: 8 })).toBe("Write `batch: 16 tasks × 8 rollouts`.");
     expect(h.forwardKlIsALoss()).toContain("(import { gkd } from \"std/loss\")");
   });
