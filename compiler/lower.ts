@@ -395,9 +395,9 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     }
   });
   // No student episodes (`× 0 rollouts`): only demonstrations train, so every term must be sft.
-  const onPolicy = terms.filter((t) => t.kind !== "sft").map((t) => t.kind);
-  if (rolloutsPerTask === 0 && (onPolicy.length > 0 || terms.length === 0)) {
-    check.report(d.invalidValue({ what: "batch", detail: dt.noRollouts({ terms: [...new Set(onPolicy)].join(", ") || "the loss's" }), hint: h.batchExample() }), batch!.expr.span);
+  const onPolicy = new Set(terms.filter((t) => t.kind !== "sft").map((t) => t.kind));
+  if (rolloutsPerTask === 0 && onPolicy.size > 0) {
+    check.report(d.invalidValue({ what: "batch", detail: dt.noRollouts({ terms: [...onPolicy].join(", ") }), hint: h.batchExample() }), batch!.expr.span);
     L.ok = false;
   }
   const mode = (loss.aggregate?.mode ?? LOSS_DEFAULTS.aggregate) as AggregateKind;
