@@ -16,6 +16,18 @@ import { hover, inlayHints } from "../../lsp/features.js";
 import { Workspace, type Analysis } from "../../lsp/workspace.js";
 
 const ROOT = join(import.meta.dirname, "../..");
+
+/**
+ * A project whose lib.tcod exports f0 … f14 over `unit` (f(k+1) calls fk twice: f14 inlines 32,767
+ * calls) and `more` lines; returns the path of its main.tcod, not yet written.
+ */
+function budgetProject(unit: "turns" | "steps", more: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-lsp-sweep-"));
+  writeFileSync(join(dir, "package.json"), "{}\n");
+  const fns = [`fn f0(x: ${unit}) : ${unit} = x`, ...Array.from({ length: 14 }, (_, i) => `fn f${i + 1}(x: ${unit}) : ${unit} = f${i}(x) + f${i}(x) - x`)];
+  writeFileSync(join(dir, "lib.tcod"), [...fns.map((f) => `export ${f}`), ...more, ""].join("\n"));
+  return join(dir, "main.tcod");
+}
 const walk = (d: string): string[] => readdirSync(d).sort().flatMap((n) => {
   const p = join(d, n);
   return statSync(p).isDirectory() ? (n === "node_modules" ? [] : walk(p)) : n.endsWith(".tcod") ? [p] : [];
@@ -75,11 +87,7 @@ describe("sweep points sharing work in the language server", () => {
     // the budget of 50,000 (32,767 + 16,383 + a few); point h=f14 does not, as tcod check finds. After
     // an edit, point h=f14 reuses `uses_big(2 turns)` of point h=f13: `big`, kept from the first load,
     // is accounted for there all the same.
-    const dir = mkdtempSync(join(tmpdir(), "tcod-lsp-sweep-"));
-    writeFileSync(join(dir, "package.json"), "{}\n");
-    const fns = ["fn f0(x: turns) : turns = x", ...Array.from({ length: 14 }, (_, i) => `fn f${i + 1}(x: turns) : turns = f${i}(x) + f${i}(x) - x`)];
-    writeFileSync(join(dir, "lib.tcod"), [...fns.map((f) => `export ${f}`), "let big = f14(1 turn)", "export fn uses_big(x: turns) : turns = x + big - big", ""].join("\n"));
-    const path = join(dir, "main.tcod");
+    const path = budgetProject("turns", ["let big = f14(1 turn)", "export fn uses_big(x: turns) : turns = x + big - big"]);
     const original = [
       'import { texthouse } from "std/envs"',
       'import { f13, f14, uses_big } from "./lib"',
@@ -105,11 +113,7 @@ describe("sweep points sharing work in the language server", () => {
     // memoizes; point 2 first reads it inside `every_half(1)`: the memoized value must not stand in
     // for that evaluation, or point 2 (16,383 + 32,767 more with h=f14) would fit the budget of 50,000
     // where tcod check finds it does not.
-    const dir = mkdtempSync(join(tmpdir(), "tcod-lsp-sweep-"));
-    writeFileSync(join(dir, "package.json"), "{}\n");
-    const fns = ["fn f0(x: steps) : steps = x", ...Array.from({ length: 14 }, (_, i) => `fn f${i + 1}(x: steps) : steps = f${i}(x) + f${i}(x) - x`)];
-    writeFileSync(join(dir, "lib.tcod"), [...fns.map((f) => `export ${f}`), "export let half = total_steps / 2 + f14(0 steps)", "export fn every_half(x: number) : steps = half * x", ""].join("\n"));
-    const path = join(dir, "main.tcod");
+    const path = budgetProject("steps", ["export let half = total_steps / 2 + f14(0 steps)", "export fn every_half(x: number) : steps = half * x"]);
     const original = [
       'import { texthouse } from "std/envs"',
       'import { f13, f14, half, every_half } from "./lib"',
