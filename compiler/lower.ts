@@ -143,7 +143,9 @@ function treeText(tree: Scalar["tree"]): string {
  */
 const starts = new Map<string, (number | typeof THREW)[]>();
 function startValues(s: Scalar, steps: number, lengths: number[], maxTurns: number): (number | typeof THREW)[] {
-  const key = `${s.level}|${steps}|${lengths.join(",")}|${maxTurns}|${treeText(s.tree)}`;
+  // The run's length matters only to a tree that reads it (an edit of `steps` keeps the others).
+  const text = treeText(s.tree);
+  const key = `${s.level}|${text.includes('"total_steps"') ? steps : ""}|${lengths.join(",")}|${maxTurns}|${text}`;
   const hit = starts.get(key);
   if (hit) return hit;
   const tracker = new FeedbackTracker({ v: { level: s.level, unit: "", tree: s.tree } });

@@ -3,7 +3,8 @@
  * reuses it while nothing it reads changed. Whatever it reuses, each analysis must equal a fresh
  * compilation of the same texts: the same diagnostics and the same plans (sources, positions and
  * values included), after edits that the plans read (directly, through another declaration, through
- * a function, a sweep, a shadowed builtin, positions that move) and edits that they do not.
+ * a function, a sweep, a shadowed builtin, positions that move, values typed: numbers changed, a
+ * name broken and repaired) and edits that they do not.
  */
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { compileFile, render, type CompileResult } from "../../compiler/index.js";
 import { parse } from "../../grammar/index.js";
 import { Workspace } from "../../lsp/workspace.js";
+import { valueEdits } from "./value-edits.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const walk = (d: string): string[] => readdirSync(d).sort().flatMap((n) => {
@@ -99,6 +101,8 @@ describe("plans reused across an editor's compilations", () => {
         `${text}\nlet lsp_probe = 3 steps\n`,
         text.replace(/(\ncurriculum [^\n]*\{)/, "$1 /* an edit inside */"),
         `// above\n${text}`,
+        text,
+        ...valueEdits(text),
         text,
       ];
       for (const [i, v] of edits.entries()) {
