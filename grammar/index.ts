@@ -13,7 +13,6 @@
  */
 import { EOF, type IRecognitionException, type IToken } from "chevrotain";
 import type { Expr, SourceFile, Span } from "./ast.js";
-import { astBuilder } from "./cst-to-ast.js";
 import { lexTcod } from "./lexer.js";
 import { firstTooDeep, MAX_NESTING } from "./nesting.js";
 import { tcodParser } from "./parser.js";
@@ -38,15 +37,7 @@ export interface SyntaxErrorInfo {
 export interface ParseResult { ast: SourceFile; errors: SyntaxErrorInfo[] }
 
 export function parse(text: string, file: string): ParseResult {
-  const { result, errors } = run(text, file, (lines, docs) => {
-    astBuilder.begin(lines, docs);
-    tcodParser.onDeclaration = (declaration) => astBuilder.declarationParsed(declaration);
-    try {
-      return astBuilder.build(tcodParser.sourceFile(), lines, docs);
-    } finally {
-      tcodParser.onDeclaration = undefined;
-    }
-  });
+  const { result, errors } = run(text, file, () => tcodParser.sourceFile());
   return { ast: { path: file, text, decls: result ?? [] }, errors };
 }
 
@@ -59,15 +50,12 @@ export interface ExpressionParseResult { expr: Expr; errors: SyntaxErrorInfo[] }
  * a longer line.
  */
 export function parseExpression(text: string, file: string): ExpressionParseResult {
-  const { result, errors } = run(text, file, (lines) => {
-    const cst = tcodParser.expression();
-    return astBuilder.buildExpression(cst, lines);
-  });
+  const { result, errors } = run(text, file, () => tcodParser.expression());
   return { expr: result ?? { kind: "error", span: new LineMap(file, text).span(0, 0) }, errors };
 }
 
 /** Lexes, guards the nesting depth, runs one entry rule and collects every syntax error, in order. */
-function run<T>(text: string, file: string, entry: (lines: LineMap, docs: IToken[]) => T): { result: T | undefined; errors: SyntaxErrorInfo[] } {
+function run<T>(text: string, file: string, entry: () => T): { result: T | undefined; errors: SyntaxErrorInfo[] } {
   const lines = new LineMap(file, text);
   const lexed = lexTcod(text);
   const errors: SyntaxErrorInfo[] = lexed.diagnostics.map((d) => ({
@@ -89,8 +77,8 @@ function run<T>(text: string, file: string, entry: (lines: LineMap, docs: IToken
   let result: T;
   let parseErrors: IRecognitionException[];
   try {
-    tcodParser.load(tokens);
-    result = entry(lines, lexed.docs);
+    tcodParser.load(tokens, lines, lexed.docs);
+    result = entry();
     parseErrors = tcodParser.errors;
   } catch (e) {
     // Last line of defence for "never throws": the nesting guard is a token-level estimate, and the
@@ -123,6 +111,7 @@ function run<T>(text: string, file: string, entry: (lines: LineMap, docs: IToken
     if (at >= cutoff) continue;
     errors.push({ kind: "parser", code: "TC1004", span: lines.span(at, at), expected: "','" });
   }
+  tcodParser.release();
   return { result, errors: sortByPosition(errors) };
 }
 

@@ -1,8 +1,10 @@
 /**
- * A guard against pathological nesting. The parser, its error recovery and the AST builder are
- * recursive, so deeply nested input overflows the call stack (measured: ~300 nested parentheses when
- * well formed, ~60 unclosed calls when recovery has to walk the rule stack). A config language never
- * needs that: past `MAX_NESTING` levels the parse stops at that token and TC1007 is reported.
+ * A guard against pathological nesting. The parser (which builds the AST as it parses) and its error
+ * recovery are recursive, so deeply nested input overflows the call stack (measured with the guard
+ * lifted, on Node 20's default stack: 302 nested parentheses, 429 lists or 487 records when well
+ * formed, 1,250 `else if`s, 776 prefix operators, but 78 unclosed calls when recovery has to walk the
+ * rule stack). A config language never needs that: past `MAX_NESTING` levels the parse stops at that
+ * token and TC1007 is reported.
  */
 import type { IToken, TokenType } from "chevrotain";
 import {

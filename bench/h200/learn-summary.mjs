@@ -23,7 +23,9 @@ for (const name of readdirSync(dir).sort()) {
     byStep.set(e.step, at);
   }
   const evals = [...byStep.values()].sort((a, b) => a.step - b.step);
-  const pick = (f) => Object.fromEntries(SPLITS.map((s) => [s, f(evals.map((e) => e[s]).filter((x) => x !== undefined && x !== null))]));
+  // The three splits, and any other evaluation the run has (e.g. valid_seen_t0.4: another temperature).
+  const names = [...new Set([...SPLITS, ...evals.flatMap((e) => Object.keys(e).filter((k) => k !== "step"))])];
+  const pick = (f) => Object.fromEntries(names.map((s) => [s, f(evals.map((e) => e[s]).filter((x) => x !== undefined && x !== null))]));
   const stepTimes = train.map((r) => Object.values(r.time ?? {}).reduce((a, b) => a + b, 0));
   runs[name] = {
     steps: train.length,

@@ -48,12 +48,16 @@ command -v nvidia-smi >/dev/null && { nvidia-smi --query-gpu=timestamp,utilizati
 # Evaluations on the three texthouse eval splits (every task: 140, 134 and 121; all episodes of an
 # evaluation at once — texthouse's default pool of 4 ran them four at a time, 80 s an evaluation
 # on the H200 where 140 at once batch into one decode loop): valid_seen every
-# $1 steps, valid_unseen and hard every $3 steps (default $1).
+# $1 steps, valid_unseen and hard every $3 steps (default $1), each at temperature $EVAL_TEMP (0 is
+# greedy decoding). $EXTRA_TEMPS adds valid_seen again every $3 steps at each of those temperatures,
+# named valid_seen_tT (e.g. EVAL_TEMP=0 EXTRA_TEMPS=0.4: greedy, and the sampled agent beside it).
+EVAL_TEMP=${EVAL_TEMP:-0.4}; EXTRA_TEMPS=${EXTRA_TEMPS:-}
 evals() {
-  local every=$1 at_start=$2 other=${3:-$1} s n e out=""
-  for s in valid_seen:140 valid_unseen:134 hard:121; do
-    n=${EVAL_TASKS:-${s#*:}}; s=${s%:*}; e=$other; [ $s = valid_seen ] && e=$every
-    out+="${out:+, }evaluate(every: $e steps, env: texthouse(split: \"$s\", pool: $n, agent: agent, grammar: \"move\"), tasks: $n tasks, name: \"$s\", temperature: 0.4, at_start: $at_start)"
+  local every=$1 at_start=$2 other=${3:-$1} s n e t out=""
+  for s in valid_seen:140:$EVAL_TEMP: valid_unseen:134:$EVAL_TEMP: hard:121:$EVAL_TEMP: $(for t in $EXTRA_TEMPS; do echo "valid_seen:140:$t:_t$t"; done); do
+    IFS=: read -r split n t suffix <<< "$s"
+    n=${EVAL_TASKS:-$n}; e=$other; [ $split$suffix = valid_seen ] && e=$every
+    out+="${out:+, }evaluate(every: $e steps, env: texthouse(split: \"$split\", pool: $n, agent: agent, grammar: \"move\"), tasks: $n tasks, name: \"$split$suffix\", temperature: $t, at_start: $at_start)"
   done
   echo "[$out]"
 }

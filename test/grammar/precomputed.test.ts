@@ -8,7 +8,6 @@ import fc from "fast-check";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { tcodCorpus } from "../helpers/corpus.js";
-import { astBuilder } from "../../grammar/cst-to-ast.js";
 import { allTokens, lexTcod } from "../../grammar/lexer.js";
 import { computeGrammarTables, tcodParser, TcodParser } from "../../grammar/parser.js";
 import { LineMap } from "../../grammar/spans.js";
@@ -21,9 +20,8 @@ const fromTables = new TcodParser(tables);
 
 function parseWith(parser: TcodParser, text: string): string {
   const lexed = lexTcod(text);
-  parser.load(lexed.tokens);
-  const cst = parser.sourceFile();
-  const decls = astBuilder.build(cst, new LineMap("t.tcod", text), lexed.docs);
+  parser.load(lexed.tokens, new LineMap("t.tcod", text), lexed.docs);
+  const decls = parser.sourceFile();
   const errors = parser.errors.map((e) => `${e.name}@${e.token.startOffset}:${e.message}`);
   return JSON.stringify({ decls, errors, insertions: parser.insertions.map((i) => i.expected.name), dangling: parser.danglingOperators.map((t) => t.startOffset), commas: parser.missingCommas.map((t) => t.startOffset) });
 }

@@ -1,0 +1,106 @@
+/**
+ * A differential check of the parser against another build of it: both parse the same inputs, and
+ * every AST (spans included), every syntax error (code, message parts, span) and every
+ * `parseExpression` result must be identical. Used when the parser's implementation changes and its
+ * output must not: build the previous parser into a bundle from the commit before (it must export
+ * `parse` and `parseExpression` of grammar/index.ts), then
+ *
+ *   npx esbuild bench/parser-differential.ts --bundle --platform=node --format=esm --outfile=dist/parser-differential.mjs
+ *   OLD_PARSER=/tmp/old/old.mjs SEED=1 N=2000 node dist/parser-differential.mjs
+ *
+ * Inputs (N scales the generated ones): every .tcod of the repository; token-level mutations of them
+ * (a token deleted, duplicated, swapped or inserted, one to three times); byte-level mutations
+ * (test/fuzz's `mutate`); the fuzz generator's programs (`programArb`); operator chains with stray
+ * brackets, missing operands and repeated comparisons in six contexts; token soup; and expressions
+ * (`exprArb`, mutated) through `parseExpression`. Prints the counts and the first differences, and
+ * exits 1 if there is any.
+ */
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { parse, parseExpression } from "../grammar/index.js";
+import { lexTcod } from "../grammar/lexer.js";
+import { exampleTexts, exprArb, mutate, programArb } from "../test/fuzz/generator.js";
+import { tcodCorpus } from "../test/helpers/corpus.js";
+import { rng } from "../test/helpers/prng.js";
+
+type Parser = { parse: typeof parse; parseExpression: typeof parseExpression };
+const old = (await import(process.env.OLD_PARSER ?? "")) as Parser;
+const SEED = Number(process.env.SEED ?? 1);
+const N = Number(process.env.N ?? 1000);
+const random = rng(SEED);
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+
+const corpus = tcodCorpus().map((f) => readFileSync(f, "utf8"));
+const examples = exampleTexts();
+
+const VOCAB = [
+  "import", "{", "}", "from", '"std/tcod"', "let", "fn", "model", "curriculum", "sweep", "product", "zip", "with", "=", ":", ",",
+  "(", ")", "[", "]", "x", "steps", "1", "2.5", "turns", "+", "-", "*", "×", "/", "..", "<", ">=", "==", "!=", "if", "then", "else",
+  "and", "or", "not", "true", "%", ".", "return", "export", "as", "\n", "//c\n", "/* b */", "/// d\n", '"s', "@", "step", "f(",
+];
+
+/** A file with one to three token edits (delete, duplicate, swap with the next, insert from VOCAB). */
+function tokenMutation(text: string): string {
+  const tokens = lexTcod(text).tokens.map((t) => [t.startOffset, t.startOffset + t.image.length] as const);
+  if (tokens.length === 0) return text;
+  let s = text;
+  // Edit from the end so earlier offsets stay valid.
+  const edits = Array.from({ length: 1 + Math.floor(random() * 3) }, () => Math.floor(random() * tokens.length)).sort((a, b) => b - a);
+  for (const i of edits) {
+    const [a, b] = tokens[i]!;
+    switch (Math.floor(random() * 4)) {
+      case 0: s = s.slice(0, a) + s.slice(b); break;
+      case 1: s = s.slice(0, b) + " " + s.slice(a, b) + s.slice(b); break;
+      case 2: { const next = tokens[i + 1]; if (next) s = s.slice(0, a) + s.slice(next[0], next[1]) + s.slice(b, next[0]) + s.slice(a, b) + s.slice(next[1]); break; }
+      default: s = s.slice(0, a) + pick(VOCAB) + " " + s.slice(a);
+    }
+  }
+  return s;
+}
+
+const OPERANDS = ["a", "1 step", "f(x)", "x.y", "(b", "c)", "[1, 2", "-", "not", "", "{ p: 1 }", "2 turns", "g(a: 1 b: 2)"];
+const OPERATORS = ["+", "-", "*", "/", "..", "<", "<=", "==", "and", "or", "", "(", ")", ",", "]"];
+function chain(): string {
+  const n = 1 + Math.floor(random() * 7);
+  const parts: string[] = [pick(OPERANDS)];
+  for (let i = 0; i < n; i++) parts.push(pick(OPERATORS), pick(OPERANDS));
+  return parts.join(" ");
+}
+const CONTEXTS = [
+  (e: string) => `let v = ${e}\nlet w = 1\n`,
+  (e: string) => `curriculum c {\n  steps: ${e}\n  horizon: 3 turns\n}\n`,
+  (e: string) => `let v = f(a, ${e}, b)\n`,
+  (e: string) => `let v = [${e}, 2]\nfn g() = 1\n`,
+  (e: string) => `fn f(x: turns) : turns = ${e}\nmodel m { path: "x" }\n`,
+  (e: string) => `fn f(x: turns = ${e}) { let y = ${e}\n return y }\n`,
+];
+
+const soup = () => Array.from({ length: Math.floor(random() * 50) }, () => pick(VOCAB)).join(" ");
+
+const show = (p: Parser, text: string) => JSON.stringify(p.parse(text, "t.tcod"));
+const showExpr = (p: Parser, text: string) => JSON.stringify(p.parseExpression(text, "<set>"));
+
+const counts: Record<string, number> = {};
+const differences: { kind: string; text: string }[] = [];
+function check(kind: string, text: string, expression = false): void {
+  counts[kind] = (counts[kind] ?? 0) + 1;
+  const a = expression ? showExpr(old, text) : show(old, text);
+  const b = expression ? showExpr({ parse, parseExpression }, text) : show({ parse, parseExpression }, text);
+  if (a !== b) differences.push({ kind, text });
+}
+
+for (const t of corpus) check("corpus", t);
+for (let i = 0; i < N; i++) check("token mutation", tokenMutation(pick(corpus)));
+for (let i = 0; i < N; i++) check("byte mutation", mutate(examples, random));
+for (const p of fc.sample(programArb, { numRuns: N, seed: SEED })) check("generated program", p);
+for (let i = 0; i < N; i++) check("operator chain", pick(CONTEXTS)(chain()));
+for (let i = 0; i < N; i++) check("token soup", soup());
+for (const e of fc.sample(exprArb, { numRuns: Math.ceil(N / 2), seed: SEED })) {
+  check("expression", e, true);
+  check("expression, mutated", tokenMutation(e), true);
+}
+
+const total = Object.values(counts).reduce((a, b) => a + b, 0);
+console.log(JSON.stringify({ seed: SEED, n: N, total, counts, differences: differences.length }));
+for (const d of differences.slice(0, 5)) console.log(`--- ${d.kind}\n${d.text}`);
+process.exit(differences.length === 0 ? 0 : 1);
