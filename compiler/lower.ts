@@ -13,7 +13,7 @@ import type {
 } from "../plan/schema.js";
 import type { AggregateKind } from "../plan/enums.js";
 import { needsTeacherDistributions } from "../plan/build.js";
-import { semanticsOf, usesCompactActions } from "../plan/env-semantics.js";
+import { EXPERT_POLICY_KINDS, semanticsOf, usesCompactActions } from "../plan/env-semantics.js";
 import { methodGraph } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { chooseHint, d, dt, h } from "./diagnostics/index.js";
@@ -398,6 +398,11 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     } else {
       terms.push({ kind: "sft", coef });
       demosNoise = constValue(param("noise") as Scalar) ?? 0;
+      const kind = env ? str(env, "kind") : "";
+      if (demosNoise > 0 && kind !== "" && !EXPERT_POLICY_KINDS.has(kind)) {
+        check.report(d.noExpertPolicy({ noise: String(demosNoise), env: kind, kinds: [...EXPERT_POLICY_KINDS].join(", ") }), span("loss"));
+        L.ok = false;
+      }
     }
   });
   // No student episodes (`× 0 rollouts`): only demonstrations train, so every term must be sft.
