@@ -403,9 +403,11 @@ export class TcodParser extends EmbeddedActionsParser {
    * guessed: there the list more likely lacks its closer (`f(a` ⏎ `next_field: …`).
    */
   private nextItemFollows(closer: TokenType): boolean {
-    if (this.LA(1).tokenType === Comma) return this.moreAfterComma(closer);
+    const next = this.LA(1);
+    if (next.tokenType === Comma) return this.moreAfterComma(closer);
+    if (next.tokenType === closer || next.tokenType === EOF) return false;
     const previous = this.LA(0);
-    return this.LA(1).tokenType !== closer && this.LA(1).startLine === (previous.endLine ?? previous.startLine);
+    return !lineBreakIn(this.b.lines.text, previous.startOffset + previous.image.length, next.startOffset);
   }
 
   /** The separator before the next item; a missing one is recorded (TC1004) instead of ending the list. */
@@ -1522,6 +1524,15 @@ function fnAnchor(name: IToken, rParen: IToken | undefined, colon: IToken | unde
 }
 
 const levelOfOperator = (t: IToken): number => binaryLevel(t.tokenType)!;
+
+/** A line ends in `text[from, to)` (tokens carry no line numbers: see lexer.ts). */
+function lineBreakIn(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || c === 13) return true;
+  }
+  return false;
+}
 
 const consumeInternal = (EmbeddedActionsParser.prototype as unknown as {
   consumeInternal(this: TcodParser, tokType: TokenType, idx: number, options: unknown): IToken;
