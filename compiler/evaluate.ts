@@ -98,12 +98,45 @@ export class Evaluator {
    * What that charges is the value's cost, not the cost of the call that reads it.
    */
   readCell(cell: LazyCell, force: () => Value): Value {
+    this.cellReads[this.cellReads.length - 1]?.push(cell);
     const i0 = this.inlined;
     const c0 = this.cellInlined;
     let v: Value;
     try { v = force(); } finally { this.cellInlined = c0 + (this.inlined - i0); }
     if (this.tracking) this.touched.push(cell, v);
     return v;
+  }
+
+  /** Per module value being evaluated (innermost last): the module values it read. */
+  private readonly cellReads: LazyCell[][] = [];
+
+  /** Before evaluating a module value (modules.ts): for `endCell`. */
+  startCell(): number {
+    this.cellReads.push([]);
+    return this.cellInlined;
+  }
+
+  /**
+   * After evaluating a module value, given `startCell`'s mark: the module values it read, and the
+   * inlined calls charged for them (evaluated or accounted for inside it), which are theirs, not its own.
+   */
+  endCell(mark: number): { reads: LazyCell[]; forced: number } {
+    return { reads: this.cellReads.pop() ?? [], forced: this.cellInlined - mark };
+  }
+
+  /**
+   * Accounts for kept module values (`LazyCell.keep`) as if they were evaluated here: each of `cells`
+   * still owed, and the owed values each read, each once (a kept value's own cost excludes the values
+   * it forced: they are charged here, or at their own first use, never twice). False, with nothing
+   * charged, when one of them was not evaluated in this compilation and not kept (its evaluation
+   * would happen inside), or the evaluation would hit a limit.
+   */
+  settle(cells: Iterable<LazyCell>): boolean {
+    const o = owedCost(cells);
+    if (!o || !this.replayCost(o.inlined, o.depth)) return false;
+    this.cellInlined += o.inlined;
+    for (const c of o.owed) c.owed = false;
+    return true;
   }
 
   /** After `mark`: the inlined calls and the nesting an evaluation took, whatever it reported or read (for `replayCost`). */
@@ -503,26 +536,26 @@ export class Evaluator {
   private replayCall(hit: MemoEntry, span: Span): boolean {
     if (this.exhausted) return false;
     if (this.stack.length) for (const fn of hit.fns) if (this.stack.includes(fn)) return false;
-    let owedInlined = 0;
-    let owedDepth = 0;
     const cells = hit.cells;
     for (let i = 0; i < cells.length; i += 2) {
       const c = cells[i] as LazyCell;
       if (c.state !== "done" || c.value !== cells[i + 1]) return false;
-      if (c.owed) {
-        if (!c.keep) return false;
-        owedInlined += c.keep.inlined;
-        owedDepth = Math.max(owedDepth, c.keep.depth);
-      }
     }
     if (hit.site !== undefined && hit.site !== this.siteOf(span)) return false;
+    // Kept values it read, not yet accounted for in this compilation, are (with the owed values they
+    // read), as reading them would.
+    const o = owedCost(cells.filter((_, i) => i % 2 === 0) as LazyCell[]);
+    if (!o) return false;
     // (A kept value read inside the call nests at most the call's depth deeper.)
-    const depth = hit.depth + owedDepth;
-    if (this.inlined + hit.inlined + owedInlined > INLINE_BUDGET || this.depth + depth > NESTING_LIMIT) return false;
-    this.inlined += hit.inlined + owedInlined;
-    this.cellInlined += owedInlined;
+    const depth = hit.depth + o.depth;
+    if (this.inlined + hit.inlined + o.inlined > INLINE_BUDGET || this.depth + depth > NESTING_LIMIT) return false;
+    this.inlined += hit.inlined + o.inlined;
+    this.cellInlined += o.inlined;
     this.peak = Math.max(this.peak, this.depth + depth);
-    for (let i = 0; i < cells.length; i += 2) (cells[i] as LazyCell).owed = false;
+    for (const c of o.owed) c.owed = false;
+    // The module value being evaluated, if any, read these (through the call).
+    const reads = this.cellReads[this.cellReads.length - 1];
+    if (reads) for (let i = 0; i < cells.length; i += 2) reads.push(cells[i] as LazyCell);
     if (this.tracking) {
       for (let i = 0; i < cells.length; i++) this.touched.push(cells[i]);
       for (const fn of hit.fns) this.inlinedFns.push(fn);
@@ -532,10 +565,12 @@ export class Evaluator {
 
   /**
    * The memo key of a call (see `Closure.memo`): its arguments (numbers and strings only, spans
-   * included), the checking mode and the curriculum's steps; undefined when the call is not memoized.
+   * included) and the checking mode; undefined when the call is not memoized. Not the curriculum's
+   * steps: a call that read `total_steps` is not memoized (`since`), and one that did not gives the
+   * same value whatever the steps (an edit of `steps` reuses every other call).
    */
   private memoKey(f: Closure, bound: Map<string, CallArg>): string | undefined {
-    let key = `${this.abstract ? "a" : "c"}${this.context.totalSteps ?? ""}`;
+    let key = this.abstract ? "a" : "c";
     for (const p of f.decl.params) {
       const a = bound.get(p.name);
       if (!a) { key += "|-"; continue; }
@@ -629,6 +664,31 @@ function oddNumbers(root: unknown): boolean {
     }
   }
   return false;
+}
+
+/**
+ * What accounting for kept module values costs (see `Evaluator.settle`): each of `cells` still owed and
+ * the owed values each read, transitively, each once; undefined when one of them is neither evaluated
+ * in this compilation nor kept.
+ */
+function owedCost(cells: Iterable<LazyCell>): { inlined: number; depth: number; owed: LazyCell[] } | undefined {
+  let inlined = 0;
+  let depth = 0;
+  const owed: LazyCell[] = [];
+  const seen = new Set<LazyCell>();
+  const todo = [...cells];
+  while (todo.length) {
+    const c = todo.pop()!;
+    if (seen.has(c)) continue;
+    seen.add(c);
+    if (c.state !== "done" || (c.owed && !c.keep)) return undefined;
+    if (!c.owed || !c.keep) continue;
+    inlined += c.keep.inlined;
+    depth = Math.max(depth, c.keep.depth);
+    owed.push(c);
+    for (const r of c.keep.reads) todo.push(r);
+  }
+  return { inlined, depth, owed };
 }
 
 export interface CallArg { name?: string; nameSpan?: Span; span: Span; value: Value }

@@ -371,8 +371,9 @@ function compileMemo(
   const before = run.ev.mark(sink);
   const compiled = compileOne(abs, root, name, settings, point, sink, cache, run);
   const cost = run.ev.cost(before);
+  // A compilation that reported something is not kept; the plan of the last clean one stays (reused
+  // only for the same inputs: a name broken by a keystroke and typed again finds it).
   if (compiled && !compiled.bundle && sink.attempts === attempts) memo.set(key, { inputs, compiled, cost });
-  else memo.delete(key);
   return compiled;
 }
 
@@ -449,9 +450,19 @@ export function safeFileName(name: string): string {
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 /** A module's text hash, once per module (an editor's compilations share unchanged modules). */
 const moduleHashes = new WeakMap<Module, string>();
+/** The last texts hashed (a sweep point's loader loads the entry again; an editor's keystroke hashes it once). */
+const textHashes = new Map<string, string>();
 function moduleHash(m: Module): string {
   let h = moduleHashes.get(m);
-  if (h === undefined) moduleHashes.set(m, (h = sha256(m.text)));
+  if (h === undefined) {
+    h = textHashes.get(m.text);
+    if (h === undefined) {
+      h = sha256(m.text);
+      if (textHashes.size >= 8) textHashes.delete(textHashes.keys().next().value!);
+      textHashes.set(m.text, h);
+    }
+    moduleHashes.set(m, h);
+  }
   return h;
 }
 
@@ -657,16 +668,9 @@ function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator, checkModule?: 
  * the evaluator's limits; else nothing is done and they are forced one by one.
  */
 function settleKept(mod: Module, ev: Evaluator): boolean {
-  let inlined = 0;
-  let depth = 0;
-  for (const c of mod.cells) {
-    if (c.state !== "done" || !c.keep || !c.owed) return false;
-    inlined += c.keep.inlined;
-    depth = Math.max(depth, c.keep.depth);
-  }
-  if (!ev.replayCost(inlined, depth)) return false;
-  for (const c of mod.cells) c.owed = false;
-  return true;
+  for (const c of mod.cells) if (c.state !== "done" || !c.keep || !c.owed) return false;
+  // (With the owed values of other modules they read: each is charged once, here or where first used.)
+  return ev.settle(mod.cells);
 }
 
 function checkBody(decl: FnDecl, modScope: Scope, ev: Evaluator): void {

@@ -13,7 +13,7 @@ import type {
 } from "../plan/schema.js";
 import type { AggregateKind } from "../plan/enums.js";
 import { needsTeacherDistributions } from "../plan/build.js";
-import { semanticsOf, usesCompactActions } from "../plan/env-semantics.js";
+import { EXPERT_POLICY_KINDS, semanticsOf, usesCompactActions } from "../plan/env-semantics.js";
 import { methodGraph } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { chooseHint, d, dt, h } from "./diagnostics/index.js";
@@ -143,7 +143,9 @@ function treeText(tree: Scalar["tree"]): string {
  */
 const starts = new Map<string, (number | typeof THREW)[]>();
 function startValues(s: Scalar, steps: number, lengths: number[], maxTurns: number): (number | typeof THREW)[] {
-  const key = `${s.level}|${steps}|${lengths.join(",")}|${maxTurns}|${treeText(s.tree)}`;
+  // The run's length matters only to a tree that reads it (an edit of `steps` keeps the others).
+  const text = treeText(s.tree);
+  const key = `${s.level}|${text.includes('"total_steps"') ? steps : ""}|${lengths.join(",")}|${maxTurns}|${text}`;
   const hit = starts.get(key);
   if (hit) return hit;
   const tracker = new FeedbackTracker({ v: { level: s.level, unit: "", tree: s.tree } });
@@ -158,12 +160,16 @@ function startValues(s: Scalar, steps: number, lengths: number[], maxTurns: numb
 }
 function gridValues(tree: Scalar["tree"], steps: number, stride: number, lengths: number[], maxTurns: number): (number | typeof THREW)[] {
   const small = steps * lengths.length <= 20_000;
-  const key = small ? `${steps}|${stride}|${lengths.length}|${maxTurns}|${treeText(tree)}` : "";
+  const text = small ? treeText(tree) : "";
+  // A tree that does not read total_steps has the same value at a step whatever the run's length: its
+  // grid for more steps extends the one for fewer (an edit of `steps` computes only the new rows).
+  const rows = small && stride === 1 && !text.includes('"total_steps"');
+  const key = !small ? "" : rows ? `rows|${lengths.length}|${maxTurns}|${text}` : `${steps}|${stride}|${lengths.length}|${maxTurns}|${text}`;
   const hit = small ? grids.get(key) : undefined;
-  if (hit) return hit;
+  if (hit && (!rows || hit.length >= steps * lengths.length)) return hit;
   const at = compileScalar(tree);
-  const out: (number | typeof THREW)[] = [];
-  for (let step = 1; step <= steps; step = step === steps ? step + 1 : Math.min(steps, step + stride)) {
+  const out: (number | typeof THREW)[] = hit ?? [];
+  for (let step = rows ? out.length / lengths.length + 1 : 1; step <= steps; step = step === steps ? step + 1 : Math.min(steps, step + stride)) {
     for (const L of lengths) {
       const vars: ScalarVars = { step, total_steps: steps, "episode.expert_length": L, "episode.max_turns": maxTurns };
       try { out.push(at(vars)); } catch { out.push(THREW); }
@@ -392,6 +398,11 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     } else {
       terms.push({ kind: "sft", coef });
       demosNoise = constValue(param("noise") as Scalar) ?? 0;
+      const kind = env ? str(env, "kind") : "";
+      if (demosNoise > 0 && kind !== "" && !EXPERT_POLICY_KINDS.has(kind)) {
+        check.report(d.noExpertPolicy({ noise: String(demosNoise), env: kind, kinds: [...EXPERT_POLICY_KINDS].join(", ") }), span("loss"));
+        L.ok = false;
+      }
     }
   });
   // No student episodes (`× 0 rollouts`): only demonstrations train, so every term must be sft.

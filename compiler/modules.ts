@@ -55,7 +55,11 @@ export interface Module {
  * in any compilation of the same module texts: a module adopted by a later compilation keeps it.
  */
 export interface LazyCell {
-  state: "todo" | "busy" | "done"; value: Value; keep: false | { inlined: number; depth: number };
+  /**
+   * `keep.inlined`: the inlined calls of its own evaluation, not those of the module values it forced
+   * (charged to them, `reads`: the module values it read); `keep.depth`: the nesting it reached.
+   */
+  state: "todo" | "busy" | "done"; value: Value; keep: false | { inlined: number; depth: number; reads: LazyCell[] };
   /** Kept from an earlier compilation and not yet accounted for in this one (`Evaluator.replayCost`). */
   owed: boolean;
 }
@@ -328,8 +332,9 @@ export class ModuleLoader {
         // Kept from an earlier compilation: on first use it stands for the evaluation it saves,
         // against the same limits (or is evaluated, when that evaluation would hit one).
         if (!cell.owed) return cell.value;
+        // With the kept values it read that are still owed (not those evaluated here already).
+        if (ev.settle([cell])) return cell.value;
         cell.owed = false;
-        if (cell.keep && ev.replayCost(cell.keep.inlined, cell.keep.depth)) return cell.value;
         cell.state = "todo";
       }
       if (cell.state === "busy") {
@@ -341,13 +346,15 @@ export class ModuleLoader {
       const saved = ev.abstract;
       ev.abstract = false;
       const before = ev.mark(sink);
+      const forced = ev.startCell();
       try {
         cell.value = ev.nested(name, span, () => compute(ev));
       } finally {
         ev.abstract = saved;
         cell.state = "done";
+        const { reads, forced: theirs } = ev.endCell(forced);
         const cost = ev.since(before, sink);
-        if (cost) cell.keep = cost;
+        if (cost) cell.keep = { inlined: cost.inlined - theirs, depth: cost.depth, reads };
       }
       return cell.value;
     }

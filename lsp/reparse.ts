@@ -13,6 +13,9 @@ import type { Decl, Span } from "../grammar/ast.js";
 import { parse, type ParseResult } from "../grammar/index.js";
 import { lexTcod } from "../grammar/lexer.js";
 
+/** How many re-parses took each way (for tests): positions moved only, numbers patched, or a region parsed. */
+export const reparseWays = { trivia: 0, numbers: 0, region: 0 };
+
 export function reparse(prev: { text: string; result: ParseResult }, text: string, file: string): ParseResult | undefined {
   const old = prev.text;
   const decls = prev.result.ast.decls;
@@ -34,24 +37,16 @@ export function reparse(prev: { text: string; result: ParseResult }, text: strin
   const delta = text.length - old.length;
   const r1New = r1 + delta;
   if (r0 > p || r1 < end0 || r1New < r0) return undefined;
-  const lineOld = lineAt(old, end0);
-  const lineDelta = lineAt(text, end0 + delta) - lineOld;
-  const colDelta = (end0 + delta - lineStart(text, end0 + delta)) - (end0 - lineStart(old, end0));
-  // After the edit: lines move by the change in line count; on the edit's last line, columns too.
-  const after = (x: Span["start"]): Span["start"] => ({ offset: x.offset + delta, line: x.line + lineDelta, column: x.line === lineOld ? x.column + colDelta : x.column });
-  const trivia = sameTokens(old.slice(r0, r1), text.slice(r0, r1New), p - r0, end0 - r0);
-  if (trivia) {
-    // Whitespace or comments only: the same declarations, their positions after the edit moved.
-    let ok = true;
-    const move = (sp: Span): Span => {
-      // A span starts where a token starts and ends where one ends: before the edit, or after it.
-      const start = sp.start.offset < p ? sp.start : sp.start.offset >= end0 ? after(sp.start) : undefined;
-      const end = sp.end.offset <= p ? sp.end : sp.end.offset > end0 ? after(sp.end) : undefined;
-      if (!start || !end || (sp.start.offset === p && !trivia.startsAt(p - r0))) { ok = false; return sp; }
-      return start === sp.start && end === sp.end ? sp : { ...sp, start, end };
-    };
-    const kept = decls.slice(i).map((d) => shifted(d, move) as Decl);
-    if (ok) return { ast: { path: file, text, decls: [...decls.slice(0, i), ...kept] }, errors: [] };
+  const aligned = sameTokens(old.slice(r0, r1), text.slice(r0, r1New), p - r0);
+  if (aligned) {
+    // The same tokens but perhaps for the values of numbers (`steps: 250` → `251`), with whitespace
+    // and comments changed or not: the parser sees what it saw, so the declarations are the same,
+    // with positions moved token by token and each changed literal given its new value and text.
+    const kept = patched(decls.slice(i), aligned, r0, r1, r1New, text, shiftPast(old, text, r1, r1New));
+    if (kept) {
+      reparseWays[aligned.numbers.length ? "numbers" : "trivia"]++;
+      return { ast: { path: file, text, decls: [...decls.slice(0, i), ...kept] }, errors: [] };
+    }
   }
   const blank = (t: string) => t.replace(/[^\r\n]/g, " ");
   const region = parse(blank(text.slice(0, r0)) + text.slice(r0, r1New) + blank(text.slice(r1New)), file);
@@ -59,28 +54,152 @@ export function reparse(prev: { text: string; result: ParseResult }, text: strin
   const following = decls.slice(j + 1);
   let moved: Decl[] = following;
   if (following.length > 0 && delta !== 0) {
-    // Positions after the region: lines move by the change in line count; on the region's last line, columns too.
-    const lineOld = lineAt(old, r1);
-    const lineDelta = lineAt(text, r1New) - lineOld;
-    const colDelta = (r1New - lineStart(text, r1New)) - (r1 - lineStart(old, r1));
-    const pos = (x: Span["start"]): Span["start"] => ({ offset: x.offset + delta, line: x.line + lineDelta, column: x.line === lineOld ? x.column + colDelta : x.column });
+    const pos = shiftPast(old, text, r1, r1New);
     moved = following.map((d) => shifted(d, (sp) => ({ ...sp, start: pos(sp.start), end: pos(sp.end) })) as Decl);
   }
+  reparseWays.region++;
   return { ast: { path: file, text, decls: [...decls.slice(0, i), ...region.ast.decls, ...moved] }, errors: [] };
 }
 
+type Pos = Span["start"];
+
 /**
- * Whether an edit of a region changed only whitespace and comments (not doc comments, nor what lies
- * between a doc comment and its declaration): the region lexes, before and after, to the same tokens
- * and doc comments, without a lexer error. Then the parser sees what it saw, and only positions move. `startsAt(x)`: whether a token of the old region
- * starts at offset x (where an insertion between two tokens lands before the second).
+ * Positions at or after old offset `r1` (where the region ends; the texts agree from there on): lines
+ * move by the change in line count; on the region's last line, columns too.
  */
-function sameTokens(oldRegion: string, newRegion: string, p: number, end0: number): { startsAt(x: number): boolean } | undefined {
+function shiftPast(old: string, text: string, r1: number, r1New: number): (x: Pos) => Pos {
+  const delta = r1New - r1;
+  const lineOld = lineAt(old, r1);
+  const lineDelta = lineAt(text, r1New) - lineOld;
+  const colDelta = (r1New - lineStart(text, r1New)) - (r1 - lineStart(old, r1));
+  return (x) => ({ offset: x.offset + delta, line: x.line + lineDelta, column: x.line === lineOld ? x.column + colDelta : x.column });
+}
+
+/**
+ * The declarations from the first one the edit touched, after an edit that changed only whitespace,
+ * comments and number literals in the region [r0, r1) of the old text ([r0, r1New) of the new): every span start and
+ * end inside the region moved to where its token (or doc comment) is now, those past it by `past`,
+ * and each literal whose number changed given the new value and text. Undefined when a span inside
+ * the region does not start or end where a token does (then the region is parsed).
+ */
+function patched(decls: Decl[], al: Aligned, r0: number, r1: number, r1New: number, text: string, past: (x: Pos) => Pos): Decl[] | undefined {
+  const { a, b } = al;
+  // Where a token or doc comment of the old region starts (or ends): its index, by binary search.
+  const find = (list: { startOffset: number; image: string }[], offset: number, end: boolean): number => {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const t = list[mid]!;
+      const at = t.startOffset + (end ? t.image.length : 0);
+      if (at < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    const t = list[lo];
+    return t !== undefined && t.startOffset + (end ? t.image.length : 0) === offset ? lo : -1;
+  };
+  /** The new offset of an old one inside the region where a token or doc comment starts (or ends), else -1. */
+  const mapped = (offset: number, end: boolean): number => {
+    const rel = offset - r0;
+    let k = find(a.tokens, rel, end);
+    if (k >= 0) return r0 + b.tokens[k]!.startOffset + (end ? b.tokens[k]!.image.length : 0);
+    k = find(a.docs, rel, end);
+    if (k >= 0) return r0 + b.docs[k]!.startOffset + (end ? b.docs[k]!.image.length : 0);
+    return -1;
+  };
+  // Lines and columns inside the region, from the new text (the same as the old one before r0).
+  const firstLine = lineAt(text, r0);
+  const firstLineStart = lineStart(text, r0);
+  const breaks: number[] = [];
+  for (let k = text.indexOf("\n", r0); k !== -1 && k < r1New; k = text.indexOf("\n", k + 1)) breaks.push(k);
+  const changed = new Map<number, string>();
+  for (const k of al.numbers) changed.set(r0 + a.tokens[k]!.startOffset, b.tokens[k]!.image);
+  let ok = true;
+  const move = (x: Pos, end: boolean): Pos => {
+    const to = x.offset <= r1 ? mapped(x.offset, end) : -1;
+    if (to < 0) {
+      if (x.offset >= r1) { const y = past(x); return y.offset === x.offset && y.line === x.line && y.column === x.column ? x : y; }
+      ok = false;
+      return x;
+    }
+    let lo = 0;
+    let hi = breaks.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (breaks[mid]! < to) lo = mid + 1; else hi = mid; }
+    const line = firstLine + lo;
+    const column = to - (lo === 0 ? firstLineStart : breaks[lo - 1]! + 1) + 1;
+    return to === x.offset && line === x.line && column === x.column ? x : { offset: to, line, column };
+  };
+  // Copied where something changed; a node with nothing changed inside is kept as it is (so are its spans).
+  const copy = (v: unknown): unknown => {
+    if (!v || typeof v !== "object") return v;
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      for (let k = 0; k < v.length; k++) {
+        const y = copy(v[k]);
+        if (y !== v[k] && !out) out = v.slice(0, k);
+        if (out) out.push(y);
+      }
+      return out ?? v;
+    }
+    const o = v as Record<string, unknown>;
+    if (typeof o["file"] === "string" && "start" in o && "end" in o) {
+      const sp = o as unknown as Span;
+      const start = move(sp.start, false);
+      const end = move(sp.end, true);
+      return start === sp.start && end === sp.end ? sp : { ...sp, start, end };
+    }
+    let out: Record<string, unknown> | undefined;
+    for (const k in o) {
+      const y = copy(o[k]);
+      if (y !== o[k] && !out) {
+        out = {};
+        for (const k2 in o) { if (k2 === k) break; out[k2] = o[k2]; }
+      }
+      if (out) out[k] = y;
+    }
+    const own = (): Record<string, unknown> => (out ??= { ...o });
+    if (o["kind"] === "number") {
+      const image = changed.get((o["span"] as Span).start.offset);
+      if (image !== undefined) own()["value"] = Number(image);
+    }
+    // A node's text is its span's (NumberLit, TypeRef): taken from the new text.
+    if (typeof o["text"] === "string" && o["span"]) {
+      const sp = (out ?? o)["span"] as Span;
+      const t = text.slice(sp.start.offset, sp.end.offset);
+      if (t !== o["text"]) own()["text"] = t;
+    }
+    return out ?? o;
+  };
+  const out = decls.map((d) => copy(d) as Decl);
+  return ok ? out : undefined;
+}
+
+interface Aligned {
+  a: ReturnType<typeof lexTcod>;
+  b: ReturnType<typeof lexTcod>;
+  /** Indices of the tokens whose images differ: number literals only. */
+  numbers: number[];
+}
+
+/**
+ * Whether an edit of a region changed only whitespace, comments and the digits of numbers (not doc
+ * comments, nor what lies between a doc comment and its declaration): the region lexes, before and
+ * after, to tokens of the same types with the same images but for number literals, and the same doc
+ * comments, without a lexer error. Then the parser sees what it saw but for those numbers' values.
+ * `p`: where the edit starts in the region.
+ */
+function sameTokens(oldRegion: string, newRegion: string, p: number): Aligned | undefined {
   const a = lexed(oldRegion);
   const b = lexed(newRegion);
   if (a.diagnostics.length || b.diagnostics.length || a.unterminatedCommentAt !== undefined || b.unterminatedCommentAt !== undefined) return undefined;
   if (a.tokens.length !== b.tokens.length || a.docs.length !== b.docs.length) return undefined;
-  for (let k = 0; k < a.tokens.length; k++) if (a.tokens[k]!.tokenType !== b.tokens[k]!.tokenType || a.tokens[k]!.image !== b.tokens[k]!.image) return undefined;
+  const numbers: number[] = [];
+  for (let k = 0; k < a.tokens.length; k++) {
+    if (a.tokens[k]!.tokenType !== b.tokens[k]!.tokenType) return undefined;
+    if (a.tokens[k]!.image === b.tokens[k]!.image) continue;
+    if (a.tokens[k]!.tokenType.name !== "NumberLiteral") return undefined;
+    numbers.push(k);
+  }
   for (let k = 0; k < a.docs.length; k++) if (a.docs[k]!.image !== b.docs[k]!.image) return undefined;
   // A doc comment belongs to the declaration below it when only whitespace lies between: an edit in
   // that gap (a comment typed there) may detach it.
@@ -90,7 +209,7 @@ function sameTokens(oldRegion: string, newRegion: string, p: number, end0: numbe
   for (const t of a.tokens) if (end(t) <= p) lastToken = Math.max(lastToken, end(t));
   for (const t of a.docs) if (end(t) <= p) lastDoc = Math.max(lastDoc, end(t));
   if (lastDoc > lastToken) return undefined;
-  return { startsAt: (x) => a.tokens.some((t) => t.startOffset === x) || a.docs.some((t) => t.startOffset === x) };
+  return { a, b, numbers };
 }
 
 function lineAt(text: string, offset: number): number {

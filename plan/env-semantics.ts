@@ -121,6 +121,12 @@ export function usesCompactActions(format: { template: string; templateNoHistory
   return [format.template, format.templateNoHistory].some((t) => COMPACT_ACTION_PLACEHOLDERS.some((p) => t.includes(`{${p}}`)));
 }
 
+/** Env kinds whose expert is a policy: it acts from any state (EnvAdapter.expertAction), which DART
+ *  demonstrations (`sft(noise: p)`, p > 0) need. The others replay recorded expert paths only, so
+ *  `sft(noise: p)` on them is check error TC4503 (test/runtime/expert-policy.test.ts keeps this set
+ *  equal to the adapters that implement expertAction). */
+export const EXPERT_POLICY_KINDS: ReadonlySet<string> = new Set(["texthouse"]);
+
 /** Env kinds with another name for the same env. */
 const ALIASES: Record<string, string> = { sciworld: "scienceworld" };
 

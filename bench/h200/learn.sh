@@ -17,8 +17,9 @@
 #
 # Entries: TEACHERS="name:config.json:tasks_per_step:peak_lr:steps[:noise] …"  STUDENT_INIT="config.json:tasks:peak_lr:steps[:noise]"
 #          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0)
-#          STUDENTS="name:method:init:seed …" with method one of opd tcod-f2b tcod-b2f turnopd atod
-#          paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json).
+#          STUDENTS="name:method:init:seed[:peak_lr] …" with method one of opd tcod-f2b tcod-b2f turnopd atod
+#          paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json), and peak_lr
+#          the student's learning rate after its warm-up (default: the example's, 5e-4).
 # PHASES="1 2" (default) runs both; "1" only trains teachers (and the initialisation), "2" only
 # distils from the teachers and initialisation already in $WORK (a later call on a machine that kept
 # them: WORK under the repo's ignored runs/ survives between calls while the machine stays warm). A
@@ -154,12 +155,12 @@ if [[ " $PHASES " != *" 2 "* ]]; then
 elif [ -n "$best" ]; then
   TDIR="$WORK/teacher-$best/checkpoint/student"
   for s in $STUDENTS; do
-    IFS=: read -r name method init seed <<< "$s"
+    IFS=: read -r name method init seed slr <<< "$s"
     cur=texthouse_gpu_${method//-/_}
     scfg=$G/student.json; [ "$init" = warm ] && scfg="$WORK/student-init/checkpoint/student"
     [ "$init" = warm ] && [ ! -d "$scfg" ] && { log "skip $name: no student initialisation"; continue; }
     launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$TDIR\"" --set "student_config=\"$scfg\"" \
-      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL true)"
+      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL true)" ${slr:+--set "peak_lr=$slr"}
   done
   finish_phase "$P2_S"
 else

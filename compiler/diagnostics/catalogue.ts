@@ -73,6 +73,8 @@ export const catalogue = {
   TC4501: { name: "noExpertActions", severity: "warning", message: "b2f on {env}: the official {env} tasksets carry no expert actions ({source}), so unless the rows of this env's task file have an \"actions\" list, no prefix is replayed and every episode plays as plain OPD.", hint: "Add an \"actions\" list (the expert's env commands, in order) to each taskset row, or use `horizon: f2b(…)` or plain OPD on {env}; `tcod run` warns again when the rows it reads have none." },
   TC4502: { name: "noCompactActions", severity: "error", message: "Agent format '{agent}' shows ScienceWorld's compact action list ({placeholders}), but {env} does not supply it ({why}).", hint: "Use an agent that lists every available action instead, e.g. `agent: tcod_format()`, or ScienceWorld through tcod's bridge (`scienceworld()` without `server:`)." },
 
+  TC4503: { name: "noExpertPolicy", severity: "error", message: "sft(noise: {noise}) plays DART demonstrations, whose expert must act from any state the noise leads to, but the expert of {env} replays recorded paths only.", hint: "Use `sft(noise: 0)` on {env} (its recorded expert paths), or DART on an env whose expert is a policy: {kinds}." },
+
   // ---- TC5xxx: overrides and sweeps ---------------------------------------------------------------
   TC5001: { name: "badOverride", severity: "error", message: "Cannot parse override '{text}'.", hint: "Write `--set CURRICULUM.FIELD=VALUE` or `--set NAME=VALUE`, e.g. `--set {example}`." },
   TC5002: { name: "unknownOverrideTarget", severity: "error", message: "Override target '{target}' is neither a curriculum field nor a `let` of this file.{suggestion}", hint: "Targets: {available}." },

@@ -1,14 +1,15 @@
 /**
  * lsp/reparse.ts: after any edit of any example, stdlib module or fixture, re-parsing the touched
  * declarations gives exactly the full parse (declarations, spans, doc comments), or declines (then
- * the server parses the file); chains of edits, each re-parsed from the last, do not drift.
+ * the server parses the file); chains of edits, each re-parsed from the last, do not drift. An edit
+ * of numbers (with or without comments) is patched into the old declarations without parsing.
  */
 import fc from "fast-check";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "../../grammar/index.js";
-import { reparse } from "../../lsp/reparse.js";
+import { reparse, reparseWays } from "../../lsp/reparse.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const walk = (d: string): string[] => readdirSync(d).sort().flatMap((n) => {
@@ -67,5 +68,28 @@ describe("re-parsing the declarations an edit touched", () => {
         if (inc) expect(JSON.stringify(inc)).toBe(JSON.stringify(full));
       }
     }
+  });
+
+  it("patches changed numbers into the declarations without parsing, as the full parse has them", () => {
+    const NUMBERS = ["7", "12345", "0.5", "1e-3", "3.25", "2E+4", "10"];
+    let patched = 0;
+    fc.assert(fc.property(fc.constantFrom(...texts), fc.array(fc.record({ pick: fc.nat(), to: fc.constantFrom(...NUMBERS), comment: fc.boolean() }), { minLength: 1, maxLength: 4 }), (text, edits) => {
+      let prev = { text, result: parse(text, "f.tcod") };
+      for (const e of edits) {
+        // A number literal outside comments and strings (a token of the lexer), replaced by another; sometimes with a comment beside it.
+        const lits = [...prev.text.matchAll(/\/\/[^\n]*|\/\*[^]*?\*\/|"(?:[^"\\\n]|\\.)*"|(?<![\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.])/g)].filter((m) => /^\d/.test(m[0]));
+        if (lits.length === 0) return;
+        const m = lits[e.pick % lits.length]!;
+        const next = prev.text.slice(0, m.index) + e.to + (e.comment ? " /* was " + m[0] + " */" : "") + prev.text.slice(m.index + m[0].length);
+        const full = parse(next, "f.tcod");
+        const before = reparseWays.numbers;
+        const inc = reparse(prev, next, "f.tcod");
+        if (full.errors.length === 0 && m[0] !== e.to) expect(reparseWays.numbers, `${m[0]} → ${e.to}`).toBe(before + 1);
+        if (inc) expect(JSON.stringify(inc)).toBe(JSON.stringify(full));
+        patched += reparseWays.numbers - before;
+        prev = { text: next, result: inc ?? full };
+      }
+    }), { numRuns: 300 });
+    expect(patched).toBeGreaterThan(100);
   });
 });

@@ -14,6 +14,7 @@ import { compileFile, render, type CompileResult } from "../../compiler/index.js
 import { parse } from "../../grammar/index.js";
 import { hover, inlayHints } from "../../lsp/features.js";
 import { Workspace, type Analysis } from "../../lsp/workspace.js";
+import { valueEdits } from "./value-edits.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 
@@ -55,12 +56,14 @@ function editorView(a: Analysis): unknown {
   return { hovers: at.map((o) => hover(a, o)), hints: inlayHints(a) };
 }
 
-/** Edits of a file with sweeps: inside a curriculum, of a swept value, above everything, and back. */
+/** Edits of a file with sweeps: inside a curriculum, of a swept value, above everything, values typed, and back. */
 function edits(text: string): string[] {
   const out = [text, text.replace(/(\ncurriculum [^\n]*\{)/, "$1 /* an edit inside */")];
   const value = /\nsweep[^]*?\[\s*([^,\]\s]+)/.exec(text);
   if (value) out.push(text.replace(value[0], value[0].slice(0, -value[1]!.length) + `(${value[1]})`));
   out.push(`// above\n${text}`, text.replace(/(\ncurriculum [^\n]*\{)/, "$1 /* an edit inside */\n"), text);
+  // Values typed: numbers changed (patched into the parse, calls memoized under other steps reused), a name broken and repaired.
+  out.push(...valueEdits(text), text);
   return out;
 }
 
@@ -130,6 +133,42 @@ describe("sweep points sharing work in the language server", () => {
     for (const v of [original, `${original}let unrelated = 1 steps\n`, original.replace("steps: 40", "steps: 40 /* inside */")]) {
       ws.setOpen(path, v);
       expect(outcome(ws.analyze(path).result)).toEqual(check(path, v));
+    }
+  });
+
+  it("charge a kept module value once, not again inside a value that forced it", () => {
+    // `b`, declared first, forces `a` (32,767 inlined calls): check charges a once, inside b, and
+    // fits the budget of 50,000. Adopted after an edit, b's kept value must not count a's calls as its
+    // own (then a, at its own first use, would be charged again: 65,534, a budget error check does not
+    // report); nor may a be left unpaid when b stands in for it: with max_turns inlining 32,767 more
+    // after both, check finds the budget exceeded, and so must the editor.
+    const path = budgetProject("turns", ["export let b = min(a, 30 turns)", "let a = f14(1 turn)"]);
+    const fits = [
+      'import { texthouse } from "std/envs"',
+      'import { b, f14 } from "./lib"',
+      'model m { path: "x" }',
+      "curriculum c { teacher: m  student: m  env: texthouse()  steps: 10  horizon: min(b, 30 turns)  max_turns: 30 turns }",
+      "",
+    ].join("\n");
+    const over = fits.replace("max_turns: 30 turns", "max_turns: f14(30 turns)");
+    // Each sweep point has a loader of its own that forces nothing but what the curriculum reads: b
+    // stands in for a there, so it must pay for a too.
+    const overSwept = `${over}sweep s product { c.steps: [10, 20] }\n`;
+    expect(check(path, fits).diagnostics).toEqual([]);
+    expect(check(path, over).diagnostics.join("\n")).toContain("TC2019");
+    expect(check(path, overSwept).diagnostics.join("\n")).toContain("TC2019");
+    const ws = new Workspace();
+    for (const v of [fits, `${fits}let unrelated = 1 steps\n`, fits, over, fits, over, overSwept, `${overSwept}let unrelated = 1 steps\n`]) {
+      ws.setOpen(path, v);
+      expect(outcome(ws.analyze(path).result)).toEqual(check(path, v));
+    }
+    // Charged once, not twice, where the total still fits: a (16,383) inside b, then 32,767 more.
+    const path2 = budgetProject("turns", ["export let b = min(a, 30 turns)", "let a = f13(1 turn)"]);
+    const swept = `${over}sweep s product { c.steps: [10, 20] }\n`;
+    expect(check(path2, over).diagnostics).toEqual([]);
+    for (const v of [over, `${over}let unrelated = 1 steps\n`, swept, `${swept}let unrelated = 1 steps\n`]) {
+      ws.setOpen(path2, v);
+      expect(outcome(ws.analyze(path2).result)).toEqual(check(path2, v));
     }
   });
 });
