@@ -169,9 +169,12 @@ function gridValues(tree: Scalar["tree"], steps: number, stride: number, lengths
   if (hit && (!rows || hit.length >= steps * lengths.length)) return hit;
   const at = compileScalar(tree);
   const out: (number | typeof THREW)[] = hit ?? [];
+  // One variables object, set for each point (an evaluation reads it and keeps nothing of it).
+  const vars: ScalarVars = { step: 0, total_steps: steps, "episode.expert_length": 0, "episode.max_turns": maxTurns };
   for (let step = rows ? out.length / lengths.length + 1 : 1; step <= steps; step = step === steps ? step + 1 : Math.min(steps, step + stride)) {
+    vars["step"] = step;
     for (const L of lengths) {
-      const vars: ScalarVars = { step, total_steps: steps, "episode.expert_length": L, "episode.max_turns": maxTurns };
+      vars["episode.expert_length"] = L;
       try { out.push(at(vars)); } catch { out.push(THREW); }
     }
   }
