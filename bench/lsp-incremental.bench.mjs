@@ -83,9 +83,9 @@ const EDITS = {
   },
   field: (base) => {
     const [a, b] = curriculumBody(base);
-    const m = /\n\s*steps:\s*(\d+)/.exec(base.slice(a, b));
+    const m = /[\s{]steps:\s*(\d+)/.exec(base.slice(a - 1, b));
     if (!m) return undefined;
-    const at = a + m.index + m[0].length - m[1].length;
+    const at = a - 1 + m.index + m[0].length - m[1].length;
     return (i) => splice(base, at, m[1].length, nudged(m[1], i));
   },
   value: (base) => {

@@ -371,8 +371,9 @@ function compileMemo(
   const before = run.ev.mark(sink);
   const compiled = compileOne(abs, root, name, settings, point, sink, cache, run);
   const cost = run.ev.cost(before);
+  // A compilation that reported something is not kept; the plan of the last clean one stays (reused
+  // only for the same inputs: a name broken by a keystroke and typed again finds it).
   if (compiled && !compiled.bundle && sink.attempts === attempts) memo.set(key, { inputs, compiled, cost });
-  else memo.delete(key);
   return compiled;
 }
 

@@ -160,14 +160,21 @@ function startValues(s: Scalar, steps: number, lengths: number[], maxTurns: numb
 }
 function gridValues(tree: Scalar["tree"], steps: number, stride: number, lengths: number[], maxTurns: number): (number | typeof THREW)[] {
   const small = steps * lengths.length <= 20_000;
-  const key = small ? `${steps}|${stride}|${lengths.length}|${maxTurns}|${treeText(tree)}` : "";
+  const text = small ? treeText(tree) : "";
+  // A tree that does not read total_steps has the same value at a step whatever the run's length: its
+  // grid for more steps extends the one for fewer (an edit of `steps` computes only the new rows).
+  const rows = small && stride === 1 && !text.includes('"total_steps"');
+  const key = !small ? "" : rows ? `rows|${lengths.length}|${maxTurns}|${text}` : `${steps}|${stride}|${lengths.length}|${maxTurns}|${text}`;
   const hit = small ? grids.get(key) : undefined;
-  if (hit) return hit;
+  if (hit && (!rows || hit.length >= steps * lengths.length)) return hit;
   const at = compileScalar(tree);
-  const out: (number | typeof THREW)[] = [];
-  for (let step = 1; step <= steps; step = step === steps ? step + 1 : Math.min(steps, step + stride)) {
+  const out: (number | typeof THREW)[] = hit ?? [];
+  // One variables object, set for each point (an evaluation reads it and keeps nothing of it).
+  const vars: ScalarVars = { step: 0, total_steps: steps, "episode.expert_length": 0, "episode.max_turns": maxTurns };
+  for (let step = rows ? out.length / lengths.length + 1 : 1; step <= steps; step = step === steps ? step + 1 : Math.min(steps, step + stride)) {
+    vars["step"] = step;
     for (const L of lengths) {
-      const vars: ScalarVars = { step, total_steps: steps, "episode.expert_length": L, "episode.max_turns": maxTurns };
+      vars["episode.expert_length"] = L;
       try { out.push(at(vars)); } catch { out.push(THREW); }
     }
   }

@@ -1,5 +1,6 @@
 /**
- * The typed AST of a .tcod file. Every node carries a source span; the compiler never sees the CST.
+ * The typed AST of a .tcod file, built by the parser's rules directly (grammar/parser.ts). Every node
+ * carries a source span.
  * See docs/LANGUAGE.md for the surface syntax each node comes from.
  */
 

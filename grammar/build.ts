@@ -79,7 +79,8 @@ export class AstBuilder {
       else hi = mid;
     }
     let i = lo - 1;
-    const onlySpaceBetween = (from: number, to: number) => /^\s*$/.test(this.lines.text.slice(from, to));
+    const text = this.lines.text;
+    const onlySpaceBetween = (from: number, to: number) => onlySpace(text, from, to);
     const first = docs[i];
     if (first === undefined || !onlySpaceBetween(tokenEnd(first), offset)) return undefined;
     if (first.tokenType === DocBlockComment) {
@@ -161,6 +162,16 @@ function binaryOp(t: IToken, level: number): BinaryOp {
     case 4: return t.image === "-" ? "-" : "+";
     default: return t.image === "/" ? "/" : "*";
   }
+}
+
+/** `text[from, to)` is whitespace only (as `/^\s*$/` says, without slicing the text). */
+function onlySpace(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || (c >= 9 && c <= 13)) continue;
+    if (c < 128 || !/\s/.test(text[i]!)) return false;
+  }
+  return true;
 }
 
 function nonEmpty(s: string): string | undefined {

@@ -169,10 +169,10 @@ export const unitWords: ReadonlyMap<string, "steps" | "turns" | "tokens" | "task
   ]);
 
 // Spans are computed from offsets by one line table (spans.ts), so lexer, parser and AST agree on
-// line/column by construction. "full" tracking is still needed: the parser's node locations use
-// token end offsets, which "onlyOffset" does not record.
+// line/column by construction. Tokens carry only `image` and `startOffset` ("onlyOffset": no line,
+// column or end fields to count and store; a token ends at `startOffset + image.length`).
 const tcodLexer = new Lexer(allTokens as TokenType[], {
-  positionTracking: "full",
+  positionTracking: "onlyOffset",
   ensureOptimizations: true,
   // The bundled CLI skips the lexer's start-up validations (tests run them on the sources).
   skipValidations: process.env.TCOD_SKIP_GRAMMAR_VALIDATION === "1",

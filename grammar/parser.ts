@@ -403,9 +403,11 @@ export class TcodParser extends EmbeddedActionsParser {
    * guessed: there the list more likely lacks its closer (`f(a` ⏎ `next_field: …`).
    */
   private nextItemFollows(closer: TokenType): boolean {
-    if (this.LA(1).tokenType === Comma) return this.moreAfterComma(closer);
+    const next = this.LA(1);
+    if (next.tokenType === Comma) return this.moreAfterComma(closer);
+    if (next.tokenType === closer || next.tokenType === EOF) return false;
     const previous = this.LA(0);
-    return this.LA(1).tokenType !== closer && this.LA(1).startLine === (previous.endLine ?? previous.startLine);
+    return !lineBreakIn(this.b.lines.text, previous.startOffset + previous.image.length, next.startOffset);
   }
 
   /** The separator before the next item; a missing one is recorded (TC1004) instead of ending the list. */
@@ -578,11 +580,14 @@ export class TcodParser extends EmbeddedActionsParser {
     const anchor = letAnchor(name, type, equals);
     const v = value ?? this.b.errorAt(anchor);
     const doc = this.b.docBefore(start);
-    return {
-      kind: "let", exported: param?.exported ?? false, name: name.image, nameSpan: this.b.tokenSpan(name),
-      ...(type ? { type } : {}), value: v, ...(doc !== undefined ? { doc } : {}),
-      span: this.b.span(start, Math.max(v.span.end.offset, anchor)),
-    };
+    // Built key by key (the order is the AST's: optional `type` and `doc` where they belong), not
+    // with spreads of optional parts: one per declaration of the file.
+    const decl = { kind: "let", exported: param?.exported ?? false, name: name.image, nameSpan: this.b.tokenSpan(name) } as LetDecl;
+    if (type) decl.type = type;
+    decl.value = v;
+    if (doc !== undefined) decl.doc = doc;
+    decl.span = this.b.span(start, Math.max(v.span.end.offset, anchor));
+    return decl;
   }
 
   fnDeclaration = this.RULE("fnDeclaration", (): FnDecl | undefined => {
@@ -644,11 +649,13 @@ export class TcodParser extends EmbeddedActionsParser {
     const body = bodyResult?.body ?? this.b.errorAt(anchor);
     const end = bodyResult !== undefined ? (bodyResult.end ?? anchor) : anchor;
     const doc = this.b.docBefore(param.start);
-    return {
-      kind: "fn", exported: param.exported, name: name.image, nameSpan: this.b.tokenSpan(name), params,
-      ...(returnType ? { returnType } : {}), lets, body, ...(doc !== undefined ? { doc } : {}),
-      span: this.b.span(param.start, Math.max(end, body.span.end.offset)),
-    };
+    const decl = { kind: "fn", exported: param.exported, name: name.image, nameSpan: this.b.tokenSpan(name), params } as FnDecl;
+    if (returnType) decl.returnType = returnType;
+    decl.lets = lets;
+    decl.body = body;
+    if (doc !== undefined) decl.doc = doc;
+    decl.span = this.b.span(param.start, Math.max(end, body.span.end.offset));
+    return decl;
   }
 
   param = this.RULE("param", (): Param | undefined => {
@@ -689,10 +696,11 @@ export class TcodParser extends EmbeddedActionsParser {
       ? value ?? this.b.errorAt(endAfter(type?.span.end.offset ?? tokenEnd(name), equals))
       : undefined;
     const end = Math.max(tokenEnd(name), type?.span.end.offset ?? 0, fallback?.span.end.offset ?? 0, endAfter(0, equals));
-    return {
-      name: name.image, nameSpan: this.b.tokenSpan(name), ...(type ? { type } : {}),
-      ...(fallback ? { default: fallback } : {}), span: this.b.span(name.startOffset, end),
-    };
+    const param = { name: name.image, nameSpan: this.b.tokenSpan(name) } as Param;
+    if (type) param.type = type;
+    if (fallback) param.default = fallback;
+    param.span = this.b.span(name.startOffset, end);
+    return param;
   }
 
   private readonly fnBodyAlts = [
@@ -1425,10 +1433,11 @@ export class TcodParser extends EmbeddedActionsParser {
     const unit: Unit | undefined = unitReal === undefined ? undefined
       : unitReal.tokenType === Percent ? "%" : unitWords.get(unitReal.image);
     const end = unit !== undefined && unitReal !== undefined ? tokenEnd(unitReal) : tokenEnd(num);
-    const lit: NumberLit = {
-      kind: "number", value: Number(num.image), ...(unit !== undefined ? { unit } : {}),
-      text: this.b.text(num.startOffset, end), span: this.b.span(num.startOffset, end),
-    };
+    const value = Number(num.image);
+    const text = this.b.text(num.startOffset, end);
+    const span = this.b.span(num.startOffset, end);
+    // Two literals rather than a spread of an optional `unit`: one per number of the file.
+    const lit: NumberLit = unit !== undefined ? { kind: "number", value, unit, text, span } : { kind: "number", value, text, span };
     return lit;
   }
 
@@ -1522,6 +1531,15 @@ function fnAnchor(name: IToken, rParen: IToken | undefined, colon: IToken | unde
 }
 
 const levelOfOperator = (t: IToken): number => binaryLevel(t.tokenType)!;
+
+/** A line ends in `text[from, to)` (tokens carry no line numbers: see lexer.ts). */
+function lineBreakIn(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || c === 13) return true;
+  }
+  return false;
+}
 
 const consumeInternal = (EmbeddedActionsParser.prototype as unknown as {
   consumeInternal(this: TcodParser, tokType: TokenType, idx: number, options: unknown): IToken;

@@ -58,24 +58,27 @@ export class TableLookahead implements ILookaheadStrategy {
   }
 
   buildLookaheadForAlternation(options: { prodOccurrence: number; rule: Rule; maxLookahead: number; hasPredicates: boolean }): (orAlts?: { GATE?: () => boolean }[]) => number | undefined {
-    const alts = this.paths(options.rule, "Alternation", options.prodOccurrence, options.maxLookahead);
-    if (!options.hasPredicates && alts.every((alt) => alt.every((p) => p.length === 1))) {
+    const alts = this.paths(options.rule, "Alternation", options.prodOccurrence, options.maxLookahead).map(compile);
+    if (!options.hasPredicates && alts.every((alt) => alt.single !== undefined)) {
       // One token decides: a table from token type index to alternative (first alternative wins).
-      const choice = new Map<number, number>();
+      const choice: (number | undefined)[] = [];
       alts.forEach((alt, i) => {
-        for (const [t] of alt) {
-          for (const idx of [t!.tokenTypeIdx!, ...(t!.categoryMatches ?? [])]) if (!choice.has(idx)) choice.set(idx, i);
-        }
+        alt.single!.forEach((yes, idx) => {
+          if (yes && choice[idx] === undefined) choice[idx] = i;
+        });
       });
       return function (this: Parser) {
-        return choice.get(this.LA(1).tokenTypeIdx!);
+        return choice[this.LA(1).tokenTypeIdx!];
       };
     }
+    const predicates = options.hasPredicates;
     return function (this: Parser, orAlts?: { GATE?: () => boolean }[]) {
       for (let i = 0; i < alts.length; i++) {
-        const gate = options.hasPredicates ? orAlts?.[i]?.GATE : undefined;
-        if (gate !== undefined && gate.call(this) === false) continue;
-        if (alts[i]!.some((path) => matches(this, path))) return i;
+        if (predicates) {
+          const gate = orAlts?.[i]?.GATE;
+          if (gate !== undefined && gate.call(this) === false) continue;
+        }
+        if (alts[i]!.test(this)) return i;
       }
       return undefined;
     };
@@ -84,13 +87,34 @@ export class TableLookahead implements ILookaheadStrategy {
   buildLookaheadForOptional(options: { prodOccurrence: number; rule: Rule; maxLookahead: number; prodType: OptionalProductionType }): () => boolean {
     // Chevrotain's paths for an optional production: [inside, after]; only "inside" enters it.
     const [inside = []] = this.paths(options.rule, options.prodType, options.prodOccurrence, options.maxLookahead);
+    const enter = compile(inside);
     return function (this: Parser) {
-      return inside.some((path) => matches(this, path));
+      return enter.test(this);
     };
   }
 }
 
 interface Parser { LA(i: number): IToken }
+
+/**
+ * The paths of one alternative as a test of the tokens ahead: a table by token type index when every
+ * path is one token long (the common case), else the paths matched token by token.
+ */
+interface CompiledPaths { single: boolean[] | undefined; test(parser: Parser): boolean }
+function compile(paths: TokenType[][]): CompiledPaths {
+  if (paths.every((p) => p.length === 1)) {
+    const single: boolean[] = [];
+    for (const [t] of paths) for (const idx of [t!.tokenTypeIdx!, ...(t!.categoryMatches ?? [])]) single[idx] = true;
+    return { single, test: (parser) => single[parser.LA(1).tokenTypeIdx!] === true };
+  }
+  return {
+    single: undefined,
+    test(parser) {
+      for (let p = 0; p < paths.length; p++) if (matches(parser, paths[p]!)) return true;
+      return false;
+    },
+  };
+}
 
 function matches(parser: Parser, path: TokenType[]): boolean {
   for (let i = 0; i < path.length; i++) if (!tokenMatcher(parser.LA(i + 1), path[i]!)) return false;

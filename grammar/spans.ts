@@ -21,17 +21,36 @@ export class LineMap {
     }
   }
 
+  /**
+   * Positions made recently, by offset modulo the size: a node's span mostly starts or ends where
+   * one of its children's does, so its positions are the children's objects (positions are never
+   * mutated), not new ones.
+   */
+  private readonly recent: (Position | undefined)[] = new Array<Position | undefined>(1024).fill(undefined);
+  /** The line of the last position made: the next one is mostly on it. */
+  private lastLine = 0;
+
   /** The position of `offset`, clamped into [0, text.length]. */
   position(offset: number): Position {
     const at = Math.max(0, Math.min(Number.isFinite(offset) ? offset : this.text.length, this.text.length));
-    let lo = 0;
-    let hi = this.lineStarts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.lineStarts[mid]! <= at) lo = mid;
-      else hi = mid - 1;
+    const slot = at & 1023;
+    const hit = this.recent[slot];
+    if (hit !== undefined && hit.offset === at) return hit;
+    const starts = this.lineStarts;
+    let lo = this.lastLine;
+    if (!(starts[lo]! <= at && (lo + 1 >= starts.length || at < starts[lo + 1]!))) {
+      lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid]! <= at) lo = mid;
+        else hi = mid - 1;
+      }
+      this.lastLine = lo;
     }
-    return { offset: at, line: lo + 1, column: at - this.lineStarts[lo]! + 1 };
+    const position = { offset: at, line: lo + 1, column: at - starts[lo]! + 1 };
+    this.recent[slot] = position;
+    return position;
   }
 
   /** The span [start, end) (end exclusive; `end < start` is raised to `start`). */

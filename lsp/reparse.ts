@@ -83,68 +83,92 @@ function shiftPast(old: string, text: string, r1: number, r1New: number): (x: Po
  * the region does not start or end where a token does (then the region is parsed).
  */
 function patched(decls: Decl[], al: Aligned, r0: number, r1: number, r1New: number, text: string, past: (x: Pos) => Pos): Decl[] | undefined {
-  const starts = new Map<number, number>();
-  const ends = new Map<number, number>();
-  const pair = (a: { startOffset: number; image: string }, b: { startOffset: number; image: string }) => {
-    starts.set(r0 + a.startOffset, r0 + b.startOffset);
-    ends.set(r0 + a.startOffset + a.image.length, r0 + b.startOffset + b.image.length);
+  const { a, b } = al;
+  // Where a token or doc comment of the old region starts (or ends): its index, by binary search.
+  const find = (list: { startOffset: number; image: string }[], offset: number, end: boolean): number => {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const t = list[mid]!;
+      const at = t.startOffset + (end ? t.image.length : 0);
+      if (at < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    const t = list[lo];
+    return t !== undefined && t.startOffset + (end ? t.image.length : 0) === offset ? lo : -1;
   };
-  for (let k = 0; k < al.a.tokens.length; k++) pair(al.a.tokens[k]!, al.b.tokens[k]!);
-  for (let k = 0; k < al.a.docs.length; k++) pair(al.a.docs[k]!, al.b.docs[k]!);
+  /** The new offset of an old one inside the region where a token or doc comment starts (or ends), else -1. */
+  const mapped = (offset: number, end: boolean): number => {
+    const rel = offset - r0;
+    let k = find(a.tokens, rel, end);
+    if (k >= 0) return r0 + b.tokens[k]!.startOffset + (end ? b.tokens[k]!.image.length : 0);
+    k = find(a.docs, rel, end);
+    if (k >= 0) return r0 + b.docs[k]!.startOffset + (end ? b.docs[k]!.image.length : 0);
+    return -1;
+  };
   // Lines and columns inside the region, from the new text (the same as the old one before r0).
   const firstLine = lineAt(text, r0);
+  const firstLineStart = lineStart(text, r0);
   const breaks: number[] = [];
   for (let k = text.indexOf("\n", r0); k !== -1 && k < r1New; k = text.indexOf("\n", k + 1)) breaks.push(k);
-  const positions = new Map<number, Pos>();
-  const at = (offset: number): Pos => {
-    let pos = positions.get(offset);
-    if (pos) return pos;
+  const changed = new Map<number, string>();
+  for (const k of al.numbers) changed.set(r0 + a.tokens[k]!.startOffset, b.tokens[k]!.image);
+  let ok = true;
+  const move = (x: Pos, end: boolean): Pos => {
+    const to = x.offset <= r1 ? mapped(x.offset, end) : -1;
+    if (to < 0) {
+      if (x.offset >= r1) { const y = past(x); return y.offset === x.offset && y.line === x.line && y.column === x.column ? x : y; }
+      ok = false;
+      return x;
+    }
     let lo = 0;
     let hi = breaks.length;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (breaks[mid]! < offset) lo = mid + 1; else hi = mid; }
-    const ls = lo === 0 ? lineStart(text, r0) : breaks[lo - 1]! + 1;
-    positions.set(offset, (pos = { offset, line: firstLine + lo, column: offset - ls + 1 }));
-    return pos;
-  };
-  const changed = new Map<number, string>();
-  for (const k of al.numbers) changed.set(r0 + al.a.tokens[k]!.startOffset, al.b.tokens[k]!.image);
-  let ok = true;
-  const same = (x: Pos, y: Pos) => x.offset === y.offset && x.line === y.line && x.column === y.column;
-  const move = (x: Pos, map: Map<number, number>): Pos => {
-    const to = map.get(x.offset);
-    const y = to !== undefined ? at(to) : x.offset >= r1 ? past(x) : undefined;
-    if (y === undefined) { ok = false; return x; }
-    return same(x, y) ? x : y;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (breaks[mid]! < to) lo = mid + 1; else hi = mid; }
+    const line = firstLine + lo;
+    const column = to - (lo === 0 ? firstLineStart : breaks[lo - 1]! + 1) + 1;
+    return to === x.offset && line === x.line && column === x.column ? x : { offset: to, line, column };
   };
   // Copied where something changed; a node with nothing changed inside is kept as it is (so are its spans).
   const copy = (v: unknown): unknown => {
-    if (Array.isArray(v)) {
-      let diff = false;
-      const out = v.map((x) => { const y = copy(x); if (y !== x) diff = true; return y; });
-      return diff ? out : v;
-    }
     if (!v || typeof v !== "object") return v;
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      for (let k = 0; k < v.length; k++) {
+        const y = copy(v[k]);
+        if (y !== v[k] && !out) out = v.slice(0, k);
+        if (out) out.push(y);
+      }
+      return out ?? v;
+    }
     const o = v as Record<string, unknown>;
     if (typeof o["file"] === "string" && "start" in o && "end" in o) {
       const sp = o as unknown as Span;
-      const start = move(sp.start, starts);
-      const end = move(sp.end, ends);
+      const start = move(sp.start, false);
+      const end = move(sp.end, true);
       return start === sp.start && end === sp.end ? sp : { ...sp, start, end };
     }
-    let diff = false;
-    const out: Record<string, unknown> = {};
-    for (const k in o) { const y = copy(o[k]); if (y !== o[k]) diff = true; out[k] = y; }
+    let out: Record<string, unknown> | undefined;
+    for (const k in o) {
+      const y = copy(o[k]);
+      if (y !== o[k] && !out) {
+        out = {};
+        for (const k2 in o) { if (k2 === k) break; out[k2] = o[k2]; }
+      }
+      if (out) out[k] = y;
+    }
+    const own = (): Record<string, unknown> => (out ??= { ...o });
     if (o["kind"] === "number") {
       const image = changed.get((o["span"] as Span).start.offset);
-      if (image !== undefined) { out["value"] = Number(image); diff = true; }
+      if (image !== undefined) own()["value"] = Number(image);
     }
     // A node's text is its span's (NumberLit, TypeRef): taken from the new text.
     if (typeof o["text"] === "string" && o["span"]) {
-      const sp = out["span"] as Span;
+      const sp = (out ?? o)["span"] as Span;
       const t = text.slice(sp.start.offset, sp.end.offset);
-      if (t !== o["text"]) { out["text"] = t; diff = true; }
+      if (t !== o["text"]) own()["text"] = t;
     }
-    return diff ? out : o;
+    return out ?? o;
   };
   const out = decls.map((d) => copy(d) as Decl);
   return ok ? out : undefined;

@@ -29,7 +29,8 @@ export interface Analysis {
   text: string;
   result: CompileResult;
   program?: LoadedProgram;
-  occurrences: Map<string, Occurrence[]>;
+  /** Every name's occurrences per module (computed on first use). */
+  readonly occurrences: Map<string, Occurrence[]>;
   /** Milliseconds the analysis took (for the incremental benchmark). */
   ms: number;
 }
@@ -215,8 +216,15 @@ export class Workspace {
     // As `tcod check` compiles it: every sweep point too (their errors are the file's errors).
     const result = compileFile(path, { host });
     if (result.program) this.remember(root, result);
-    const occurrences = result.program ? this.occurrences(result.program) : new Map<string, Occurrence[]>();
-    const a: Analysis = { path, text, result, ...(result.program ? { program: result.program } : {}), occurrences, ms: performance.now() - t0 };
+    // Occurrences (hover, references, semantic tokens, inlay hints) are found when a feature first asks,
+    // not on every keystroke: from the modules' declarations and scopes, which later compilations keep.
+    let occurrences: Map<string, Occurrence[]> | undefined;
+    const occurrencesOf = (program?: LoadedProgram) => (occurrences ??= program ? this.occurrences(program) : new Map<string, Occurrence[]>());
+    const a: Analysis = {
+      path, text, result, ...(result.program ? { program: result.program } : {}),
+      get occurrences() { return occurrencesOf(result.program); },
+      ms: performance.now() - t0,
+    };
     this.analyses.set(path, a);
     return a;
   }

@@ -191,6 +191,22 @@ export function compileScalar(tree: ExprTree, ext: ExtFns = {}): (vars: ScalarVa
         case "le": if (n === 2) return (v) => (a(v) <= b(v) ? 1 : 0); break;
         case "gt": if (n === 2) return (v) => (a(v) > b(v) ? 1 : 0); break;
         case "ge": if (n === 2) return (v) => (a(v) >= b(v) ? 1 : 0); break;
+        case "eq": if (n === 2) return (v) => (a(v) === b(v) ? 1 : 0); break;
+        case "ne": if (n === 2) return (v) => (a(v) !== b(v) ? 1 : 0); break;
+        case "and": if (n === 2) return (v) => { const x = a(v); const y = b(v); return x !== 0 && y !== 0 ? 1 : 0; }; break;
+        case "or": if (n === 2) return (v) => { const x = a(v); const y = b(v); return x !== 0 || y !== 0 ? 1 : 0; }; break;
+        case "pow": if (n === 2) return (v) => { const x = a(v); return Math.pow(x, b(v)); }; break;
+        case "not": if (n === 1) return (v) => (a(v) === 0 ? 1 : 0); break;
+        // As `pointwise`, every argument first, in order (without an array per evaluation).
+        case "clamp": if (n === 3) return (v) => { const x = a(v); const y = b(v); const z = c(v); return Math.max(y, Math.min(x, z)); }; break;
+        case "ceil": if (n === 1) return (v) => Math.ceil(a(v)); break;
+        case "round": if (n === 1) return (v) => Math.round(a(v)); break;
+        case "abs": if (n === 1) return (v) => Math.abs(a(v)); break;
+        case "exp": if (n === 1) return (v) => Math.exp(a(v)); break;
+        case "log": if (n === 1) return (v) => Math.log(a(v)); break;
+        case "sqrt": if (n === 1) return (v) => Math.sqrt(a(v)); break;
+        case "cos": if (n === 1) return (v) => Math.cos(a(v)); break;
+        case "sin": if (n === 1) return (v) => Math.sin(a(v)); break;
       }
       const op = tree.op;
       return (v) => pointwise(op, args.map((x) => x(v)));

@@ -61,11 +61,15 @@ export function diag(m: Message, span: Span, related: Related[] = []): Diagnosti
 export function closestName(name: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
+  const a = name.toLowerCase();
+  const limit = Math.max(1, Math.floor(name.length / 3));
   for (const c of candidates) {
-    const dd = editDistance(name.toLowerCase(), c.toLowerCase());
+    const b = c.toLowerCase();
+    // A distance is at least the difference in length: a candidate beyond the limit never counts.
+    if (Math.abs(a.length - b.length) > limit) continue;
+    const dd = editDistance(a, b);
     if (dd < bestD) { bestD = dd; best = c; }
   }
-  const limit = Math.max(1, Math.floor(name.length / 3));
   return best !== undefined && bestD <= limit ? best : undefined;
 }
 
@@ -75,17 +79,24 @@ export function didYouMean(name: string, candidates: Iterable<string>): string {
   return best !== undefined ? ` Did you mean '${best}'?` : "";
 }
 
+/** Optimal string alignment distance (edits, and swaps of neighbours); three rows of the table at a time. */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const n = b.length;
+  let before = new Int32Array(n + 1);
+  let prev = new Int32Array(n + 1);
+  let row = new Int32Array(n + 1);
+  for (let j = 0; j <= n; j++) prev[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
+    row[0] = i;
+    for (let j = 1; j <= n; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
+      let v = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, before[j - 2]! + 1);
+      row[j] = v;
     }
+    [before, prev, row] = [prev, row, before];
   }
-  return d[a.length]![b.length]!;
+  return prev[n]!;
 }
 
 /** Renders a diagnostic as the CLI prints it (the format shown in docs/diagnostics.md). `sources` maps file → text. */

@@ -69,6 +69,24 @@ describe("plans reused across an editor's compilations", () => {
     }
   });
 
+  it("equal a fresh compilation as steps are typed, where a schedule leaves its range at a late step", () => {
+    // The horizon reaches 0 turns at step 300: range checks over more steps, then fewer, then more
+    // (an editor computes only the steps it has not seen for a schedule that does not read total_steps).
+    const dir = mkdtempSync(join(tmpdir(), "tcod-lsp-memo-"));
+    writeFileSync(join(dir, "package.json"), "{}\n");
+    const path = join(dir, "main.tcod");
+    const at = (steps: number, horizon = "30 turns - floor(step / 10 steps) * 1 turn") => [
+      'import { b2f } from "std/tcod"', 'import { texthouse } from "std/envs"', 'model m { path: "x" }',
+      `curriculum c { teacher: m  student: m  env: texthouse()  steps: ${steps}  horizon: ${horizon}  prefix: b2f(every: 5 steps) }`, "",
+    ].join("\n");
+    const ws = new Workspace();
+    for (const v of [at(250), at(251), at(299), at(300), at(350), at(29), at(299), at(2), at(300), at(301, "30 turns - floor(step * 30 / total_steps) * 1 turn"), at(300, "30 turns - floor(step * 30 / total_steps) * 1 turn"), at(301)]) {
+      ws.setOpen(path, v);
+      expect(outcome(ws.analyze(path).result), v).toEqual(fresh(path, v));
+    }
+    expect(fresh(path, at(300)).diagnostics.join("\n")).toContain("at step 300");
+  });
+
   it("count a reused evaluation against the inlining budget, as tcod check does", () => {
     // f14 inlines 2^15 − 1 calls: once fits the budget of 50,000, twice does not. The curriculum's
     // plan, reused after an unrelated value that spends the budget first, must still report it.

@@ -9,7 +9,7 @@ const tree: fc.Arbitrary<ExprTree> = fc.letrec<{ t: ExprTree }>((tie) => ({
     fc.double({ noNaN: false }).map((value) => ({ op: "const" as const, value })),
     fc.constantFrom("step", "total_steps", "episode.expert_length", "episode.max_turns", "turn.kl").map((name) => ({ op: "var" as const, name: name as never })),
     fc.tuple(fc.constantFrom("add", "sub", "mul", "div", "min", "max", "pow", "lt", "le", "gt", "ge", "eq", "ne", "and", "or"), tie("t"), tie("t")).map(([op, a, b]) => ({ op: op as never, args: [a, b] })),
-    fc.tuple(fc.constantFrom("neg", "floor", "ceil", "round", "abs", "exp", "log", "sqrt", "not", "cos"), tie("t")).map(([op, a]) => ({ op: op as never, args: [a] })),
+    fc.tuple(fc.constantFrom("neg", "floor", "ceil", "round", "abs", "exp", "log", "sqrt", "not", "cos", "sin"), tie("t")).map(([op, a]) => ({ op: op as never, args: [a] })),
     fc.tuple(tie("t"), tie("t"), tie("t")).map(([a, b, c]) => ({ op: "if" as const, args: [a, b, c] })),
     fc.tuple(tie("t"), tie("t"), tie("t")).map(([a, b, c]) => ({ op: "clamp" as const, args: [a, b, c] })),
     fc.array(tie("t"), { minLength: 1, maxLength: 4 }).map((args) => ({ op: "min" as const, args })),
