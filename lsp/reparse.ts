@@ -130,33 +130,14 @@ function patched(decls: Decl[], al: Aligned, r0: number, r1: number, r1New: numb
     return to === x.offset && line === x.line && column === x.column ? x : { offset: to, line, column };
   };
   // Copied where something changed; a node with nothing changed inside is kept as it is (so are its spans).
-  const copy = (v: unknown): unknown => {
-    if (!v || typeof v !== "object") return v;
-    if (Array.isArray(v)) {
-      let out: unknown[] | undefined;
-      for (let k = 0; k < v.length; k++) {
-        const y = copy(v[k]);
-        if (y !== v[k] && !out) out = v.slice(0, k);
-        if (out) out.push(y);
-      }
-      return out ?? v;
-    }
-    const o = v as Record<string, unknown>;
-    if (typeof o["file"] === "string" && "start" in o && "end" in o) {
-      const sp = o as unknown as Span;
-      const start = move(sp.start, false);
-      const end = move(sp.end, true);
-      return start === sp.start && end === sp.end ? sp : { ...sp, start, end };
-    }
-    let out: Record<string, unknown> | undefined;
-    for (const k in o) {
-      const y = copy(o[k]);
-      if (y !== o[k] && !out) {
-        out = {};
-        for (const k2 in o) { if (k2 === k) break; out[k2] = o[k2]; }
-      }
-      if (out) out[k] = y;
-    }
+  const moveSpan = (sp: Span): Span => {
+    const start = move(sp.start, false);
+    const end = move(sp.end, true);
+    return start === sp.start && end === sp.end ? sp : { ...sp, start, end };
+  };
+  const isSpan = (o: Record<string, unknown>): boolean => typeof o["file"] === "string" && "start" in o && "end" in o;
+  /** A node's own fix-ups once its children are copied: a changed number's value, a text taken from its span. */
+  const finish = (o: Record<string, unknown>, out: Record<string, unknown> | undefined): unknown => {
     const own = (): Record<string, unknown> => (out ??= { ...o });
     if (o["kind"] === "number") {
       const image = changed.get((o["span"] as Span).start.offset);
@@ -170,6 +151,50 @@ function patched(decls: Decl[], al: Aligned, r0: number, r1: number, r1New: numb
     }
     return out ?? o;
   };
+  // An explicit stack, not recursion: a long operator chain is a tree hundreds of levels deep.
+  interface Frame { v: Record<string, unknown> | unknown[]; keys: (string | number)[]; i: number; out: Record<string, unknown> | unknown[] | undefined }
+  const frameOf = (v: Record<string, unknown> | unknown[]): Frame =>
+    ({ v, keys: Array.isArray(v) ? v.map((_, k) => k) : Object.keys(v), i: 0, out: undefined });
+  const copy = (root: unknown): unknown => {
+    if (!root || typeof root !== "object") return root;
+    if (!Array.isArray(root) && isSpan(root as Record<string, unknown>)) return moveSpan(root as unknown as Span);
+    const stack: Frame[] = [frameOf(root as Record<string, unknown>)];
+    let result: unknown;
+    while (stack.length > 0) {
+      const f = stack[stack.length - 1]!;
+      if (f.i < f.keys.length) {
+        const child = (f.v as Record<string | number, unknown>)[f.keys[f.i]!];
+        if (child && typeof child === "object") {
+          if (Array.isArray(child) || !isSpan(child as Record<string, unknown>)) { stack.push(frameOf(child as Record<string, unknown>)); continue; }
+          take(f, moveSpan(child as unknown as Span));
+        } else take(f, child);
+        continue;
+      }
+      stack.pop();
+      const y = Array.isArray(f.v) ? (f.out ?? f.v) : finish(f.v, f.out as Record<string, unknown> | undefined);
+      if (stack.length === 0) result = y;
+      else take(stack[stack.length - 1]!, y);
+    }
+    return result;
+  };
+  /** The copy of a frame's current child is `y`: start the frame's own copy at the first child that changed. */
+  function take(f: Frame, y: unknown): void {
+    const key = f.keys[f.i]!;
+    const old = (f.v as Record<string | number, unknown>)[key];
+    if (y !== old && !f.out) {
+      if (Array.isArray(f.v)) f.out = f.v.slice(0, key as number);
+      else {
+        const o: Record<string, unknown> = {};
+        for (const k2 of f.keys) { if (k2 === key) break; o[k2 as string] = (f.v as Record<string, unknown>)[k2 as string]; }
+        f.out = o;
+      }
+    }
+    if (f.out) {
+      if (Array.isArray(f.out)) f.out.push(y);
+      else f.out[key as string] = y;
+    }
+    f.i++;
+  }
   const out = decls.map((d) => copy(d) as Decl);
   return ok ? out : undefined;
 }

@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { LetDecl } from "../../grammar/ast.js";
 import { parse } from "../../grammar/index.js";
 import { reparse, reparseWays } from "../../lsp/reparse.js";
 
@@ -91,5 +92,27 @@ describe("re-parsing the declarations an edit touched", () => {
       }
     }), { numRuns: 300 });
     expect(patched).toBeGreaterThan(100);
+  });
+
+  it("patches a number inside an operator chain 30,000 terms deep (the copy does not recurse)", () => {
+    // A flat chain parses into a left-leaning tree as deep as the chain is long; a recursive copy of
+    // it overflowed the stack now and then, depending on how much of the code V8 had optimised.
+    const terms = Array.from({ length: 30000 }, (_, k) => `${k + 1}`).join(" + ");
+    const text = `let x = ${terms}\n`;
+    const next = text.replace(" 1500 +", " 1501 +");
+    const before = reparseWays.numbers;
+    const inc = reparse({ text, result: parse(text, "f.tcod") }, next, "f.tcod");
+    expect(reparseWays.numbers).toBe(before + 1);
+    const full = parse(next, "f.tcod");
+    expect(full.errors).toEqual([]);
+    let a: unknown = (inc!.ast.decls[0] as LetDecl).value, b: unknown = (full.ast.decls[0] as LetDecl).value, depth = 0;
+    // Walk the left spine side by side (JSON.stringify of the whole tree would recurse as deep).
+    for (; a && typeof a === "object" && "left" in (a as object); depth++) {
+      const x = a as { op: string; right: unknown; span: unknown; left: unknown }, y = b as typeof x;
+      expect([x.op, x.right, x.span]).toEqual([y.op, y.right, y.span]);
+      a = x.left; b = y.left;
+    }
+    expect(depth).toBeGreaterThan(29000);
+    expect(a).toEqual(b);
   });
 });
