@@ -123,7 +123,11 @@ const result = {
 };
 writeFileSync(join(ROOT, `bench/results/${OUT}.json`), JSON.stringify(result, null, 2) + "\n");
 const f = (x, d = 2) => x.toFixed(d);
-writeFileSync(join(ROOT, `bench/results/${OUT}.md`), [
+// The generated part replaces the file's top; its history (from the first `## ` heading on) is kept.
+const mdPath = join(ROOT, `bench/results/${OUT}.md`);
+const previous = existsSync(mdPath) ? readFileSync(mdPath, "utf8") : "";
+const history = previous.search(/^## /m) >= 0 ? previous.slice(previous.search(/^## /m)) : "";
+writeFileSync(mdPath, [
   "# `tcod check` against source size (bench/check-size.bench.mjs)", "",
   `${started}, node ${process.version}${NODE_FLAGS.length ? ` ${NODE_FLAGS.join(" ")}` : ""}, ${cpus().length} cores shared with other work: load average ${loadStart.map((x) => f(x)).join(" ")} at start, ${result.loadavg.end.map((x) => f(x)).join(" ")} at end. CPU time (user + system) is the measure; wall time is shown for reference. Best of ${REPEAT}.`, "",
   `Baseline (a file of one curriculum: start-up and the stdlib): ${f(baseCpu)} s CPU, ${result.baseline.peakMb} MB.${Number.isFinite(TIMEOUT_S) ? ` A check running past ${TIMEOUT_S} s of wall time is killed: its row shows the CPU time and peak RSS it had reached (a lower bound).` : ""}`, "",
@@ -131,5 +135,5 @@ writeFileSync(join(ROOT, `bench/results/${OUT}.md`), [
   "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|",
   ...withRatios.map((r) => `| ${(r.bytes / 1e6).toFixed(r.bytes < 1e6 ? 2 : 1)} MB | ${r.blocks} | ${r.ok ? "yes" : r.timedOut ? "killed" : "NO"} | ${f(r.cpu)} | ${f(r.wall)} | ${r.peakMb} | ${f(r.cpuPerMb)} | ${r.cpuOverPrevious !== undefined ? `${f(r.cpuOverPrevious, 1)}× (bytes ${f(r.bytesOverPrevious, 1)}×)` : "—"} | ${r.peakOverPrevious !== undefined ? `${f(r.peakOverPrevious, 1)}×` : "—"} |`),
   "", `Reproduce: \`npm run build && ${Number.isFinite(TIMEOUT_S) ? `CHECK_TIMEOUT_S=${TIMEOUT_S} ` : ""}${NODE_FLAGS.length ? `CHECK_NODE_FLAGS="${NODE_FLAGS.join(" ")}" ` : ""}REPEAT=${REPEAT} nice -n 10 node bench/check-size.bench.mjs\`.`, "",
-].join("\n"));
+].join("\n") + (history ? `\n${history}` : ""));
 }
