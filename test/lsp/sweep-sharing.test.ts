@@ -46,6 +46,14 @@ const outcome = (r: CompileResult) => ({
 const check = (path: string, text: string) =>
   outcome(compileFile(path, { host: { read: (p) => (p === path ? text : readFileSync(p, "utf8")), parse } }));
 
+/** Each text in turn, edited into `path` in `ws`: the editor's outcome equals `tcod check` of it. */
+function expectEditsAsCheck(ws: Workspace, path: string, texts: string[]): void {
+  for (const v of texts) {
+    ws.setOpen(path, v);
+    expect(outcome(ws.analyze(path).result)).toEqual(check(path, v));
+  }
+}
+
 /** Hover at every field name and value start of every curriculum and at every let, and the inlay hints. */
 function editorView(a: Analysis): unknown {
   const at: number[] = [];
@@ -104,10 +112,7 @@ describe("sweep points sharing work in the language server", () => {
     expect(check(path, original).diagnostics.join("\n")).toContain("TC2019");
     expect(check(path, fits).diagnostics.join("\n")).not.toContain("TC2019");
     const ws = new Workspace();
-    for (const v of [original, `${original}let unrelated = 1 steps\n`, original.replace("steps: 10", "steps: 10 /* inside */"), fits, original, fits]) {
-      ws.setOpen(path, v);
-      expect(outcome(ws.analyze(path).result)).toEqual(check(path, v));
-    }
+    expectEditsAsCheck(ws, path, [original, `${original}let unrelated = 1 steps\n`, original.replace("steps: 10", "steps: 10 /* inside */"), fits, original, fits]);
   });
 
   it("evaluate a reused call again when a module value it read is not evaluated yet in this point", () => {
@@ -130,10 +135,7 @@ describe("sweep points sharing work in the language server", () => {
     expect(check(path, original).diagnostics.join("\n")).toContain("TC2019");
     expect(check(path, original.replace("h: [f13, f14]", "h: [f13, f13]")).diagnostics.join("\n")).not.toContain("TC2019");
     const ws = new Workspace();
-    for (const v of [original, `${original}let unrelated = 1 steps\n`, original.replace("steps: 40", "steps: 40 /* inside */")]) {
-      ws.setOpen(path, v);
-      expect(outcome(ws.analyze(path).result)).toEqual(check(path, v));
-    }
+    expectEditsAsCheck(ws, path, [original, `${original}let unrelated = 1 steps\n`, original.replace("steps: 40", "steps: 40 /* inside */")]);
   });
 
   it("charge a kept module value once, not again inside a value that forced it", () => {
@@ -158,17 +160,11 @@ describe("sweep points sharing work in the language server", () => {
     expect(check(path, over).diagnostics.join("\n")).toContain("TC2019");
     expect(check(path, overSwept).diagnostics.join("\n")).toContain("TC2019");
     const ws = new Workspace();
-    for (const v of [fits, `${fits}let unrelated = 1 steps\n`, fits, over, fits, over, overSwept, `${overSwept}let unrelated = 1 steps\n`]) {
-      ws.setOpen(path, v);
-      expect(outcome(ws.analyze(path).result)).toEqual(check(path, v));
-    }
+    expectEditsAsCheck(ws, path, [fits, `${fits}let unrelated = 1 steps\n`, fits, over, fits, over, overSwept, `${overSwept}let unrelated = 1 steps\n`]);
     // Charged once, not twice, where the total still fits: a (16,383) inside b, then 32,767 more.
     const path2 = budgetProject("turns", ["export let b = min(a, 30 turns)", "let a = f13(1 turn)"]);
     const swept = `${over}sweep s product { c.steps: [10, 20] }\n`;
     expect(check(path2, over).diagnostics).toEqual([]);
-    for (const v of [over, `${over}let unrelated = 1 steps\n`, swept, `${swept}let unrelated = 1 steps\n`]) {
-      ws.setOpen(path2, v);
-      expect(outcome(ws.analyze(path2).result)).toEqual(check(path2, v));
-    }
+    expectEditsAsCheck(ws, path2, [over, `${over}let unrelated = 1 steps\n`, swept, `${swept}let unrelated = 1 steps\n`]);
   });
 });
