@@ -20,6 +20,7 @@ import fc from "fast-check";
 import { parse, parseExpression } from "../grammar/index.js";
 import { lexTcod } from "../grammar/lexer.js";
 import { exampleTexts, exprArb, mutate, programArb } from "../test/fuzz/generator.js";
+import { CONTEXTS, OPERANDS, OPERATORS, VOCAB } from "../test/grammar/recovery-inputs.js";
 import { tcodCorpus } from "../test/helpers/corpus.js";
 import { rng } from "../test/helpers/prng.js";
 
@@ -32,12 +33,6 @@ const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
 const corpus = tcodCorpus().map((f) => readFileSync(f, "utf8"));
 const examples = exampleTexts();
-
-const VOCAB = [
-  "import", "{", "}", "from", '"std/tcod"', "let", "fn", "model", "curriculum", "sweep", "product", "zip", "with", "=", ":", ",",
-  "(", ")", "[", "]", "x", "steps", "1", "2.5", "turns", "+", "-", "*", "×", "/", "..", "<", ">=", "==", "!=", "if", "then", "else",
-  "and", "or", "not", "true", "%", ".", "return", "export", "as", "\n", "//c\n", "/* b */", "/// d\n", '"s', "@", "step", "f(",
-];
 
 /** A file with one to three token edits (delete, duplicate, swap with the next, insert from VOCAB). */
 function tokenMutation(text: string): string {
@@ -58,23 +53,12 @@ function tokenMutation(text: string): string {
   return s;
 }
 
-const OPERANDS = ["a", "1 step", "f(x)", "x.y", "(b", "c)", "[1, 2", "-", "not", "", "{ p: 1 }", "2 turns", "g(a: 1 b: 2)"];
-const OPERATORS = ["+", "-", "*", "/", "..", "<", "<=", "==", "and", "or", "", "(", ")", ",", "]"];
 function chain(): string {
   const n = 1 + Math.floor(random() * 7);
   const parts: string[] = [pick(OPERANDS)];
   for (let i = 0; i < n; i++) parts.push(pick(OPERATORS), pick(OPERANDS));
   return parts.join(" ");
 }
-const CONTEXTS = [
-  (e: string) => `let v = ${e}\nlet w = 1\n`,
-  (e: string) => `curriculum c {\n  steps: ${e}\n  horizon: 3 turns\n}\n`,
-  (e: string) => `let v = f(a, ${e}, b)\n`,
-  (e: string) => `let v = [${e}, 2]\nfn g() = 1\n`,
-  (e: string) => `fn f(x: turns) : turns = ${e}\nmodel m { path: "x" }\n`,
-  (e: string) => `fn f(x: turns = ${e}) { let y = ${e}\n return y }\n`,
-];
-
 const soup = () => Array.from({ length: Math.floor(random() * 50) }, () => pick(VOCAB)).join(" ");
 
 const show = (p: Parser, text: string) => JSON.stringify(p.parse(text, "t.tcod"));

@@ -8,14 +8,16 @@ import type { ParseResult } from "../../grammar/index.js";
 import { lexTcod } from "../../grammar/lexer.js";
 import { rng } from "../helpers/prng.js";
 
-const VOCAB = [
+/** Tokens for token soup and insertions (shared with bench/parser-differential.ts). */
+export const VOCAB = [
   "import", "{", "}", "from", '"std/tcod"', "let", "fn", "model", "curriculum", "sweep", "product", "zip", "with", "=", ":", ",",
   "(", ")", "[", "]", "x", "steps", "1", "2.5", "turns", "+", "-", "*", "×", "/", "..", "<", ">=", "==", "!=", "if", "then", "else",
   "and", "or", "not", "true", "%", ".", "return", "export", "as", "\n", "//c\n", "/* b */", "/// d\n", '"s', "@", "step", "f(",
 ];
-const OPERANDS = ["a", "1 step", "f(x)", "x.y", "(b", "c)", "[1, 2", "-", "not", "", "{ p: 1 }", "2 turns", "g(a: 1 b: 2)"];
-const OPERATORS = ["+", "-", "*", "/", "..", "<", "<=", "==", "and", "or", "", "(", ")", ",", "]"];
-const CONTEXTS = [
+/** Operator chains with stray brackets, missing operands and repeated comparisons, and six places for them. */
+export const OPERANDS = ["a", "1 step", "f(x)", "x.y", "(b", "c)", "[1, 2", "-", "not", "", "{ p: 1 }", "2 turns", "g(a: 1 b: 2)"];
+export const OPERATORS = ["+", "-", "*", "/", "..", "<", "<=", "==", "and", "or", "", "(", ")", ",", "]"];
+export const CONTEXTS = [
   (e: string) => `let v = ${e}\nlet w = 1\n`,
   (e: string) => `curriculum c {\n  steps: ${e}\n  horizon: 3 turns\n}\n`,
   (e: string) => `let v = f(a, ${e}, b)\n`,
