@@ -40,6 +40,9 @@ P1_S=${P1_S:-300}; P2_S=${P2_S:-240}          # phase deadlines (seconds)
 T_EVAL=${T_EVAL:-50}; S_EVAL=${S_EVAL:-10}    # evaluation every … steps (teachers, students)
 T_EVAL_OTHER=${T_EVAL_OTHER:-$((2 * T_EVAL))}  # the teachers' valid_unseen and hard every … steps
 EVAL_TASKS=${EVAL_TASKS:-}; S_STEPS=${S_STEPS:-40}   # EVAL_TASKS empty: every task of each split
+# The students also evaluate at their step 0 (S_AT_START=false skips it: every student starts from the
+# same initialisation, whose greedy figures phase 1 already measured at its last step).
+S_AT_START=${S_AT_START:-true}
 CKPT=${CKPT:-20}                              # checkpoint every … steps (an interrupt checkpoints too)
 T0=$(date +%s)
 log() { echo "[$(( $(date +%s) - T0 ))s] $*" | tee -a "$OUT/learn.log"; }
@@ -160,7 +163,7 @@ elif [ -n "$best" ]; then
     scfg=$G/student.json; [ "$init" = warm ] && scfg="$WORK/student-init/checkpoint/student"
     [ "$init" = warm ] && [ ! -d "$scfg" ] && { log "skip $name: no student initialisation"; continue; }
     launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$TDIR\"" --set "student_config=\"$scfg\"" \
-      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL true)" ${slr:+--set "peak_lr=$slr"}
+      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START)" ${slr:+--set "peak_lr=$slr"}
   done
   finish_phase "$P2_S"
 else
