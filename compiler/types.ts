@@ -53,12 +53,13 @@ export function parseType(written: string): Type {
   return t;
 }
 
-const fromRef = new WeakMap<TypeRef, Type>();
-/** The type of a written type annotation (`let x: turns = …`, a parameter's or a result's type). */
+/**
+ * The type of a written type annotation (`let x: turns = …`, a parameter's or a result's type): by its
+ * text, from `parseType`'s cache. (Not a WeakMap per annotation: a large file has one on most
+ * functions, and a weak table that size costs the garbage collector more than the lookup saves.)
+ */
 export function typeOfRef(ref: TypeRef): Type {
-  let t = fromRef.get(ref);
-  if (t === undefined) { t = parseType(ref.text); fromRef.set(ref, t); }
-  return t;
+  return parseType(ref.text);
 }
 
 function parse(text: string): Type {

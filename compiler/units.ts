@@ -12,11 +12,23 @@ export type Dim = Readonly<Partial<Record<BaseUnit, number>>>;
 
 export const DIMLESS: Dim = {};
 
+/**
+ * A literal's unit: one object per unit word, shared by every literal (dims are never mutated). A
+ * large file has a unit literal on most lines; a fresh `{ [u]: 1 }` each time made every dim a new
+ * object, so the comparisons below could not stop at `a === b`.
+ */
+const literalDims = new Map<LiteralUnit, { dim: Dim; scale: number }>([
+  ["%", { dim: DIMLESS, scale: 0.01 }],
+  ...BASE_UNITS.map((u) => [u, { dim: { [u]: 1 }, scale: 1 }] as const),
+]);
+
 export function dimOf(u: LiteralUnit): { dim: Dim; scale: number } {
-  return u === "%" ? { dim: DIMLESS, scale: 0.01 } : { dim: { [u]: 1 }, scale: 1 };
+  return literalDims.get(u)!;
 }
 
 export function dimMul(a: Dim, b: Dim, sign = 1): Dim {
+  if (b === DIMLESS) return a;
+  if (a === DIMLESS && sign === 1) return b;
   const out: Partial<Record<BaseUnit, number>> = {};
   for (const u of BASE_UNITS) {
     const e = (a[u] ?? 0) + sign * (b[u] ?? 0);
@@ -27,11 +39,18 @@ export function dimMul(a: Dim, b: Dim, sign = 1): Dim {
 
 export const dimDiv = (a: Dim, b: Dim): Dim => dimMul(a, b, -1);
 
+// Plain loops, not `every` with a closure: these run for every operator and every unit check.
 export function dimEq(a: Dim, b: Dim): boolean {
-  return BASE_UNITS.every((u) => (a[u] ?? 0) === (b[u] ?? 0));
+  if (a === b) return true;
+  for (const u of BASE_UNITS) if ((a[u] ?? 0) !== (b[u] ?? 0)) return false;
+  return true;
 }
 
-export const isDimless = (a: Dim): boolean => BASE_UNITS.every((u) => (a[u] ?? 0) === 0);
+export function isDimless(a: Dim): boolean {
+  if (a === DIMLESS) return true;
+  for (const u of BASE_UNITS) if ((a[u] ?? 0) !== 0) return false;
+  return true;
+}
 
 /** "turns", "steps/turns", "tasks×rollouts", "number" for dimensionless. */
 export function formatDim(a: Dim): string {
@@ -59,12 +78,12 @@ export function parseDim(text: string): Dim | undefined {
   for (const p of parts(numPart)) {
     const u = normaliseUnitWord(p);
     if (!u) return undefined;
-    dim = dimMul(dim, { [u]: 1 });
+    dim = dimMul(dim, dimOf(u).dim);
   }
   for (const p of parts(denPart)) {
     const u = normaliseUnitWord(p);
     if (!u) return undefined;
-    dim = dimDiv(dim, { [u]: 1 });
+    dim = dimDiv(dim, dimOf(u).dim);
   }
   return dim;
 }

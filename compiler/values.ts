@@ -4,7 +4,7 @@
  */
 import type { CurriculumDecl, FnDecl, Span } from "../grammar/ast.js";
 import { maxLevel, pointwise, VARIABLES, type ExprTree, type Level, type VariableName } from "../plan/expr.js";
-import { DIMLESS, type Dim } from "./units.js";
+import { DIMLESS, dimOf, type Dim } from "./units.js";
 
 /** Internal trees may hold `param:*` variables while a function body is checked abstractly. */
 export type Tree = ExprTree;
@@ -137,25 +137,28 @@ export function constScalar(value: number, dim: Dim, span: Span, type: "number" 
   return { kind: "scalar", type, dim, level: "const", tree: { op: "const", value }, reads: [], span, ...(literal ? { literal: true } : {}) };
 }
 
+const STEPS = dimOf("steps").dim;
+const TURNS = dimOf("turns").dim;
+const variableDims: Partial<Record<VariableName, Dim>> = {
+  step: STEPS, total_steps: STEPS, "episode.expert_length": TURNS, "episode.max_turns": TURNS,
+  "episode.turns": TURNS, "turn.index": TURNS, "turn.tokens": dimOf("tokens").dim,
+  "feedback.step": STEPS, "feedback.horizon": TURNS, "feedback.prefix": TURNS, "feedback.student_turns": TURNS,
+};
+
 export function varScalar(name: VariableName, span: Span): Scalar {
-  const dims: Partial<Record<VariableName, Dim>> = {
-    step: { steps: 1 }, total_steps: { steps: 1 }, "episode.expert_length": { turns: 1 }, "episode.max_turns": { turns: 1 },
-    "episode.turns": { turns: 1 }, "turn.index": { turns: 1 }, "turn.tokens": { tokens: 1 },
-    "feedback.step": { steps: 1 }, "feedback.horizon": { turns: 1 }, "feedback.prefix": { turns: 1 }, "feedback.student_turns": { turns: 1 },
-  };
-  return { kind: "scalar", type: "number", dim: dims[name] ?? DIMLESS, level: VARIABLES[name], tree: { op: "var", name }, reads: [name], span };
+  return { kind: "scalar", type: "number", dim: variableDims[name] ?? DIMLESS, level: VARIABLES[name], tree: { op: "var", name }, reads: [name], span };
 }
 
 /** Builds an operator node, folding when every argument is constant. */
 export function op(name: Parameters<typeof pointwise>[0], args: Scalar[], dim: Dim, type: "number" | "bool", span: Span): Scalar {
-  let level: Level = "const";
-  const reads = new Set<string>();
-  for (const a of args) { level = maxLevel(level, a.level); a.reads.forEach((r) => reads.add(r)); }
-  const abstract = args.some((a) => a.abstract);
   if (args.every(isConst)) {
     const value = pointwise(name, args.map((a) => constValue(a)!));
     return { kind: "scalar", type, dim, level: "const", tree: { op: "const", value }, reads: [], span };
   }
+  let level: Level = "const";
+  const reads = new Set<string>();
+  for (const a of args) { level = maxLevel(level, a.level); a.reads.forEach((r) => reads.add(r)); }
+  const abstract = args.some((a) => a.abstract);
   const tree = { op: name, args: args.map((a) => a.tree) } as Tree;
   return { kind: "scalar", type, dim, level, tree, reads: [...reads], span, ...(abstract ? { abstract } : {}) };
 }

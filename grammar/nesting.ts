@@ -15,10 +15,16 @@ import {
 /** Also stated in the TC1007 message of compiler/diagnostics/catalogue.ts; change both together. */
 export const MAX_NESTING = 32;
 
-const openers = new Set<TokenType>([LParen, LBracket, LCurly]);
-const closers = new Set<TokenType>([RParen, RBracket, RCurly]);
-/** Tokens that no expression continues through: an open `if … else …` at their level has ended. */
-const expressionEnders = new Set<TokenType>([Comma, Let, Fn, Model, Curriculum, Sweep, Import, Export, Return]);
+const OPENER = 1;
+const CLOSER = 2;
+/** A token that no expression continues through: an open `if … else …` at its level has ended. */
+const ENDER = 3;
+/** What each token type (by `tokenTypeIdx`) is to the guard, 0 for the rest: one array read per token of the file. */
+const roles: number[] = [];
+const assign = (role: number, types: TokenType[]) => { for (const t of types) roles[t.tokenTypeIdx!] = role; };
+assign(OPENER, [LParen, LBracket, LCurly]);
+assign(CLOSER, [RParen, RBracket, RCurly]);
+assign(ENDER, [Comma, Let, Fn, Model, Curriculum, Sweep, Import, Export, Return]);
 
 /**
  * Index of the first token that nests deeper than `limit`, or undefined. Depth counts open brackets,
@@ -36,12 +42,13 @@ export function firstTooDeep(tokens: readonly IToken[], limit = MAX_NESTING): nu
   };
   for (let i = 0; i < tokens.length; i++) {
     const type = tokens[i]!.tokenType;
-    if (openers.has(type)) brackets++;
-    else if (closers.has(type)) {
+    const role = roles[type.tokenTypeIdx!];
+    if (role === OPENER) brackets++;
+    else if (role === CLOSER) {
       brackets = Math.max(0, brackets - 1);
       closeIfsFrom(brackets + 1);
     } else if (type === If) ifs.push(brackets);
-    else if (expressionEnders.has(type) || tokens[i + 1]?.tokenType === Colon) closeIfsFrom(brackets);
+    else if (role === ENDER || tokens[i + 1]?.tokenType === Colon) closeIfsFrom(brackets);
     prefixRun = type === Minus || type === Not ? prefixRun + 1 : 0;
     if (brackets + ifs.length + prefixRun > limit) return i;
   }

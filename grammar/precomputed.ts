@@ -12,7 +12,7 @@
  * Tables name token types by name, so they are plain JSON.
  */
 import {
-  getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type ILookaheadStrategy, type IToken, type OptionalProductionType,
+  getLookaheadPaths, LLkLookaheadStrategy, type ILookaheadStrategy, type IToken, type OptionalProductionType,
   type Rule, type TokenType,
 } from "chevrotain";
 
@@ -71,9 +71,23 @@ export class TableLookahead implements ILookaheadStrategy {
         return choice[this.LA(1).tokenTypeIdx!];
       };
     }
+    // Only the alternatives with a path that LA(1) can start are tried (in order, gate first, as
+    // Chevrotain does; the gates only read tokens): a call's argument, for one, would otherwise test
+    // the sixty-odd two-token paths of a positional one at every argument.
     const predicates = options.hasPredicates;
+    const candidates: number[][] = [];
+    const always: number[] = [];
+    alts.forEach((alt, i) => {
+      if (alt.root.end) always.push(i);
+      alt.root.next.forEach((next, idx) => {
+        if (next !== undefined) (candidates[idx] ??= []).push(i);
+      });
+    });
+    if (always.length > 0) candidates.forEach((list, idx) => { candidates[idx] = [...new Set([...list, ...always])].sort((a, b) => a - b); });
     return function (this: Parser, orAlts?: { GATE?: () => boolean }[]) {
-      for (let i = 0; i < alts.length; i++) {
+      const tried = candidates[this.LA(1).tokenTypeIdx!] ?? always;
+      for (let c = 0; c < tried.length; c++) {
+        const i = tried[c]!;
         if (predicates) {
           const gate = orAlts?.[i]?.GATE;
           if (gate !== undefined && gate.call(this) === false) continue;
@@ -97,28 +111,39 @@ export class TableLookahead implements ILookaheadStrategy {
 interface Parser { LA(i: number): IToken }
 
 /**
- * The paths of one alternative as a test of the tokens ahead: a table by token type index when every
- * path is one token long (the common case), else the paths matched token by token.
+ * The paths of one alternative as a test of the tokens ahead: a trie by token type index (a category
+ * stands for each of its token types), walked one token ahead at a time. `single` is set when every
+ * path is one token long (the common case): then the root's table decides.
  */
-interface CompiledPaths { single: boolean[] | undefined; test(parser: Parser): boolean }
+interface CompiledPaths { single: boolean[] | undefined; root: PathNode; test(parser: Parser): boolean }
+/** A node of a paths trie: `end` where a path is complete, `next` by the type index of the next token. */
+interface PathNode { end: boolean; next: (PathNode | undefined)[] }
+
 function compile(paths: TokenType[][]): CompiledPaths {
-  if (paths.every((p) => p.length === 1)) {
-    const single: boolean[] = [];
-    for (const [t] of paths) for (const idx of [t!.tokenTypeIdx!, ...(t!.categoryMatches ?? [])]) single[idx] = true;
-    return { single, test: (parser) => single[parser.LA(1).tokenTypeIdx!] === true };
+  const root: PathNode = { end: false, next: [] };
+  for (const path of paths) {
+    let at = [root];
+    for (const t of path) {
+      const idxs = [t.tokenTypeIdx!, ...(t.categoryMatches ?? [])];
+      at = at.flatMap((node) => idxs.map((idx) => (node.next[idx] ??= { end: false, next: [] })));
+    }
+    for (const node of at) node.end = true;
   }
+  const single = paths.every((p) => p.length === 1) ? root.next.map((n) => n !== undefined) : undefined;
   return {
-    single: undefined,
+    single, root,
     test(parser) {
-      for (let p = 0; p < paths.length; p++) if (matches(parser, paths[p]!)) return true;
-      return false;
+      // Same answer as matching each path token by token (some path matches the tokens ahead), in
+      // one walk: the tokens ahead pick one branch at each depth.
+      let node = root;
+      for (let i = 1; !node.end; i++) {
+        const next = node.next[parser.LA(i).tokenTypeIdx!];
+        if (next === undefined) return false;
+        node = next;
+      }
+      return true;
     },
   };
-}
-
-function matches(parser: Parser, path: TokenType[]): boolean {
-  for (let i = 0; i < path.length; i++) if (!tokenMatcher(parser.LA(i + 1), path[i]!)) return false;
-  return true;
 }
 
 /** The tables to bake in, from a parser constructed without tables (its strategy recorded every path). */

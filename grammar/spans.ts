@@ -10,6 +10,12 @@ export class LineMap {
   private readonly lineStarts: number[] = [0];
 
   constructor(readonly file: string, readonly text: string) {
+    // Most files have no `\r`: then `indexOf` finds the line ends (several times faster than a loop
+    // over every character, for a file of megabytes).
+    if (!text.includes("\r")) {
+      for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) this.lineStarts.push(i + 1);
+      return;
+    }
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (c === 13 /* \r */) {
