@@ -4,7 +4,7 @@
  * constants, over every step for step-level values, over steps × expert lengths for episode-level ones.
  */
 import type { Span } from "../grammar/ast.js";
-import { compileScalar, evalScalar, readsFeedback, type ExprDef, type ScalarVars, type ValueRef } from "../plan/expr.js";
+import { compileScalar, evalScalar, evalScalarGrid, readsFeedback, type ExprDef, type ScalarVars, type ValueRef } from "../plan/expr.js";
 import { FeedbackTracker } from "../plan/feedback.js";
 import { PLAN_SCHEMA_ID } from "../plan/version.js";
 import { DEFAULT_LOG_RATIO_CLAMP, EMBEDDED_DEFAULTS, FIELD_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS } from "../plan/defaults.js";
@@ -99,12 +99,13 @@ class Lowering {
     // (feedback.* read 0, smoothers their init, stages 0), a state every run passes through: check it.
     if (readsFeedback(s.tree)) return this.rangeAtStart(s, what, ok, range, span, lengths, maxTurns);
     const stride = Math.max(1, Math.ceil((this.steps * lengths.length) / 200_000));
-    const grid = gridValues(s.tree, this.steps, stride, lengths, maxTurns);
+    const { values, threw } = gridValues(s.tree, this.steps, stride, lengths, maxTurns);
     let i = 0;
     for (let step = 1; step <= this.steps; step = step === this.steps ? step + 1 : Math.min(this.steps, step + stride)) {
       for (const L of lengths) {
-        const v = grid[i++]!;
-        if (v === THREW) continue;
+        const k = i++;
+        if (threw?.[k]) continue;
+        const v = values[k]!;
         if (!Number.isFinite(v) || !ok(v)) {
           const where = s.level === "episode" ? `step ${step} with episode.expert_length = ${L} turns` : `step ${step}`;
           const r = Number.isFinite(v) ? range : "a finite number";
@@ -118,15 +119,17 @@ class Lowering {
   }
 }
 
-/** In `gridValues`: the evaluation threw (a value the runtime reports, not a range error). */
+/** In `startValues`: the evaluation threw (a value the runtime reports, not a range error). */
 const THREW = Symbol("threw");
 
 /**
  * A value over the grid `range` checks (steps 1..steps by `stride`, then each expert length), in
- * that order. Memoized by the tree's text for small grids: an editor compiles the same schedules
- * after every keystroke, and a sweep's points share most of theirs.
+ * that order; `threw` marks the points where the evaluation threw (a value the runtime reports, not
+ * a range error), absent where none can. Memoized by the tree's text for small grids: an editor
+ * compiles the same schedules after every keystroke, and a sweep's points share most of theirs.
  */
-const grids = new Map<string, (number | typeof THREW)[]>();
+interface Grid { values: Float64Array; threw: Uint8Array | undefined }
+const grids = new Map<string, Grid>();
 /** JSON.stringify's replacer that keeps NaN, ±Infinity and −0 apart (JSON writes null, null and 0). */
 const exactNumbers = (_k: string, v: unknown): unknown => (typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? "-0" : v}` : v);
 /** A tree as text, its numbers kept exactly (once per tree: a sweep's points and an editor's compilations share trees). */
@@ -158,7 +161,7 @@ function startValues(s: Scalar, steps: number, lengths: number[], maxTurns: numb
   starts.set(key, out);
   return out;
 }
-function gridValues(tree: Scalar["tree"], steps: number, stride: number, lengths: number[], maxTurns: number): (number | typeof THREW)[] {
+function gridValues(tree: Scalar["tree"], steps: number, stride: number, lengths: number[], maxTurns: number): Grid {
   const small = steps * lengths.length <= 20_000;
   const text = small ? treeText(tree) : "";
   // A tree that does not read total_steps has the same value at a step whatever the run's length: its
@@ -166,25 +169,41 @@ function gridValues(tree: Scalar["tree"], steps: number, stride: number, lengths
   const rows = small && stride === 1 && !text.includes('"total_steps"');
   const key = !small ? "" : rows ? `rows|${lengths.length}|${maxTurns}|${text}` : `${steps}|${stride}|${lengths.length}|${maxTurns}|${text}`;
   const hit = small ? grids.get(key) : undefined;
-  if (hit && (!rows || hit.length >= steps * lengths.length)) return hit;
-  const at = compileScalar(tree);
-  const out: (number | typeof THREW)[] = hit ?? [];
-  // One variables object, set for each point (an evaluation reads it and keeps nothing of it).
-  const vars: ScalarVars = { step: 0, total_steps: steps, "episode.expert_length": 0, "episode.max_turns": maxTurns };
-  for (let step = rows ? out.length / lengths.length + 1 : 1; step <= steps; step = step === steps ? step + 1 : Math.min(steps, step + stride)) {
-    vars["step"] = step;
-    for (const L of lengths) {
-      vars["episode.expert_length"] = L;
-      try { out.push(at(vars)); } catch { out.push(THREW); }
+  if (hit && (!rows || hit.values.length >= steps * lengths.length)) return hit;
+  // The steps of the rows to compute (a stride's last row is the last step), each row every expert length.
+  const rowSteps: number[] = [];
+  for (let step = rows && hit ? hit.values.length / lengths.length + 1 : 1; step <= steps; step = step === steps ? step + 1 : Math.min(steps, step + stride)) rowSteps.push(step);
+  const done = hit?.values.length ?? 0;
+  const values = new Float64Array(done + rowSteps.length * lengths.length);
+  if (hit) values.set(hit.values);
+  let threw = hit?.threw;
+  const grid = evalScalarGrid(tree, Float64Array.from(rowSteps), Float64Array.from(lengths), { total_steps: steps, "episode.max_turns": maxTurns });
+  if (grid) {
+    values.set(grid, done);
+  } else {
+    const at = compileScalar(tree);
+    const mask = new Uint8Array(values.length);
+    if (threw) mask.set(threw);
+    let i = done;
+    // One variables object, set for each point (an evaluation reads it and keeps nothing of it).
+    const vars: ScalarVars = { step: 0, total_steps: steps, "episode.expert_length": 0, "episode.max_turns": maxTurns };
+    for (const step of rowSteps) {
+      vars["step"] = step;
+      for (const L of lengths) {
+        vars["episode.expert_length"] = L;
+        try { values[i] = at(vars); } catch { mask[i] = 1; }
+        i++;
+      }
     }
+    threw = mask;
   }
+  const out: Grid = { values, threw };
   if (small) {
     if (grids.size >= 64) grids.delete(grids.keys().next().value!);
     grids.set(key, out);
   }
   return out;
 }
-
 /**
  * A plan holds integers exactly up to 2^53 − 1 (JSON numbers are doubles): an integer range that a
  * larger whole number fails says so, rather than "an integer ≥ 1" of a value that looks like one.

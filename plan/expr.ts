@@ -215,6 +215,109 @@ export function compileScalar(tree: ExprTree, ext: ExtFns = {}): (vars: ScalarVa
 }
 const nan = (): number => NaN;
 
+/**
+ * A value over a grid of steps (rows) × expert lengths (columns): one number, one per row, one per
+ * column, or one per point (row-major). `shape` has bit 1 when it varies with the row, bit 2 with
+ * the column.
+ */
+interface GridValue { shape: 0 | 1 | 2 | 3; v: Float64Array }
+
+/**
+ * `evalScalar` at every point of a grid at once: `steps` × `lengths` (`step` and
+ * `episode.expert_length`), with `total_steps` and `episode.max_turns` fixed; the values row by row.
+ * For the compiler's range checks, which evaluate a schedule at thousands of points: a node that
+ * reads only the step (or only the expert length, or neither) is computed once per row (column, or
+ * once), and the rest in one loop per node, with no call per node and point. Undefined for a tree
+ * whose evaluation can throw at some point (an extension function, a turn reduction, a feedback
+ * operator, another variable) or an operator arity `compileScalar` has no closure for: those are
+ * evaluated point by point, which reports each point's error. Every point gets the value
+ * `evalScalar` gives it: the same operations on the same doubles (an `if` computes both branches,
+ * which cannot throw here, and keeps the chosen one).
+ */
+export function evalScalarGrid(tree: ExprTree, steps: Float64Array, lengths: Float64Array, fixed: { total_steps: number; "episode.max_turns": number }): Float64Array | undefined {
+  const R = steps.length;
+  const C = lengths.length;
+  const one = (x: number): GridValue => ({ shape: 0, v: Float64Array.of(x) });
+  /** The value of `a` at (r, c) is a.v[r·rs + c·cs]. */
+  const strides = (a: GridValue): [number, number] => [a.shape & 1 ? (a.shape & 2 ? C : 1) : 0, a.shape & 2 ? 1 : 0];
+  const map = (op: number, args: GridValue[]): GridValue => {
+    const shape = args.reduce<number>((s, a) => s | a.shape, 0) as GridValue["shape"];
+    const rows = shape & 1 ? R : 1;
+    const cols = shape & 2 ? C : 1;
+    const out = new Float64Array(rows * cols);
+    const [x = one(NaN), y = one(NaN), z = one(NaN)] = args;
+    const [xr, xc] = strides(x);
+    const [yr, yc] = strides(y);
+    const [zr, zc] = strides(z);
+    const xv = x.v, yv = y.v, zv = z.v;
+    for (let r = 0, k = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[k++] = gridOp(op, xv[r * xr + c * xc]!, yv[r * yr + c * yc]!, zv[r * zr + c * zc]!);
+    return { shape, v: out };
+  };
+  const ev = (t: ExprTree): GridValue | undefined => {
+    switch (t.op) {
+      case "const": return one(t.value);
+      case "var":
+        return t.name === "step" ? { shape: 1, v: steps } : t.name === "episode.expert_length" ? { shape: 2, v: lengths }
+          : t.name === "total_steps" ? one(fixed.total_steps) : t.name === "episode.max_turns" ? one(fixed["episode.max_turns"]) : undefined;
+      case "ext": return undefined;
+    }
+    const op = GRID_OPS.indexOf(`${t.op}/${t.args.length}`);
+    if (op < 0) return undefined;
+    const args: GridValue[] = [];
+    for (const a of t.args) { const v = ev(a); if (!v) return undefined; args.push(v); }
+    return map(op, args);
+  };
+  const out = ev(tree);
+  if (!out) return undefined;
+  return out.shape === 3 ? out.v : broadcast(out, R, C);
+}
+/** A grid value as one number per point. */
+function broadcast(a: GridValue, R: number, C: number): Float64Array {
+  const out = new Float64Array(R * C);
+  for (let r = 0, k = 0; r < R; r++) for (let c = 0; c < C; c++) out[k++] = a.v[a.shape === 0 ? 0 : a.shape === 1 ? r : c]!;
+  return out;
+}
+/** The operators (with their arity) of `compileScalar`'s closures; `gridOp` computes operator i. */
+const GRID_OPS = [
+  "add/2", "sub/2", "mul/2", "div/2", "neg/1", "min/2", "max/2", "floor/1", "ceil/1", "round/1", "abs/1",
+  "exp/1", "log/1", "sqrt/1", "cos/1", "sin/1", "pow/2", "lt/2", "le/2", "gt/2", "ge/2", "eq/2", "ne/2",
+  "and/2", "or/2", "not/1", "clamp/3", "if/3",
+];
+// One function with a switch rather than a function per operator: the loop above stays one
+// optimized loop (a call per point through a different function per node was the slow part).
+function gridOp(op: number, x: number, y: number, z: number): number {
+  switch (op) {
+    case 0: return x + y;
+    case 1: return x - y;
+    case 2: return x * y;
+    case 3: return x / y;
+    case 4: return -x;
+    case 5: return Math.min(x, y);
+    case 6: return Math.max(x, y);
+    case 7: return Math.floor(x);
+    case 8: return Math.ceil(x);
+    case 9: return Math.round(x);
+    case 10: return Math.abs(x);
+    case 11: return Math.exp(x);
+    case 12: return Math.log(x);
+    case 13: return Math.sqrt(x);
+    case 14: return Math.cos(x);
+    case 15: return Math.sin(x);
+    case 16: return Math.pow(x, y);
+    case 17: return x < y ? 1 : 0;
+    case 18: return x <= y ? 1 : 0;
+    case 19: return x > y ? 1 : 0;
+    case 20: return x >= y ? 1 : 0;
+    case 21: return x === y ? 1 : 0;
+    case 22: return x !== y ? 1 : 0;
+    case 23: return x !== 0 && y !== 0 ? 1 : 0;
+    case 24: return x !== 0 || y !== 0 ? 1 : 0;
+    case 25: return x === 0 ? 1 : 0;
+    case 26: return Math.max(y, Math.min(x, z)); // clamp(x, lo, hi)
+    default: return x !== 0 ? y : z; // if(k, a, b)
+  }
+}
+
 /** Evaluates a scalar-level value reference. */
 export function evalRef(ref: ValueRef, exprs: Record<string, ExprDef>, vars: ScalarVars, ext: ExtFns = {}, fb?: FeedbackView): number {
   if (typeof ref === "number") return ref;
