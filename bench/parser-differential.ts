@@ -5,8 +5,10 @@
  * output must not: build the previous parser into a bundle from the commit before (it must export
  * `parse` and `parseExpression` of grammar/index.ts), then
  *
- *   npx esbuild bench/parser-differential.ts --bundle --platform=node --format=esm --outfile=dist/parser-differential.mjs
- *   OLD_PARSER=/tmp/old/old.mjs SEED=1 N=2000 node dist/parser-differential.mjs
+ *   npx esbuild bench/parser-differential.ts --bundle --platform=node --format=esm --outfile=dist/bench/parser-differential.mjs
+ *   OLD_PARSER=/tmp/old/old.mjs SEED=1 N=2000 node dist/bench/parser-differential.mjs
+ *
+ * (Two folders deep, as the sources are: the corpus is found from the bundle's folder, `../..`.)
  *
  * Inputs (N scales the generated ones): every .tcod of the repository; token-level mutations of them
  * (a token deleted, duplicated, swapped or inserted, one to three times); byte-level mutations

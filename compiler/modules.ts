@@ -27,7 +27,7 @@ import { evalModel } from "./model.js";
 import type { DiagnosticSink } from "./sink.js";
 import { loadTsExtension, type TsExtension } from "./ts-extensions.js";
 import { typeOfRef } from "./types.js";
-import { fixed, invalid, varScalar, type Binding, type Obj, type Scope, type Value } from "./values.js";
+import { DescribedLater, fixed, invalid, varScalar, type Binding, type Obj, type Scope, type Value } from "./values.js";
 
 export interface Module {
   /** Absolute path, or `std/core` for the native module. */
@@ -292,7 +292,7 @@ export class ModuleLoader {
       case "fn": {
         const closure: Value = { kind: "fn", decl, scope: mod.scope, module: mod.display };
         const describeFn = () => `fn ${decl.name} (${this.describe(decl.span)})`;
-        this.bind(mod, decl.name, decl.nameSpan, { get: () => closure, span: decl.nameSpan, kind: "fn", get describe() { return describeFn(); } }, decl.exported);
+        this.bind(mod, decl.name, decl.nameSpan, new DescribedLater(() => closure, decl.nameSpan, "fn", describeFn), decl.exported);
         return;
       }
       case "model":
@@ -317,15 +317,8 @@ export class ModuleLoader {
   private lazy(mod: Module, name: string, span: Span, describe: () => string, kind: Binding["kind"], compute: (ev: Evaluator) => Value): Binding {
     const cell: LazyCell = { state: "todo", value: invalid(span), keep: false, owed: false };
     mod.cells.push(cell);
-    return {
-      span, kind,
-      // Descriptions are for `explain` only: computed when asked, not for every declaration.
-      get describe() { return describe(); },
-      get: () => {
-        const { ev } = mod.owner!;
-        return ev.readCell(cell, force);
-      },
-    };
+    // Descriptions are for `explain` only: computed when asked, not for every declaration.
+    return new DescribedLater(() => mod.owner!.ev.readCell(cell, force), span, kind, describe);
     function force(): Value {
       const { ev, sink } = mod.owner!;
       if (cell.state === "done") {
@@ -388,7 +381,7 @@ export class ModuleLoader {
         }
       }
       const describe = () => `imported from "${decl.from}" (${this.describe(spec.span)})`;
-      this.bind(mod, local, spec.nameSpan, { get, span: spec.nameSpan, kind: "import", get describe() { return describe(); } }, false);
+      this.bind(mod, local, spec.nameSpan, new DescribedLater(get, spec.nameSpan, "import", describe), false);
     }
   }
 

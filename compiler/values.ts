@@ -165,6 +165,18 @@ export function op(name: Parameters<typeof pointwise>[0], args: Scalar[], dim: D
 
 export function invalid(span: Span): Value { return { kind: "invalid", span }; }
 
+/**
+ * A binding whose description (for `explain`) is made only when asked. A class, not an object literal
+ * with a `get describe()`: V8 makes such a literal a dictionary-mode object (about half a kilobyte,
+ * slower to read), and a file has one binding per declaration.
+ */
+export class DescribedLater implements Binding {
+  constructor(readonly get: () => Value, readonly span: Span, readonly kind: Binding["kind"], private readonly describeNow: () => string) {}
+  get describe(): string {
+    return this.describeNow();
+  }
+}
+
 export function fixed(v: Value, span: Span, kind: Binding["kind"], describe: string): Binding {
   return { get: () => v, span, kind, describe };
 }
