@@ -34,7 +34,7 @@ G=examples/texthouse/gpu
 export TCOD_PYTHON=${TCOD_PYTHON:-python3}
 export TCOD_WORKER_ARGS="--device ${DEV:-cuda} --token-budget ${BUDGET:-65536}"
 TEACHERS=${TEACHERS:-"t32:$G/teacher.json:32:0.001:600"}
-STUDENT_INIT=${STUDENT_INIT:-"$G/student.json:32:0.001:60"}
+STUDENT_INIT=${STUDENT_INIT-"$G/student.json:32:0.001:60"}
 PHASES=${PHASES:-"1 2"}
 STUDENTS=${STUDENTS:-"opd:opd:warm:1 f2b:tcod-f2b:warm:1 b2f:tcod-b2f:warm:1 turnopd:turnopd:warm:1 atod:atod:warm:1 opd-scratch:opd:scratch:1"}
 P1_S=${P1_S:-300}; P2_S=${P2_S:-240}          # phase deadlines (seconds)
@@ -139,8 +139,10 @@ if [[ " $PHASES " == *" 1 "* ]]; then
     IFS=: read -r name cfg tasks lr steps noise from <<< "$t"
     sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "${from:-admissible}" "$(evals $T_EVAL false $T_EVAL_OTHER)"
   done
-  IFS=: read -r icfg itasks ilr isteps inoise ifrom <<< "$STUDENT_INIT"
-  sft_run student-init "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0}" "${ifrom:-admissible}" "$(evals $isteps false)"
+  if [ -n "$STUDENT_INIT" ]; then   # STUDENT_INIT="" trains teachers only
+    IFS=: read -r icfg itasks ilr isteps inoise ifrom <<< "$STUDENT_INIT"
+    sft_run student-init "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0}" "${ifrom:-admissible}" "$(evals $isteps false)"
+  fi
   finish_phase "$P1_S"
 fi
 best=""; bests=-2   # a teacher with a checkpoint but no evaluation yet (−1) is still taken
