@@ -10,7 +10,7 @@ import { constScalar, constValue, invalid, isConst, op, varScalar, type Builtin,
 import { levelRank, maxLevel } from "../plan/expr.js";
 import { EMBEDDED_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPENAI_DEFAULTS, OPTIMIZER_DEFAULTS, WORKER_DEFAULTS } from "../plan/defaults.js";
 import {
-  ACTION_PICKS, AGGREGATES, DIALECTS, ESTIMATORS, HISTORY_ENTRY_PLACEHOLDERS, LOSS_FNS, LOSS_KINDS, MEMORY_KINDS, ON_INVALID_KINDS,
+  ACTION_PICKS, AGGREGATES, DIALECTS, ESTIMATORS, HISTORY_ENTRY_PLACEHOLDERS, LOSS_FNS, LOSS_KINDS, MEMORY_KINDS, NOISE_SOURCES, ON_INVALID_KINDS,
   PARSER_KINDS, TEMPLATE_PLACEHOLDERS,
 } from "../plan/enums.js";
 
@@ -163,8 +163,9 @@ function lossTerm(a: Map<string, Value>, call: CallInfo): Value {
   if (kind === "sft") {
     if (constArg(a, "noise", call, "sft(noise)") === undefined) return invalid(call.span);
     if (!checkRange(a, "noise", call, "noise", 0, 1, "in [0, 1) (the probability of a random command per demonstration turn)", { hiOpen: true })) return invalid(call.span);
+    if (!oneOf(a, "noise_from", call, NOISE_SOURCES, "noise source")) return invalid(call.span);
   }
-  const params = new Map<string, Value>([["estimator", a.get("estimator")!], ["normalize", a.get("normalize")!], ["eps", a.get("eps")!], ["group", a.get("group")!], ["beta", a.get("beta")!], ["noise", a.get("noise")!]]);
+  const params = new Map<string, Value>([["estimator", a.get("estimator")!], ["normalize", a.get("normalize")!], ["eps", a.get("eps")!], ["group", a.get("group")!], ["beta", a.get("beta")!], ["noise", a.get("noise")!], ["noise_from", a.get("noise_from")!]]);
   return {
     kind: "loss",
     terms: [{ kind: kind as "opd", coef, params, span: call.span }],
@@ -398,7 +399,8 @@ export function coreBuiltins(): Map<string, Value> {
       return obj("agent", a, call);
     }));
   add(builtin("loss_term", [p("kind", "string"), p("coef", "number", num(LOSS_DEFAULTS.coef)), p("estimator", "string", str(LOSS_DEFAULTS.estimator)), p("aggregate", "string", str("")),
-    p("blend", "number", num(0)), p("normalize", "bool", bool(GRPO_DEFAULTS.normalize)), p("eps", "number", num(GRPO_DEFAULTS.eps)), p("group", "number", num(0)), p("beta", "number", num(0)), p("noise", "number", num(0))],
+    p("blend", "number", num(0)), p("normalize", "bool", bool(GRPO_DEFAULTS.normalize)), p("eps", "number", num(GRPO_DEFAULTS.eps)), p("group", "number", num(0)), p("beta", "number", num(0)), p("noise", "number", num(0)),
+    p("noise_from", "string", str("admissible"))],
     "One loss term: opd, grpo, sft or gkd.", lossTerm));
   add(builtin("adaptive", [p("probe_every", "steps"), p("probe_episodes", "episodes"), p("rule", "depth_rule"), p("initial", "turns"), p("min", "turns", unit(1, "turns"))],
     "TurnOPD adaptive depth: probe full-horizon episodes every `probe_every` steps and move the cap.", (a, call) => {

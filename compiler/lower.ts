@@ -11,7 +11,7 @@ import { DEFAULT_LOG_RATIO_CLAMP, EMBEDDED_DEFAULTS, FIELD_DEFAULTS, GRPO_DEFAUL
 import type {
   AdaptiveDepth, AdvantageTerm, AgentFormat, BackendSpec, EnvSpec, ModelSpec, Plan, PlanNode,
 } from "../plan/schema.js";
-import type { AggregateKind } from "../plan/enums.js";
+import type { AggregateKind, NoiseSource } from "../plan/enums.js";
 import { needsTeacherDistributions } from "../plan/build.js";
 import { EXPERT_POLICY_KINDS, semanticsOf, usesCompactActions } from "../plan/env-semantics.js";
 import { methodGraph } from "./graph.js";
@@ -396,6 +396,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   const terms: AdvantageTerm[] = [];
   let grpo: { normalize: boolean; eps: number } | undefined;
   let demosNoise = 0;
+  let demosNoiseFrom: NoiseSource = "admissible";
   loss.terms.forEach((t, i) => {
     const id = `loss.${i}.${t.kind}.coef`;
     if (!L.checkLevel(t.coef, "step", span("loss"))) return;
@@ -420,11 +421,13 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     } else {
       terms.push({ kind: "sft", coef });
       demosNoise = constValue(param("noise") as Scalar) ?? 0;
+      demosNoiseFrom = ((param("noise_from") as Str | undefined)?.value ?? "admissible") as NoiseSource;
       const kind = env ? str(env, "kind") : "";
       if (demosNoise > 0 && kind !== "" && !EXPERT_POLICY_KINDS.has(kind)) {
         check.report(d.noExpertPolicy({ noise: String(demosNoise), env: kind, kinds: [...EXPERT_POLICY_KINDS].join(", ") }), span("loss"));
         L.ok = false;
       }
+      if (demosNoise === 0 && demosNoiseFrom !== "admissible") check.report(d.noiseSourceWithoutNoise({ source: demosNoiseFrom }), span("loss"));
     }
   });
   // No student episodes (`× 0 rollouts`): only demonstrations train, so every term must be sft.
@@ -548,7 +551,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     planner, ...(adaptive ? { adaptive } : {}), rollout,
     teacher: { teacher: teacherName, temperature: teacherTemp, topk: terms.some((t) => t.kind === "opd" && t.estimator === "topk") ? 20 : 0,
       distributions: needsTeacherDistributions(terms) },
-    ...(turnWeights ? { turnWeights } : {}), ...(grpo ? { grpo } : {}), demosNoise,
+    ...(turnWeights ? { turnWeights } : {}), ...(grpo ? { grpo } : {}), demosNoise, demosNoiseFrom,
     advantage: { terms, aggregate, ...(rows ? { rows: rows as "turn" } : {}) }, update, sync: { every: 1 },
     evals: evalNodes, checkpoint: { every: checkpointEvery },
   });

@@ -17,6 +17,13 @@ export type AggregateKind = (typeof AGGREGATES)[number];
 export const ESTIMATORS = ["k1", "topk", "full"] as const;
 export type Estimator = (typeof ESTIMATORS)[number];
 
+/**
+ * Where the noise commands of DART demonstrations come from (`sft(noise_from: …)`): a uniformly
+ * drawn admissible command, or the student's own sampled reply (which may be inadmissible).
+ */
+export const NOISE_SOURCES = ["admissible", "student"] as const;
+export type NoiseSource = (typeof NOISE_SOURCES)[number];
+
 /** Policy losses of the update (`adam(loss_fn: …)`). */
 export const LOSS_FNS = ["ppo", "importance_sampling"] as const;
 export type LossFn = (typeof LOSS_FNS)[number];

@@ -238,17 +238,15 @@ export function evalScalarGrid(tree: ExprTree, steps: Float64Array, lengths: Flo
   const R = steps.length;
   const C = lengths.length;
   const one = (x: number): GridValue => ({ shape: 0, v: Float64Array.of(x) });
-  /** The value of `a` at (r, c) is a.v[r·rs + c·cs]. */
-  const strides = (a: GridValue): [number, number] => [a.shape & 1 ? (a.shape & 2 ? C : 1) : 0, a.shape & 2 ? 1 : 0];
-  const map = (op: number, args: GridValue[]): GridValue => {
-    const shape = args.reduce<number>((s, a) => s | a.shape, 0) as GridValue["shape"];
+  // The value of `a` at (r, c) is a.v[r·rowStride(a) + c·colStride(a)].
+  const rowStride = (a: GridValue): number => (a.shape & 1 ? (a.shape & 2 ? C : 1) : 0);
+  const colStride = (a: GridValue): number => (a.shape & 2 ? 1 : 0);
+  const map = (op: number, x: GridValue, y: GridValue, z: GridValue): GridValue => {
+    const shape = (x.shape | y.shape | z.shape) as GridValue["shape"];
     const rows = shape & 1 ? R : 1;
     const cols = shape & 2 ? C : 1;
     const out = new Float64Array(rows * cols);
-    const [x = one(NaN), y = one(NaN), z = one(NaN)] = args;
-    const [xr, xc] = strides(x);
-    const [yr, yc] = strides(y);
-    const [zr, zc] = strides(z);
+    const xr = rowStride(x), xc = colStride(x), yr = rowStride(y), yc = colStride(y), zr = rowStride(z), zc = colStride(z);
     const xv = x.v, yv = y.v, zv = z.v;
     for (let r = 0, k = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[k++] = gridOp(op, xv[r * xr + c * xc]!, yv[r * yr + c * yc]!, zv[r * zr + c * zc]!);
     return { shape, v: out };
@@ -261,11 +259,12 @@ export function evalScalarGrid(tree: ExprTree, steps: Float64Array, lengths: Flo
           : t.name === "total_steps" ? one(fixed.total_steps) : t.name === "episode.max_turns" ? one(fixed["episode.max_turns"]) : undefined;
       case "ext": return undefined;
     }
-    const op = GRID_OPS.indexOf(`${t.op}/${t.args.length}`);
-    if (op < 0) return undefined;
-    const args: GridValue[] = [];
-    for (const a of t.args) { const v = ev(a); if (!v) return undefined; args.push(v); }
-    return map(op, args);
+    const op = GRID_OPS.get(`${t.op}/${t.args.length}`);
+    if (op === undefined) return undefined;
+    const args = t.args.map(ev);
+    if (args.includes(undefined)) return undefined;
+    const [x, y = NO_ARG, z = NO_ARG] = args as GridValue[];
+    return map(op, x!, y, z);
   };
   const out = ev(tree);
   if (!out) return undefined;
@@ -278,11 +277,13 @@ function broadcast(a: GridValue, R: number, C: number): Float64Array {
   return out;
 }
 /** The operators (with their arity) of `compileScalar`'s closures; `gridOp` computes operator i. */
-const GRID_OPS = [
+const GRID_OPS = new Map([
   "add/2", "sub/2", "mul/2", "div/2", "neg/1", "min/2", "max/2", "floor/1", "ceil/1", "round/1", "abs/1",
   "exp/1", "log/1", "sqrt/1", "cos/1", "sin/1", "pow/2", "lt/2", "le/2", "gt/2", "ge/2", "eq/2", "ne/2",
   "and/2", "or/2", "not/1", "clamp/3", "if/3",
-];
+].map((name, i) => [name, i]));
+/** The argument an operator of fewer than three arguments does not have (its value is never read). */
+const NO_ARG: GridValue = { shape: 0, v: Float64Array.of(NaN) };
 // One function with a switch rather than a function per operator: the loop above stays one
 // optimized loop (a call per point through a different function per node was the slow part).
 function gridOp(op: number, x: number, y: number, z: number): number {

@@ -5,7 +5,7 @@
  * plan/nodes.ts. A `tcod.plan/1` plan is converted on load (plan/convert.ts).
  */
 import { z } from "zod";
-import { ACTION_PICKS, DIALECTS, ESTIMATORS, LOSS_FNS, ROW_SHAPES } from "./enums.js";
+import { ACTION_PICKS, DIALECTS, ESTIMATORS, LOSS_FNS, NOISE_SOURCES, ROW_SHAPES } from "./enums.js";
 import type { AggregateKind, BackendKind, DepthRule, LossKind, MemoryKind, OnInvalidKind, ParserKind } from "./enums.js";
 import { UserError, type UserIssue } from "./errors.js";
 import { ExprDefSchema, ValueRefSchema } from "./expr-schema.js";
@@ -207,6 +207,12 @@ export const NodeSchema = z.discriminatedUnion("kind", [
      * target; the expert acts from the state that leaves. Absent = 0 (the expert's clean path).
      */
     noise: z.number().min(0).lt(1).optional(),
+    /**
+     * Where a noise command comes from (std/loss `sft(noise_from:)`): "student" runs the student's
+     * own sampled reply (temperature 1), inadmissible ones included, so the demonstrations visit the
+     * states the student's mistakes lead to. Absent = "admissible" (DART's uniform draw).
+     */
+    noiseFrom: z.enum(NOISE_SOURCES).optional(),
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("Rollout"), params: z.object({
     student: z.string(), env: z.string(), agent: z.string(), temperature: Ref,

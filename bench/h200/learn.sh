@@ -15,8 +15,9 @@
 # (bench/h200/learn-summary.mjs), OUT_DIR/gpu.csv (nvidia-smi). Needs node ≥ 20 on PATH (bin/tcod.mjs
 # + dist/) and a python with torch/transformers ($TCOD_PYTHON, default python3).
 #
-# Entries: TEACHERS="name:config.json:tasks_per_step:peak_lr:steps[:noise] …"  STUDENT_INIT="config.json:tasks:peak_lr:steps[:noise]"
-#          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0)
+# Entries: TEACHERS="name:config.json:tasks_per_step:peak_lr:steps[:noise[:noise_from]] …"  STUDENT_INIT="config.json:tasks:peak_lr:steps[:noise[:noise_from]]"
+#          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0;
+#          noise_from = admissible (default) or student: the model's own replies as the noise)
 #          STUDENTS="name:method:init:seed[:peak_lr] …" with method one of opd tcod-f2b tcod-b2f turnopd atod
 #          paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json), and peak_lr
 #          the student's learning rate after its warm-up (default: the example's, 5e-4).
@@ -33,7 +34,7 @@ G=examples/texthouse/gpu
 export TCOD_PYTHON=${TCOD_PYTHON:-python3}
 export TCOD_WORKER_ARGS="--device ${DEV:-cuda} --token-budget ${BUDGET:-65536}"
 TEACHERS=${TEACHERS:-"t32:$G/teacher.json:32:0.001:600"}
-STUDENT_INIT=${STUDENT_INIT:-"$G/student.json:32:0.001:60"}
+STUDENT_INIT=${STUDENT_INIT-"$G/student.json:32:0.001:60"}
 PHASES=${PHASES:-"1 2"}
 STUDENTS=${STUDENTS:-"opd:opd:warm:1 f2b:tcod-f2b:warm:1 b2f:tcod-b2f:warm:1 turnopd:turnopd:warm:1 atod:atod:warm:1 opd-scratch:opd:scratch:1"}
 P1_S=${P1_S:-300}; P2_S=${P2_S:-240}          # phase deadlines (seconds)
@@ -85,12 +86,12 @@ resume() {
   PIDS+=($!); PORTS+=($port)
   log "resumed $name (pid $!, port $port)"
 }
-# sft_run NAME CONFIG TASKS PEAK_LR STEPS NOISE EVALS: an SFT run of sft-teacher.tcod, resumed if it has a checkpoint.
+# sft_run NAME CONFIG TASKS PEAK_LR STEPS NOISE NOISE_FROM EVALS: an SFT run of sft-teacher.tcod, resumed if it has a checkpoint.
 sft_run() {
-  local name=$1 cfg=$2 tasks=$3 lr=$4 steps=$5 noise=$6 ev=$7
+  local name=$1 cfg=$2 tasks=$3 lr=$4 steps=$5 noise=$6 from=$7 ev=$8
   if [ -f "$WORK/$name/checkpoint/state.json" ]; then resume "$name"; return; fi
   launch "$name" $G/sft-teacher.tcod texthouse_sft_teacher --set "config=\"$cfg\"" --set "train_steps=$steps steps" \
-    --set "texthouse_sft_teacher.batch=$tasks tasks × 0 rollouts" --set "peak_lr=$lr" --set "noise=$noise" \
+    --set "texthouse_sft_teacher.batch=$tasks tasks × 0 rollouts" --set "peak_lr=$lr" --set "noise=$noise" --set "noise_from=\"$from\"" \
     --set "texthouse_sft_teacher.eval=$ev"
 }
 # Copies the small files of every run (metrics, plans, logs; never weights) to OUT/runs.tar.gz, so
@@ -135,11 +136,13 @@ last_seen() {  # last valid_seen success of a run folder (−1 when none)
 # Phase 1: teachers and the students' initialisation.
 if [[ " $PHASES " == *" 1 "* ]]; then
   for t in $TEACHERS; do
-    IFS=: read -r name cfg tasks lr steps noise <<< "$t"
-    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "$(evals $T_EVAL false $T_EVAL_OTHER)"
+    IFS=: read -r name cfg tasks lr steps noise from <<< "$t"
+    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "${from:-admissible}" "$(evals $T_EVAL false $T_EVAL_OTHER)"
   done
-  IFS=: read -r icfg itasks ilr isteps inoise <<< "$STUDENT_INIT"
-  sft_run student-init "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0}" "$(evals $isteps false)"
+  if [ -n "$STUDENT_INIT" ]; then   # STUDENT_INIT="" trains teachers only
+    IFS=: read -r icfg itasks ilr isteps inoise ifrom <<< "$STUDENT_INIT"
+    sft_run student-init "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0}" "${ifrom:-admissible}" "$(evals $isteps false)"
+  fi
   finish_phase "$P1_S"
 fi
 best=""; bests=-2   # a teacher with a checkpoint but no evaluation yet (−1) is still taken

@@ -74,6 +74,7 @@ export const catalogue = {
   TC4502: { name: "noCompactActions", severity: "error", message: "Agent format '{agent}' shows ScienceWorld's compact action list ({placeholders}), but {env} does not supply it ({why}).", hint: "Use an agent that lists every available action instead, e.g. `agent: tcod_format()`, or ScienceWorld through tcod's bridge (`scienceworld()` without `server:`)." },
 
   TC4503: { name: "noExpertPolicy", severity: "error", message: "sft(noise: {noise}) plays DART demonstrations, whose expert must act from any state the noise leads to, but the expert of {env} replays recorded paths only.", hint: "Use `sft(noise: 0)` on {env} (its recorded expert paths), or DART on an env whose expert is a policy: {kinds}." },
+  TC4504: { name: "noiseSourceWithoutNoise", severity: "warning", message: "sft(noise_from: \"{source}\") chooses where DART's noise commands come from, but noise is 0: no turn runs a noise command, and the demonstrations are the expert's clean paths.", hint: "Give the share of noise turns, e.g. `sft(noise: 0.2, noise_from: \"{source}\")`, or drop noise_from." },
 
   // ---- TC5xxx: overrides and sweeps ---------------------------------------------------------------
   TC5001: { name: "badOverride", severity: "error", message: "Cannot parse override '{text}'.", hint: "Write `--set CURRICULUM.FIELD=VALUE` or `--set NAME=VALUE`, e.g. `--set {example}`." },

@@ -16,9 +16,16 @@
  * training target: its mask is cleared in a trajectory row and its per-turn row dropped. A noise draw
  * that equals the expert's command is a target. The draws come from the run seed, the step and the
  * task's position in the step, so a resumed run draws the same ones.
+ *
+ * With `noise_from: "student"` a noise turn runs the student's own reply, sampled at temperature 1
+ * (seeded like the draws), instead of a uniform admissible command. Its mistakes include commands
+ * the env does not offer (`Nothing happens.`), which DART's admissible draws never produce, so the
+ * demonstrations show the expert recovering from the states the student's own errors lead to: the
+ * states its rollouts and evaluations reach (a learner roll-in with the expert's labels, in the
+ * spirit of DAgger, Ross et al. 2011).
  */
-import { renderAction } from "../agent-format.js";
-import { runEpisode, type EpisodeSpec, type Sampler } from "../rollout.js";
+import { parseAction, renderAction } from "../agent-format.js";
+import { responseText, runEpisode, type EpisodeSpec, type Sampler } from "../rollout.js";
 import type { ExperienceRow } from "../replay.js";
 import { trajectoryRow, turnRows, type RowShape } from "../replay.js";
 import { episodeScoreRequest, turnsChain } from "../episode-sequence.js";
@@ -26,6 +33,8 @@ import type { RunContext } from "./context.js";
 import { input, type Executor, type PortData } from "./executor.js";
 import type { SampledTask } from "./task-sampler.js";
 import { withRetries } from "./retry.js";
+import { studentSampler } from "./rollout.js";
+import type { NoiseSource } from "../../plan/enums.js";
 import { mixSeed, rng, SEED_PURPOSE } from "../seeds.js";
 import { EnvConfigError } from "../envs/env.js";
 
@@ -35,13 +44,13 @@ export const DEMO_EPISODE_BASE = 1_000_000;
 export const demonstrationsExecutor: Executor<"Demonstrations"> = {
   async run(node, inputs, ctx) {
     const t = input<PortData["Tasks"]>(inputs, "tasks")!;
-    return { demos: await buildDemonstrations(ctx, node.params.env, node.params.agent, t.tasks, ctx.step, ctx.syncedStep, node.params.maxTurns, ctx.rowShape, node.params.noise ?? 0) };
+    return { demos: await buildDemonstrations(ctx, node.params.env, node.params.agent, t.tasks, ctx.step, ctx.syncedStep, node.params.maxTurns, ctx.rowShape, node.params.noise ?? 0, node.params.noiseFrom) };
   },
 };
 
 export async function buildDemonstrations(
   ctx: RunContext, envId: string, agentId: string, tasks: SampledTask[], step: number, policyStep: number, maxTurns: number,
-  shape: RowShape = "turn", noise = 0,
+  shape: RowShape = "turn", noise = 0, noiseFrom: NoiseSource = "admissible",
 ): Promise<ExperienceRow[]> {
   const format = ctx.plan.resources.agents[agentId]!;
   const pool = ctx.envs.get(envId)!;
@@ -51,13 +60,16 @@ export async function buildDemonstrations(
     const tokens = [...ctx.tokenizer.encode(renderAction(format, action)), stop];
     return { tokens, logprobs: tokens.map(() => 0), finishReason: "stop" as const };
   };
+  const studentReply = noiseFrom === "student" ? studentSampler(ctx) : undefined;
   const rows: ExperienceRow[] = [];
   await Promise.all(tasks.map(async ({ task, group }) => {
     const expert = noise > 0 ? null : task.actions ?? (await pool.with(async (env) => (env.expertPath ? env.expertPath(task) : [])));
     if (expert !== null && expert.length === 0) return;
     const spec: EpisodeSpec = {
       index: DEMO_EPISODE_BASE + group, task, group: DEMO_EPISODE_BASE + group, prefixActions: [],
-      studentTurns: expert === null ? maxTurns : Math.min(expert.length, maxTurns), capped: false, truncatedReward: 0, temperature: 1, seed: 0,
+      studentTurns: expert === null ? maxTurns : Math.min(expert.length, maxTurns), capped: false, truncatedReward: 0, temperature: 1,
+      // Seeds the student's noise replies (noise_from "student"); clean and admissible-noise demonstrations sample nothing.
+      seed: mixSeed(ctx.seed, SEED_PURPOSE.demos, step, group),
       horizon: maxTurns, expertLength: expert?.length ?? 0,
     };
     /** Turn indices where a noise command ran instead of a different expert command. */
@@ -76,7 +88,12 @@ export async function buildDemonstrations(
           }
           const best = await env.expertAction();
           const options = req.context?.admissible ?? [];
-          if (draw() < noise && options.length > 0) {
+          if (studentReply && draw() < noise) {
+            const out = await studentReply(req);
+            if (parseAction(format, responseText(ctx.tokenizer, out.tokens)) !== best) noisy.add(turn);
+            return out;
+          }
+          if (!studentReply && draw() < noise && options.length > 0) {
             const pick = options[Math.floor(draw() * options.length)]!;
             if (pick !== best) noisy.add(turn);
             return reply(pick);

@@ -37,6 +37,8 @@ export interface PlanParts {
   checkpointEvery?: number;
   /** DART noise of the sft term's demonstrations. */
   demosNoise?: number;
+  /** Where that noise comes from (default: uniform admissible commands). */
+  demosNoiseFrom?: "admissible" | "student";
 }
 
 export function assemblePlan(p: PlanParts): Plan {
@@ -53,6 +55,7 @@ export function assemblePlan(p: PlanParts): Plan {
     evals: (p.evals ?? []).map((e) => ({ student: p.rollout.student, agent: p.rollout.agent, ...e })),
     ...(p.checkpointEvery ? { checkpoint: { every: p.checkpointEvery } } : {}),
     ...(p.demosNoise ? { demosNoise: p.demosNoise } : {}),
+    ...(p.demosNoiseFrom ? { demosNoiseFrom: p.demosNoiseFrom } : {}),
   });
   return parsePlan({
     schema: PLAN_SCHEMA_ID, name: p.name, sources: [], clock: { steps: p.steps, seed: p.seed },

@@ -16,8 +16,7 @@ composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const tmp = () => mkdtempSync(join(tmpdir(), "tcod-engine-"));
 
-function harness(plan: Plan, extra: Partial<RunOptions> = {}, env: () => CounterEnv = () => new CounterEnv()) {
-  const student = new ScriptedStudent();
+function harness(plan: Plan, extra: Partial<RunOptions> = {}, env: () => CounterEnv = () => new CounterEnv(), student = new ScriptedStudent()) {
   const teacher = new ScriptedTeacher();
   const runDir = extra.runDir ?? tmp();
   const opts: RunOptions = {
@@ -239,6 +238,32 @@ describe("engine", () => {
     // … while the noise ran in the episodes: its "dec" commands are context only
     expect(demos.filter((d) => d.text.includes("<action>dec</action>")).length).toBeGreaterThan(0);
     // … and the draws come from the seed and the step alone
+    expect(await demosOf()).toEqual(demos);
+  });
+
+  it("sft with noise from the student: its own replies, inadmissible ones included, are context; the expert recovers; the samples repeat", async () => {
+    const plan = testPlan({ steps: 2, tasksPerStep: 3, rolloutsPerTask: 0, sft: 1, noOpd: true, sftNoise: 0.5, sftNoiseFrom: "student", maxTurns: 30 });
+    expect(plan.graph.nodes.find((n) => n.kind === "Demonstrations")!.params).toMatchObject({ noise: 0.5, noiseFrom: "student" });
+    const demosOf = async () => {
+      // A student that errs: a command the env does not offer on odd seeds, a step back on even ones.
+      const student = new ScriptedStudent((_, seed) => (seed % 2 ? "<action>jump</action>" : "<action>dec</action>"));
+      const h = harness(plan, { rows: "trajectory" }, undefined, student);
+      Object.assign(student, { scoresSequences: true });
+      expect((await h.run()).status).toBe("completed");
+      const tok = student.tokenizer;
+      // No rollouts: every sample is a noise turn of a demonstration, sampled as a rollout would be.
+      expect(student.samples.length).toBeGreaterThan(0);
+      expect(student.samples.every((s) => s.temperature === 1)).toBe(true);
+      return student.trained.flat().map((r) => ({ text: tok.decode(r.tokens), targets: tok.decode(r.tokens.filter((_, i) => r.mask[i] === 1)) }));
+    };
+    const demos = await demosOf();
+    expect(demos.length).toBe(6);
+    // every training target is the expert's command (it recovers with "inc" from wherever the noise left it) …
+    for (const d of demos) expect(d.targets).toMatch(/^(<action>inc<\/action>)+$/);
+    // … and the student's replies ran as context: the inadmissible one too, which uniform DART noise never draws
+    expect(demos.some((d) => d.text.includes("<action>jump</action>"))).toBe(true);
+    expect(demos.some((d) => d.text.includes("<action>dec</action>"))).toBe(true);
+    // … with seeds from the run seed, the step and the task, so a second run samples the same
     expect(await demosOf()).toEqual(demos);
   });
 

@@ -69,6 +69,8 @@ export interface TestPlanOptions {
   sft?: number;
   /** DART noise of the sft term's demonstrations. */
   sftNoise?: number;
+  /** Where that noise comes from. */
+  sftNoiseFrom?: "admissible" | "student";
   /** Leave the opd term out (an sft-only loss). */
   noOpd?: boolean;
   estimator?: "k1" | "topk" | "full";
@@ -113,5 +115,6 @@ export function testPlan(o: TestPlanOptions = {}): Plan {
     evals: o.evalEvery ? [{ name: "valid", env: "valid", every: o.evalEvery, tasks: o.evalTasks ?? 3, temperature: 0, maxTurns, atStart: true }] : [],
     ...(o.checkpointEvery ? { checkpointEvery: o.checkpointEvery } : {}),
     ...(o.sftNoise ? { demosNoise: o.sftNoise } : {}),
+    ...(o.sftNoiseFrom ? { demosNoiseFrom: o.sftNoiseFrom } : {}),
   });
 }
