@@ -9,7 +9,10 @@
 // start-up and the stdlib). The load average at start and end is recorded.
 // Usage: npm run build && nice -n 10 node bench/check-size.bench.mjs   → bench/results/check-size.json (+ .md)
 // CHECK_NODE_FLAGS="--max-semi-space-size=64" runs the checks under those node flags → check-size-flags.json (+ .md).
-import { spawn } from "node:child_process";
+// AGAINST=DIR (another checkout, built: DIR/bin/tcod.mjs) checks each size with that build too, alternating
+// run by run with this one, and adds its best CPU and peak and the ratios to the table: a change measured
+// against the build before it in the same run, where the machine's load is the same for both.
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +23,7 @@ const TIMEOUT_S = Number(process.env.CHECK_TIMEOUT_S ?? Infinity);
 // Node flags for the checks (e.g. `--max-semi-space-size=64`); with any, results go to check-size-flags.*.
 const NODE_FLAGS = (process.env.CHECK_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 const OUT = NODE_FLAGS.length ? "check-size-flags" : "check-size";
+const AGAINST = process.env.AGAINST;
 const SIZES = (process.env.SIZES ?? "10000,100000,1000000,10000000").split(",").map(Number);
 
 const HEAD = `import { texthouse } from "std/envs"
@@ -64,11 +68,11 @@ function procUsage(pid) {
   } catch { return { cpu: NaN, peakMb: NaN }; }
 }
 
-function measure(file) {
+function measure(file, root = ROOT) {
   const usageFile = `${file}.usage.json`;
   rmSync(usageFile, { force: true });
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...NODE_FLAGS, "--import", join(ROOT, "bench/check-size-usage.mjs"), join(ROOT, "bin/tcod.mjs"), "check", file], { env: { ...process.env, TCOD_USAGE_FILE: usageFile }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [...NODE_FLAGS, "--import", join(ROOT, "bench/check-size-usage.mjs"), join(root, "bin/tcod.mjs"), "check", file], { env: { ...process.env, TCOD_USAGE_FILE: usageFile }, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (b) => { stderr = (stderr + b.toString()).slice(-4000); });
   return new Promise((done) => {
@@ -97,14 +101,29 @@ const rows = [];
 for (const target of SIZES) {
   const g = generate(target);
   const runs = [];
+  const againstRuns = [];
   for (let i = 0; i < REPEAT; i++) {
+    if (AGAINST) againstRuns.push(await measure(g.file, AGAINST));
     runs.push(await measure(g.file));
     if (runs[runs.length - 1].timedOut) break; // one timeout says enough
   }
   const best = runs.reduce((a, b) => (b.cpu < a.cpu ? b : a));
-  rows.push({ target, bytes: g.bytes, blocks: g.blocks, ok: runs.every((x) => x.ok), timedOut: runs.some((x) => x.timedOut), wall: best.wall, cpu: best.cpu, peakMb: Math.round(best.peakMb), runs: runs.map(({ tail: _t, ...x }) => x), ...(runs.every((x) => x.ok) ? {} : { tail: best.tail }) });
+  rows.push({ target, bytes: g.bytes, blocks: g.blocks, ok: runs.every((x) => x.ok), timedOut: runs.some((x) => x.timedOut), wall: best.wall, cpu: best.cpu, peakMb: Math.round(best.peakMb), runs: runs.map(({ tail: _t, ...x }) => x), ...(runs.every((x) => x.ok) ? {} : { tail: best.tail }), ...(AGAINST ? { against: bestOf(againstRuns) } : {}) });
   console.log(`${g.bytes} bytes: cpu ${best.cpu.toFixed(2)} s, wall ${best.wall.toFixed(2)} s, peak ${best.peakMb.toFixed(0)} MB, ok ${runs.every((x) => x.ok)}${best.timedOut ? ` (killed after ${TIMEOUT_S} s wall)` : ""}`);
   write();
+}
+/** The commit of a checkout, if it is one. */
+function commitOf(dir) {
+  try {
+    return execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return undefined;
+  }
+}
+/** The run with the least CPU time, without its stderr tail. */
+function bestOf(runs) {
+  const { tail: _t, ...best } = runs.reduce((a, b) => (b.cpu < a.cpu ? b : a));
+  return { ...best, peakMb: Math.round(Math.min(...runs.map((x) => x.peakMb))), runs: runs.map(({ tail: _u, ...x }) => x) };
 }
 function write() {
 const baseCpu = Math.min(...base.map((b) => b.cpu));
@@ -119,6 +138,7 @@ const result = {
   loadavg: { start: loadStart, end: loadavg() }, repeat: REPEAT, checkTimeoutS: Number.isFinite(TIMEOUT_S) ? TIMEOUT_S : null,
   baseline: { bytes: baseline.bytes, cpu: baseCpu, wall: Math.min(...base.map((b) => b.wall)), peakMb: Math.round(Math.min(...base.map((b) => b.peakMb))) },
   rows: withRatios,
+  ...(AGAINST ? { against: { dir: AGAINST, commit: commitOf(AGAINST) } } : {}),
   note: "cpu = user + system seconds of the check process (best of `repeat`); cpuPerMb and cpuOverPrevious subtract the baseline (start-up + stdlib). Linear growth: cpuOverPrevious ≈ bytesOverPrevious (10).",
 };
 writeFileSync(join(ROOT, `bench/results/${OUT}.json`), JSON.stringify(result, null, 2) + "\n");
@@ -134,6 +154,12 @@ writeFileSync(mdPath, [
   "| source | blocks | ok | CPU s | wall s | peak MB | CPU − baseline per MB | CPU growth vs 10× smaller | peak growth |",
   "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|",
   ...withRatios.map((r) => `| ${(r.bytes / 1e6).toFixed(r.bytes < 1e6 ? 2 : 1)} MB | ${r.blocks} | ${r.ok ? "yes" : r.timedOut ? "killed" : "NO"} | ${f(r.cpu)} | ${f(r.wall)} | ${r.peakMb} | ${f(r.cpuPerMb)} | ${r.cpuOverPrevious !== undefined ? `${f(r.cpuOverPrevious, 1)}× (bytes ${f(r.bytesOverPrevious, 1)}×)` : "—"} | ${r.peakOverPrevious !== undefined ? `${f(r.peakOverPrevious, 1)}×` : "—"} |`),
-  "", `Reproduce: \`npm run build && ${Number.isFinite(TIMEOUT_S) ? `CHECK_TIMEOUT_S=${TIMEOUT_S} ` : ""}${NODE_FLAGS.length ? `CHECK_NODE_FLAGS="${NODE_FLAGS.join(" ")}" ` : ""}REPEAT=${REPEAT} nice -n 10 node bench/check-size.bench.mjs\`.`, "",
+  ...(AGAINST ? [
+    "", `Against the build in ${result.against.commit ? `\`${result.against.commit}\`` : AGAINST} (checked alternately with this one, run by run; best of ${REPEAT} each):`, "",
+    "| source | CPU s | its CPU s | CPU ratio | wall s | its wall s | peak MB | its peak MB | peak ratio |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...withRatios.map((r) => `| ${(r.bytes / 1e6).toFixed(r.bytes < 1e6 ? 2 : 1)} MB | ${f(r.cpu)} | ${f(r.against.cpu)} | ${f(r.cpu / r.against.cpu)} | ${f(r.wall)} | ${f(r.against.wall)} | ${r.peakMb} | ${r.against.peakMb} | ${f(r.peakMb / r.against.peakMb)} |`),
+  ] : []),
+  "", `Reproduce: \`npm run build && ${AGAINST ? "AGAINST=DIR " : ""}${Number.isFinite(TIMEOUT_S) ? `CHECK_TIMEOUT_S=${TIMEOUT_S} ` : ""}${NODE_FLAGS.length ? `CHECK_NODE_FLAGS="${NODE_FLAGS.join(" ")}" ` : ""}${process.env.SIZES ? `SIZES=${SIZES.join(",")} ` : ""}REPEAT=${REPEAT} nice -n 10 node bench/check-size.bench.mjs\`.`, "",
 ].join("\n") + (history ? `\n${history}` : ""));
 }
