@@ -9,7 +9,7 @@
 // the wall time: on a loaded machine the wall time includes waiting for a core.
 // Usage: node bench/cold-check.bench.mjs [runs]   → bench/results/cold-check.json
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 
@@ -49,13 +49,15 @@ const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const base = median(times["node -e 0"]);
 const cpuBase = mean(cpu["node -e 0"]);
 const result = {
-  date: new Date().toISOString(), node: process.version, cpus: cpus().length, runs,
+  date: new Date().toISOString(), command: `node bench/cold-check.bench.mjs ${runs}`, node: process.version, cpus: cpus().length, runs,
   loadavg_at_start: loadStart, loadavg_at_end: loadavg().map((x) => Number(x.toFixed(2))),
   median_ms: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Number(median(v).toFixed(1))])),
   ratio_to_node: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Number((median(v) / base).toFixed(2))])),
   // CPU time is counted in 10 ms ticks: means over the runs, not medians.
   cpu_mean_ms: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Number(mean(v).toFixed(1))])),
   cpu_ratio_to_node: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Number((mean(v) / cpuBase).toFixed(2))])),
+  // The heap `tcod check` deserializes at every start (an empty user-land snapshot is about 4.1 MB).
+  snapshot_blob_bytes: statSync(join(ROOT, "dist/check.blob")).size,
   target: "tcod check ≤ 1.5 × node -e 0",
 };
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });

@@ -28,7 +28,7 @@ export function methodGraph(p: LoweredParts): Plan["graph"] {
       probe: { env: p.rollout.env, every: adaptive.probeEvery, episodes: adaptive.probeEpisodes, maxTurns, truncatedReward: p.planner.truncatedReward },
       rule: { rule: adaptive.rule, initial: adaptive.initial, min: adaptive.min, maxTurns },
     } } : {}),
-    ...(terms.has("sft") ? { demos: { env: p.rollout.env, agent: p.rollout.agent, maxTurns, 
+    ...(terms.has("sft") ? { demos: { env: p.rollout.env, agent: p.rollout.agent, maxTurns,
       ...(demosNoise ? { noise: demosNoise, ...(demosNoiseFrom === "student" ? { noiseFrom: demosNoiseFrom } : {}) } : {}) } } : {}),
     ...(terms.has("grpo") && grpo ? { grpo } : {}),
   });

@@ -6,7 +6,9 @@ type Register = (program: Command) => void;
  * One line per command. Each module exports `register(program)`; it is imported only when its
  * command runs (or for `--help`), so `tcod check` never loads the runtime.
  */
-export const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
+export type Commands = Record<string, () => Promise<{ register: Register }>>;
+
+export const COMMANDS: Commands = {
   check: () => import("./check.js"),
   compile: () => import("./compile.js"),
   explain: () => import("./explain.js"),
@@ -20,7 +22,7 @@ export const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   lsp: () => import("./lsp.js"),
 };
 
-export async function registerCommands(program: Command, argv: string[], commands = COMMANDS): Promise<void> {
+export async function registerCommands(program: Command, argv: string[], commands: Commands): Promise<void> {
   const name = argv.find((a) => !a.startsWith("-"));
   // `tcod --version` needs no command; `tcod --help` (or an unknown command) lists them all.
   if (!name && argv.some((a) => a === "-V" || a === "--version")) return;
