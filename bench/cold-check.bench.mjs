@@ -5,19 +5,28 @@
 // `node bin/tcod.mjs check` is the same check without the snapshot, for comparison, and
 // `node bin/tcod.mjs --version` the Node.js launcher alone (as npm's Windows shims run the bin), and
 // `node dist/tcod.js --version` the CLI loaded to answer it (as every launcher did before).
+// Two cases split the snapshot's cost: node started from an empty user-land snapshot (built here;
+// what any snapshot costs before its heap) and `tcod check --version` (dist/check.blob deserialized,
+// the CLI set up, nothing checked).
 // CPU time (user + system of the child, from /proc of this process's children) is recorded beside
 // the wall time: on a loaded machine the wall time includes waiting for a core.
 // Usage: node bench/cold-check.bench.mjs [runs]   → bench/results/cold-check.json
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dirname, "..");
 const runs = Number(process.argv[2] ?? 21);
 const example = "examples/texthouse/tcod-f2b.tcod";
+const scratch = mkdtempSync(join(tmpdir(), "tcod-cold-"));
+const emptyBlob = join(scratch, "empty.blob");
+writeFileSync(join(scratch, "empty.cjs"), 'require("node:v8").startupSnapshot.setDeserializeMainFunction(() => {});\n');
+spawnSync(process.execPath, ["--snapshot-blob", emptyBlob, "--build-snapshot", join(scratch, "empty.cjs")], { stdio: "ignore" });
 const cases = {
   "node -e 0": [process.execPath, ["-e", "0"]],
+  "node --snapshot-blob EMPTY": [process.execPath, ["--snapshot-blob", emptyBlob]],
+  "tcod check --version": [join(ROOT, "bin/tcod"), ["check", "--version"]],
   "tcod --version": [join(ROOT, "bin/tcod"), ["--version"]],
   "node bin/tcod.mjs --version": [process.execPath, [join(ROOT, "bin/tcod.mjs"), "--version"]],
   "node dist/tcod.js --version": [process.execPath, [join(ROOT, "dist/tcod.js"), "--version"]],
@@ -64,10 +73,12 @@ const result = {
   // CPU time is counted in 10 ms ticks: means over the runs, not medians.
   cpu_mean_ms: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Number(mean(v).toFixed(1))])),
   cpu_ratio_to_node: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Number((mean(v) / cpuBase).toFixed(2))])),
-  // The heap `tcod check` deserializes at every start (an empty user-land snapshot is about 4.1 MB).
+  // The heap `tcod check` deserializes at every start, and an empty user-land snapshot's.
   snapshot_blob_bytes: statSync(join(ROOT, "dist/check.blob")).size,
+  empty_snapshot_blob_bytes: statSync(emptyBlob).size,
   target: "tcod check ≤ 1.5 × node -e 0",
 };
+rmSync(scratch, { recursive: true, force: true });
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
 writeFileSync(join(ROOT, "bench/results/cold-check.json"), JSON.stringify(result, null, 2) + "\n");
 console.log(JSON.stringify(result, null, 2));
