@@ -94,15 +94,15 @@ export class Evaluator {
   private cellInlined = 0;
 
   /**
-   * Reads a module value (modules.ts): `force` evaluates it, or accounts for a kept one, when needed.
-   * What that charges is the value's cost, not the cost of the call that reads it.
+   * Reads a module value (modules.ts): `value.force()` evaluates it, or accounts for a kept one, when
+   * needed. What that charges is the value's cost, not the cost of the call that reads it.
    */
-  readCell(cell: LazyCell, force: () => Value): Value {
+  readCell(cell: LazyCell, value: { force(): Value }): Value {
     this.cellReads[this.cellReads.length - 1]?.push(cell);
     const i0 = this.inlined;
     const c0 = this.cellInlined;
     let v: Value;
-    try { v = force(); } finally { this.cellInlined = c0 + (this.inlined - i0); }
+    try { v = value.force(); } finally { this.cellInlined = c0 + (this.inlined - i0); }
     if (this.tracking) this.touched.push(cell, v);
     return v;
   }

@@ -17,7 +17,7 @@ import { fileReadError, mib, notRegularFile, readTextFile } from "../plan/read-f
 import { exports as exportsOf } from "resolve.exports";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { packageFile } from "../plan/package-files.js";
-import type { CurriculumDecl, Decl, ImportDecl, SourceFile, Span, SweepDecl } from "../grammar/ast.js";
+import type { CurriculumDecl, Decl, FnDecl, ImportDecl, LetDecl, ModelDecl, SourceFile, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
 import type { Code } from "./diagnostics/catalogue.js";
 import { d, didYouMean, h, type Message } from "./diagnostics/index.js";
@@ -154,6 +154,97 @@ function builtinBindings(): { prelude: Bindings; namespaces: Bindings; core: Bin
   });
 }
 
+/**
+ * A module's `let` or `model` as a binding: evaluated on first use, once per compilation (with the
+ * evaluator of the loader that owns the module then); a value that needs itself is reported, not
+ * looped on. One object per declaration holding what it needs, rather than closures over it (a
+ * function and a context each, for every declaration of a large file, kept to the end).
+ */
+class ModuleValue implements Binding {
+  readonly span: Span;
+  readonly kind: "let" | "model";
+  private readonly cell: LazyCell;
+
+  constructor(private readonly mod: Module, private readonly decl: LetDecl | ModelDecl, private readonly loader: { describe(span: Span): string }) {
+    this.span = decl.nameSpan;
+    this.kind = decl.kind;
+    this.cell = { state: "todo", value: invalid(decl.nameSpan), keep: false, owed: false };
+    mod.cells.push(this.cell);
+  }
+
+  /** For `explain` only: computed when asked, not for every declaration. */
+  get describe(): string {
+    return `${this.decl.kind} ${this.decl.name} (${this.loader.describe(this.decl.span)})`;
+  }
+
+  get(): Value {
+    return this.mod.owner!.ev.readCell(this.cell, this);
+  }
+
+  /** Evaluates the value, or accounts for a kept one (`Evaluator.readCell`). */
+  force(): Value {
+    const { cell, decl: { name }, span } = this;
+    const { ev, sink } = this.mod.owner!;
+    if (cell.state === "done") {
+      // Kept from an earlier compilation: on first use it stands for the evaluation it saves,
+      // against the same limits (or is evaluated, when that evaluation would hit one).
+      if (!cell.owed) return cell.value;
+      // With the kept values it read that are still owed (not those evaluated here already).
+      if (ev.settle([cell])) return cell.value;
+      cell.owed = false;
+      cell.state = "todo";
+    }
+    if (cell.state === "busy") {
+      sink.add(d.recursiveFunction({ name, chain: `${name} → … → ${name}` }), span);
+      return invalid(span);
+    }
+    cell.state = "busy";
+    cell.keep = false;
+    const saved = ev.abstract;
+    ev.abstract = false;
+    const before = ev.mark(sink);
+    const forced = ev.startCell();
+    try {
+      cell.value = ev.nested(name, span, () => this.compute(ev));
+    } finally {
+      ev.abstract = saved;
+      cell.state = "done";
+      const { reads, forced: theirs } = ev.endCell(forced);
+      const cost = ev.since(before, sink);
+      if (cost) cell.keep = { inlined: cost.inlined - theirs, depth: cost.depth, reads };
+    }
+    return cell.value;
+  }
+
+  private compute(ev: Evaluator): Value {
+    const { decl, mod } = this;
+    if (decl.kind === "model") return evalModel(decl, mod.scope, ev);
+    const v = ev.expr(decl.value, mod.scope);
+    return decl.type ? ev.check.type(v, typeOfRef(decl.type), decl.value.span, `'${decl.name}'`) : v;
+  }
+}
+
+/** A module's `fn` as a binding: its value, the closure, made once. */
+class FunctionBinding implements Binding {
+  readonly span: Span;
+  readonly kind = "fn";
+  private readonly closure: Value;
+
+  constructor(mod: Module, private readonly decl: FnDecl, private readonly loader: { describe(span: Span): string }) {
+    this.span = decl.nameSpan;
+    this.closure = { kind: "fn", decl, scope: mod.scope, module: mod.display };
+  }
+
+  /** For `explain` only: computed when asked. */
+  get describe(): string {
+    return `fn ${this.decl.name} (${this.loader.describe(this.decl.span)})`;
+  }
+
+  get(): Value {
+    return this.closure;
+  }
+}
+
 export class ModuleLoader {
   readonly modules = new Map<string, Module>();
   /** Where each import declaration led: the imported module's path (for editors' go-to-definition). */
@@ -279,24 +370,13 @@ export class ModuleLoader {
   }
 
   private declare(mod: Module, decl: Decl): void {
-    const ev = this.ev;
     switch (decl.kind) {
       case "import": this.importDecl(mod, decl); return;
-      case "let": {
-        this.bind(mod, decl.name, decl.nameSpan, this.lazy(mod, decl.name, decl.nameSpan, () => `let ${decl.name} (${this.describe(decl.span)})`, "let", (ev) => {
-          const v = ev.expr(decl.value, mod.scope);
-          return decl.type ? ev.check.type(v, typeOfRef(decl.type), decl.value.span, `'${decl.name}'`) : v;
-        }), decl.exported);
+      case "let": case "model":
+        this.bind(mod, decl.name, decl.nameSpan, new ModuleValue(mod, decl, this), decl.exported);
         return;
-      }
-      case "fn": {
-        const closure: Value = { kind: "fn", decl, scope: mod.scope, module: mod.display };
-        const describeFn = () => `fn ${decl.name} (${this.describe(decl.span)})`;
-        this.bind(mod, decl.name, decl.nameSpan, new DescribedLater(() => closure, decl.nameSpan, "fn", describeFn), decl.exported);
-        return;
-      }
-      case "model":
-        this.bind(mod, decl.name, decl.nameSpan, this.lazy(mod, decl.name, decl.nameSpan, () => `model ${decl.name} (${this.describe(decl.span)})`, "model", (ev) => evalModel(decl, mod.scope, ev)), decl.exported);
+      case "fn":
+        this.bind(mod, decl.name, decl.nameSpan, new FunctionBinding(mod, decl, this), decl.exported);
         return;
       case "curriculum": {
         mod.curricula.push(decl);
@@ -307,49 +387,6 @@ export class ModuleLoader {
       case "sweep":
         mod.sweeps.push(decl);
         return;
-    }
-  }
-
-  /**
-   * A binding evaluated on first use, once per compilation (with the evaluator of the loader that owns
-   * the module then); a value that needs itself is reported, not looped on.
-   */
-  private lazy(mod: Module, name: string, span: Span, describe: () => string, kind: Binding["kind"], compute: (ev: Evaluator) => Value): Binding {
-    const cell: LazyCell = { state: "todo", value: invalid(span), keep: false, owed: false };
-    mod.cells.push(cell);
-    // Descriptions are for `explain` only: computed when asked, not for every declaration.
-    return new DescribedLater(() => mod.owner!.ev.readCell(cell, force), span, kind, describe);
-    function force(): Value {
-      const { ev, sink } = mod.owner!;
-      if (cell.state === "done") {
-        // Kept from an earlier compilation: on first use it stands for the evaluation it saves,
-        // against the same limits (or is evaluated, when that evaluation would hit one).
-        if (!cell.owed) return cell.value;
-        // With the kept values it read that are still owed (not those evaluated here already).
-        if (ev.settle([cell])) return cell.value;
-        cell.owed = false;
-        cell.state = "todo";
-      }
-      if (cell.state === "busy") {
-        sink.add(d.recursiveFunction({ name, chain: `${name} → … → ${name}` }), span);
-        return invalid(span);
-      }
-      cell.state = "busy";
-      cell.keep = false;
-      const saved = ev.abstract;
-      ev.abstract = false;
-      const before = ev.mark(sink);
-      const forced = ev.startCell();
-      try {
-        cell.value = ev.nested(name, span, () => compute(ev));
-      } finally {
-        ev.abstract = saved;
-        cell.state = "done";
-        const { reads, forced: theirs } = ev.endCell(forced);
-        const cost = ev.since(before, sink);
-        if (cost) cell.keep = { inlined: cost.inlined - theirs, depth: cost.depth, reads };
-      }
-      return cell.value;
     }
   }
 
