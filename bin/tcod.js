@@ -3,7 +3,7 @@
 # The tcod command, in one file that is both a POSIX sh script and an ES module (this JavaScript
 # comment holds the sh part; sh never reads past its `exec`). As sh: `tcod check` starts from the V8
 # start-up snapshot dist/check.blob (the compiler loaded, the stdlib parsed: bin/snapshot-main.ts),
-# which takes about the time of `node -e 0`, when the blob was built by the Node.js on the PATH
+# in under half the time of a check without it, when the blob was built by the Node.js on the PATH
 # (dist/check.blob.node names it) and that Node.js has not changed since; anything else, or
 # TCOD_NO_SNAPSHOT=1, runs bin/tcod.mjs. As JavaScript (node FILE, and npm's shims on Windows): it
 # is bin/tcod.mjs. bin/tcod starts with #!/bin/sh; bin/tcod.js, the npm bin, starts with
