@@ -41,14 +41,17 @@ class Lowering {
     return ok;
   }
 
-  /** A scalar → a number (constant) or a reference to a named expression; never NaN or ±Infinity. */
-  ref(id: string, s: Scalar, what = id, span = s.span): ValueRef {
+  /**
+   * A scalar → a number (constant) or a reference to a named expression; never NaN or ±Infinity.
+   * `maxTurns`: the run's episode.max_turns, for an episode-level value (which may read it).
+   */
+  ref(id: string, s: Scalar, what = id, span = s.span, maxTurns = 0): ValueRef {
     const c = constValue(s);
     if (c !== undefined) {
       if (!Number.isFinite(c)) this.range(s, what, () => true, "a finite number", span);
       return c;
     }
-    if (!this.range(s, what, () => true, "a finite number", span)) return 0;
+    if (!this.range(s, what, () => true, "a finite number", span, maxTurns)) return 0;
     this.exprs[id] = { level: s.level, unit: planUnit(s.dim), tree: s.tree, origin: this.ctx.describe(s.span) };
     return { expr: id };
   }
@@ -370,7 +373,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   const horizon = val("horizon");
   if (horizon?.kind === "scalar") {
     L.range(horizon, "horizon", (v) => v >= 1, "≥ 1 turn", span("horizon"), maxTurns);
-    planner.horizon = L.ref("horizon", horizon, "horizon", span("horizon"));
+    planner.horizon = L.ref("horizon", horizon, "horizon", span("horizon"), maxTurns);
   } else if (horizon?.kind === "object") {
     const rule = horizon.fields.get("rule") as Obj;
     adaptive = {
@@ -382,7 +385,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   const prefix = val("prefix") as Scalar | undefined;
   if (prefix) {
     L.range(prefix, "prefix", (v) => v >= 0 && v <= maxTurns - 1, `in [0, ${maxTurns - 1}] turns (the student needs at least one of the ${maxTurns} turns)`, span("prefix"), maxTurns);
-    planner.prefix = L.ref("prefix", prefix, "prefix", span("prefix"));
+    planner.prefix = L.ref("prefix", prefix, "prefix", span("prefix"), maxTurns);
     // b2f replays expert actions from the taskset rows; some envs' official data has none.
     const kind = env ? str(env, "kind") : "";
     const sem = semanticsOf(kind);
