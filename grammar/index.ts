@@ -15,6 +15,7 @@ import { EOF, type IRecognitionException, type IToken } from "chevrotain";
 import type { Expr, SourceFile, Span } from "./ast.js";
 import { lexTcod } from "./lexer.js";
 import { firstTooDeep, MAX_NESTING } from "./nesting.js";
+import { fastParse, fastParseExpression } from "./fast.js";
 import { tcodParser } from "./parser.js";
 import { LineMap } from "./spans.js";
 
@@ -36,8 +37,20 @@ export interface SyntaxErrorInfo {
 
 export interface ParseResult { ast: SourceFile; errors: SyntaxErrorInfo[] }
 
+/**
+ * Valid input takes the fast path (fast.ts: a hand-written lexer and parser that build the same
+ * AST); anything it does not accept, every file with a syntax error among them, is parsed again
+ * whole by the Chevrotain parser, which reports the errors and recovers.
+ */
 export function parse(text: string, file: string): ParseResult {
-  const { result, errors } = run(text, file, () => tcodParser.sourceFile());
+  const decls = fastParse(text, file);
+  if (decls !== undefined) return { ast: { path: file, text, decls }, errors: [] };
+  return parseRecovering(text, file);
+}
+
+/** `parse` by the Chevrotain parser alone (no fast path): for the differential tests. */
+export function parseRecovering(text: string, file: string): ParseResult {
+  const { result, errors } = run(text, file, () => tcodParser().sourceFile());
   return { ast: { path: file, text, decls: result ?? [] }, errors };
 }
 
@@ -50,7 +63,14 @@ export interface ExpressionParseResult { expr: Expr; errors: SyntaxErrorInfo[] }
  * a longer line.
  */
 export function parseExpression(text: string, file: string): ExpressionParseResult {
-  const { result, errors } = run(text, file, () => tcodParser.expression());
+  const expr = fastParseExpression(text, file);
+  if (expr !== undefined) return { expr, errors: [] };
+  return parseExpressionRecovering(text, file);
+}
+
+/** `parseExpression` by the Chevrotain parser alone (no fast path): for the differential tests. */
+export function parseExpressionRecovering(text: string, file: string): ExpressionParseResult {
+  const { result, errors } = run(text, file, () => tcodParser().expression());
   return { expr: result ?? { kind: "error", span: new LineMap(file, text).span(0, 0) }, errors };
 }
 
@@ -76,10 +96,11 @@ function run<T>(text: string, file: string, entry: () => T): { result: T | undef
 
   let result: T;
   let parseErrors: IRecognitionException[];
+  const parser = tcodParser();
   try {
-    tcodParser.load(tokens, lines, lexed.docs);
+    parser.load(tokens, lines, lexed.docs);
     result = entry();
-    parseErrors = tcodParser.errors;
+    parseErrors = parser.errors;
   } catch (e) {
     // Last line of defence for "never throws": the nesting guard is a token-level estimate, and the
     // stack left to us depends on the caller. On overflow, report TC1007 at the file's start.
@@ -88,7 +109,7 @@ function run<T>(text: string, file: string, entry: () => T): { result: T | undef
     return { result: undefined, errors: sortByPosition(errors) };
   }
 
-  const missing = new Set(tcodParser.insertions.map((i) => i.error).filter((e) => e !== undefined));
+  const missing = new Set(parser.insertions.map((i) => i.error).filter((e) => e !== undefined));
   const seen = new Set<string>();
   for (const e of parseErrors) {
     // A token the file ends without is as "missing" as one Chevrotain could insert.
@@ -102,16 +123,16 @@ function run<T>(text: string, file: string, entry: () => T): { result: T | undef
     seen.add(key);
     errors.push(info);
   }
-  for (const op of tcodParser.danglingOperators) {
+  for (const op of parser.danglingOperators) {
     if (op.startOffset + op.image.length >= cutoff) continue;
     errors.push({ kind: "parser", code: "TC1004", span: lines.span(op.startOffset, op.startOffset + op.image.length), expected: `an expression after '${op.image}'` });
   }
-  for (const t of tcodParser.missingCommas) {
+  for (const t of parser.missingCommas) {
     const at = t.startOffset + t.image.length;
     if (at >= cutoff) continue;
     errors.push({ kind: "parser", code: "TC1004", span: lines.span(at, at), expected: "','" });
   }
-  tcodParser.release();
+  parser.release();
   return { result, errors: sortByPosition(errors) };
 }
 

@@ -160,23 +160,20 @@ export const allTokens: readonly TokenType[] = [
   AnyName, AddOp, MulOp, CompareOp,
 ];
 
-/** Unit words as written → the `Unit` of ast.ts (singular and plural map to the plural). */
-export const unitWords: ReadonlyMap<string, "steps" | "turns" | "tokens" | "tasks" | "episodes" | "rollouts"> =
-  new Map([
-    ["step", "steps"], ["steps", "steps"], ["turn", "turns"], ["turns", "turns"],
-    ["token", "tokens"], ["tokens", "tokens"], ["task", "tasks"], ["tasks", "tasks"],
-    ["episode", "episodes"], ["episodes", "episodes"], ["rollout", "rollouts"], ["rollouts", "rollouts"],
-  ]);
+/** Unit words as written → the `Unit` of ast.ts (one table, in fast.ts). */
+export { unitWords } from "./fast.js";
 
 // Spans are computed from offsets by one line table (spans.ts), so lexer, parser and AST agree on
 // line/column by construction. Tokens carry only `image` and `startOffset` ("onlyOffset": no line,
 // column or end fields to count and store; a token ends at `startOffset + image.length`).
-const tcodLexer = new Lexer(allTokens as TokenType[], {
+// Made on first use: a check of valid files lexes with fast.ts only.
+let tcodLexer: Lexer | undefined;
+const lexer = (): Lexer => (tcodLexer ??= new Lexer(allTokens as TokenType[], {
   positionTracking: "onlyOffset",
   ensureOptimizations: true,
   // The bundled CLI skips the lexer's start-up validations (tests run them on the sources).
   skipValidations: process.env.TCOD_SKIP_GRAMMAR_VALIDATION === "1",
-});
+}));
 
 /** A lexical problem, by offset range (end exclusive). Codes are the TC1xxx strings of the catalogue. */
 export interface LexDiagnostic {
@@ -201,7 +198,7 @@ const validEscapes = new Set(['"', "\\", "n", "t"]);
 
 /** Tokenizes `text`; never throws. */
 export function lexTcod(text: string): LexResult {
-  const result = tcodLexer.tokenize(text);
+  const result = lexer().tokenize(text);
   const diagnostics: LexDiagnostic[] = [];
 
   // Chevrotain reports a run of unmatched characters as one error; report each character, because

@@ -3,7 +3,7 @@
  * embedded actions: each rule returns its AST node (grammar/ast.ts, built with build.ts) directly;
  * no concrete syntax tree is made.
  *
- * One instance (`tcodParser`) for the process: Chevrotain records the grammar once, at construction;
+ * One instance (`tcodParser()`, made on first use) for the process: Chevrotain records the grammar once, at construction;
  * each parse only resets the input. Error recovery is on, so a file with errors still yields a usable
  * AST: a rule an error passes through returns (or hands its caller) the node of what it had parsed
  * (`TcodParser.fail`), the same node a visitor of its partial syntax tree would build.
@@ -1547,8 +1547,14 @@ const consumeInternal = (EmbeddedActionsParser.prototype as unknown as {
 
 const emptyLines = new LineMap("", "");
 
-/** The one parser of the process (grammar recorded once). */
-export const tcodParser = new TcodParser();
+let theParser: TcodParser | undefined;
+/**
+ * The one parser of the process, constructed on first use (the grammar recorded once): a process
+ * that parses only valid files never needs it (index.ts tries the fast path of fast.ts first).
+ */
+export function tcodParser(): TcodParser {
+  return (theParser ??= new TcodParser());
+}
 
 /** This grammar's lookahead and follow tables, for scripts/build.mjs to bake into the bundle. */
 export function computeGrammarTables(): GrammarTables {

@@ -17,7 +17,7 @@ const diagramsDir = new URL("node_modules/chevrotain/diagrams/", root);
 const out = new URL("docs/grammar.html", root);
 
 const cdn = /https:\/\/unpkg\.com\/chevrotain@[^/]+\/diagrams\/([\w/.-]+)/;
-const inlined = createSyntaxDiagramsCode(tcodParser.getSerializedGastProductions())
+const inlined = createSyntaxDiagramsCode(tcodParser().getSerializedGastProductions())
   .replace(new RegExp(`<link rel='stylesheet' href='${cdn.source}'>`), (_, path: string) =>
     `<style>\n${readFileSync(new URL(path, diagramsDir), "utf8")}\n</style>`)
   .replace(new RegExp(`<script src='${cdn.source}'></script>`, "g"), (_, path: string) =>

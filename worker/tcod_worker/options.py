@@ -30,6 +30,8 @@ class Options:
     #: Largest request body accepted, in bytes (checked before the body is read).
     max_body: int = 512 * 1024 * 1024
     parallel: str = "auto"
+    #: How sampling decodes after the prompt (sampling.DECODE_MODES).
+    decode: str = "auto"
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
@@ -61,6 +63,10 @@ def parse_options(argv: list[str] | None = None) -> Options:
                    help="under torchrun: ddp (replicas, gradients all-reduced in the backward) or fsdp (FSDP2: "
                    "weights, gradients and optimiser state sharded); auto = fsdp when the student's training "
                    "state would fill more than half of one GPU")
+    p.add_argument("--decode", default="auto", choices=["auto", "eager", "static", "graph"],
+                   help="decode steps of /sample: graph replays one CUDA graph per token over a static KV cache "
+                   "(Llama/Qwen2 models on CUDA), eager runs the model's own forward per token; auto = graph where "
+                   "it applies, else eager")
     a = p.parse_args(argv)
     token = a.token or os.environ.get("TCOD_WORKER_TOKEN") or None
     if not a.max_body_mb > 0:
@@ -68,4 +74,4 @@ def parse_options(argv: list[str] | None = None) -> Options:
     return Options(a.model, a.port, a.host, a.teacher, a.vocab, a.lora_rank, a.lora_alpha, token, a.device, a.dtype,
                    a.seed, a.token_budget, a.max_logprobs, a.served_name,
                    resolve_roots(a.root, os.environ.get("TCOD_WORKER_ROOTS")), int(a.max_body_mb * 1024 * 1024),
-                   a.parallel)
+                   a.parallel, a.decode)

@@ -22,6 +22,8 @@ from typing import Any
 
 import torch
 
+from . import static_decode
+
 M32 = 0xFFFF_FFFF
 
 
@@ -94,31 +96,122 @@ def seed_keys(seeds: list[int], device: torch.device) -> torch.Tensor:
     return _mix32(lo ^ _mix32(hi + 0x9E3779B9)).unsqueeze(-1)
 
 
-def uniform_noise(keys: torch.Tensor, step: int, vocab: int) -> torch.Tensor:
-    """[B, V] uniforms in (0, 1): a hash of (row key, step, token id)."""
+def uniform_noise(keys: torch.Tensor, step: int | torch.Tensor, vocab: int) -> torch.Tensor:
+    """[B, V] uniforms in (0, 1): a hash of (row key, step, token id). `step` is an int or a [1]
+    long tensor on the keys' device (the same arithmetic either way)."""
     ids = torch.arange(vocab, dtype=torch.int64, device=keys.device)
     h = _mix32(_mix32((keys + step * 0x632BE5AB) & M32) ^ ids)
     return (h.to(torch.float64) + 0.5).to(torch.float32) / 4294967296.0
 
 
-def gumbel_argmax(log_probs: torch.Tensor, keys: torch.Tensor, step: int) -> torch.Tensor:
+def gumbel_argmax(log_probs: torch.Tensor, keys: torch.Tensor, step: int | torch.Tensor) -> torch.Tensor:
     """One token per row from softmax(log_probs) by the Gumbel-max trick, argmax(log p + G) with
     G = −log(−log U), U from `uniform_noise` (one batched expression for all rows)."""
     u = uniform_noise(keys, step, log_probs.shape[-1]).clamp(min=1e-20, max=1.0 - 1e-7)
     return (log_probs + -torch.log(-torch.log(u))).argmax(dim=-1)
 
 
+class _RowSampler:
+    """Per-row sampling state of one decode call: settings as [B, 1] tensors, the outputs so far,
+    and `pick`, which samples every row's next token from `logits` and records it at column `t`
+    (a [1] device tensor, so the same code runs eagerly and inside a CUDA graph)."""
+
+    def __init__(self, rows: list[SampleRow], steps: int, pad_id: int, device: torch.device):
+        batch = len(rows)
+        self.temps = torch.tensor([[r.temperature] for r in rows], dtype=torch.float32, device=device)
+        self.greedy = self.temps <= 0.0  # [B, 1]
+        self.safe_t = torch.where(self.greedy, torch.ones_like(self.temps), self.temps)
+        self.any_top_p = any(r.top_p < 1.0 for r in rows)
+        self.top_p = torch.tensor([[r.top_p] for r in rows], dtype=torch.float32, device=device)
+        self.raw_mode = torch.tensor([r.raw for r in rows], dtype=torch.bool, device=device)
+        self.max_new = torch.tensor([r.max_tokens for r in rows], dtype=torch.long, device=device)
+        n_stop = max((len(r.stop_ids) for r in rows), default=0)
+        stops = torch.full((batch, max(1, n_stop)), -1, dtype=torch.long)
+        for i, r in enumerate(rows):
+            if r.stop_ids:
+                stops[i, : len(r.stop_ids)] = torch.tensor(r.stop_ids, dtype=torch.long)
+        self.stops = stops.to(device)
+        self.keys = seed_keys([r.seed for r in rows], device)
+        self.k = k = max(r.topk for r in rows)
+        self.out_tok = torch.full((batch, steps), pad_id, dtype=torch.long, device=device)
+        self.out_lp = torch.zeros((batch, steps), dtype=torch.float32, device=device)
+        self.top_v = torch.zeros((batch, steps, k), dtype=torch.float32, device=device) if k else None
+        self.top_i = torch.zeros((batch, steps, k), dtype=torch.long, device=device) if k else None
+        self.length = torch.zeros(batch, dtype=torch.long, device=device)
+        self.stopped = torch.zeros(batch, dtype=torch.bool, device=device)
+        self.done = self.max_new <= 0
+        self.pad = torch.full((batch,), pad_id, dtype=torch.long, device=device)
+        # The raw distribution is needed only by greedy rows and rows that report raw log-probs; at
+        # temperature 1 without top-p it is the sampling distribution itself.
+        self.need_raw = any(r.temperature <= 0.0 or r.raw for r in rows) and not all(
+            r.temperature == 1.0 and r.top_p >= 1.0 for r in rows)
+        self.any_greedy = any(r.temperature <= 0.0 for r in rows)
+
+    def pick(self, logits: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        """Samples and records step `t`; the tokens to feed next ([B]: pad for rows already done)."""
+        dist = sampling_log_probs(logits, self.safe_t, self.top_p if self.any_top_p else 1.0)
+        raw = torch.log_softmax(logits.float(), dim=-1) if self.need_raw else dist
+        chosen = gumbel_argmax(dist, self.keys, t)
+        if self.any_greedy:
+            chosen = torch.where(self.greedy.squeeze(-1), raw.argmax(dim=-1), chosen)
+        reported = torch.where(self.greedy | self.raw_mode.unsqueeze(-1), raw, dist) if self.need_raw else dist
+        live = ~self.done
+        self.out_tok.index_copy_(1, t, torch.where(live, chosen, self.pad).unsqueeze(-1))
+        self.out_lp.index_copy_(1, t, reported.gather(-1, chosen.unsqueeze(-1)))
+        if self.top_v is not None and self.top_i is not None:
+            tv, ti = reported.topk(self.k, dim=-1)
+            self.top_v.index_copy_(1, t, tv.unsqueeze(1))
+            self.top_i.index_copy_(1, t, ti.unsqueeze(1))
+        self.length += live.long()
+        hit = (chosen.unsqueeze(-1) == self.stops).any(-1) & live
+        self.stopped |= hit
+        self.done = self.done | hit | (self.length >= self.max_new)
+        return torch.where(self.done, self.pad, chosen)
+
+    def outputs(self, rows: list[SampleRow]) -> list[SampleOutput]:
+        """One transfer back for the whole batch."""
+        toks, lps, lens, stp = self.out_tok.tolist(), self.out_lp.tolist(), self.length.tolist(), self.stopped.tolist()
+        tv_l = self.top_v.tolist() if self.top_v is not None else None
+        ti_l = self.top_i.tolist() if self.top_i is not None else None
+        outs = []
+        for i, r in enumerate(rows):
+            n = lens[i]
+            o = SampleOutput(toks[i][:n], lps[i][:n], "stop" if stp[i] else "length")
+            if r.topk and tv_l is not None and ti_l is not None:
+                o.top = [list(zip(ti_l[i][j][: r.topk], tv_l[i][j][: r.topk])) for j in range(n)]
+            outs.append(o)
+        return outs
+
+
+#: How `generate_rows` runs the decode steps after the prompt's forward.
+#:   eager:  the model's own forward per step over a growing HF cache (any model; lockstep/FSDP).
+#:   static: a static KV cache and the model's submodules per step (static_decode.py), no graph.
+#:   graph:  static, with steps 1.. replayed as one CUDA graph (CUDA only).
+#:   auto:   graph on CUDA when the model is supported and the decode is not lockstep, else eager.
+DECODE_MODES = ("auto", "eager", "static", "graph")
+
+
+def resolve_decode(mode: str, model: Any, device: torch.device, lockstep: bool) -> str:
+    if mode == "auto":
+        return "graph" if device.type == "cuda" and not lockstep and static_decode.supports(model) else "eager"
+    if mode != "eager" and (lockstep or not static_decode.supports(model)):
+        return "eager"
+    if mode == "graph" and device.type != "cuda":
+        return "static"
+    return mode
+
+
 def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: torch.device,
-                  steps: int | None = None) -> list[SampleOutput]:
+                  steps: int | None = None, decode: str = "auto") -> list[SampleOutput]:
     """Continues every row in one batched decode. With `steps` given (FSDP: every rank must run the
     same forwards) exactly that many decode steps run, even after every row is done; otherwise the
-    loop ends when every row has stopped or reached its max_tokens."""
+    loop ends when every row has stopped or reached its max_tokens. `decode`: see DECODE_MODES."""
     batch = len(rows)
-    outs = [SampleOutput([], [], "length") for _ in rows]
     lockstep = steps is not None
     steps = max((r.max_tokens for r in rows), default=0) if steps is None else steps
     if steps == 0 or batch == 0:
-        return outs
+        return [SampleOutput([], [], "length") for _ in rows]
+    mode = resolve_decode(decode, model, device, lockstep)
     width = max(len(r.prompt) for r in rows)
     total = width + steps
     ids = torch.full((batch, width), pad_id, dtype=torch.long)
@@ -128,65 +221,35 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
         attn[i, width - len(r.prompt): width] = 1
     ids, attn = ids.to(device), attn.to(device)
     positions = (attn[:, :width].cumsum(-1) - 1).clamp(min=0)
-
-    temps = torch.tensor([[r.temperature] for r in rows], dtype=torch.float32, device=device)
-    greedy = temps <= 0.0  # [B, 1]
-    safe_t = torch.where(greedy, torch.ones_like(temps), temps)
-    any_top_p = any(r.top_p < 1.0 for r in rows)
-    top_p = torch.tensor([[r.top_p] for r in rows], dtype=torch.float32, device=device)
-    raw_mode = torch.tensor([r.raw for r in rows], dtype=torch.bool, device=device)
-    max_new = torch.tensor([r.max_tokens for r in rows], dtype=torch.long, device=device)
-    n_stop = max((len(r.stop_ids) for r in rows), default=0)
-    stops = torch.full((batch, max(1, n_stop)), -1, dtype=torch.long)
-    for i, r in enumerate(rows):
-        if r.stop_ids:
-            stops[i, : len(r.stop_ids)] = torch.tensor(r.stop_ids, dtype=torch.long)
-    stops = stops.to(device)
-    keys = seed_keys([r.seed for r in rows], device)
-    k = max(r.topk for r in rows)
-
-    out_tok = torch.full((batch, steps), pad_id, dtype=torch.long, device=device)
-    out_lp = torch.zeros((batch, steps), dtype=torch.float32, device=device)
-    top_v = torch.zeros((batch, steps, k), dtype=torch.float32, device=device) if k else None
-    top_i = torch.zeros((batch, steps, k), dtype=torch.long, device=device) if k else None
-    length = torch.zeros(batch, dtype=torch.long, device=device)
-    stopped = torch.zeros(batch, dtype=torch.bool, device=device)
-    done = max_new <= 0
-    pad = torch.full((batch,), pad_id, dtype=torch.long, device=device)
+    sampler = _RowSampler(rows, steps, pad_id, device)
+    t_dev = torch.zeros(1, dtype=torch.long, device=device)
 
     cache_arg = cache_kwarg(model)
     # Only the last position's logits are needed for the prompt (saves a [B, P, V] tensor).
     keep = {"logits_to_keep": 1} if "logits_to_keep" in _forward_params(model) else {}
     out = model(input_ids=ids, attention_mask=attn[:, :width], position_ids=positions, use_cache=True, **keep)
+    next_pos = positions[:, -1:] + 1
+
+    if mode != "eager":
+        dec = static_decode.StaticDecoder(model, _cache_of(out), attn, width, out.logits[:, -1, :], next_pos, t_dev)
+        del out
+
+        def step() -> None:
+            dec.forward(sampler.pick(dec.logits, t_dev))
+            t_dev.add_(1)
+
+        static_decode.run_steps(step, steps, device, mode == "graph", lambda: sampler.done.all())
+        return sampler.outputs(rows)
+
     past = _cache_of(out)
     logits = out.logits[:, -1, :]
-    next_pos = positions[:, -1:] + 1
     # The "all rows done" flag travels to the host one step late (non-blocking copy + event), so
     # the CPU queues step t+1 while the GPU still runs step t; at most one extra step is decoded.
     flag_host = torch.zeros(1, dtype=torch.bool, pin_memory=device.type == "cuda")
     flag_event = None
-    # The raw distribution is needed only by greedy rows and rows that report raw log-probs; at
-    # temperature 1 without top-p it is the sampling distribution itself.
-    need_raw = any(r.temperature <= 0.0 or r.raw for r in rows) and not all(
-        r.temperature == 1.0 and r.top_p >= 1.0 for r in rows)
-    any_greedy = any(r.temperature <= 0.0 for r in rows)
     for t in range(steps):
-        dist = sampling_log_probs(logits, safe_t, top_p if any_top_p else 1.0)
-        raw = torch.log_softmax(logits.float(), dim=-1) if need_raw else dist
-        chosen = gumbel_argmax(dist, keys, t)
-        if any_greedy:
-            chosen = torch.where(greedy.squeeze(-1), raw.argmax(dim=-1), chosen)
-        reported = torch.where(greedy | raw_mode.unsqueeze(-1), raw, dist) if need_raw else dist
-        live = ~done
-        out_tok[:, t] = torch.where(live, chosen, pad)
-        out_lp[:, t] = reported.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
-        if top_v is not None and top_i is not None:
-            tv, ti = reported.topk(k, dim=-1)
-            top_v[:, t], top_i[:, t] = tv, ti
-        length += live.long()
-        hit = (chosen.unsqueeze(-1) == stops).any(-1) & live
-        stopped |= hit
-        done = done | hit | (length >= max_new)
+        nxt = sampler.pick(logits, t_dev)
+        t_dev.add_(1)
         if t == steps - 1:
             break
         if not lockstep:
@@ -194,30 +257,19 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
                 flag_event.synchronize()
                 if bool(flag_host[0]):
                     break
-            flag_host.copy_(done.all().reshape(1), non_blocking=True)
+            flag_host.copy_(sampler.done.all().reshape(1), non_blocking=True)
             if device.type == "cuda":
                 flag_event = torch.cuda.Event()
                 flag_event.record()
             elif bool(flag_host[0]):
                 break
         attn[:, width + t] = 1
-        out = model(input_ids=torch.where(done, pad, chosen).unsqueeze(-1), attention_mask=attn[:, : width + t + 1],
+        out = model(input_ids=nxt.unsqueeze(-1), attention_mask=attn[:, : width + t + 1],
                     position_ids=next_pos, use_cache=True, **{cache_arg: past})
         past = _cache_of(out)
         logits = out.logits[:, -1, :]
         next_pos = next_pos + 1
-    # One transfer back for the whole batch.
-    toks, lps, lens, stp = out_tok.tolist(), out_lp.tolist(), length.tolist(), stopped.tolist()
-    tv_l = top_v.tolist() if top_v is not None else None
-    ti_l = top_i.tolist() if top_i is not None else None
-    for i, r in enumerate(rows):
-        n = lens[i]
-        o = outs[i]
-        o.tokens, o.logprobs = toks[i][:n], lps[i][:n]
-        o.finish_reason = "stop" if stp[i] else "length"
-        if r.topk and tv_l is not None and ti_l is not None:
-            o.top = [list(zip(ti_l[i][j][: r.topk], tv_l[i][j][: r.topk])) for j in range(n)]
-    return outs
+    return sampler.outputs(rows)
 
 
 def generate(model: Any, prompts: list[list[int]], *, max_tokens: int, temperature: float, top_p: float,

@@ -28,7 +28,7 @@ from .logprobs import (SelectedLogits, chosen_logprobs, entropy_from_logprobs, m
 from .options import Options
 from .parallel import Parallel, choose_mode
 from .paths import confine
-from .sampling import SampleRow, generate_rows
+from .sampling import SampleRow, generate_rows, resolve_decode
 from .trace import Trace
 from .validate import (body_object, get_bool, get_float, get_int, get_opt_float, get_str, numbers,
                        token_id_lists, token_ids)
@@ -169,6 +169,7 @@ class Worker:
             "lora_rank": self.opts.lora_rank,
             "world_size": self.comm.world,
             "parallel": self.par.mode,
+            "decode": resolve_decode(self.opts.decode, self.student, self.device, self.par.lockstep),
             "peak_memory_gib": (torch.cuda.max_memory_allocated(self.device) / 2**30) if self.device.type == "cuda" else None,
             "version": self.version,
             "worker_version": __version__,
@@ -248,7 +249,8 @@ class Worker:
             steps = self.par.lockstep_max(max((r.max_tokens for r in work), default=0))
             work = work or [SampleRow([self.pad_id], steps)]
         with torch.no_grad(), self._autocast():
-            outs = generate_rows(self._model(req["model"]), work, pad_id=self.pad_id, device=self.device, steps=steps)
+            outs = generate_rows(self._model(req["model"]), work, pad_id=self.pad_id, device=self.device, steps=steps,
+                                 decode=self.opts.decode)
         result = []
         for i, o in zip(mine, outs):
             item: dict[str, Any] = {"tokens": o.tokens, "logprobs": o.logprobs, "finish_reason": o.finish_reason}

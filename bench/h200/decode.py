@@ -1,0 +1,111 @@
+"""The worker's decode loop on one GPU: eager (HF's forward per token) against graph (static KV
+cache, one CUDA graph replayed per token; worker/tcod_worker/static_decode.py), on the same rows in
+the same process, for the texthouse GPU models (random weights, bf16 autocast over fp32 weights as
+the worker runs them). Each case is one `generate_rows` call of B rows with prompts of 200–1,500
+tokens (the accumulating chat of a texthouse episode) and `max_tokens` new tokens at temperature 1
+with no stop token, so every call decodes the same number of steps. Reports ms per call, ms per
+decode step and generated tok/s for both, their ratio, and how often the two decodes give the same
+tokens (bf16 rounding differs between them, so a sampled row can diverge after a near-tie).
+
+`--procs N` then runs N copies of the measurement at once on the same GPU (the bench/h200/learn.sh
+setting: one worker process per run), each reporting its own figures.
+
+    python bench/h200/decode.py --out decode.json [--procs 6]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "worker"))
+from tcod_worker.sampling import SampleRow, generate_rows  # noqa: E402
+from tcod_worker.tiny import build_tiny_model, parse_tiny_spec  # noqa: E402
+
+MODELS = {"student": "examples/texthouse/gpu/student.json", "teacher": "bench/h200/teacher-12x768.json"}
+VOCAB = 4090
+
+
+def rows(batch: int, max_tokens: int, seed: int) -> list[SampleRow]:
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for i in range(batch):
+        n = int(torch.randint(200, 1501, (1,), generator=g))
+        out.append(SampleRow(torch.randint(5, VOCAB, (n,), generator=g).tolist(), max_tokens, temperature=1.0, seed=seed * 1000 + i))
+    return out
+
+
+def timed(model, rs, decode: str, reps: int) -> tuple[float, list]:
+    dev = torch.device("cuda")
+    times, outs = [], None
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            outs = generate_rows(model, rs, pad_id=0, device=dev, decode=decode)
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), outs
+
+
+def measure(reps: int) -> dict:
+    results = {}
+    for name, cfg in MODELS.items():
+        spec = parse_tiny_spec(os.path.join(ROOT, cfg), None)
+        model = build_tiny_model(spec, VOCAB, eos_id=3, pad_id=0).to("cuda")
+        for batch in (32, 140):
+            for max_tokens in (16, 64):
+                rs = rows(batch, max_tokens, seed=batch + max_tokens)
+                timed(model, rs, "eager", 1)  # warm-up of both paths (kernels, allocator)
+                timed(model, rs, "graph", 1)
+                te, eager = timed(model, rs, "eager", reps)
+                tg, graph = timed(model, rs, "graph", reps)
+                same = sum(e.tokens == g.tokens for e, g in zip(eager, graph))
+                lp = [abs(a - b) for e, g in zip(eager, graph) for a, b, x, y in zip(e.logprobs, g.logprobs, e.tokens, g.tokens) if x == y]
+                key = f"{name} B={batch} new={max_tokens}"
+                gen = sum(len(o.tokens) for o in graph)
+                results[key] = {
+                    "eager_ms": round(te * 1e3, 2), "graph_ms": round(tg * 1e3, 2),
+                    "eager_ms_per_step": round(te * 1e3 / max_tokens, 3), "graph_ms_per_step": round(tg * 1e3 / max_tokens, 3),
+                    "graph_over_eager": round(tg / te, 4), "graph_tok_s": round(gen / tg), "eager_tok_s": round(gen / te),
+                    "rows_identical": f"{same}/{batch}", "max_abs_logprob_diff_same_token": round(max(lp, default=0.0), 5),
+                }
+                print(key, json.dumps(results[key]), flush=True)
+        del model
+        torch.cuda.empty_cache()
+    return results
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--procs", type=int, default=1)
+    ap.add_argument("--child", action="store_true")
+    a = ap.parse_args()
+    if a.child or a.procs == 1:
+        res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "procs": a.procs, "cases": measure(a.reps)}
+        with open(a.out, "w") as f:
+            json.dump(res, f, indent=1)
+        return
+    kids = [subprocess.Popen([sys.executable, __file__, "--child", "--procs", str(a.procs), "--reps", str(a.reps), "--out", f"{a.out}.{i}"])
+            for i in range(a.procs)]
+    for k in kids:
+        k.wait()
+    merged = {"procs": a.procs, "runs": []}
+    for i in range(a.procs):
+        with open(f"{a.out}.{i}") as f:
+            merged["runs"].append(json.load(f))
+    with open(a.out, "w") as f:
+        json.dump(merged, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Decode steps over a static KV cache, replayable as one CUDA graph.
+
+HF transformers' forward for one new token per row costs hundreds of kernel launches and as much
+Python (mask building, cache bookkeeping): with the small models tcod trains from scratch, a decode
+step on an H200 is bound by that, not by the GPU (about 7 ms a step for a 4-layer model whether 32
+rows decode or one). Here the prompt is still run by the model's own forward (the prefill), its KV
+cache is copied into fixed-size buffers (one column per position the call can reach), and each
+decode step — sampling, recording, the next token's forward — runs the model's own submodules
+(embedding, norms, projections, rotary embedding, MLP, head) with attention over the static buffers
+under a boolean mask. Every shape is then fixed for the whole call, so on CUDA the step is captured
+once as a CUDA graph (torch.cuda.graph) and replayed per token: one launch instead of hundreds.
+
+Numerics: the same submodules in the same order and dtypes as HF's decoder layer (Llama and Qwen2
+share it); attention runs over the whole static width with the unused columns masked, so results
+match the eager decode to rounding, not bit for bit (a masked column adds an exact 0, but the
+kernel's reduction order over a longer row can differ). Tests compare the two in fp32.
+
+Supported: LlamaForCausalLM and Qwen2ForCausalLM (tcod's tiny models, and HF checkpoints of those
+architectures) with the default rotary embedding and no sliding window, not wrapped by PEFT;
+anything else decodes eagerly (`supports`).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+import torch
+import torch.nn.functional as F
+
+ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM")
+
+
+def supports(model: Any) -> bool:
+    """True when `model`'s decode step can run over a static cache here (see the module doc)."""
+    if type(model).__name__ not in ARCHS:
+        return False
+    cfg = model.config
+    if getattr(cfg, "use_sliding_window", False):
+        return False
+    base = getattr(model, "model", None)
+    rotary = getattr(base, "rotary_emb", None)
+    if rotary is None or getattr(rotary, "rope_type", "default") != "default":
+        return False
+    return all(hasattr(layer, "self_attn") and hasattr(layer, "mlp") for layer in getattr(base, "layers", []))
+
+
+def _cache_tensors(past: Any, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(keys, values) [B, kv_heads, width, head_dim] of one layer of an HF DynamicCache."""
+    layers = getattr(past, "layers", None)
+    if layers is not None:  # transformers ≥ 4.56
+        return layers[layer].keys, layers[layer].values
+    return past.key_cache[layer], past.value_cache[layer]
+
+
+class StaticDecoder:
+    """The KV cache of a prefill, in buffers of `total` columns, and a one-token forward over them.
+
+    `forward(tokens)` writes the new token's keys and values at column `width + t` (t the device
+    counter `self.t`), attends over every column the mask allows and leaves the last position's
+    logits in `self.logits`; then the caller advances `self.t`. Nothing in it reads a value back
+    to the host, so it can be captured in a CUDA graph.
+    """
+
+    def __init__(self, model: Any, past: Any, attn: torch.Tensor, width: int, logits: torch.Tensor,
+                 next_pos: torch.Tensor, t: torch.Tensor):
+        self.model = model
+        self.base = model.model
+        self.width = width
+        self.t = t
+        self.mask = attn.bool()  # [B, total]; prompt columns set, decode columns set as they fill
+        total = attn.shape[1]
+        self.keys: list[torch.Tensor] = []
+        self.values: list[torch.Tensor] = []
+        for i in range(len(self.base.layers)):
+            k, v = _cache_tensors(past, i)
+            kb = k.new_zeros((k.shape[0], k.shape[1], total, k.shape[3]))
+            vb = v.new_zeros((v.shape[0], v.shape[1], total, v.shape[3]))
+            kb[:, :, :width] = k
+            vb[:, :, :width] = v
+            self.keys.append(kb)
+            self.values.append(vb)
+        self.logits = logits.clone()
+        self.pos = next_pos.clone()  # [B, 1]
+        self.rope = _rope_function(self.base.layers[0].self_attn)
+
+    def forward(self, tokens: torch.Tensor) -> None:
+        col = self.t + self.width  # [1]
+        self.mask.index_fill_(1, col, True)
+        x = self.base.embed_tokens(tokens.unsqueeze(-1))  # [B, 1, H]
+        cos, sin = self.base.rotary_emb(x, self.pos)
+        mask = self.mask[:, None, None, :]
+        batch = tokens.shape[0]
+        for i, layer in enumerate(self.base.layers):
+            attn = layer.self_attn
+            residual = x
+            h = layer.input_layernorm(x)
+            q = attn.q_proj(h).view(batch, 1, -1, attn.head_dim).transpose(1, 2)
+            k = attn.k_proj(h).view(batch, 1, -1, attn.head_dim).transpose(1, 2)
+            v = attn.v_proj(h).view(batch, 1, -1, attn.head_dim).transpose(1, 2)
+            q, k = self.rope(q, k, cos, sin)
+            self.keys[i].index_copy_(2, col, k.to(self.keys[i].dtype))
+            self.values[i].index_copy_(2, col, v.to(self.values[i].dtype))
+            o = F.scaled_dot_product_attention(q, self.keys[i], self.values[i], attn_mask=mask,
+                                               scale=attn.scaling, enable_gqa=True)
+            x = residual + attn.o_proj(o.transpose(1, 2).reshape(batch, 1, -1))
+            residual = x
+            x = residual + layer.mlp(layer.post_attention_layernorm(x))
+        x = self.base.norm(x)
+        self.logits.copy_(self.model.lm_head(x[:, -1, :]))
+        self.pos += 1
+
+
+def _rope_function(attn: Any) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
+    """The installed transformers' `apply_rotary_pos_emb` of the attention module's own file."""
+    return getattr(sys.modules[type(attn).__module__], "apply_rotary_pos_emb")
+
+
+def run_steps(step: Callable[[], None], steps: int, device: torch.device, use_graph: bool,
+              all_done: Callable[[], torch.Tensor]) -> None:
+    """Runs `step` (one decode step, its counter advanced inside) `steps` times, stopping early once
+    every row is done. With `use_graph`, step 0 runs eagerly (on a side stream: it is also the
+    warm-up capture needs) and the rest replay one CUDA graph of `step`. The "all done" flag
+    travels to the host one step late (non-blocking copy + event), so the host queues the next step
+    while the device runs this one; at most one extra step is decoded, which changes no output."""
+    flag_host = torch.zeros(1, dtype=torch.bool, pin_memory=device.type == "cuda")
+    flag_event = None
+    graph = None
+    use_graph = use_graph and steps > 1
+    for t in range(steps):
+        if t == 0 and use_graph:
+            side = torch.cuda.Stream(device)
+            side.wait_stream(torch.cuda.current_stream(device))
+            with torch.cuda.stream(side):
+                step()
+            torch.cuda.current_stream(device).wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with _capture_autocast(device), torch.cuda.graph(graph):
+                step()
+        elif graph is not None:
+            graph.replay()
+        else:
+            step()
+        if t == steps - 1:
+            break
+        if flag_event is not None:
+            flag_event.synchronize()
+            if bool(flag_host[0]):
+                break
+        flag_host.copy_(all_done().reshape(1), non_blocking=True)
+        if device.type == "cuda":
+            flag_event = torch.cuda.Event()
+            flag_event.record()
+        elif bool(flag_host[0]):
+            break
+
+
+def _capture_autocast(device: torch.device) -> Any:
+    """The autocast in force, with its weight-cast cache off: a cached cast made during capture
+    would be a tensor the graph reads but nothing keeps current (PyTorch's CUDA-graph notes)."""
+    kind = device.type
+    return torch.autocast(device_type=kind, dtype=torch.get_autocast_dtype(kind),
+                          enabled=torch.is_autocast_enabled(kind), cache_enabled=False)
