@@ -18,9 +18,11 @@
 # Entries: TEACHERS="name:config.json:tasks_per_step:peak_lr:steps[:noise[:noise_from]] …"  STUDENT_INIT="config.json:tasks:peak_lr:steps[:noise[:noise_from]]"
 #          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0;
 #          noise_from = admissible (default) or student: the model's own replies as the noise)
-#          STUDENTS="name:method:init:seed[:peak_lr] …" with method one of opd tcod-f2b tcod-b2f turnopd atod
-#          paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json), and peak_lr
-#          the student's learning rate after its warm-up (default: the example's, 5e-4).
+#          STUDENTS="name:method:init:seed[:peak_lr[:temperature]] …" with method one of opd tcod-f2b tcod-b2f
+#          turnopd atod paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json),
+#          peak_lr the student's learning rate after its warm-up (default: the example's, 5e-4), and
+#          temperature the rollouts' sampling temperature (the curriculum's `temperature`, default 1).
+# TEACHER=name distils from teacher-name instead of the teacher with the best last valid_seen success.
 # PHASES="1 2" (default) runs both; "1" only trains teachers (and the initialisation), "2" only
 # distils from the teachers and initialisation already in $WORK (a later call on a machine that kept
 # them: WORK under the repo's ignored runs/ survives between calls while the machine stays warm). A
@@ -153,6 +155,10 @@ for d in "$WORK"/teacher-*/; do
   if [ -d "$WORK/teacher-$name/checkpoint/student" ] && awk -v a="$s" -v b="$bests" 'BEGIN { exit !(a > b) }'; then best=$name; bests=$s; fi
 done
 log "student-init: last valid_seen success $(last_seen "$WORK/student-init")"
+if [ -n "${TEACHER:-}" ]; then
+  [ -d "$WORK/teacher-$TEACHER/checkpoint/student" ] && { best=$TEACHER; bests=$(last_seen "$WORK/teacher-$TEACHER"); log "TEACHER=$TEACHER chosen"; } \
+    || log "TEACHER=$TEACHER has no checkpoint: keeping teacher-$best"
+fi
 echo "{\"teacher\": \"$best\", \"valid_seen\": $bests}" > "$OUT/teacher-choice.json"
 
 # Phase 2: students distilled from the best teacher.
@@ -161,12 +167,12 @@ if [[ " $PHASES " != *" 2 "* ]]; then
 elif [ -n "$best" ]; then
   TDIR="$WORK/teacher-$best/checkpoint/student"
   for s in $STUDENTS; do
-    IFS=: read -r name method init seed slr <<< "$s"
+    IFS=: read -r name method init seed slr stemp <<< "$s"
     cur=texthouse_gpu_${method//-/_}
     scfg=$G/student.json; [ "$init" = warm ] && scfg="$WORK/student-init/checkpoint/student"
     [ "$init" = warm ] && [ ! -d "$scfg" ] && { log "skip $name: no student initialisation"; continue; }
     launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$TDIR\"" --set "student_config=\"$scfg\"" \
-      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START)" ${slr:+--set "peak_lr=$slr"}
+      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START)" ${slr:+--set "peak_lr=$slr"} ${stemp:+--set "$cur.temperature=$stemp"}
   done
   finish_phase "$P2_S"
 else
