@@ -7,7 +7,7 @@ import type { CurriculumDecl, Expr, Span } from "../grammar/ast.js";
 import type { Level } from "../plan/expr.js";
 import { FIELD_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS, showDefault } from "../plan/defaults.js";
 import { d, didYouMean } from "./diagnostics/index.js";
-import type { Evaluator } from "./evaluate.js";
+import type { Evaluator, RecordedEval } from "./evaluate.js";
 import { DIMLESS, dimEq, formatDim, isDimless, parseDim, type Dim } from "./units.js";
 import { parseType } from "./types.js";
 import { unitRepair } from "./unit-repair.js";
@@ -134,7 +134,21 @@ function withArgument(e: Expr, path: string[], value: Expr): Expr | string {
   return { ...e, args };
 }
 
-export function evalCurriculum(decl: CurriculumDecl, scope: Scope, ev: Evaluator, overrides: FieldOverride[]): CurriculumValue {
+/**
+ * The fields that the points of one sweep evaluate alike, shared between them (compiler/index.ts): a
+ * field whose expression names nothing a point sets (`shareable`) is evaluated in the first point and
+ * its record replayed in the others (`Evaluator.recorded`), when it read no module value of the
+ * point's own (`local`: the entry's, or another module loaded again for the point), reported nothing
+ * and did not read the curriculum context; else it is evaluated again.
+ */
+export interface FieldShare {
+  shareable(expr: Expr): boolean;
+  /** Whether a module value belongs to the point's own modules (not to one the points share). */
+  local(cell: unknown): boolean;
+  memo: Map<string, { expr: Expr; record: RecordedEval }>;
+}
+
+export function evalCurriculum(decl: CurriculumDecl, scope: Scope, ev: Evaluator, overrides: FieldOverride[], share?: FieldShare): CurriculumValue {
   const exprs = collectFields(decl, scope, ev);
   // Unknown override fields were reported when the overrides were read.
   for (const o of overrides) {
@@ -160,26 +174,38 @@ export function evalCurriculum(decl: CurriculumDecl, scope: Scope, ev: Evaluator
   // `steps` first: `total_steps` folds to it everywhere else.
   const order = ["steps", ...[...exprs.keys()].filter((k) => k !== "steps")];
   ev.context = {};
+  const setContext = (name: string, value: Value) => {
+    if (name === "steps" && value.kind === "scalar") {
+      const n = constValue(value);
+      if (n !== undefined) ev.context = { totalSteps: n };
+    }
+  };
   for (const name of order) {
     const e = exprs.get(name);
     if (!e) continue;
     const spec = CURRICULUM_FIELDS[name]!;
+    const shared = share && (e.source === "source" || e.source === "base") && share.shareable(e.expr) ? share : undefined;
+    const hit = shared?.memo.get(name);
+    if (hit && hit.expr === e.expr && ev.replayRecorded(hit.record, e.expr.span)) {
+      fields.set(name, { value: hit.record.value, scope: e.scope, expr: e.expr, span: e.span, source: e.source, ...(e.detail ? { detail: e.detail } : {}) });
+      setContext(name, hit.record.value);
+      continue;
+    }
     // Tried quietly first: a field whose only errors are units it mixes gets one rewrite that checks.
-    const tried = ev.quietly(() => checkField(name, spec, ev.expr(e.expr, e.scope), e.expr.span, ev));
+    const tried = ev.quietly(() => (shared ? ev.recorded(() => checkField(name, spec, ev.expr(e.expr, e.scope), e.expr.span, ev)) : { value: checkField(name, spec, ev.expr(e.expr, e.scope), e.expr.span, ev) }));
+    const record = (tried.value as { record?: RecordedEval }).record;
+    if (shared && record && tried.reports.length === 0 && !record.cells.some((c, i) => i % 2 === 0 && shared.local(c))) shared.memo.set(name, { expr: e.expr, record });
     // The field's unit: its type, or the one unit among its alternatives (`horizon: turns|depth`).
     const dim = fieldDim(spec.type);
     // (A bare number alone already gets a one-edit hint: `0.5` → `0.5 turns`.)
     const fix = dim && tried.reports.length && e.expr.kind !== "number" ? unitRepair(e.expr, e.scope, dim, tried.reports, ev, (x) => checkField(name, spec, ev.expr(x, e.scope), e.expr.span, ev)) : undefined;
-    let value = tried.value;
+    let value = tried.value.value;
     if (fix !== undefined) {
       ev.report(d.fieldUnits({ field: name, expected: formatDim(dim!), first: tried.reports[0]!.m.message.replace(/\.$/, "").replace(/^./, (c) => c.toLowerCase()), fix }), e.expr.span);
       value = invalid(e.expr.span);
     } else ev.replay(tried.reports);
     fields.set(name, { value, scope: e.scope, expr: e.expr, span: e.span, source: e.source, ...(e.detail ? { detail: e.detail } : {}) });
-    if (name === "steps" && value.kind === "scalar") {
-      const n = constValue(value);
-      if (n !== undefined) ev.context = { totalSteps: n };
-    }
+    setContext(name, value);
   }
   return { name: decl.name, decl, fields };
 }

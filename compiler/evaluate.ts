@@ -482,7 +482,7 @@ export class Evaluator {
       const sig = scalarSignature(f.decl);
       if (sig) return this.callBySignature(f.decl, sig, bound, span);
     }
-    if (this.callSites.length === 0) this.outerName = f.decl.name;
+    if (this.callSites.length === 0) { this.outerName = f.decl.name; this.outerSets++; }
     // A call that reported nothing gives the same value for the same arguments, while the module
     // values it read are the same (see `replayCall`).
     const key = this.memoKey(f, bound);
@@ -582,6 +582,50 @@ export class Evaluator {
 
   /** The function named at the outermost inlined call (for TC2019). */
   private outerName: string | undefined;
+  /** How many times `outerName` was set (a recorded evaluation that set it sets it again when replayed). */
+  private outerSets = 0;
+
+  /**
+   * Evaluates `fn`, a curriculum field of a sweep point (at the top: in no call, module value or
+   * function body), recording what `callClosure` records for a memoized call: its value, its own cost,
+   * the module values it read and the functions it inlined. No record when it reported anything, read
+   * the curriculum context (`total_steps`) or hit a limit. `replayRecorded` stands the record in for
+   * evaluating the same field again in another point, under the same conditions as a memoized call.
+   */
+  recorded(fn: () => Value): { value: Value; record?: RecordedEval } {
+    const before = this.mark(this.sink);
+    const t0 = this.touched.length;
+    const n0 = this.inlinedFns.length;
+    const c0 = this.cellInlined;
+    const o0 = this.outerSets;
+    this.tracking++;
+    let v: Value;
+    try {
+      v = fn();
+    } finally {
+      this.tracking--;
+    }
+    const cost = this.since(before, this.sink, false);
+    let record: RecordedEval | undefined;
+    if (cost && v.kind !== "invalid") {
+      const cells = new Map<LazyCell, Value>();
+      for (let i = t0; i < this.touched.length; i += 2) cells.set(this.touched[i] as LazyCell, this.touched[i + 1] as Value);
+      record = {
+        value: v, inlined: cost.inlined - (this.cellInlined - c0), depth: cost.depth,
+        cells: [...cells].flat(), fns: [...new Set(this.inlinedFns.slice(n0))],
+        ...(this.outerSets !== o0 ? { outer: this.outerName } : {}),
+      };
+    }
+    if (this.tracking === 0) { this.touched.length = 0; this.inlinedFns.length = 0; }
+    return { value: v, ...(record ? { record } : {}) };
+  }
+
+  /** Accounts for a `recorded` evaluation as if it ran here (see `replayCall`); false when it must run. */
+  replayRecorded(r: RecordedEval, span: Span): boolean {
+    if (!this.replayCall(r, span)) return false;
+    if ("outer" in r) { this.outerName = r.outer; this.outerSets++; }
+    return true;
+  }
 
   private callBySignature(decl: FnDecl, sig: ScalarSignature, bound: Map<string, CallArg>, span: Span): Value {
     let level: Level = "const";
@@ -690,6 +734,9 @@ function owedCost(cells: Iterable<LazyCell>): { inlined: number; depth: number; 
   }
   return { inlined, depth, owed };
 }
+
+/** A recorded evaluation (`Evaluator.recorded`): a memoized call's record, and the outermost function it named, if it named one. */
+export interface RecordedEval extends MemoEntry { outer?: string | undefined }
 
 export interface CallArg { name?: string; nameSpan?: Span; span: Span; value: Value }
 

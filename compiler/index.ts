@@ -6,16 +6,16 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { readTextFile } from "../plan/read-file.js";
-import type { CurriculumDecl, Decl, Expr, FnDecl, ImportDecl, Span, SweepDecl } from "../grammar/ast.js";
+import type { CurriculumDecl, Decl, Expr, FnDecl, ImportDecl, LetDecl, ModelDecl, Span, SweepDecl } from "../grammar/ast.js";
 import { parse, parseExpression } from "../grammar/index.js";
 import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
-import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOverride } from "./curriculum.js";
+import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOverride, type FieldShare } from "./curriculum.js";
 import { d, didYouMean, type Diagnostic } from "./diagnostics/index.js";
 import { Evaluator } from "./evaluate.js";
 import { lower } from "./lower.js";
 import { sameJson } from "./json-equal.js";
-import { findStdlibDir, ModuleLoader, projectRootOf, type LoaderFs, type Module } from "./modules.js";
+import { findStdlibDir, ModuleLoader, projectRootOf, type LazyCell, type LoaderFs, type Module } from "./modules.js";
 import { byCodeUnits, DiagnosticSink } from "./sink.js";
 import { bundleExtensions, type TsExtension } from "./ts-extensions.js";
 import { scalarType, typeOfRef } from "./types.js";
@@ -52,6 +52,11 @@ export interface CompileOptions {
   sweeps?: boolean;
   /** The most sweep points a file may expand to (default DEFAULT_MAX_SWEEP_POINTS); more is TC5006, found before expanding. */
   maxPoints?: number;
+  /**
+   * Whether the points of a sweep share what they evaluate alike (default true; see `fieldShare`):
+   * false evaluates every point on its own, the reference the tests compare the sharing with.
+   */
+  sharePoints?: boolean;
   /**
    * For editors: reads a file's text (an unsaved buffer instead of the disk) and parses it (a cache
    * shared across compilations, keyed by file and text). Defaults: the disk; a fresh parse.
@@ -244,6 +249,8 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
     for (const c of curricula) {
       const applies = (s: Setting) => s.target.length === 1 || s.target[0] === c.name;
       const seen = new Set<string>();
+      // The points' fields that name nothing a point sets are evaluated once and shared (FieldShare).
+      const share = points.length > 1 && opts.sharePoints !== false ? fieldShare(base.loader, entry, [...points.flat(), ...validOverrides].filter(applies)) : undefined;
       for (const point of points) {
         // A sweep over another curriculum's fields leaves this one as it is: compile it once.
         const own = point.filter(applies);
@@ -253,8 +260,8 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
         const settings = [...own, ...validOverrides.filter(applies)];
         // Without settings the first loader's evaluation is reused (lets are evaluated once).
         const compiled = memo
-          ? compileMemo(memo, used, abs, root, c.name, settings, own, sink, cache, base, entry)
-          : compileOne(abs, root, c.name, settings, own, sink, cache, settings.length === 0 ? base : undefined, base.loader.importTargets);
+          ? compileMemo(memo, used, abs, root, c.name, settings, own, sink, cache, base, entry, share)
+          : compileOne(abs, root, c.name, settings, own, sink, cache, settings.length === 0 ? base : undefined, base.loader.importTargets, share);
         if (compiled) plans.push(compiled);
       }
       warnIdenticalPoints(plans.slice(pointsBefore), c.name, entry, sink);
@@ -288,18 +295,24 @@ function finish(plans: CompiledPlan[], sink: DiagnosticSink, cache: SourceCache,
 }
 
 /** A loader and its evaluator; for a sweep point, `resolved` is the first load's `importTargets`. */
-function newLoader(root: string, sink: DiagnosticSink, cache: SourceCache, resolved?: ReadonlyMap<ImportDecl, string>): { loader: ModuleLoader; ev: Evaluator } {
+function newLoader(root: string, sink: DiagnosticSink, cache: SourceCache, resolved?: ReadonlyMap<ImportDecl, string>, shared?: ReadonlyMap<LetDecl | ModelDecl, LazyCell>): { loader: ModuleLoader; ev: Evaluator } {
   let loader: ModuleLoader | undefined;
   const ev = new Evaluator(sink, (s) => (loader ? loader.describe(s) : `${s.file}:${s.start.line}:${s.start.column}`));
   const host = cache.host;
   loader = new ModuleLoader(root, sink, ev, cache.read, cache.parse, {
-    ...(host?.fs ? { fs: host.fs } : {}), ...(host?.reuse ? { reuse: (p) => host.reuse!(p) } : {}), ...(resolved ? { resolved } : {}),
+    ...(host?.fs ? { fs: host.fs } : {}), ...(host?.reuse ? { reuse: (p) => host.reuse!(p) } : {}), ...(resolved ? { resolved } : {}), ...(shared ? { shared } : {}),
   });
   return { loader, ev };
 }
 
-function compileOne(abs: string, root: string, name: string, settings: Setting[], point: Setting[], sink: DiagnosticSink, cache: SourceCache, reuse?: { loader: ModuleLoader; ev: Evaluator }, resolved?: ReadonlyMap<ImportDecl, string>): CompiledPlan | undefined {
+function compileOne(abs: string, root: string, name: string, settings: Setting[], point: Setting[], sink: DiagnosticSink, cache: SourceCache, reuse?: { loader: ModuleLoader; ev: Evaluator }, resolved?: ReadonlyMap<ImportDecl, string>, share?: SweepShare): CompiledPlan | undefined {
+  if (!reuse && share) {
+    try {
+      return compileOne(abs, root, name, settings, point, sink, cache, newLoader(root, sink, cache, resolved, share.enter()), resolved, share);
+    } finally { share.leave(); }
+  }
   const { loader, ev } = reuse ?? newLoader(root, sink, cache, resolved);
+  if (share) share.loader = loader;
   const entry = loader.loadEntry(abs)!;
   const fieldOverrides: FieldOverride[] = [];
   for (const s of settings) {
@@ -315,7 +328,7 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
     }
   }
   const decl = entry.curricula.find((c) => c.name === name)!;
-  const cv = evalCurriculum(decl, entry.scope, ev, fieldOverrides);
+  const cv = evalCurriculum(decl, entry.scope, ev, fieldOverrides, share);
   const modules = [...loader.modules.values()].filter((m) => m.path !== "std/core");
   const exts = modules.map((m) => m.ts).filter((t): t is TsExtension => !!t);
   const sweep = point.length ? Object.fromEntries(point.map((s) => [s.target.join("."), s.text.replace(/\s+/g, "")])) : undefined;
@@ -349,7 +362,7 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
  */
 function compileMemo(
   memo: PlanMemo, used: Set<string>, abs: string, root: string, name: string, settings: Setting[], point: Setting[],
-  sink: DiagnosticSink, cache: SourceCache, base: { loader: ModuleLoader; ev: Evaluator }, entry: Module,
+  sink: DiagnosticSink, cache: SourceCache, base: { loader: ModuleLoader; ev: Evaluator }, entry: Module, share?: SweepShare,
 ): CompiledPlan | undefined {
   const key = `${name}\n${settings.map((s) => `${s.source}:${s.target.join(".")}=${s.text}`).join("\n")}`;
   used.add(key);
@@ -367,14 +380,123 @@ function compileMemo(
     return { ...hit.compiled, plan };
   }
   const attempts = sink.attempts;
-  const run = own ? base : newLoader(root, sink, cache, base.loader.importTargets);
+  const run = own ? base : newLoader(root, sink, cache, base.loader.importTargets, share?.enter());
   const before = run.ev.mark(sink);
-  const compiled = compileOne(abs, root, name, settings, point, sink, cache, run);
+  let compiled: CompiledPlan | undefined;
+  try {
+    compiled = compileOne(abs, root, name, settings, point, sink, cache, run, undefined, share);
+  } finally { if (!own) share?.leave(); }
   const cost = run.ev.cost(before);
   // A compilation that reported something is not kept; the plan of the last clean one stays (reused
   // only for the same inputs: a name broken by a keystroke and typed again finds it).
   if (compiled && !compiled.bundle && sink.attempts === attempts) memo.set(key, { inputs, compiled, cost });
   return compiled;
+}
+
+/**
+ * What the points of one curriculum's sweep share in a compilation: its fields (`FieldShare`), and
+ * the values of the entry's lets and models (`enter`, for the loader of each point, and `leave` after
+ * it); `loader` is the loader of the point being compiled.
+ */
+interface SweepShare extends FieldShare {
+  loader?: ModuleLoader;
+  enter(): ReadonlyMap<LetDecl | ModelDecl, LazyCell>;
+  leave(): void;
+}
+
+/**
+ * The `SweepShare` of one curriculum across the sweep points of a compilation, `settings` being every
+ * setting of every point that applies to it. A field is shareable when the names its expression
+ * reaches through the entry's declarations (as `planInputs` follows them) include no let a setting
+ * sets. So is a let or model of the entry: its value of the first load (`base`), evaluated when its
+ * declarations were checked, is given to each point's loader (`ModuleLoader` option `shared`) when it
+ * was kept (`LazyCell.keep`: it reported nothing and read no curriculum context) and every value it
+ * read is shared too or belongs to an adopted module, the same in every loader of the compilation.
+ * In the point it is owed, as a kept value of an adopted module is: on first use, the point's
+ * evaluator is charged for its evaluation (or evaluates it, where that would hit a limit), as it would
+ * be charged by evaluating it. A module value is the point's own (`local`) when its module was loaded
+ * for the point, not adopted, and it is not shared.
+ */
+function fieldShare(base: ModuleLoader, entry: Module, settings: Setting[]): SweepShare {
+  const set = new Set(settings.filter((s) => s.target.length === 1).map((s) => s.target[0]!));
+  const binders = entryBinders(entry);
+  const verdicts = new WeakMap<object, boolean>();
+  const shareable = (node: object) => {
+    let v = verdicts.get(node);
+    if (v === undefined) verdicts.set(node, (v = !reachesAny(node, binders, set)));
+    return v;
+  };
+  let locals: { loader: ModuleLoader; cells: Set<unknown> } | undefined;
+  let adoptedCells: Set<LazyCell> | undefined;
+  let given = new Map<LetDecl | ModelDecl, LazyCell>();
+  let saved: LazyCell[] = [];
+  const share: SweepShare = {
+    memo: new Map(),
+    shareable,
+    local(cell) {
+      const loader = share.loader!;
+      if (locals?.loader !== loader) {
+        const cells = new Set<unknown>();
+        for (const m of loader.modules.values()) if (!loader.adopted.has(m.path)) for (const c of m.cells) cells.add(c);
+        for (const c of given.values()) cells.delete(c);
+        locals = { loader, cells };
+      }
+      return locals.cells.has(cell);
+    },
+    enter() {
+      adoptedCells ??= new Set([...base.modules.values()].filter((m) => base.adopted.has(m.path)).flatMap((m) => m.cells));
+      // The entry's cells in declaration order, one per let and model (ModuleValue).
+      const candidates = new Map<LazyCell, LetDecl | ModelDecl>();
+      let i = 0;
+      for (const x of entry.ast?.decls ?? []) {
+        if (x.kind !== "let" && x.kind !== "model") continue;
+        const c = entry.cells[i++];
+        if (c && c.state === "done" && c.keep && !c.owed && shareable(x)) candidates.set(c, x);
+      }
+      // Only those whose reads are all shared or adopted, transitively.
+      for (let changed = true; changed;) {
+        changed = false;
+        for (const c of [...candidates.keys()]) {
+          if (!(c.keep as Exclude<LazyCell["keep"], false>).reads.every((r) => candidates.has(r) || adoptedCells!.has(r))) { candidates.delete(c); changed = true; }
+        }
+      }
+      given = new Map([...candidates].map(([c, x]) => [x, c]));
+      saved = [...candidates.keys()].map((c) => ({ ...c }));
+      for (const c of candidates.keys()) c.owed = true;
+      return given;
+    },
+    leave() {
+      // The first load's values, as they were (a point evaluates one again where accounting for it
+      // would hit a limit): evaluated there, not owed.
+      [...given.values()].forEach((c, i) => Object.assign(c, saved[i]));
+    },
+  };
+  return share;
+}
+
+/** The entry's declarations by the names they bind (the first of each name; an import binds each of its names). */
+function entryBinders(entry: Module): Map<string, Decl> {
+  const binders = new Map<string, Decl>();
+  for (const x of entry.ast?.decls ?? []) {
+    if (x.kind === "import") { for (const sp of x.names) if (!binders.has(sp.alias ?? sp.name)) binders.set(sp.alias ?? sp.name, x); }
+    else if (x.kind !== "sweep" && !binders.has(x.name)) binders.set(x.name, x);
+  }
+  return binders;
+}
+
+/** Whether `node`, or a declaration of the entry it names (and so on), names one of `names`. */
+function reachesAny(node: object, binders: Map<string, Decl>, names: Set<string>): boolean {
+  if (names.size === 0) return false;
+  const seen = new Set<object>([node]);
+  const todo: object[] = [node];
+  while (todo.length) {
+    for (const n of namesIn(todo.pop()!)) {
+      if (names.has(n)) return true;
+      const b = binders.get(n);
+      if (b && !seen.has(b)) { seen.add(b); todo.push(b); }
+    }
+  }
+  return false;
 }
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -389,11 +511,7 @@ const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.
 function planInputs(entry: Module, decl: CurriculumDecl, settings: Setting[], modules: ReadonlyMap<string, Module>): string[] {
   const out: string[] = [];
   for (const m of modules.values()) if (m !== entry && m.path !== "std/core") out.push(m.path, m.text);
-  const binders = new Map<string, Decl>();
-  for (const x of entry.ast?.decls ?? []) {
-    if (x.kind === "import") { for (const sp of x.names) if (!binders.has(sp.alias ?? sp.name)) binders.set(sp.alias ?? sp.name, x); }
-    else if (x.kind !== "sweep" && !binders.has(x.name)) binders.set(x.name, x);
-  }
+  const binders = entryBinders(entry);
   const seen = new Set<Decl>();
   const named = new Set<string>();
   const todo: Decl[] = [decl, ...entry.sweeps];

@@ -96,6 +96,13 @@ export interface LoaderOptions {
    * the specifiers again. A declaration not in it is resolved (and any error reported) as usual.
    */
   resolved?: ReadonlyMap<ImportDecl, string>;
+  /**
+   * For a sweep point's loader: the values of the entry's lets and models that this point shares with
+   * the first load (compiler/index.ts `sharedCells`), by declaration. Such a value is kept
+   * (`LazyCell.keep`) and owed in this loader, as an adopted module's: on first use it is accounted for
+   * as if evaluated here, not evaluated again.
+   */
+  shared?: ReadonlyMap<LetDecl | ModelDecl, LazyCell>;
 }
 
 let stdlibDir: string | undefined;
@@ -165,10 +172,10 @@ class ModuleValue implements Binding {
   readonly kind: "let" | "model";
   private readonly cell: LazyCell;
 
-  constructor(private readonly mod: Module, private readonly decl: LetDecl | ModelDecl, private readonly loader: { describe(span: Span): string }) {
+  constructor(private readonly mod: Module, private readonly decl: LetDecl | ModelDecl, private readonly loader: { describe(span: Span): string }, shared?: LazyCell) {
     this.span = decl.nameSpan;
     this.kind = decl.kind;
-    this.cell = { state: "todo", value: invalid(decl.nameSpan), keep: false, owed: false };
+    this.cell = shared ?? { state: "todo", value: invalid(decl.nameSpan), keep: false, owed: false };
     mod.cells.push(this.cell);
   }
 
@@ -256,6 +263,7 @@ export class ModuleLoader {
   private readonly fs: LoaderFs;
   private readonly reuse: LoaderOptions["reuse"];
   private readonly resolved: LoaderOptions["resolved"];
+  private readonly shared: LoaderOptions["shared"];
   /** Modules adopted from an earlier compilation (their function bodies were checked then). */
   readonly adopted = new Set<string>();
 
@@ -268,6 +276,7 @@ export class ModuleLoader {
     this.fs = opts.fs ?? diskFs;
     this.reuse = opts.reuse;
     this.resolved = opts.resolved;
+    this.shared = opts.shared;
     const { prelude, namespaces, core: coreExports } = builtinBindings();
     const names = new Map<string, Binding>(prelude);
     names.set("total_steps", { get: () => (ev.contextReads++, ev.context.totalSteps !== undefined) ? { ...varScalar("total_steps", NOWHERE), level: "const", tree: { op: "const", value: ev.context.totalSteps }, reads: [] } : varScalar("total_steps", NOWHERE), span: NOWHERE, kind: "builtin", describe: "the curriculum's steps" });
@@ -373,7 +382,7 @@ export class ModuleLoader {
     switch (decl.kind) {
       case "import": this.importDecl(mod, decl); return;
       case "let": case "model":
-        this.bind(mod, decl.name, decl.nameSpan, new ModuleValue(mod, decl, this), decl.exported);
+        this.bind(mod, decl.name, decl.nameSpan, new ModuleValue(mod, decl, this, this.shared?.get(decl)), decl.exported);
         return;
       case "fn":
         this.bind(mod, decl.name, decl.nameSpan, new FunctionBinding(mod, decl, this), decl.exported);

@@ -42,15 +42,23 @@ const outcome = (r: CompileResult) => ({
   plans: r.plans.map((p) => JSON.stringify(p.plan)),
   fields: r.plans.map((p) => [...p.curriculum.fields].map(([k, f]) => `${k}: ${valueJson(f.value)}`)),
 });
-/** `tcod check` of `path` with `text` in place of the file. */
+/**
+ * `tcod check` of `path` with `text` in place of the file, each sweep point evaluated on its own (the
+ * reference: `tcod check` itself shares what points evaluate alike, `shared` below).
+ */
 const check = (path: string, text: string) =>
+  outcome(compileFile(path, { host: { read: (p) => (p === path ? text : readFileSync(p, "utf8")), parse }, sharePoints: false }));
+/** `tcod check` as it runs: sweep points share the fields and the entry's values they evaluate alike. */
+const shared = (path: string, text: string) =>
   outcome(compileFile(path, { host: { read: (p) => (p === path ? text : readFileSync(p, "utf8")), parse } }));
 
-/** Each text in turn, edited into `path` in `ws`: the editor's outcome equals `tcod check` of it. */
+/** Each text in turn, edited into `path` in `ws`: the editor's outcome, and check's, equal the reference. */
 function expectEditsAsCheck(ws: Workspace, path: string, texts: string[]): void {
   for (const v of texts) {
     ws.setOpen(path, v);
-    expect(outcome(ws.analyze(path).result)).toEqual(check(path, v));
+    const want = check(path, v);
+    expect(outcome(ws.analyze(path).result)).toEqual(want);
+    expect(shared(path, v)).toEqual(want);
   }
 }
 
@@ -84,7 +92,9 @@ describe("sweep points sharing work in the language server", () => {
       for (const [i, v] of edits(readFileSync(path, "utf8")).entries()) {
         ws.setOpen(path, v);
         const a = ws.analyze(path);
-        expect(outcome(a.result), `${path}, edit ${i}`).toEqual(check(path, v));
+        const want = check(path, v);
+        expect(outcome(a.result), `${path}, edit ${i}`).toEqual(want);
+        expect(shared(path, v), `${path}, edit ${i}: tcod check`).toEqual(want);
         const cold = new Workspace();
         cold.setOpen(path, v);
         expect(editorView(a), `${path}, edit ${i}: hover and hints`).toEqual(editorView(cold.analyze(path)));
@@ -136,6 +146,37 @@ describe("sweep points sharing work in the language server", () => {
     expect(check(path, original.replace("h: [f13, f14]", "h: [f13, f13]")).diagnostics.join("\n")).not.toContain("TC2019");
     const ws = new Workspace();
     expectEditsAsCheck(ws, path, [original, `${original}let unrelated = 1 steps\n`, original.replace("steps: 40", "steps: 40 /* inside */")]);
+  });
+
+  it("share the entry's values and the fields that read no swept name, charged to each point as evaluating them would be", () => {
+    // `big` (an entry let, 32,767 inlined calls) is evaluated by the first load and shared by the
+    // points of c's swept max_turns, as is `horizon`, which reads it. Points f13 fit the budget of
+    // 50,000 (32,767 + 16,383); point f14 does not: with `max_turns` after `horizon`, the shared field
+    // is accounted for and f14 goes over; before it, accounting for the shared field (or for `big`
+    // inside it) would go over, so they are evaluated, and the error is where check finds it. Then
+    // d, not swept, is evaluated by the first load's evaluator: it must see the first load's `big`
+    // (1 turn: its horizon is out of range, reported), not what point f14 made of it.
+    const path = budgetProject("turns", []);
+    const head = [
+      'import { texthouse } from "std/envs"',
+      'import { f13, f14 } from "./lib"',
+      'model m { path: "x" }',
+      "let big = f14(1 turn)",
+    ];
+    const after = [...head,
+      "curriculum c { teacher: m  student: m  env: texthouse()  steps: 10  horizon: min(big, 30 turns)  max_turns: 3 turns }",
+      "curriculum d { teacher: m  student: m  env: texthouse()  steps: 10  horizon: big - 2 turns  max_turns: 30 turns }",
+      "sweep s product { c.max_turns: [f13(3 turns), f14(3 turns), f13(3 turns)] }",
+      "",
+    ].join("\n");
+    const before = after.replace("horizon: min(big, 30 turns)  max_turns: 3 turns", "max_turns: 3 turns  horizon: min(big, 30 turns)");
+    const fits = after.replace("f14(3 turns)", "f13(3 turns)");
+    const codes = (v: string) => check(path, v).diagnostics.map((x) => /TC\d+/.exec(x)![0]).sort();
+    expect(codes(after)).toEqual(["TC2019", "TC4001"]);
+    expect(codes(before)).toEqual(["TC2019", "TC4001"]);
+    expect(codes(fits)).toEqual(["TC4001"]);
+    const ws = new Workspace();
+    expectEditsAsCheck(ws, path, [after, before, fits, after.replace("steps: 10", "steps: 11"), before.replace("steps: 10", "steps: 12"), fits, before]);
   });
 
   it("charge a kept module value once, not again inside a value that forced it", () => {
