@@ -165,7 +165,7 @@ class _RowSampler:
         self.length += live.long()
         hit = (chosen.unsqueeze(-1) == self.stops).any(-1) & live
         self.stopped |= hit
-        self.done = self.done | hit | (self.length >= self.max_new)
+        self.done |= hit | (self.length >= self.max_new)  # in place: a CUDA graph replays into the same tensors
         return torch.where(self.done, self.pad, chosen)
 
     def outputs(self, rows: list[SampleRow]) -> list[SampleOutput]:
