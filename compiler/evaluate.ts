@@ -620,6 +620,11 @@ export class Evaluator {
     return { value: v, ...(record ? { record } : {}) };
   }
 
+  /** Inlined calls so far (for `compileFile`'s check that skipped stdlib body checks could not have hit the budget). */
+  get inlinedSoFar(): number { return this.inlined; }
+  /** Whether a limit was hit and reported. */
+  get limitHit(): boolean { return this.exhausted; }
+
   /** Accounts for a `recorded` evaluation as if it ran here (see `replayCall`); false when it must run. */
   replayRecorded(r: RecordedEval, span: Span): boolean {
     if (!this.replayCall(r, span)) return false;
