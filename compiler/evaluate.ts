@@ -698,8 +698,13 @@ export class Evaluator {
  * written with them kept apart.
  */
 function argKey(v: Value): string {
-  return oddNumbers(v) ? JSON.stringify(v, exactNumbers) : JSON.stringify(v);
+  // Values are never changed once made, and a memoized call's value is passed on as the same object
+  // (a schedule read by several calls, a point's `when:` rule): its key is written once.
+  let key = argKeys.get(v);
+  if (key === undefined) argKeys.set(v, (key = oddNumbers(v) ? JSON.stringify(v, exactNumbers) : JSON.stringify(v)));
+  return key;
 }
+const argKeys = new WeakMap<Value, string>();
 const exactNumbers = (_k: string, v: unknown): unknown => (typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? "-0" : v}` : v);
 /** Whether a value holds a number that JSON does not keep (NaN, ±Infinity, −0); without recursion (trees may be deep). */
 function oddNumbers(root: unknown): boolean {
