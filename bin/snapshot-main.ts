@@ -1,13 +1,16 @@
 /**
  * The start-up snapshot of `tcod check` (dist/check.blob; scripts/build.mjs builds it with
  * `node --snapshot-blob dist/check.blob --build-snapshot dist/snapshot/check.cjs`): the CLI and the
- * compiler loaded, the parser constructed and one curriculum checked (so the code a check runs is
+ * compiler loaded, the stdlib parsed and one curriculum checked (so the code a check runs is
  * compiled: V8 keeps the bytecode, not the type feedback), saved as a V8 heap that
  * `node --snapshot-blob dist/check.blob check FILES…` starts from in under half the time of a check
  * without it. Beyond `node -e 0`, such a start costs the deserializing of this heap about as much as
  * the check itself (bench/cold-check.bench.mjs), so what the heap holds matters: see `main` in
  * bin/cli.ts. bin/tcod picks it for `tcod check` when it was built by the Node.js that runs; every
  * other command, and any other Node.js, runs bin/tcod.mjs.
+ *
+ * The Chevrotain parser is not in it: valid files take the fast parser (grammar/fast.ts), and the
+ * first file that does not is parsed by dist/snapshot/recovering.cjs, required then (scripts/build.mjs).
  *
  * Node.js 20 runs a snapshot's main function without a module loader, so this bundle is CommonJS
  * and loads nothing else (an extension's ts-morph and esbuild are loaded through createRequire, from

@@ -45,9 +45,6 @@ const KEYWORDS: readonly [string, number][] = [
   ["in", IN], ["if", IF], ["then", THEN], ["else", ELSE], ["and", AND], ["or", OR], ["not", NOT], ["true", TRUE],
   ["false", FALSE],
 ];
-/** Keywords by first character code. */
-const keywordsByFirst: [string, number][][] = [];
-for (const kw of KEYWORDS) (keywordsByFirst[kw[0].charCodeAt(0)] ??= []).push(kw);
 
 /** Also stated in the TC1007 message of compiler/diagnostics/catalogue.ts; change both together (nesting.ts re-exports it). */
 export const MAX_NESTING = 32;
@@ -93,13 +90,25 @@ function giveUp(): never {
 }
 
 const isDigit = (c: number) => c >= 48 && c <= 57;
-const isIdentStart = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
-const isIdentPart = (c: number) => isIdentStart(c) || isDigit(c);
+
+/** ASCII character classes of the lexer: whitespace, a name's first character, a digit (else 0). */
+const SPACE = 1, NAME_START = 2, DIGIT = 3;
+const CLASS = new Uint8Array(128);
+for (const c of [9, 10, 11, 12, 13, 32]) CLASS[c] = SPACE;
+for (let c = 65; c <= 90; c++) CLASS[c] = NAME_START;
+for (let c = 97; c <= 122; c++) CLASS[c] = NAME_START;
+CLASS[95] = NAME_START;
+for (let c = 48; c <= 57; c++) CLASS[c] = DIGIT;
+
+/** Keywords by first character and length (`(c << 4) | length`): the candidates to compare. */
+const KEYWORD_SLOTS: ([string, number][] | undefined)[] = [];
+for (const kw of KEYWORDS) (KEYWORD_SLOTS[(kw[0].charCodeAt(0) << 4) | kw[0].length] ??= []).push([kw[0], kw[1]]);
 
 /** Lexes `text` as lexer.ts does, for input without lexical problems; undefined at the first one. */
 function lex(text: string): Tokens | undefined {
   const n = text.length;
-  let capacity = (n >> 2) + 64;
+  // About one token per five characters in real files; grown by doubling when a file has more.
+  let capacity = Math.ceil(n / 4) + 64;
   let kinds = new Uint8Array(capacity);
   let starts = new Int32Array(capacity);
   let ends = new Int32Array(capacity);
@@ -107,46 +116,45 @@ function lex(text: string): Tokens | undefined {
   const docStarts: number[] = [];
   const docEnds: number[] = [];
   const docBlock: boolean[] = [];
-  const push = (kind: number, start: number, end: number) => {
-    if (count === capacity) {
+  let i = 0;
+  for (;;) {
+    // Skip whitespace.
+    let c = 0;
+    while (i < n) {
+      c = text.charCodeAt(i);
+      if ((c < 128 && CLASS[c] === SPACE) || c === 0xfeff) i++;
+      else break;
+    }
+    if (count + 1 >= capacity) {
       capacity *= 2;
       const k = new Uint8Array(capacity); k.set(kinds); kinds = k;
       const s = new Int32Array(capacity); s.set(starts); starts = s;
       const e = new Int32Array(capacity); e.set(ends); ends = e;
     }
-    kinds[count] = kind;
-    starts[count] = start;
-    ends[count] = end;
-    count++;
-  };
-  let i = 0;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    // Whitespace: [ \t\r\n\f\v\uFEFF]
-    if (c === 32 || c === 10 || (c >= 9 && c <= 13) || c === 0xfeff) {
-      i++;
-      continue;
-    }
-    if (isIdentStart(c)) {
-      let j = i + 1;
-      while (j < n && isIdentPart(text.charCodeAt(j))) j++;
-      let kind = IDENT;
-      const candidates = keywordsByFirst[c];
-      if (candidates !== undefined) {
-        const len = j - i;
-        for (const [word, k] of candidates) {
-          if (word.length === len && text.startsWith(word, i)) {
-            kind = k;
-            break;
+    if (i >= n) break;
+    const cls = c < 128 ? CLASS[c]! : 0;
+    let kind: number;
+    let j = i + 1;
+    if (cls === NAME_START) {
+      while (j < n) {
+        const d = text.charCodeAt(j);
+        if (d < 128 && CLASS[d]! >= NAME_START) j++;
+        else break;
+      }
+      kind = IDENT;
+      const len = j - i;
+      if (len <= 10) {
+        const candidates = KEYWORD_SLOTS[(c << 4) | len];
+        if (candidates !== undefined) {
+          for (let m = 0; m < candidates.length; m++) {
+            if (text.startsWith(candidates[m]![0], i)) {
+              kind = candidates[m]![1];
+              break;
+            }
           }
         }
       }
-      push(kind, i, j);
-      i = j;
-      continue;
-    }
-    if (isDigit(c)) {
-      let j = i + 1;
+    } else if (cls === DIGIT) {
       while (j < n && isDigit(text.charCodeAt(j))) j++;
       if (text.charCodeAt(j) === 46 && isDigit(text.charCodeAt(j + 1))) {
         j += 2;
@@ -162,94 +170,101 @@ function lex(text: string): Tokens | undefined {
           while (j < n && isDigit(text.charCodeAt(j))) j++;
         }
       }
-      push(NUMBER, i, j);
-      i = j;
-      continue;
-    }
-    switch (c) {
-      case 34: { // "…": only closed strings with valid escapes
-        let j = i + 1;
-        for (;;) {
-          if (j >= n) return undefined;
-          const d = text.charCodeAt(j);
-          if (d === 34) break;
-          if (d === 10 || d === 13) return undefined;
-          if (d === 92) {
-            const e = text.charCodeAt(j + 1);
-            if (e !== 34 && e !== 92 && e !== 110 && e !== 116) return undefined;
-            j += 2;
-            continue;
+      kind = NUMBER;
+    } else {
+      switch (c) {
+        case 34: { // "…": only closed strings with valid escapes
+          for (;;) {
+            if (j >= n) return undefined; // unterminated: TC1002
+            const d = text.charCodeAt(j);
+            if (d === 34) break;
+            if (d === 10 || d === 13) return undefined;
+            if (d === 92) {
+              const e = text.charCodeAt(j + 1);
+              if (e !== 34 && e !== 92 && e !== 110 && e !== 116) return undefined; // TC1006
+              j += 2;
+              continue;
+            }
+            j++;
           }
           j++;
+          kind = STRING;
+          break;
         }
-        push(STRING, i, j + 1);
-        i = j + 1;
-        continue;
-      }
-      case 47: { // / // /// /* /**
-        const d = text.charCodeAt(i + 1);
-        if (d === 47) {
-          let j = i + 2;
-          for (let d2 = text.charCodeAt(j); j < n && d2 !== 10 && d2 !== 13; d2 = text.charCodeAt(++j));
-          if (text.charCodeAt(i + 2) === 47 && text.charCodeAt(i + 3) !== 47) {
-            docStarts.push(i);
-            docEnds.push(j);
-            docBlock.push(false);
+        case 47: { // / // /// /* /**
+          const d = text.charCodeAt(i + 1);
+          if (d === 47) {
+            j = i + 2;
+            while (j < n) {
+              const e = text.charCodeAt(j);
+              if (e === 10 || e === 13) break;
+              j++;
+            }
+            if (text.charCodeAt(i + 2) === 47 && text.charCodeAt(i + 3) !== 47) {
+              docStarts.push(i);
+              docEnds.push(j);
+              docBlock.push(false);
+            }
+            i = j;
+            continue;
           }
-          i = j;
-          continue;
-        }
-        if (d === 42) {
-          const doc = text.charCodeAt(i + 2) === 42 && text.charCodeAt(i + 3) !== 47;
-          const close = text.indexOf("*/", i + (doc ? 3 : 2));
-          if (close === -1) return undefined; // unterminated comment: TC1005
-          if (doc) {
-            docStarts.push(i);
-            docEnds.push(close + 2);
-            docBlock.push(true);
+          if (d === 42) {
+            const doc = text.charCodeAt(i + 2) === 42 && text.charCodeAt(i + 3) !== 47;
+            const close = text.indexOf("*/", i + (doc ? 3 : 2));
+            if (close === -1) return undefined; // unterminated comment: TC1005
+            if (doc) {
+              docStarts.push(i);
+              docEnds.push(close + 2);
+              docBlock.push(true);
+            }
+            i = close + 2;
+            continue;
           }
-          i = close + 2;
-          continue;
+          kind = SLASH;
+          break;
         }
-        push(SLASH, i, i + 1);
-        i++;
-        continue;
+        case 46: // . ..
+          if (text.charCodeAt(i + 1) === 46) { kind = DOTDOT; j++; } else kind = DOT;
+          break;
+        case 60: // < <=
+          if (text.charCodeAt(i + 1) === 61) { kind = LESSEQ; j++; } else kind = LESS;
+          break;
+        case 62: // > >=
+          if (text.charCodeAt(i + 1) === 61) { kind = GREATEREQ; j++; } else kind = GREATER;
+          break;
+        case 61: // = ==
+          if (text.charCodeAt(i + 1) === 61) { kind = EQEQ; j++; } else kind = EQUALS;
+          break;
+        case 33: // !=
+          if (text.charCodeAt(i + 1) !== 61) return undefined;
+          kind = NOTEQ;
+          j++;
+          break;
+        case 42: case 0xd7: kind = STAR; break;
+        case 43: kind = PLUS; break;
+        case 45: kind = MINUS; break;
+        case 37: kind = PERCENT; break;
+        case 40: kind = LPAREN; break;
+        case 41: kind = RPAREN; break;
+        case 91: kind = LBRACKET; break;
+        case 93: kind = RBRACKET; break;
+        case 123: kind = LCURLY; break;
+        case 125: kind = RCURLY; break;
+        case 44: kind = COMMA; break;
+        case 58: kind = COLON; break;
+        default:
+          return undefined; // an invalid character: TC1003
       }
-      case 46: // . ..
-        if (text.charCodeAt(i + 1) === 46) { push(DOTDOT, i, i + 2); i += 2; } else { push(DOT, i, i + 1); i++; }
-        continue;
-      case 60: // < <=
-        if (text.charCodeAt(i + 1) === 61) { push(LESSEQ, i, i + 2); i += 2; } else { push(LESS, i, i + 1); i++; }
-        continue;
-      case 62: // > >=
-        if (text.charCodeAt(i + 1) === 61) { push(GREATEREQ, i, i + 2); i += 2; } else { push(GREATER, i, i + 1); i++; }
-        continue;
-      case 61: // = ==
-        if (text.charCodeAt(i + 1) === 61) { push(EQEQ, i, i + 2); i += 2; } else { push(EQUALS, i, i + 1); i++; }
-        continue;
-      case 33: // !=
-        if (text.charCodeAt(i + 1) !== 61) return undefined;
-        push(NOTEQ, i, i + 2);
-        i += 2;
-        continue;
-      case 42: case 0xd7: push(STAR, i, i + 1); i++; continue;
-      case 43: push(PLUS, i, i + 1); i++; continue;
-      case 45: push(MINUS, i, i + 1); i++; continue;
-      case 37: push(PERCENT, i, i + 1); i++; continue;
-      case 40: push(LPAREN, i, i + 1); i++; continue;
-      case 41: push(RPAREN, i, i + 1); i++; continue;
-      case 91: push(LBRACKET, i, i + 1); i++; continue;
-      case 93: push(RBRACKET, i, i + 1); i++; continue;
-      case 123: push(LCURLY, i, i + 1); i++; continue;
-      case 125: push(RCURLY, i, i + 1); i++; continue;
-      case 44: push(COMMA, i, i + 1); i++; continue;
-      case 58: push(COLON, i, i + 1); i++; continue;
-      default:
-        return undefined; // an invalid character: TC1003
     }
+    kinds[count] = kind;
+    starts[count] = i;
+    ends[count] = j;
+    count++;
+    i = j;
   }
-  push(EOF, n, n);
-  count--;
+  kinds[count] = EOF;
+  starts[count] = n;
+  ends[count] = n;
   return { kinds, starts, ends, count, docStarts, docEnds, docBlock };
 }
 
@@ -263,20 +278,37 @@ function tooDeep(kinds: Uint8Array, count: number, limit = MAX_NESTING): boolean
   const ifs: number[] = [];
   for (let i = 0; i < count; i++) {
     const k = kinds[i]!;
-    if (k === LPAREN || k === LBRACKET || k === LCURLY) brackets++;
-    else if (k === RPAREN || k === RBRACKET || k === RCURLY) {
+    const role = ROLE[k]!;
+    if (role === 0) {
+      if (kinds[i + 1] === COLON) {
+        while (ifs.length > 0 && ifs[ifs.length - 1]! >= brackets) ifs.pop();
+      }
+      prefixRun = 0;
+      continue;
+    }
+    if (role === OPENER) brackets++;
+    else if (role === CLOSER) {
       brackets = Math.max(0, brackets - 1);
       while (ifs.length > 0 && ifs[ifs.length - 1]! >= brackets + 1) ifs.pop();
     } else if (k === IF) ifs.push(brackets);
-    else if (k === COMMA || k === LET || k === FN || k === MODEL || k === CURRICULUM || k === SWEEP || k === IMPORT
-      || k === EXPORT || k === RETURN || (i + 1 < count && kinds[i + 1] === COLON)) {
+    else if (role === ENDER || kinds[i + 1] === COLON) {
       while (ifs.length > 0 && ifs[ifs.length - 1]! >= brackets) ifs.pop();
     }
-    prefixRun = k === MINUS || k === NOT ? prefixRun + 1 : 0;
+    prefixRun = role === PREFIX ? prefixRun + 1 : 0;
     if (brackets + ifs.length + prefixRun > limit) return true;
   }
   return false;
 }
+
+/** Each kind's role for `tooDeep` (nesting.ts's roles, plus `if` and the prefix operators). */
+const OPENER = 1, CLOSER = 2, ENDER = 3, PREFIX = 4, IF_ROLE = 5;
+const ROLE = new Uint8Array(48);
+for (const k of [LPAREN, LBRACKET, LCURLY]) ROLE[k] = OPENER;
+for (const k of [RPAREN, RBRACKET, RCURLY]) ROLE[k] = CLOSER;
+for (const k of [COMMA, LET, FN, MODEL, CURRICULUM, SWEEP, IMPORT, EXPORT, RETURN]) ROLE[k] = ENDER;
+ROLE[MINUS] = PREFIX;
+ROLE[NOT] = PREFIX;
+ROLE[IF] = IF_ROLE;
 
 // ---- parser ------------------------------------------------------------------------------------
 
@@ -314,6 +346,20 @@ class FastParser {
   }
   private image(i: number): string {
     return this.text.slice(this.starts[i]!, this.ends[i]!);
+  }
+  /**
+   * Strings that recur (names in expressions, number literals as written, field, argument and
+   * type names): one string each per file, not one per occurrence (the AST keeps them all).
+   */
+  private readonly strings = new Map<string, string>();
+  private intern(s: string): string {
+    const known = this.strings.get(s);
+    if (known !== undefined) return known;
+    this.strings.set(s, s);
+    return s;
+  }
+  private name(i: number): string {
+    return this.intern(this.text.slice(this.starts[i]!, this.ends[i]!));
   }
   private span(start: number, end: number): Span {
     return this.lines.span(start, end);
@@ -492,7 +538,7 @@ class FastParser {
       fallback = this.expression();
     }
     const end = Math.max(this.ends[name]!, type?.span.end.offset ?? 0, fallback?.span.end.offset ?? 0, equalsEnd);
-    const param = { name: this.image(name), nameSpan: this.tokenSpan(name) } as Param;
+    const param = { name: this.name(name), nameSpan: this.tokenSpan(name) } as Param;
     if (type) param.type = type;
     if (fallback) param.default = fallback;
     param.span = this.span(this.starts[name]!, end);
@@ -557,7 +603,7 @@ class FastParser {
     const value = this.expression();
     const start = this.starts[name]!;
     return {
-      name: this.image(name), nameSpan: this.tokenSpan(name), value,
+      name: this.name(name), nameSpan: this.tokenSpan(name), value,
       span: this.span(start, Math.max(this.ends[name]!, value.span.end.offset)),
     };
   }
@@ -631,7 +677,8 @@ class FastParser {
       end = Math.max(end, args[args.length - 1]!.span.end.offset, this.ends[greater]!);
     }
     const span = this.span(this.starts[name]!, end);
-    return { name: this.image(name), args, text: this.text.slice(span.start.offset, span.end.offset), span };
+    const image = this.name(name);
+    return { name: image, args, text: args.length === 0 ? image : this.intern(this.text.slice(span.start.offset, span.end.offset)), span };
   }
 
   // ---- expressions
@@ -733,7 +780,7 @@ class FastParser {
         return { kind: "bool", value: this.kinds[p] === TRUE, span: this.tokenSpan(p) };
       case IDENT: case FROM:
         this.p++;
-        return { kind: "name", name: this.image(p), span: this.tokenSpan(p) };
+        return { kind: "name", name: this.name(p), span: this.tokenSpan(p) };
       case LBRACKET: return this.listLiteral();
       case LCURLY: {
         const start = this.starts[p]!;
@@ -754,21 +801,22 @@ class FastParser {
   private numberLiteral(): Expr {
     const num = this.p++;
     const start = this.starts[num]!;
-    let end = this.ends[num]!;
+    const numEnd = this.ends[num]!;
+    let end = numEnd;
     let unit: Unit | undefined;
     const next = this.kinds[this.p];
     if (next === PERCENT) {
       unit = "%";
       end = this.ends[this.p++]!;
     } else if (next === IDENT && this.kinds[this.p + 1] !== COLON) {
-      const word = unitWords.get(this.image(this.p));
+      const word = unitAt(this.text, this.starts[this.p]!, this.ends[this.p]!);
       if (word !== undefined) {
         unit = word;
         end = this.ends[this.p++]!;
       }
     }
-    const value = Number(this.text.slice(start, this.ends[num]!));
-    const text = this.text.slice(start, end);
+    const text = this.intern(this.text.slice(start, end));
+    const value = end === numEnd ? Number(text) : numberValue(this.text, start, numEnd);
     const span = this.span(start, end);
     return unit !== undefined ? { kind: "number", value, unit, text, span } : { kind: "number", value, text, span };
   }
@@ -828,7 +876,7 @@ class FastParser {
       const name = this.p;
       this.p += 2;
       const value = this.expression();
-      return { name: this.image(name), nameSpan: this.tokenSpan(name), value, span: this.span(this.starts[name]!, value.span.end.offset) };
+      return { name: this.name(name), nameSpan: this.tokenSpan(name), value, span: this.span(this.starts[name]!, value.span.end.offset) };
     }
     const value = this.expression();
     return { value, span: value.span };
@@ -838,11 +886,35 @@ class FastParser {
     this.p++; // .
     const property = this.expectName();
     const span = this.span(object.span.start.offset, Math.max(this.ends[property]!, object.span.end.offset));
-    return { kind: "member", object, property: this.image(property), propertySpan: this.tokenSpan(property), span };
+    return { kind: "member", object, property: this.name(property), propertySpan: this.tokenSpan(property), span };
   }
 }
 
 /** `text[from, to)` is whitespace only (as `/^\s*$/` says), as build.ts. */
+/** The unit a unit word `text[start, end)` names, else undefined (`unitWords` without slicing). */
+function unitAt(text: string, start: number, end: number): Unit | undefined {
+  const len = end - start;
+  if (len < 4 || len > 8) return undefined;
+  for (let i = 0; i < UNIT_WORDS.length; i++) {
+    const [word, unit] = UNIT_WORDS[i]!;
+    if (word.length === len && text.startsWith(word, start)) return unit;
+  }
+  return undefined;
+}
+const UNIT_WORDS = [...unitWords];
+
+/** `Number(text.slice(start, end))`, without the slice for a plain integer that is exact in a double. */
+function numberValue(text: string, start: number, end: number): number {
+  if (end - start > 15) return Number(text.slice(start, end));
+  let v = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return Number(text.slice(start, end));
+    v = v * 10 + (c - 48);
+  }
+  return v;
+}
+
 function onlySpace(text: string, from: number, to: number): boolean {
   for (let i = from; i < to; i++) {
     const c = text.charCodeAt(i);

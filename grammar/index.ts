@@ -5,19 +5,23 @@
  * ```ts
  * const { ast, errors } = parse(text, "examples/f2b.tcod");
  * ```
+ * Two parsers build the same AST: valid input takes the fast path (fast.ts: a hand-written lexer
+ * and recursive-descent parser); anything it does not accept, every file with a syntax error among
+ * them, is parsed again whole by the Chevrotain parser (recovering.ts, parser.ts), which reports the
+ * errors and recovers. The check snapshot leaves recovering.ts out and loads it when first needed
+ * (scripts/build.mjs).
+ *
  * Error codes are the TC1xxx entries of compiler/diagnostics/catalogue.ts (this folder does not
  * import the compiler; the codes are plain strings here):
  * TC1001 unexpected token {found, expected} · TC1002 unterminated string · TC1003 invalid character
  * {char} · TC1004 missing token {expected} · TC1005 unterminated block comment · TC1006 invalid escape {char}
  * · TC1007 nesting too deep (`limit` carries MAX_NESTING).
  */
-import { EOF, type IRecognitionException, type IToken } from "chevrotain";
 import type { Expr, SourceFile, Span } from "./ast.js";
-import { lexTcod } from "./lexer.js";
-import { firstTooDeep, MAX_NESTING } from "./nesting.js";
 import { fastParse, fastParseExpression } from "./fast.js";
-import { tcodParser } from "./parser.js";
-import { LineMap } from "./spans.js";
+import { parseExpressionRecovering, parseRecovering } from "./recovering.js";
+
+export { parseExpressionRecovering, parseRecovering };
 
 export type SyntaxErrorCode = "TC1001" | "TC1002" | "TC1003" | "TC1004" | "TC1005" | "TC1006" | "TC1007";
 
@@ -37,21 +41,11 @@ export interface SyntaxErrorInfo {
 
 export interface ParseResult { ast: SourceFile; errors: SyntaxErrorInfo[] }
 
-/**
- * Valid input takes the fast path (fast.ts: a hand-written lexer and parser that build the same
- * AST); anything it does not accept, every file with a syntax error among them, is parsed again
- * whole by the Chevrotain parser, which reports the errors and recovers.
- */
+/** The AST and syntax errors of a file (fast path first, Chevrotain on anything it does not accept). */
 export function parse(text: string, file: string): ParseResult {
   const decls = fastParse(text, file);
   if (decls !== undefined) return { ast: { path: file, text, decls }, errors: [] };
   return parseRecovering(text, file);
-}
-
-/** `parse` by the Chevrotain parser alone (no fast path): for the differential tests. */
-export function parseRecovering(text: string, file: string): ParseResult {
-  const { result, errors } = run(text, file, () => tcodParser().sourceFile());
-  return { ast: { path: file, text, decls: result ?? [] }, errors };
 }
 
 export interface ExpressionParseResult { expr: Expr; errors: SyntaxErrorInfo[] }
@@ -67,102 +61,3 @@ export function parseExpression(text: string, file: string): ExpressionParseResu
   if (expr !== undefined) return { expr, errors: [] };
   return parseExpressionRecovering(text, file);
 }
-
-/** `parseExpression` by the Chevrotain parser alone (no fast path): for the differential tests. */
-export function parseExpressionRecovering(text: string, file: string): ExpressionParseResult {
-  const { result, errors } = run(text, file, () => tcodParser().expression());
-  return { expr: result ?? { kind: "error", span: new LineMap(file, text).span(0, 0) }, errors };
-}
-
-/** Lexes, guards the nesting depth, runs one entry rule and collects every syntax error, in order. */
-function run<T>(text: string, file: string, entry: () => T): { result: T | undefined; errors: SyntaxErrorInfo[] } {
-  const lines = new LineMap(file, text);
-  const lexed = lexTcod(text);
-  const errors: SyntaxErrorInfo[] = lexed.diagnostics.map((d) => ({
-    kind: "lexer", code: d.code, span: lines.span(d.start, d.end), ...(d.char !== undefined ? { char: d.char } : {}),
-  }));
-
-  // Too deep to parse recursively: parse up to that token only; what follows is not looked at.
-  let tokens = lexed.tokens;
-  let cutoff = lexed.unterminatedCommentAt ?? Infinity;
-  const tooDeep = firstTooDeep(tokens);
-  if (tooDeep !== undefined) {
-    const at = tokens[tooDeep]!;
-    errors.push({ kind: "parser", code: "TC1007", span: lines.span(at.startOffset, at.startOffset + at.image.length), limit: MAX_NESTING });
-    tokens = tokens.slice(0, tooDeep);
-    // Missing closers at the cut are a consequence, not news.
-    cutoff = Math.min(cutoff, tokens.length > 0 ? tokenEnd(tokens.at(-1)!) : 0);
-  }
-
-  let result: T;
-  let parseErrors: IRecognitionException[];
-  const parser = tcodParser();
-  try {
-    parser.load(tokens, lines, lexed.docs);
-    result = entry();
-    parseErrors = parser.errors;
-  } catch (e) {
-    // Last line of defence for "never throws": the nesting guard is a token-level estimate, and the
-    // stack left to us depends on the caller. On overflow, report TC1007 at the file's start.
-    if (!(e instanceof RangeError)) throw e;
-    errors.push({ kind: "parser", code: "TC1007", span: lines.span(0, 0), limit: MAX_NESTING });
-    return { result: undefined, errors: sortByPosition(errors) };
-  }
-
-  const missing = new Set(parser.insertions.map((i) => i.error).filter((e) => e !== undefined));
-  const seen = new Set<string>();
-  for (const e of parseErrors) {
-    // A token the file ends without is as "missing" as one Chevrotain could insert.
-    const endedEarly = e.name === "MismatchedTokenException" && !isRealToken(e.token);
-    const info = describeParseError(e, missing.has(e) || endedEarly, lines, text.length);
-    // An unterminated `/*` swallowed the rest of the file (or a too-deep nest cut it): what the
-    // parser says from there on, including at the end of the input, is noise.
-    if (info.span.start.offset >= cutoff || (cutoff !== Infinity && !isRealToken(e.token))) continue;
-    const key = `${info.code}@${info.span.start.offset}`;
-    if (seen.has(key)) continue; // nested rules re-syncing at one token report it once
-    seen.add(key);
-    errors.push(info);
-  }
-  for (const op of parser.danglingOperators) {
-    if (op.startOffset + op.image.length >= cutoff) continue;
-    errors.push({ kind: "parser", code: "TC1004", span: lines.span(op.startOffset, op.startOffset + op.image.length), expected: `an expression after '${op.image}'` });
-  }
-  for (const t of parser.missingCommas) {
-    const at = t.startOffset + t.image.length;
-    if (at >= cutoff) continue;
-    errors.push({ kind: "parser", code: "TC1004", span: lines.span(at, at), expected: "','" });
-  }
-  parser.release();
-  return { result, errors: sortByPosition(errors) };
-}
-
-function sortByPosition(errors: SyntaxErrorInfo[]): SyntaxErrorInfo[] {
-  return errors.sort((a, b) => a.span.start.offset - b.span.start.offset);
-}
-
-function describeParseError(e: IRecognitionException, isMissing: boolean, lines: LineMap, textLength: number): SyntaxErrorInfo {
-  const expected = e.message;
-  if (isMissing) {
-    // "Missing '}'" points just after the last real token, where the missing one belongs.
-    const previous = (e as IRecognitionException & { previousToken?: IToken }).previousToken;
-    const at = isRealToken(previous) ? tokenEnd(previous) : tokenStart(e.token, textLength);
-    return { kind: "parser", code: "TC1004", span: lines.span(at, at), expected };
-  }
-  const start = tokenStart(e.token, textLength);
-  const end = isRealToken(e.token) && e.token.tokenType !== EOF ? tokenEnd(e.token) : start;
-  return { kind: "parser", code: "TC1001", span: lines.span(start, end), found: describeToken(e.token), expected };
-}
-
-const isRealToken = (t: IToken | undefined): t is IToken =>
-  t !== undefined && t.isInsertedInRecovery !== true && Number.isFinite(t.startOffset) && t.tokenType !== EOF;
-const tokenEnd = (t: IToken): number => t.startOffset + t.image.length;
-const tokenStart = (t: IToken, textLength: number): number => (isRealToken(t) ? t.startOffset : textLength);
-
-/** `'with'`, `'"a long str…'`, `end of file`. */
-function describeToken(t: IToken): string {
-  if (!isRealToken(t)) return "end of file";
-  const image = t.image.length > 24 ? `${t.image.slice(0, 23)}…` : t.image;
-  return `'${image}'`;
-}
-
-export type { SourceFile } from "./ast.js";

@@ -4,7 +4,8 @@
  * lifted, on Node 20's default stack: 302 nested parentheses, 429 lists or 487 records when well
  * formed, 1,250 `else if`s, 776 prefix operators, but 78 unclosed calls when recovery has to walk the
  * rule stack). A config language never needs that: past `MAX_NESTING` levels the parse stops at that
- * token and TC1007 is reported.
+ * token and TC1007 is reported. fast.ts's `tooDeep` counts the same way and gives up where this
+ * guard would cut, so a too-deep file is always reported by the Chevrotain path.
  */
 import type { IToken, TokenType } from "chevrotain";
 import {

@@ -55,10 +55,36 @@ if (process.env.TCOD_NO_SNAPSHOT !== "1") {
   const { execFileSync } = await import("node:child_process");
   const { mkdirSync, writeFileSync } = await import("node:fs");
   mkdirSync("dist/snapshot", { recursive: true });
+  // The Chevrotain parser (grammar/recovering.ts: syntax errors and recovery) stays out of the
+  // snapshot's heap: valid files take the fast parser (grammar/fast.ts), and the first file that
+  // does not is parsed by dist/snapshot/recovering.cjs, required then. In the snapshot bundle,
+  // grammar/index.ts's import of it is a stub that requires it on first call.
+  const recoveringOnDemand = {
+    name: "recovering-on-demand",
+    setup(b) {
+      b.onResolve({ filter: /^\.\/recovering\.js$/ }, (args) =>
+        /grammar[\\/]index\.ts$/.test(args.importer) ? { path: "recovering", namespace: "recovering-on-demand" } : undefined);
+      b.onLoad({ filter: /.*/, namespace: "recovering-on-demand" }, () => ({
+        loader: "js",
+        contents: `import { createRequire } from "node:module";
+let loaded;
+const load = () => (loaded ??= createRequire(globalThis.__tcodModuleUrl)("./recovering.cjs"));
+export const parseRecovering = (text, file) => load().parseRecovering(text, file);
+export const parseExpressionRecovering = (text, file) => load().parseExpressionRecovering(text, file);
+`,
+      }));
+    },
+  };
+  await build({
+    entryPoints: ["grammar/recovering.ts"], outfile: "dist/snapshot/recovering.cjs",
+    bundle: true, minify: true, platform: "node", format: "cjs", target: "node20", logLevel: "warning",
+    define: { "process.env.TCOD_SKIP_GRAMMAR_VALIDATION": '"1"', TCOD_GRAMMAR_TABLES: JSON.stringify(grammarTables) },
+  });
   await build({
     entryPoints: ["bin/snapshot-main.ts"], outfile: "dist/snapshot/check.cjs",
     bundle: true, minify: true, platform: "node", format: "cjs", target: "node20", logLevel: "warning",
     external: ["ts-morph", "esbuild", "playwright-core"],
+    plugins: [recoveringOnDemand],
     define: {
       "process.env.TCOD_SKIP_GRAMMAR_VALIDATION": '"1"', TCOD_GRAMMAR_TABLES: JSON.stringify(grammarTables),
       "import.meta.url": "globalThis.__tcodModuleUrl",

@@ -60,7 +60,7 @@ describe("tcod check from the start-up snapshot", () => {
   it("an installed package without a blob builds one on its first check, then starts from it", async () => {
     const pkg = join(dir, "installed", "node_modules", "tcod");
     mkdirSync(pkg, { recursive: true });
-    for (const f of ["bin/tcod", "bin/tcod.js", "bin/tcod.mjs", "dist/tcod.js", "dist/chunks", "dist/snapshot/check.cjs", "stdlib", "package.json"]) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
+    for (const f of ["bin/tcod", "bin/tcod.js", "bin/tcod.mjs", "dist/tcod.js", "dist/chunks", "dist/snapshot", "stdlib", "package.json"]) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
     symlinkSync(join(ROOT, "node_modules"), join(pkg, "node_modules"));
     // As npm links the bin on Linux and macOS: node_modules/.bin/tcod → ../tcod/bin/tcod.js.
     const bins = join(dir, "installed", "node_modules", ".bin");
