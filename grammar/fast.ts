@@ -347,20 +347,6 @@ class FastParser {
   private image(i: number): string {
     return this.text.slice(this.starts[i]!, this.ends[i]!);
   }
-  /**
-   * Strings that recur (names in expressions, number literals as written, field, argument and
-   * type names): one string each per file, not one per occurrence (the AST keeps them all).
-   */
-  private readonly strings = new Map<string, string>();
-  private intern(s: string): string {
-    const known = this.strings.get(s);
-    if (known !== undefined) return known;
-    this.strings.set(s, s);
-    return s;
-  }
-  private name(i: number): string {
-    return this.intern(this.text.slice(this.starts[i]!, this.ends[i]!));
-  }
   private span(start: number, end: number): Span {
     return this.lines.span(start, end);
   }
@@ -538,7 +524,7 @@ class FastParser {
       fallback = this.expression();
     }
     const end = Math.max(this.ends[name]!, type?.span.end.offset ?? 0, fallback?.span.end.offset ?? 0, equalsEnd);
-    const param = { name: this.name(name), nameSpan: this.tokenSpan(name) } as Param;
+    const param = { name: this.image(name), nameSpan: this.tokenSpan(name) } as Param;
     if (type) param.type = type;
     if (fallback) param.default = fallback;
     param.span = this.span(this.starts[name]!, end);
@@ -603,7 +589,7 @@ class FastParser {
     const value = this.expression();
     const start = this.starts[name]!;
     return {
-      name: this.name(name), nameSpan: this.tokenSpan(name), value,
+      name: this.image(name), nameSpan: this.tokenSpan(name), value,
       span: this.span(start, Math.max(this.ends[name]!, value.span.end.offset)),
     };
   }
@@ -677,8 +663,8 @@ class FastParser {
       end = Math.max(end, args[args.length - 1]!.span.end.offset, this.ends[greater]!);
     }
     const span = this.span(this.starts[name]!, end);
-    const image = this.name(name);
-    return { name: image, args, text: args.length === 0 ? image : this.intern(this.text.slice(span.start.offset, span.end.offset)), span };
+    const image = this.image(name);
+    return { name: image, args, text: args.length === 0 ? image : this.text.slice(span.start.offset, span.end.offset), span };
   }
 
   // ---- expressions
@@ -780,7 +766,7 @@ class FastParser {
         return { kind: "bool", value: this.kinds[p] === TRUE, span: this.tokenSpan(p) };
       case IDENT: case FROM:
         this.p++;
-        return { kind: "name", name: this.name(p), span: this.tokenSpan(p) };
+        return { kind: "name", name: this.image(p), span: this.tokenSpan(p) };
       case LBRACKET: return this.listLiteral();
       case LCURLY: {
         const start = this.starts[p]!;
@@ -815,7 +801,7 @@ class FastParser {
         end = this.ends[this.p++]!;
       }
     }
-    const text = this.intern(this.text.slice(start, end));
+    const text = this.text.slice(start, end);
     const value = end === numEnd ? Number(text) : numberValue(this.text, start, numEnd);
     const span = this.span(start, end);
     return unit !== undefined ? { kind: "number", value, unit, text, span } : { kind: "number", value, text, span };
@@ -876,7 +862,7 @@ class FastParser {
       const name = this.p;
       this.p += 2;
       const value = this.expression();
-      return { name: this.name(name), nameSpan: this.tokenSpan(name), value, span: this.span(this.starts[name]!, value.span.end.offset) };
+      return { name: this.image(name), nameSpan: this.tokenSpan(name), value, span: this.span(this.starts[name]!, value.span.end.offset) };
     }
     const value = this.expression();
     return { value, span: value.span };
@@ -886,7 +872,7 @@ class FastParser {
     this.p++; // .
     const property = this.expectName();
     const span = this.span(object.span.start.offset, Math.max(this.ends[property]!, object.span.end.offset));
-    return { kind: "member", object, property: this.name(property), propertySpan: this.tokenSpan(property), span };
+    return { kind: "member", object, property: this.image(property), propertySpan: this.tokenSpan(property), span };
   }
 }
 

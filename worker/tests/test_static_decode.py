@@ -31,18 +31,30 @@ def rows(seed: int) -> list[SampleRow]:
         prompt = torch.randint(5, VOCAB, (n,), generator=g).tolist()
         out.append(SampleRow(prompt, max_tokens=[12, 5, 20, 1, 16, 0][i], temperature=temp, top_p=top_p, seed=1000 + i,
                              stop_ids=(3, 7) if i % 2 else (), raw=raw, topk=topk))
+    # A row whose stop set covers half the vocabulary stops within a few tokens, so the decode must
+    # leave it stopped while the other rows go on.
+    out.append(SampleRow(torch.randint(5, VOCAB, (9,), generator=g).tolist(), max_tokens=20, temperature=1.0, seed=77,
+                         stop_ids=tuple(range(5, 50))))
     return out
+
+
+# On a machine with CUDA the graph decode (captured and replayed) is compared too: state it keeps
+# between steps must be updated in place, which only a replayed graph can show.
+MODES = [("cpu", "static")] + ([("cuda", "graph"), ("cuda", "static")] if torch.cuda.is_available() else [])
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_static_decode_matches_eager(arch, seed):
-    m = model(arch, seed=seed + 5)
+@pytest.mark.parametrize("where,mode", MODES)
+def test_static_decode_matches_eager(arch, seed, where, mode):
+    device = torch.device(where)
+    m = model(arch, seed=seed + 5).to(device)
     rs = rows(seed)
     with torch.no_grad():
-        eager = generate_rows(m, rs, pad_id=0, device=torch.device("cpu"), decode="eager")
-        static = generate_rows(m, rs, pad_id=0, device=torch.device("cpu"), decode="static")
+        eager = generate_rows(m, rs, pad_id=0, device=device, decode="eager")
+        static = generate_rows(m, rs, pad_id=0, device=device, decode=mode)
     assert any(len(e.tokens) > 3 for e in eager)
+    assert eager[-1].finish_reason == "stop" and len(eager[-1].tokens) < 20
     for e, s in zip(eager, static):
         assert s.tokens == e.tokens
         assert s.finish_reason == e.finish_reason
