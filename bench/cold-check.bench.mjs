@@ -10,6 +10,8 @@
 // the CLI set up, nothing checked).
 // CPU time (user + system of the child, from /proc of this process's children) is recorded beside
 // the wall time: on a loaded machine the wall time includes waiting for a core.
+// BENCH_BASELINE=DIR (a built checkout of another commit, node_modules linked) adds that build's
+// `tcod check` of the same example, interleaved with the rest, for a ratio in the same run.
 // Usage: node bench/cold-check.bench.mjs [runs]   → bench/results/cold-check.json
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -32,6 +34,7 @@ const cases = {
   "node dist/tcod.js --version": [process.execPath, [join(ROOT, "dist/tcod.js"), "--version"]],
   [`tcod check ${example}`]: [join(ROOT, "bin/tcod"), ["check", example]],
   [`node bin/tcod.mjs check ${example}`]: [process.execPath, [join(ROOT, "bin/tcod.mjs"), "check", example]],
+  ...(process.env.BENCH_BASELINE ? { [`baseline: tcod check ${example}`]: [join(process.env.BENCH_BASELINE, "bin/tcod"), ["check", example]] } : {}),
 };
 // NODE_EXTRA_CA_CERTS makes every Node.js read and parse that certificate bundle at start-up, before
 // any script: where it is set (as on the shared development machine, where it cost ~150 ms of CPU per
@@ -65,7 +68,8 @@ const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const base = median(times["node -e 0"]);
 const cpuBase = mean(cpu["node -e 0"]);
 const result = {
-  date: new Date().toISOString(), command: `node bench/cold-check.bench.mjs ${runs}`, node: process.version, cpus: cpus().length, runs,
+  date: new Date().toISOString(), command: `${process.env.BENCH_BASELINE ? "BENCH_BASELINE=DIR " : ""}node bench/cold-check.bench.mjs ${runs}`, node: process.version, cpus: cpus().length, runs,
+  ...(process.env.BENCH_BASELINE ? { baseline: process.env.BENCH_BASELINE_COMMIT ?? process.env.BENCH_BASELINE } : {}),
   env_removed: removedEnv,
   loadavg_at_start: loadStart, loadavg_at_end: loadavg().map((x) => Number(x.toFixed(2))),
   median_ms: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Number(median(v).toFixed(1))])),

@@ -620,6 +620,11 @@ export class Evaluator {
     return { value: v, ...(record ? { record } : {}) };
   }
 
+  /** Inlined calls so far (for `compileFile`'s check that skipped stdlib body checks could not have hit the budget). */
+  get inlinedSoFar(): number { return this.inlined; }
+  /** Whether a limit was hit and reported. */
+  get limitHit(): boolean { return this.exhausted; }
+
   /** Accounts for a `recorded` evaluation as if it ran here (see `replayCall`); false when it must run. */
   replayRecorded(r: RecordedEval, span: Span): boolean {
     if (!this.replayCall(r, span)) return false;
@@ -693,8 +698,13 @@ export class Evaluator {
  * written with them kept apart.
  */
 function argKey(v: Value): string {
-  return oddNumbers(v) ? JSON.stringify(v, exactNumbers) : JSON.stringify(v);
+  // Values are never changed once made, and a memoized call's value is passed on as the same object
+  // (a schedule read by several calls, a point's `when:` rule): its key is written once.
+  let key = argKeys.get(v);
+  if (key === undefined) argKeys.set(v, (key = oddNumbers(v) ? JSON.stringify(v, exactNumbers) : JSON.stringify(v)));
+  return key;
 }
+const argKeys = new WeakMap<Value, string>();
 const exactNumbers = (_k: string, v: unknown): unknown => (typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? "-0" : v}` : v);
 /** Whether a value holds a number that JSON does not keep (NaN, ±Infinity, −0); without recursion (trees may be deep). */
 function oddNumbers(root: unknown): boolean {

@@ -12,7 +12,7 @@ import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
 import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOverride, type FieldShare } from "./curriculum.js";
 import { d, didYouMean, type Diagnostic } from "./diagnostics/index.js";
-import { Evaluator } from "./evaluate.js";
+import { Evaluator, INLINE_BUDGET } from "./evaluate.js";
 import { lower } from "./lower.js";
 import { sameJson } from "./json-equal.js";
 import { findStdlibDir, ModuleLoader, projectRootOf, type LazyCell, type LoaderFs, type Module } from "./modules.js";
@@ -57,6 +57,12 @@ export interface CompileOptions {
    * false evaluates every point on its own, the reference the tests compare the sharing with.
    */
   sharePoints?: boolean;
+  /**
+   * Whether a stdlib module's function bodies, checked clean before in this process from the same
+   * text, are skipped (default true; see `stdlibBodies`): false checks them, the reference the tests
+   * compare with.
+   */
+  stdlibBodyRecords?: boolean;
   /**
    * For editors: reads a file's text (an unsaved buffer instead of the disk) and parses it (a cache
    * shared across compilations, keyed by file and text). Defaults: the disk; a fresh parse.
@@ -193,7 +199,16 @@ export function compileFile(path: string, opts: CompileOptions = {}): CompileRes
   const cache = new SourceCache(opts.host);
   const sources = new Map<string, string>();
   try {
-    return compileInto(abs, opts, sink, cache, sources);
+    // Without a host (`tcod check`), stdlib function bodies checked clean before from the same texts
+    // are not checked again (`stdlibBodies`): when their inlined calls, added to what the first
+    // load's evaluator inlined, could have reached the budget, or a limit was hit, the file is
+    // compiled again with every body checked, so the result is the same either way.
+    const skip = !opts.host && opts.stdlibBodyRecords !== false ? { cost: 0, base: undefined as Evaluator | undefined } : undefined;
+    const r = compileInto(abs, opts, sink, cache, sources, skip);
+    if (skip && skip.cost > 0 && (!skip.base || skip.base.limitHit || skip.base.inlinedSoFar + skip.cost > INLINE_BUDGET || r.diagnostics.some((x) => x.code === "TC2019" || x.code === "TC2020"))) {
+      return compileFile(path, { ...opts, stdlibBodyRecords: false });
+    }
+    return r;
   } catch (e) {
     // The evaluator bounds its own nesting (TC2020) and the parser its depth (TC1007); this is the
     // last line for a shape nobody bounded: a coded error, never a stack trace.
@@ -203,7 +218,7 @@ export function compileFile(path: string, opts: CompileOptions = {}): CompileRes
   }
 }
 
-function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, cache: SourceCache, sources: Map<string, string>): CompileResult {
+function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, cache: SourceCache, sources: Map<string, string>, skip?: StdlibSkip): CompileResult {
   const root = projectRootOf(abs);
 
   const overrides: Setting[] = [];
@@ -219,7 +234,8 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   if (!entry) return finish([], sink, cache, sources);
   const program: LoadedProgram = { entry: abs, modules: base.loader.modules, importTargets: base.loader.importTargets };
   const checkModule = opts.host?.checkModule?.bind(opts.host);
-  checkFunctionBodies(base.loader, base.ev, checkModule && ((p) => checkModule(p, program)));
+  if (skip) skip.base = base.ev;
+  checkFunctionBodies(base.loader, base.ev, checkModule && ((p) => checkModule(p, program)), skip);
 
   // An empty name (`--curriculum ""`) names no curriculum: an error, never "all of them".
   const curricula = entry.curricula.filter((c) => opts.curriculum === undefined || c.name === opts.curriculum);
@@ -764,21 +780,53 @@ function warnIdenticalPoints(plans: CompiledPlan[], curriculum: string, entry: M
  * function nobody calls yet are still reported. Parameters without a declared unit type and without a
  * default make the body uncheckable in isolation; such functions are checked at their calls.
  */
-function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator, checkModule?: (path: string) => boolean): void {
+function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator, checkModule?: (path: string) => boolean, skip?: StdlibSkip): void {
+  const stdlib = skip ? findStdlibDir() + sep : undefined;
   for (const mod of [...loader.modules.values()]) {
     if (!mod.ast) continue;
     // An adopted module's bodies were checked, clean, in the compilation it comes from; its values are
     // still forced here, in the same order as `tcod check` forces them (most are kept: LazyCell.keep).
-    const bodies = !loader.adopted.has(mod.path) && (!checkModule || checkModule(mod.path));
+    let bodies = !loader.adopted.has(mod.path) && (!checkModule || checkModule(mod.path));
     // An adopted module whose values are all kept: account for their evaluations at once.
     if (!bodies && loader.adopted.has(mod.path) && settleKept(mod, ev)) continue;
+    // A stdlib module whose bodies were checked clean before, from this text: their cost is counted.
+    const name = stdlib && bodies && mod.path.startsWith(stdlib) ? mod.path.slice(stdlib.length) : undefined;
+    const known = name !== undefined ? stdlibBodies.get(name) : undefined;
+    if (known && known.text === mod.text) { skip!.cost += known.cost; bodies = false; }
+    // Else, for a stdlib module, whether its bodies are clean and read no module value, and their cost.
+    const record = name !== undefined && !known && bodies ? { cost: 0, clean: true } : undefined;
     for (const decl of mod.ast.decls) {
-      if (decl.kind === "fn") { if (bodies) checkBody(decl, mod.scope, ev); }
+      if (decl.kind === "fn") {
+        if (!bodies) continue;
+        if (!record) { checkBody(decl, mod.scope, ev); continue; }
+        const items = ev.sink.items.length;
+        const inlined = ev.inlinedSoFar;
+        const cell = ev.startCell();
+        try { checkBody(decl, mod.scope, ev); } finally {
+          if (ev.endCell(cell).reads.length > 0 || ev.sink.items.length !== items) record.clean = false;
+          record.cost += ev.inlinedSoFar - inlined;
+        }
+      }
       // Values nobody uses yet are still checked: every error in one run.
       else if (decl.kind === "let" || decl.kind === "model") mod.scope.names.get(decl.name)?.get();
     }
+    if (record?.clean && !ev.limitHit) stdlibBodies.set(name!, { text: mod.text, cost: record.cost });
   }
 }
+
+/** For `compileFile`: the inlined calls of the stdlib body checks skipped, and the first load's evaluator. */
+interface StdlibSkip { cost: number; base: Evaluator | undefined }
+
+/**
+ * Stdlib modules whose function bodies were checked in this process (a compilation without a host;
+ * the start-up snapshot of `tcod check` carries those of its warm-up) without a diagnostic and
+ * without reading a module value, by name inside std/: the text checked and the inlined calls the
+ * checks made. Such checks depend on nothing but the module's text and the stdlib (the scope of a
+ * stdlib module holds the stdlib and the builtins only, and no module value is read, so none is
+ * forced in another order by skipping them): checking them again reports nothing and charges that
+ * many calls, which `compileFile` accounts for.
+ */
+const stdlibBodies = new Map<string, { text: string; cost: number }>();
 
 /**
  * Accounts for every value of an adopted module as `tcod check` would evaluate them here, in one step
