@@ -16,10 +16,16 @@
  * brackets, missing operands and repeated comparisons in six contexts; token soup; and expressions
  * (`exprArb`, mutated) through `parseExpression`. Prints the counts and the first differences, and
  * exits 1 if there is any.
+ *
+ * Without OLD_PARSER it compares this build's two parsers instead: `parse` (the fast parser of
+ * grammar/fast.ts, falling back to Chevrotain) against `parseRecovering` (Chevrotain alone), and
+ * counts how many inputs the fast path took; an input with syntax errors that the fast path took is
+ * a difference too (test/grammar/fast-parser.test.ts runs a smaller set of these in CI).
  */
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
-import { parse, parseExpression } from "../grammar/index.js";
+import { fastParse, fastParseExpression } from "../grammar/fast.js";
+import { parse, parseExpression, parseExpressionRecovering, parseRecovering } from "../grammar/index.js";
 import { lexTcod } from "../grammar/lexer.js";
 import { exampleTexts, exprArb, mutate, programArb } from "../test/fuzz/generator.js";
 import { CONTEXTS, OPERANDS, OPERATORS, VOCAB } from "../test/grammar/recovery-inputs.js";
@@ -27,7 +33,12 @@ import { tcodCorpus } from "../test/helpers/corpus.js";
 import { rng } from "../test/helpers/prng.js";
 
 type Parser = { parse: typeof parse; parseExpression: typeof parseExpression };
-const old = (await import(process.env.OLD_PARSER ?? "")) as Parser;
+const old: Parser = process.env.OLD_PARSER
+  ? ((await import(process.env.OLD_PARSER)) as Parser)
+  : { parse: parseRecovering, parseExpression: parseExpressionRecovering };
+/** Inputs the fast path took (no OLD_PARSER), and those of them Chevrotain reports errors for (must be 0). */
+let fastTook = 0;
+let fastTookBroken = 0;
 const SEED = Number(process.env.SEED ?? 1);
 const N = Number(process.env.N ?? 1000);
 const random = rng(SEED);
@@ -73,6 +84,16 @@ function check(kind: string, text: string, expression = false): void {
   const a = expression ? showExpr(old, text) : show(old, text);
   const b = expression ? showExpr({ parse, parseExpression }, text) : show({ parse, parseExpression }, text);
   if (a !== b) differences.push({ kind, text });
+  if (!process.env.OLD_PARSER) {
+    const took = expression ? fastParseExpression(text, "<set>") !== undefined : fastParse(text, "t.tcod") !== undefined;
+    if (took) {
+      fastTook++;
+      if (JSON.parse(a).errors.length > 0) {
+        fastTookBroken++;
+        differences.push({ kind: `${kind} (fast path took a broken input)`, text });
+      }
+    }
+  }
 }
 
 for (const t of corpus) check("corpus", t);
@@ -87,6 +108,6 @@ for (const e of fc.sample(exprArb, { numRuns: Math.ceil(N / 2), seed: SEED })) {
 }
 
 const total = Object.values(counts).reduce((a, b) => a + b, 0);
-console.log(JSON.stringify({ seed: SEED, n: N, total, counts, differences: differences.length }));
+console.log(JSON.stringify({ seed: SEED, n: N, total, counts, ...(process.env.OLD_PARSER ? {} : { fastTook, fastTookBroken }), differences: differences.length }));
 for (const d of differences.slice(0, 5)) console.log(`--- ${d.kind}\n${d.text}`);
 process.exit(differences.length === 0 ? 0 : 1);
