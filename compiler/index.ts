@@ -259,6 +259,7 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   let pointsBefore = 0;
   const memo = opts.host?.plans;
   const used = new Set<string>();
+  const inputsOf = new Map<CurriculumDecl, string[]>();
   {
     // Evaluate every curriculum even after errors, to report everything in one run; plans are
     // dropped at the end when any error was found.
@@ -276,7 +277,7 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
         const settings = [...own, ...validOverrides.filter(applies)];
         // Without settings the first loader's evaluation is reused (lets are evaluated once).
         const compiled = memo
-          ? compileMemo(memo, used, abs, root, c.name, settings, own, sink, cache, base, entry, share)
+          ? compileMemo(memo, used, abs, root, c.name, settings, own, sink, cache, base, entry, share, inputsOf)
           : compileOne(abs, root, c.name, settings, own, sink, cache, settings.length === 0 ? base : undefined, base.loader.importTargets, share);
         if (compiled) plans.push(compiled);
       }
@@ -379,11 +380,19 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
 function compileMemo(
   memo: PlanMemo, used: Set<string>, abs: string, root: string, name: string, settings: Setting[], point: Setting[],
   sink: DiagnosticSink, cache: SourceCache, base: { loader: ModuleLoader; ev: Evaluator }, entry: Module, share?: SweepShare,
+  inputsOf?: Map<CurriculumDecl, string[]>,
 ): CompiledPlan | undefined {
   const key = `${name}\n${settings.map((s) => `${s.source}:${s.target.join(".")}=${s.text}`).join("\n")}`;
   used.add(key);
   const decl = entry.curricula.find((c) => c.name === name)!;
-  const inputs = planInputs(entry, decl, settings, base.loader.modules);
+  // A sweep point's settings are values of the file's sweeps, whose names `planInputs` follows anyway:
+  // the points of a curriculum read the same inputs, listed once per compilation.
+  const swept = settings.every((s) => s.source === "sweep");
+  let inputs = swept ? inputsOf?.get(decl) : undefined;
+  if (!inputs) {
+    inputs = planInputs(entry, decl, swept ? [] : settings, base.loader.modules);
+    if (swept) inputsOf?.set(decl, inputs);
+  }
   const own = settings.length === 0;
   const hit = memo.get(key);
   if (hit && sameList(hit.inputs, inputs) && (!own || base.ev.replayCost(hit.cost.inlined, hit.cost.depth))) {
