@@ -231,17 +231,25 @@ function treeDepth(tree: Scalar["tree"]): number {
   return max;
 }
 
+/** Expression trees of plans `nonFinitePath` found finite. */
+const finiteTrees = new WeakSet<object>();
+
 /** The JSON path of the first number of the plan that is NaN or ±Infinity, if any. */
-function nonFinitePath(root: unknown): string | undefined {
+function nonFinitePath(root: Plan): string | undefined {
   // A first walk without paths (most plans have no such number); the path is built only for one that does.
   const stack: unknown[] = [root];
   let found = false;
   while (stack.length && !found) {
     const v = stack.pop();
     if (typeof v === "number") found = !Number.isFinite(v);
-    else if (v && typeof v === "object") for (const k in v) stack.push((v as Record<string, unknown>)[k]);
+    else if (v && typeof v === "object" && !finiteTrees.has(v)) for (const k in v) stack.push((v as Record<string, unknown>)[k]);
   }
-  if (!found) return undefined;
+  if (!found) {
+    // Expression trees are never changed once made, and the plans of sweep points and of an editor's
+    // keystrokes share them: each is walked once.
+    for (const e of Object.values(root.exprs)) if (e.tree && typeof e.tree === "object") finiteTrees.add(e.tree);
+    return undefined;
+  }
   const todo: [unknown, string][] = [[root, ""]];
   while (todo.length) {
     const [v, path] = todo.pop()!;

@@ -7,6 +7,11 @@ with no stop token, so every call decodes the same number of steps. Reports ms p
 decode step and generated tok/s for both, their ratio, and how often the two decodes give the same
 tokens (bf16 rounding differs between them, so a sampled row can diverge after a near-tie).
 
+`--profile` instead profiles three graph calls per model (32 rows, 16 new tokens, as in an OPD
+round) with torch.profiler and records where a call's wall time goes: the prompt's forward
+(tcod.prefill), the static cache (tcod.static_cache), the capture (tcod.capture), the rest
+(replays, sampler set-up, the copy back), plus the top operators, in OUT and OUT.MODEL.txt.
+
 `--procs N` then runs N copies of the measurement at once on the same GPU (the bench/h200/learn.sh
 setting: one worker process per run), each reporting its own figures.
 
@@ -91,13 +96,39 @@ def measure(reps: int) -> dict:
     return results
 
 
+def profile(out: str) -> None:
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+    res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "models": {}}
+    for name, cfg in MODELS.items():
+        model = build_tiny_model(parse_tiny_spec(os.path.join(ROOT, cfg), None), VOCAB, eos_id=3, pad_id=0).to("cuda")
+        rs = rows(32, 16, seed=48)
+        timed(model, rs, "graph", 1)  # warm-up
+        wall, _ = timed(model, rs, "graph", 3)
+        with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            timed(model, rs, "graph", 3)
+        avg = prof.key_averages()
+        labels = {e.key: round(e.cpu_time_total / 3e3, 3) for e in avg if e.key.startswith("tcod.")}
+        res["models"][name] = {"call_ms_median": round(wall * 1e3, 2), "label_cpu_ms_per_call": labels,
+                               "cuda_ms_per_call": round(sum(getattr(e, "self_device_time_total", 0) for e in avg) / 3e3, 3)}
+        with open(f"{out}.{name}.txt", "w") as f:
+            f.write(avg.table(sort_by="cpu_time_total", row_limit=40))
+        print(name, json.dumps(res["models"][name]), flush=True)
+        del model
+    with open(out, "w") as f:
+        json.dump(res, f, indent=1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--procs", type=int, default=1)
     ap.add_argument("--child", action="store_true")
+    ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
+    if a.profile:
+        profile(a.out)
+        return
     if a.child or a.procs == 1:
         res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "procs": a.procs, "cases": measure(a.reps)}
         with open(a.out, "w") as f:

@@ -22,6 +22,10 @@
 #          turnopd atod paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json),
 #          peak_lr the student's learning rate after its warm-up (default: the example's, 5e-4), and
 #          temperature the rollouts' sampling temperature (the curriculum's `temperature`, default 1).
+# TEACHERS_FT: phase 1b, after phase 1 and in the same form as TEACHERS, teachers fine-tuned from a
+#          phase-1 teacher: config `@NAME` starts from teacher-NAME's checkpoint (e.g. the clean-path
+#          teacher L fine-tuned on its own mistakes: TEACHERS_FT="LS:@L:32:0.0002:150:0.2:student"),
+#          with deadline $P1B_S seconds (default 200).
 # TEACHER=name distils from teacher-name instead of the teacher with the best last valid_seen success.
 # PHASES="1 2" (default) runs both; "1" only trains teachers (and the initialisation), "2" only
 # distils from the teachers and initialisation already in $WORK (a later call on a machine that kept
@@ -146,6 +150,17 @@ if [[ " $PHASES " == *" 1 "* ]]; then
     sft_run student-init "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0}" "${ifrom:-admissible}" "$(evals $isteps false)"
   fi
   finish_phase "$P1_S"
+  if [ -n "${TEACHERS_FT:-}" ]; then
+    for t in $TEACHERS_FT; do
+      IFS=: read -r name cfg tasks lr steps noise from <<< "$t"
+      if [ "${cfg:0:1}" = "@" ]; then
+        cfg="$WORK/teacher-${cfg:1}/checkpoint/student"
+        [ -d "$cfg" ] || { log "skip teacher-$name: no checkpoint $cfg"; continue; }
+      fi
+      sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "${from:-admissible}" "$(evals $T_EVAL false $T_EVAL_OTHER)"
+    done
+    finish_phase "${P1B_S:-200}"
+  fi
 fi
 best=""; bests=-2   # a teacher with a checkpoint but no evaluation yet (−1) is still taken
 for d in "$WORK"/teacher-*/; do

@@ -227,11 +227,14 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
     cache_arg = cache_kwarg(model)
     # Only the last position's logits are needed for the prompt (saves a [B, P, V] tensor).
     keep = {"logits_to_keep": 1} if "logits_to_keep" in _forward_params(model) else {}
-    out = model(input_ids=ids, attention_mask=attn[:, :width], position_ids=positions, use_cache=True, **keep)
+    # Labels for torch.profiler (bench/h200/decode.py --profile); free when no profiler runs.
+    with torch.profiler.record_function("tcod.prefill"):
+        out = model(input_ids=ids, attention_mask=attn[:, :width], position_ids=positions, use_cache=True, **keep)
     next_pos = positions[:, -1:] + 1
 
     if mode != "eager":
-        dec = static_decode.StaticDecoder(model, _cache_of(out), attn, width, out.logits[:, -1, :], next_pos, t_dev)
+        with torch.profiler.record_function("tcod.static_cache"):
+            dec = static_decode.StaticDecoder(model, _cache_of(out), attn, width, out.logits[:, -1, :], next_pos, t_dev)
         del out
 
         def step() -> None:

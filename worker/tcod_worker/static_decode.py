@@ -135,7 +135,7 @@ def run_steps(step: Callable[[], None], steps: int, device: torch.device, use_gr
                 step()
             torch.cuda.current_stream(device).wait_stream(side)
             graph = torch.cuda.CUDAGraph()
-            with _capture_autocast(device), torch.cuda.graph(graph):
+            with torch.profiler.record_function("tcod.capture"), _capture_autocast(device), torch.cuda.graph(graph):
                 step()
         elif graph is not None:
             graph.replay()
