@@ -42,7 +42,15 @@ def supports(model: Any) -> bool:
     rotary = getattr(base, "rotary_emb", None)
     if rotary is None or getattr(rotary, "rope_type", "default") != "default":
         return False
-    return all(hasattr(layer, "self_attn") and hasattr(layer, "mlp") for layer in getattr(base, "layers", []))
+    if not all(hasattr(base, a) for a in ("embed_tokens", "layers", "norm")) or not hasattr(model, "lm_head"):
+        return False
+    return all(all(hasattr(layer, a) for a in _LAYER_PARTS) and all(hasattr(layer.self_attn, a) for a in _ATTN_PARTS)
+               for layer in base.layers)
+
+
+#: What `StaticDecoder.forward` reads of each decoder layer and its attention (HF's Llama/Qwen2 layout).
+_LAYER_PARTS = ("self_attn", "mlp", "input_layernorm", "post_attention_layernorm")
+_ATTN_PARTS = ("q_proj", "k_proj", "v_proj", "o_proj", "head_dim", "scaling")
 
 
 def _cache_tensors(past: Any, layer: int) -> tuple[torch.Tensor, torch.Tensor]:

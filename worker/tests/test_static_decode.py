@@ -84,4 +84,7 @@ def test_resolve_decode():
     class Wrapped(torch.nn.Module):  # e.g. a PEFT wrapper: not a plain Llama/Qwen2
         pass
     assert not static_decode.supports(Wrapped())
+    odd = model("qwen2")
+    del odd.model.layers[1].self_attn.scaling  # a layer laid out otherwise than HF's Llama/Qwen2
+    assert not static_decode.supports(odd)
     assert resolve_decode("static", Wrapped(), cpu, lockstep=False) == "eager"
