@@ -472,7 +472,9 @@ export class Evaluator {
     if (++this.inlined > INLINE_BUDGET) {
       this.exhausted = true;
       const outer = this.callSites.find((s) => !this.isLibrary(s.file)) ?? span;
-      this.report(d.inliningBudget({ name: this.outerName ?? f.decl.name, limit: INLINE_BUDGET }), outer);
+      // A top-level call over the budget on its own count is the one to name (`outerName` is still the previous one's).
+      const name = this.callSites.length === 0 ? f.decl.name : this.outerName ?? f.decl.name;
+      this.report(d.inliningBudget({ name, limit: INLINE_BUDGET }), outer);
       return invalid(span);
     }
     // While checking bodies with symbolic parameters, a call of a function whose parameters and

@@ -62,6 +62,24 @@ describe("limits", { timeout: 120_000 }, () => {
     expect(r.diagnostics[0]!.span.start.line).toBe(25);
   });
 
+  it("TC2019 names the top-level call that ran over the budget, also when that call's own count is the one over", () => {
+    // f_k(a) inlines 2^(k+1) - 1 calls. `a` and `b` use most of the budget, `c` adds n single calls,
+    // and `z` is the call that runs over: inside its body for small n, at its own call for the
+    // largest n whose error is still at z (then nothing named z had run yet).
+    const fns = "fn f0(a: number): number = a\n" + lines(14, (i) => `fn f${i}(a: number): number = f${i - 1}(a) + f${i - 1}(a)`);
+    const src = (k: number) => fns + "let a = f14(step / 1 step)\nlet b = f13(step / 1 step)\n"
+      + `let c = ${["0", ...Array.from({ length: k }, () => "f0(step / 1 step)")].join(" + ")}\nlet z = f2(step / 1 step)\n`;
+    const over = (k: number) => check(src(k)).r.diagnostics.find((x) => x.code === "TC2019");
+    let lo = 0, hi = 2000; // smallest k over the budget
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (over(mid)) hi = mid; else lo = mid + 1; }
+    const atZ: number[] = [];
+    for (let k = lo; k < lo + 12; k++) {
+      const dx = over(k)!;
+      if (dx.span.start.line === 19) { atZ.push(k); expect(dx.message).toContain("'f2'"); }
+    }
+    expect(atZ.length).toBeGreaterThan(1); // z's body and z's own call both ran over
+  });
+
   it("a chain of 1,000 nested calls, used, is a coded error, not a stack overflow", () => {
     const text = "fn f0(a: number): number = a\n" + lines(999, (i) => `fn f${i}(a: number): number = f${i - 1}(a)`) + "let y = f999(step / 1 step)\n";
     expect(check(text).codes).toEqual(["TC2020"]);
