@@ -15,7 +15,7 @@ import { d, didYouMean, type Diagnostic } from "./diagnostics/index.js";
 import { Evaluator, INLINE_BUDGET } from "./evaluate.js";
 import { lower } from "./lower.js";
 import { sameJson } from "./json-equal.js";
-import { findStdlibDir, ModuleLoader, projectRootOf, type LazyCell, type LoaderFs, type Module } from "./modules.js";
+import { findStdlibDir, importClosureTexts, ModuleLoader, projectRootOf, type LazyCell, type LoaderFs, type Module } from "./modules.js";
 import { byCodeUnits, DiagnosticSink } from "./sink.js";
 import { bundleExtensions, type TsExtension } from "./ts-extensions.js";
 import { scalarType, typeOfRef } from "./types.js";
@@ -800,8 +800,9 @@ function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator, checkModule?: 
     if (!bodies && loader.adopted.has(mod.path) && settleKept(mod, ev)) continue;
     // A stdlib module whose bodies were checked clean before, from this text: their cost is counted.
     const name = stdlib && bodies && mod.path.startsWith(stdlib) ? mod.path.slice(stdlib.length) : undefined;
+    const texts = name !== undefined ? importClosureTexts(mod, stdlib!) : undefined;
     const known = name !== undefined ? stdlibBodies.get(name) : undefined;
-    if (known && known.text === mod.text) { skip!.cost += known.cost; bodies = false; }
+    if (known && known.texts === texts) { skip!.cost += known.cost; bodies = false; }
     // Else, for a stdlib module, whether its bodies are clean and read no module value, and their cost.
     const record = name !== undefined && !known && bodies ? { cost: 0, clean: true } : undefined;
     for (const decl of mod.ast.decls) {
@@ -819,7 +820,7 @@ function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator, checkModule?: 
       // Values nobody uses yet are still checked: every error in one run.
       else if (decl.kind === "let" || decl.kind === "model") mod.scope.names.get(decl.name)?.get();
     }
-    if (record?.clean && !ev.limitHit) stdlibBodies.set(name!, { text: mod.text, cost: record.cost });
+    if (record?.clean && !ev.limitHit) stdlibBodies.set(name!, { texts: texts!, cost: record.cost });
   }
 }
 
@@ -829,13 +830,14 @@ interface StdlibSkip { cost: number; base: Evaluator | undefined }
 /**
  * Stdlib modules whose function bodies were checked in this process (a compilation without a host;
  * the start-up snapshot of `tcod check` carries those of its warm-up) without a diagnostic and
- * without reading a module value, by name inside std/: the text checked and the inlined calls the
- * checks made. Such checks depend on nothing but the module's text and the stdlib (the scope of a
+ * without reading a module value, by name inside std/: the texts checked (the module's and those of
+ * every module it imports, `importClosureTexts`) and the inlined calls the checks made. Such checks
+ * depend on nothing but those texts (the scope of a
  * stdlib module holds the stdlib and the builtins only, and no module value is read, so none is
  * forced in another order by skipping them): checking them again reports nothing and charges that
  * many calls, which `compileFile` accounts for.
  */
-const stdlibBodies = new Map<string, { text: string; cost: number }>();
+const stdlibBodies = new Map<string, { texts: string; cost: number }>();
 
 /**
  * Accounts for every value of an adopted module as `tcod check` would evaluate them here, in one step

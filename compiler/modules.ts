@@ -120,6 +120,23 @@ export function findStdlibDir(): string {
   return (stdlibDir = realpath(dir));
 }
 
+/**
+ * The texts of `mod` and of every module it imports, transitively, each after its path relative to
+ * `base` (a folder path ending in the separator; paths outside it are kept whole), in path order: a
+ * key that changes when any text a module's checks can depend on changes.
+ */
+export function importClosureTexts(mod: Module, base: string): string {
+  const seen = new Map<string, string>();
+  const todo = [mod];
+  for (let m = todo.pop(); m !== undefined; m = todo.pop()) {
+    if (seen.has(m.path)) continue;
+    seen.set(m.path, m.text);
+    for (const d of m.deps) todo.push(d.target);
+  }
+  return [...seen].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([p, t]) => `${p.startsWith(base) ? p.slice(base.length) : p}\0${t}`).join("\0");
+}
+
 /** Finds the project root of a file: the nearest ancestor with package.json, else its folder. */
 export function projectRootOf(file: string): string {
   let dir = dirname(resolve(file));

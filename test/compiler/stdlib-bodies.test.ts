@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileFile, render, type CompileResult } from "../../compiler/index.js";
+import { importClosureTexts, type Module } from "../../compiler/modules.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const walk = (d: string): string[] => readdirSync(d).sort().flatMap((n) => {
@@ -69,5 +70,19 @@ describe("stdlib function bodies checked once per process", { timeout: 300_000 }
       const [skipped, reference] = both(path);
       expect(skipped, `n = ${n}`).toEqual(reference);
     }
+  });
+
+  it("key a record by the texts of the module and of everything it imports, so an edited import is checked again", () => {
+    const mod = (path: string, text: string, deps: Module[] = []) => ({ path, text, deps: [] as { target: Module }[], _deps: deps }) as unknown as Module & { _deps: Module[] };
+    const b = mod("/std/loss.tcod", "fn l() = 1");
+    const a = mod("/std/tcod.tcod", "import { l } from \"std/loss\"");
+    (a.deps as { target: Module }[]).push({ target: b });
+    (b.deps as { target: Module }[]).push({ target: a }); // a cycle ends
+    const before = importClosureTexts(a, "/std/");
+    expect(before).toContain("loss.tcod\0fn l() = 1");
+    expect(before).not.toContain("/std/");
+    (b as { text: string }).text = "fn l() = 2";
+    expect(importClosureTexts(a, "/std/")).not.toBe(before);
+    expect(importClosureTexts(mod("/elsewhere/x.tcod", "t"), "/std/")).toBe("/elsewhere/x.tcod\0t");
   });
 });
