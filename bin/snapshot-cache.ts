@@ -18,6 +18,13 @@ import { fileURLToPath } from "node:url";
 /** The first line of bin/tcod.js as packed, and where it is installed on Linux and macOS (bin/tcod's). */
 export const NODE_LINE = "#!/usr/bin/env node\n";
 export const SH_LINE = "#!/bin/sh\n";
+/**
+ * The V8 flags `tcod check` runs its snapshot with (bin/tcod passes them; a blob runs only under the
+ * flags it was built with, so they are the third line of dist/check.blob.node; scripts/build.mjs has
+ * the same). The old generation's first limit at 1 GB: a large file's check does no full collection
+ * of its AST, which is all alive (10 MB: 0.85x the CPU and wall time, bench/results/check-size.md).
+ */
+export const SNAPSHOT_FLAGS = "--initial-old-space-size=1024";
 
 export function buildSnapshotLater(argv: string[]): void {
   if (argv[2] !== "check" || process.env.TCOD_NO_SNAPSHOT || process.platform === "win32") return;
@@ -43,9 +50,9 @@ export function buildSnapshotLater(argv: string[]): void {
     const [blob, cjs, build, launcher] = process.argv.slice(1);
     const tmp = blob + ".tmp-" + process.pid;
     if (build) try {
-      execFileSync(process.execPath, ["--snapshot-blob", tmp, "--build-snapshot", cjs], { stdio: "ignore", timeout: 120000 });
+      execFileSync(process.execPath, [${JSON.stringify(SNAPSHOT_FLAGS)}, "--snapshot-blob", tmp, "--build-snapshot", cjs], { stdio: "ignore", timeout: 120000 });
       renameSync(tmp, blob);
-      writeFileSync(blob + ".node", process.execPath + "\\n" + process.version + "\\n");
+      writeFileSync(blob + ".node", process.execPath + "\\n" + process.version + "\\n" + ${JSON.stringify(SNAPSHOT_FLAGS)} + "\\n");
     } catch { rmSync(tmp, { force: true }); return; }
     if (!launcher) return;
     const next = launcher + ".tmp-" + process.pid;
@@ -59,9 +66,9 @@ export function buildSnapshotLater(argv: string[]): void {
   spawn(process.execPath, ["-e", `(() => {${script}})()`, blob, cjs, build ? "1" : "", launcher], { detached: true, stdio: "ignore" }).unref();
 }
 
-/** The blob bin/tcod would take: built by this Node.js (dist/check.blob.node), and not older than it. */
+/** The blob bin/tcod would take: built by this Node.js with SNAPSHOT_FLAGS (dist/check.blob.node), and not older than it. */
 function usable(blob: string): boolean {
   if (!existsSync(blob) || !existsSync(`${blob}.node`)) return false;
-  const built = readFileSync(`${blob}.node`, "utf8").split("\n")[0]!;
-  return built === process.execPath && statSync(process.execPath).mtimeMs <= statSync(blob).mtimeMs;
+  const [built, , flags] = readFileSync(`${blob}.node`, "utf8").split("\n");
+  return built === process.execPath && flags === SNAPSHOT_FLAGS && statSync(process.execPath).mtimeMs <= statSync(blob).mtimeMs;
 }

@@ -27,9 +27,12 @@ if [ "$#" = 1 ] && { [ "$1" = --version ] || [ "$1" = -V ]; }; then
   [ -n "$version" ] && { printf '%s\n' "$version"; exit 0; }
 fi
 blob=$bin/../dist/check.blob
-if [ "$1" = check ] && [ -z "$TCOD_NO_SNAPSHOT" ] && [ -f "$blob" ] && read -r built < "$blob.node" 2>/dev/null \
-  && [ "$(command -v node)" -ef "$built" ] && [ ! "$built" -nt "$blob" ]; then
-  exec "$built" --snapshot-blob "$blob" "$@"
+# The blob is made and run with the V8 flags on the third line of dist/check.blob.node (a blob runs
+# only under the flags it was built with); a blob built without them is not taken.
+if [ "$1" = check ] && [ -z "$TCOD_NO_SNAPSHOT" ] && [ -f "$blob" ] \
+  && { read -r built && read -r version && read -r flags; } < "$blob.node" 2>/dev/null \
+  && [ "$flags" = --initial-old-space-size=1024 ] && [ "$(command -v node)" -ef "$built" ] && [ ! "$built" -nt "$blob" ]; then
+  exec "$built" "$flags" --snapshot-blob "$blob" "$@"
 fi
 exec node "$bin/tcod.mjs" "$@"
 */

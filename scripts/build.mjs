@@ -50,8 +50,11 @@ rmSync(old, { recursive: true, force: true });
 
 // `tcod check` from a V8 start-up snapshot (bin/snapshot-main.ts, started by bin/tcod): a CommonJS
 // bundle with nothing external but what an extension needs, run once by `--build-snapshot`. The blob
-// only works with the Node.js that built it: dist/check.blob.node records which one (bin/tcod checks).
+// only works with the Node.js that built it, under the V8 flags it was built with: dist/check.blob.node
+// records which Node.js, its version and the flags (bin/tcod checks; bin/snapshot-cache.ts has the same).
 if (process.env.TCOD_NO_SNAPSHOT !== "1") {
+  // The old generation's first limit at 1 GB: a large file's check does no full collection of its AST.
+  const SNAPSHOT_FLAGS = "--initial-old-space-size=1024";
   const { execFileSync } = await import("node:child_process");
   const { mkdirSync, writeFileSync } = await import("node:fs");
   mkdirSync("dist/snapshot", { recursive: true });
@@ -94,11 +97,11 @@ export const parseExpressionRecovering = (text, file) => load().parseExpressionR
   // Node warns that node:module and node:child_process (loaded, not used, by the check path) are "not
   // yet fully verified" in snapshots: test/cli/snapshot.test.ts verifies the check. Shown on failure.
   try {
-    execFileSync(process.execPath, ["--snapshot-blob", blob, "--build-snapshot", "dist/snapshot/check.cjs"], { stdio: "pipe" });
+    execFileSync(process.execPath, [SNAPSHOT_FLAGS, "--snapshot-blob", blob, "--build-snapshot", "dist/snapshot/check.cjs"], { stdio: "pipe" });
   } catch (e) {
     process.stderr.write(`${e.stderr ?? ""}${e.stdout ?? ""}`);
     throw e;
   }
   renameSync(blob, "dist/check.blob");
-  writeFileSync("dist/check.blob.node", `${process.execPath}\n${process.version}\n`);
+  writeFileSync("dist/check.blob.node", `${process.execPath}\n${process.version}\n${SNAPSHOT_FLAGS}\n`);
 }
