@@ -16,6 +16,7 @@
  */
 import type { IToken } from "chevrotain";
 import type { BinaryOp, Expr, Field, LetDecl, Span, TypeRef } from "./ast.js";
+import { docBefore } from "./doc-comments.js";
 import { DocBlockComment } from "./lexer.js";
 import type { LineMap } from "./spans.js";
 
@@ -68,33 +69,10 @@ export class AstBuilder {
 
   /** The doc comment directly above `offset` (only whitespace between), as plain text. */
   docBefore(offset: number): string | undefined {
-    // The last doc comment ending at or before `offset` (the docs are in source order): a binary
-    // search, so a file of n documented declarations costs O(n log n), not O(n²).
     const docs = this.docs;
-    let lo = 0;
-    let hi = docs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (tokenEnd(docs[mid]!) <= offset) lo = mid + 1;
-      else hi = mid;
-    }
-    let i = lo - 1;
-    const text = this.lines.text;
-    const onlySpaceBetween = (from: number, to: number) => onlySpace(text, from, to);
-    const first = docs[i];
-    if (first === undefined || !onlySpaceBetween(tokenEnd(first), offset)) return undefined;
-    if (first.tokenType === DocBlockComment) {
-      const body = first.image.slice(3, -2).split(/\r\n|\r|\n/).map((l) => l.replace(/^\s*\*? ?/, ""));
-      return nonEmpty(body.join("\n").trim());
-    }
-    const lines: string[] = [];
-    let at = offset;
-    for (let d = docs[i]; d !== undefined && d.tokenType !== DocBlockComment; d = docs[--i]) {
-      if (!onlySpaceBetween(tokenEnd(d), at)) break;
-      lines.unshift(d.image.slice(3).replace(/^ /, ""));
-      at = d.startOffset;
-    }
-    return nonEmpty(lines.join("\n").trim());
+    return docBefore(this.lines.text, {
+      count: docs.length, start: (i) => docs[i]!.startOffset, end: (i) => tokenEnd(docs[i]!), block: (i) => docs[i]!.tokenType === DocBlockComment,
+    }, offset);
   }
 
   /**
@@ -164,16 +142,3 @@ function binaryOp(t: IToken, level: number): BinaryOp {
   }
 }
 
-/** `text[from, to)` is whitespace only (as `/^\s*$/` says, without slicing the text). */
-function onlySpace(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 32 || (c >= 9 && c <= 13)) continue;
-    if (c < 128 || !/\s/.test(text[i]!)) return false;
-  }
-  return true;
-}
-
-function nonEmpty(s: string): string | undefined {
-  return s.length > 0 ? s : undefined;
-}

@@ -23,6 +23,7 @@ import type {
   Arg, BinaryOp, CurriculumDecl, Decl, Expr, Field, FnDecl, ImportDecl, ImportSpec, LetDecl, ModelDecl, Param,
   Span, SweepAxis, SweepDecl, TypeRef, Unit,
 } from "./ast.js";
+import { docBefore } from "./doc-comments.js";
 import { LineMap } from "./spans.js";
 
 // ---- token kinds -------------------------------------------------------------------------------
@@ -327,6 +328,17 @@ class FastParser {
 
   // ---- tokens and spans
 
+  /** `first` and the items after it, each after a `,`, up to `close` (a trailing `,` is taken; `close` is not). */
+  private commaSeparated<T>(first: T, close: number, item: () => T): T[] {
+    const items = [first];
+    while (this.kinds[this.p] === COMMA && this.kinds[this.p + 1] !== close) {
+      this.p++;
+      items.push(item());
+    }
+    if (this.kinds[this.p] === COMMA) this.p++;
+    return items;
+  }
+
   private expect(kind: number): number {
     const p = this.p;
     if (this.kinds[p] !== kind) giveUp();
@@ -365,32 +377,11 @@ class FastParser {
     return this.kinds[this.p + 1] === COLON && isName(this.kinds[this.p]!);
   }
 
-  /** The doc comment directly above `offset`, as build.ts `docBefore` reads it. */
+  /** The doc comment directly above `offset` (doc-comments.ts, as the Chevrotain side reads it). */
   private docBefore(offset: number): string | undefined {
     const { docStarts, docEnds, docBlock } = this.t;
     if (docStarts.length === 0) return undefined;
-    let lo = 0;
-    let hi = docStarts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (docEnds[mid]! <= offset) lo = mid + 1;
-      else hi = mid;
-    }
-    let i = lo - 1;
-    if (i < 0 || !onlySpace(this.text, docEnds[i]!, offset)) return undefined;
-    if (docBlock[i]) {
-      const image = this.text.slice(docStarts[i]!, docEnds[i]!);
-      const body = image.slice(3, -2).split(/\r\n|\r|\n/).map((l) => l.replace(/^\s*\*? ?/, ""));
-      return nonEmpty(body.join("\n").trim());
-    }
-    const lines: string[] = [];
-    let at = offset;
-    for (; i >= 0 && !docBlock[i]; i--) {
-      if (!onlySpace(this.text, docEnds[i]!, at)) break;
-      lines.unshift(this.text.slice(docStarts[i]! + 3, docEnds[i]!).replace(/^ /, ""));
-      at = docStarts[i]!;
-    }
-    return nonEmpty(lines.join("\n").trim());
+    return docBefore(this.text, { count: docStarts.length, start: (i) => docStarts[i]!, end: (i) => docEnds[i]!, block: (i) => docBlock[i]! }, offset);
   }
 
   // ---- declarations
@@ -424,12 +415,7 @@ class FastParser {
   private importDeclaration(): ImportDecl {
     const start = this.starts[this.p++]!;
     this.expect(LCURLY);
-    const names: ImportSpec[] = [this.importSpec()];
-    while (this.kinds[this.p] === COMMA && this.kinds[this.p + 1] !== RCURLY) {
-      this.p++;
-      names.push(this.importSpec());
-    }
-    if (this.kinds[this.p] === COMMA) this.p++;
+    const names: ImportSpec[] = this.commaSeparated(this.importSpec(), RCURLY, () => this.importSpec());
     this.expect(RCURLY);
     this.expect(FROM);
     const from = this.expect(STRING);
@@ -471,15 +457,7 @@ class FastParser {
     this.p++; // fn
     const name = this.expectIdent();
     this.expect(LPAREN);
-    const params: Param[] = [];
-    if (isIdent(this.kinds[this.p]!)) {
-      params.push(this.param());
-      while (this.kinds[this.p] === COMMA && this.kinds[this.p + 1] !== RPAREN) {
-        this.p++;
-        params.push(this.param());
-      }
-      if (this.kinds[this.p] === COMMA) this.p++;
-    }
+    const params: Param[] = isIdent(this.kinds[this.p]!) ? this.commaSeparated(this.param(), RPAREN, () => this.param()) : [];
     this.expect(RPAREN);
     let returnType: TypeRef | undefined;
     if (this.kinds[this.p] === COLON) {
@@ -810,50 +788,16 @@ class FastParser {
 
   private listLiteral(): Expr {
     const start = this.starts[this.p++]!;
-    const items: Expr[] = [];
-    if (this.kinds[this.p] !== RBRACKET && this.kinds[this.p] !== COMMA) {
-      items.push(this.expression());
-      for (;;) {
-        const k = this.kinds[this.p];
-        if (k === COMMA) {
-          if (this.kinds[this.p + 1] === RBRACKET) {
-            this.p++;
-            break;
-          }
-          this.p++;
-          items.push(this.expression());
-        } else if (k === RBRACKET) {
-          break;
-        } else {
-          giveUp(); // a missing `,` or `]`
-        }
-      }
-    }
-    const close = this.expect(RBRACKET);
+    const k = this.kinds[this.p];
+    const items: Expr[] = k !== RBRACKET && k !== COMMA ? this.commaSeparated(this.expression(), RBRACKET, () => this.expression()) : [];
+    const close = this.expect(RBRACKET); // gives up at a missing `,` or `]`
     return { kind: "list", items, span: this.span(start, this.ends[close]!) };
   }
 
   private callSuffix(callee: Expr): Expr {
     this.p++; // (
-    const args: Arg[] = [];
-    if (this.kinds[this.p] !== RPAREN && this.kinds[this.p] !== COMMA) {
-      args.push(this.argument());
-      for (;;) {
-        const k = this.kinds[this.p];
-        if (k === COMMA) {
-          if (this.kinds[this.p + 1] === RPAREN) {
-            this.p++;
-            break;
-          }
-          this.p++;
-          args.push(this.argument());
-        } else if (k === RPAREN) {
-          break;
-        } else {
-          giveUp();
-        }
-      }
-    }
+    const k = this.kinds[this.p];
+    const args: Arg[] = k !== RPAREN && k !== COMMA ? this.commaSeparated(this.argument(), RPAREN, () => this.argument()) : [];
     const close = this.expect(RPAREN);
     return { kind: "call", callee, args, span: this.span(callee.span.start.offset, Math.max(this.ends[close]!, callee.span.end.offset)) };
   }
@@ -902,18 +846,6 @@ function numberValue(text: string, start: number, end: number): number {
   return v;
 }
 
-function onlySpace(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 32 || (c >= 9 && c <= 13)) continue;
-    if (c < 128 || !/\s/.test(text[i]!)) return false;
-  }
-  return true;
-}
-
-function nonEmpty(s: string): string | undefined {
-  return s.length > 0 ? s : undefined;
-}
 
 function setUp(text: string, file: string): FastParser | undefined {
   const tokens = lex(text);
