@@ -2,9 +2,11 @@
  * `tcod check` from the start-up snapshot (bin/tcod → node --snapshot-blob dist/check.blob) prints,
  * writes and exits exactly as bin/tcod.mjs does: a clean file, files with errors (human and --json),
  * a TypeScript extension (ts-morph loaded at run time), a missing file, --help; also through a symlink
- * (as npm links the bin), and with TCOD_NO_SNAPSHOT=1. A package installed without a blob builds one
- * on its first check and uses it from the next, moved from where the bundle was built; its npm bin
- * (bin/tcod.js, run by Node.js until then, as on Windows) then starts as sh, and Node.js still runs it.
+ * (as npm links the bin), and with TCOD_NO_SNAPSHOT=1. A plain `check FILE…`, which the CLI runs
+ * without commander, prints, writes and exits as it does through commander. A package installed
+ * without a blob builds one on its first check and uses it from the next, moved from where the bundle
+ * was built; its npm bin (bin/tcod.js, run by Node.js until then, as on Windows) then starts as sh,
+ * and Node.js still runs it.
  * `tcod --version` answered by bin/tcod.mjs without the CLI prints what the CLI prints. The Windows
  * shims npm writes for the bin (npm's own cmd-shim, run here) start it with node.
  */
@@ -47,6 +49,14 @@ describe("tcod check from the start-up snapshot", () => {
       expect(run(join(ROOT, "bin/tcod"), args)).toEqual(plain);
     });
   }
+
+  it("a plain `check FILE…` (run without commander, bin/commands/check.ts direct) is what commander runs", () => {
+    // `--max-points 1000` (the default) is not plain: that command line goes through commander.
+    for (const args of cases.filter((a) => !a.includes("--help"))) {
+      const viaCommander = run(process.execPath, [join(ROOT, "bin/tcod.mjs"), "check", "--max-points", "1000", ...args.slice(1)]);
+      expect(run(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args]), args.join(" ")).toEqual(viaCommander);
+    }
+  });
 
   it("through a symlink, and with TCOD_NO_SNAPSHOT=1", () => {
     const link = join(dir, "tcod");
