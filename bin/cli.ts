@@ -4,7 +4,7 @@
  * Started by bin/cli-main.ts (the bundle dist/tcod.js), or, for `tcod check`, from the start-up
  * snapshot of bin/snapshot-main.ts (see bin/tcod).
  */
-import { Command, CommanderError } from "commander";
+import type * as Commander from "commander";
 import { registerCommands, type Commands } from "./commands/index.js";
 import { formatUserError, UsageError, UserError } from "../plan/errors.js";
 import { EXIT_INTERNAL, EXIT_USER } from "./exit.js";
@@ -29,7 +29,7 @@ export async function main(argv: string[], commands: Commands): Promise<void> {
     else await parse(argv, commands, who);
     finishJson(typeof process.exitCode === "number" ? process.exitCode : 0);
   } catch (e) {
-    if (e instanceof CommanderError) {
+    if (commander && e instanceof commander.CommanderError) {
       // --help and --version end this way too, with exit 0; an error was printed by outputError above.
       if (e.exitCode !== 0 && e.code !== "commander.help" && e.code !== "commander.helpDisplayed") {
         jsonError(new UsageError(e.message.replace(/^error: /, ""), { hint: `\`${who} --help\` shows the usage.` }));
@@ -50,11 +50,18 @@ export async function main(argv: string[], commands: Commands): Promise<void> {
 }
 
 /**
+ * Commander, loaded by the first command line that needs it: a plain `tcod check FILE…` does not, and
+ * the start-up snapshot's heap holds neither it nor node:child_process, which it requires.
+ */
+let commander: typeof Commander | undefined;
+
+/**
  * The command line through commander. One it refuses (a missing argument, an unknown option or
  * command) is a user error like any other: TC7009 with a hint, exit 1, and the result line in --json mode.
  */
 async function parse(argv: string[], commands: Commands, who: string): Promise<void> {
-  const program = new Command("tcod")
+  commander ??= await import("commander");
+  const program = new commander.Command("tcod")
     .description("Curricula for on-policy distillation of multi-turn LLM agents.")
     .version(TCOD_VERSION)
     .configureOutput({ outputError: (text, write) => { if (!jsonMode()) write(`${who} error ${new UsageError("").code}: ${text.replace(/^error: /, "")}`); } })
