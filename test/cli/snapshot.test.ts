@@ -58,6 +58,20 @@ describe("tcod check from the start-up snapshot", () => {
     }
   });
 
+  it("the blob keeps Node.js's code for the built-in modules a check loads, no other (bin/snapshot-trim.ts)", () => {
+    const trim = createRequire(import.meta.url)(join(ROOT, "dist/snapshot/trim.cjs")) as typeof import("../../bin/snapshot-trim.js");
+    const found = trim.findCodeCache(readFileSync(join(ROOT, "dist/check.blob")));
+    // Another Node.js may lay the blob out otherwise; then it is not trimmed, and nothing is asserted.
+    if (found) for (const [id] of found.entries) expect(trim.KEPT).toContain(id);
+    // A trimmed blob that does not answer as the whole one does is not kept.
+    const copy = join(dir, "dist", "check.blob");
+    mkdirSync(dirname(copy), { recursive: true });
+    cpSync(join(ROOT, "dist/check.blob"), copy);
+    const before = readFileSync(copy);
+    expect(trim.trimCodeCache(copy, () => false, [])).toBe(false);
+    expect(readFileSync(copy).equals(before)).toBe(true);
+  });
+
   it("through a symlink, and with TCOD_NO_SNAPSHOT=1", () => {
     const link = join(dir, "tcod");
     symlinkSync(join(ROOT, "bin/tcod"), link);
