@@ -13,7 +13,7 @@ import type { Plan } from "../plan/schema.js";
 import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOverride, type FieldShare } from "./curriculum.js";
 import { d, didYouMean, type Diagnostic } from "./diagnostics/index.js";
 import { Evaluator, INLINE_BUDGET } from "./evaluate.js";
-import { lower } from "./lower.js";
+import { lower, type LoweredPoint } from "./lower.js";
 import { sameJson } from "./json-equal.js";
 import { findStdlibDir, importClosureTexts, ModuleLoader, projectRootOf, type LazyCell, type LoaderFs, type Module } from "./modules.js";
 import { byCodeUnits, DiagnosticSink } from "./sink.js";
@@ -356,6 +356,8 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
     ...(sweep ? { sweep } : {}),
     describe: (s) => loader.describe(s),
     ...(exts.length ? { extensions: { bundle: bundleFile, functions: Object.fromEntries(exts.flatMap((e) => e.functions.map((f) => [f.planName, { params: paramNames(f), returns: "number", level: f.kind === "turn" ? "turn" : f.kind === "step" ? "step" : "any" }]))) } } : {}),
+    // A point whose fields are another point's values but for the horizon lowers only the horizon.
+    ...(share ? { ...(share.lowered ? { reuse: share.lowered } : {}), keep: (p: LoweredPoint) => { share.lowered = p; } } : {}),
   });
   if (!plan) return undefined;
   let bundle: string | undefined;
@@ -421,10 +423,12 @@ function compileMemo(
 /**
  * What the points of one curriculum's sweep share in a compilation: its fields (`FieldShare`), and
  * the values of the entry's lets and models (`enter`, for the loader of each point, and `leave` after
- * it); `loader` is the loader of the point being compiled.
+ * it); `loader` is the loader of the point being compiled, `lowered` what a point lowered for the next.
  */
 interface SweepShare extends FieldShare {
   loader?: ModuleLoader;
+  /** The lowering of the last point lowered whole that reported nothing (`LowerContext.reuse`). */
+  lowered?: LoweredPoint;
   enter(): ReadonlyMap<LetDecl | ModelDecl, LazyCell>;
   leave(): void;
 }

@@ -14,7 +14,7 @@ import type {
 import type { AggregateKind, NoiseSource } from "../plan/enums.js";
 import { needsTeacherDistributions } from "../plan/build.js";
 import { EXPERT_POLICY_KINDS, semanticsOf, usesCompactActions } from "../plan/env-semantics.js";
-import { methodGraph } from "./graph.js";
+import { methodGraph, type LoweredParts } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
 import { chooseHint, d, dt, h } from "./diagnostics/index.js";
 import type { Checker } from "./check.js";
@@ -27,6 +27,32 @@ export interface LowerContext {
   sweep?: Record<string, string>;
   describe: (s: Span) => string;
   extensions?: Plan["extensions"];
+  /**
+   * Another sweep point's lowering (`keep`): when this curriculum's fields are the same values, but
+   * for its horizon, only the horizon is lowered and the rest of that plan is taken as it is.
+   */
+  reuse?: LoweredPoint;
+  /** Called with what a lowering that reported nothing keeps for `reuse`. */
+  keep?: (p: LoweredPoint) => void;
+}
+
+/**
+ * A lowering that reported nothing, but for its horizon: the fields it lowered, and what it made of
+ * those but the horizon (the plan's parts, `exprs` without "horizon"). A sweep point whose fields are
+ * the same values but for the horizon (a swept name that only the horizon reads) lowers to the same
+ * plan but for the horizon's expression and the episode planner: every other check `lower` makes
+ * passes there as it did here, since it reads the same values (so it reports nothing either).
+ */
+export interface LoweredPoint {
+  fields: CurriculumValue["fields"];
+  steps: number;
+  clockSteps: number;
+  maxTurns: number;
+  prefix?: ValueRef;
+  exprs: Record<string, ExprDef>;
+  parts: Omit<LoweredParts, "planner" | "adaptive">;
+  resources: Plan["resources"];
+  seed: number;
 }
 
 class Lowering {
@@ -329,8 +355,85 @@ function toJson(v: Value): unknown {
   }
 }
 
+/** The episode planner's horizon: a schedule or constant in `planner`, or the adaptive depth it returns. */
+function lowerHorizon(L: Lowering, horizon: Value | undefined, span: Span, maxTurns: number, planner: Extract<PlanNode, { kind: "EpisodePlanner" }>["params"]): AdaptiveDepth | undefined {
+  if (horizon?.kind === "scalar") {
+    L.range(horizon, "horizon", (v) => v >= 1, "≥ 1 turn", span, maxTurns);
+    planner.horizon = L.ref("horizon", horizon, "horizon", span, maxTurns);
+  } else if (horizon?.kind === "object") {
+    const rule = horizon.fields.get("rule") as Obj;
+    return {
+      probeEvery: num(horizon, "probe_every"), probeEpisodes: num(horizon, "probe_episodes"),
+      rule: str(rule, "kind") === "coverage" ? { kind: "coverage", keep: num(rule, "keep") } : { kind: "divergence", ratio: num(rule, "ratio") },
+      initial: Math.min(num(horizon, "initial"), maxTurns), min: num(horizon, "min"),
+    };
+  }
+  return undefined;
+}
+
+/** Whether `cv`'s fields are those of `r` (the same values, in the same order), but for the horizon. */
+function sameButHorizon(r: LoweredPoint, cv: CurriculumValue): boolean {
+  if (r.fields.size !== cv.fields.size) return false;
+  const mine = cv.fields.entries();
+  for (const [k, a] of r.fields) {
+    const [k2, b] = mine.next().value as [string, FieldValue];
+    if (k !== k2 || a.expr !== b.expr) return false;
+    if (k !== "horizon" && a.value !== b.value) return false;
+  }
+  return true;
+}
+
+/** The method graph of a lowering's parts, with its planner (the same order of keys as always). */
+function graphOf(p: LoweredPoint["parts"], planner: Extract<PlanNode, { kind: "EpisodePlanner" }>["params"], adaptive: AdaptiveDepth | undefined): Plan["graph"] {
+  const { tasks, ...rest } = p;
+  return methodGraph({ tasks, planner, ...(adaptive ? { adaptive } : {}), ...rest });
+}
+
+/** The plan of a curriculum from its lowered parts; undefined (reported) when a number of it is not finite. */
+function planOf(cv: CurriculumValue, check: Checker, ctx: LowerContext, clockSteps: number, seed: number, resources: Plan["resources"], exprs: Record<string, ExprDef>, graph: Plan["graph"]): Plan | undefined {
+  const plan: Plan = {
+    schema: PLAN_SCHEMA_ID,
+    name: cv.name + (ctx.sweep ? "@" + Object.entries(ctx.sweep).map(([k, v]) => `${k}=${v}`).join(",") : ""),
+    ...(ctx.sweep ? { sweep: ctx.sweep } : {}),
+    sources: ctx.sources,
+    clock: { steps: clockSteps, seed },
+    resources,
+    exprs,
+    graph,
+    ...(ctx.extensions ? { extensions: ctx.extensions } : {}),
+  };
+  // Every number of the plan is finite (NaN and ±Infinity do not survive JSON): the fields checked
+  // above say which value; this catches the rest (optimizer and eval options, env settings).
+  const bad = nonFinitePath(plan);
+  if (bad !== undefined) {
+    check.report(d.outOfRange({ what: `plan field ${bad}`, range: "a finite number", value: "NaN or ±Infinity", hint: h.checkArithmetic() }), cv.decl.nameSpan);
+    return undefined;
+  }
+  return plan;
+}
+
+/**
+ * `lower` of a sweep point through another point's lowering (`LoweredPoint`): the horizon lowered
+ * and checked here, the rest as that point lowered it.
+ */
+function lowerFrom(r: LoweredPoint, cv: CurriculumValue, check: Checker, ctx: LowerContext): Plan | undefined {
+  const errorsBefore = check.sink.errorCount;
+  const fv = cv.fields.get("horizon");
+  // (As `lower`: an invalid field, already reported, leaves no plan.)
+  if (fv?.value.kind === "invalid") return undefined;
+  const L = new Lowering(check, ctx, r.steps);
+  const planner: Extract<PlanNode, { kind: "EpisodePlanner" }>["params"] = { maxTurns: r.maxTurns, truncatedReward: 0 };
+  const adaptive = lowerHorizon(L, fv?.value, fv?.expr.span ?? cv.decl.nameSpan, r.maxTurns, planner);
+  if (r.prefix !== undefined) planner.prefix = r.prefix;
+  if (!L.ok || check.sink.errorCount > errorsBefore) return undefined;
+  // The horizon's expression first, as `lower` adds it.
+  return planOf(cv, check, ctx, r.clockSteps, r.seed, r.resources, { ...L.exprs, ...r.exprs }, graphOf(r.parts, planner, adaptive));
+}
+
 /** Lowers one evaluated curriculum; undefined when a field is invalid (already reported). */
 export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): Plan | undefined {
+  if (ctx.reuse && !ctx.extensions && sameButHorizon(ctx.reuse, cv)) return lowerFrom(ctx.reuse, cv, check, ctx);
+  const reports = check.sink.attempts;
   const f = (k: string): FieldValue | undefined => cv.fields.get(k);
   const val = (k: string): Value | undefined => {
     const v = f(k)?.value;
@@ -377,19 +480,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
 
   // ---- episode planner ----
   const planner: Extract<PlanNode, { kind: "EpisodePlanner" }>["params"] = { maxTurns, truncatedReward: 0 };
-  let adaptive: AdaptiveDepth | undefined;
-  const horizon = val("horizon");
-  if (horizon?.kind === "scalar") {
-    L.range(horizon, "horizon", (v) => v >= 1, "≥ 1 turn", span("horizon"), maxTurns);
-    planner.horizon = L.ref("horizon", horizon, "horizon", span("horizon"), maxTurns);
-  } else if (horizon?.kind === "object") {
-    const rule = horizon.fields.get("rule") as Obj;
-    adaptive = {
-      probeEvery: num(horizon, "probe_every"), probeEpisodes: num(horizon, "probe_episodes"),
-      rule: str(rule, "kind") === "coverage" ? { kind: "coverage", keep: num(rule, "keep") } : { kind: "divergence", ratio: num(rule, "ratio") },
-      initial: Math.min(num(horizon, "initial"), maxTurns), min: num(horizon, "min"),
-    };
-  }
+  const adaptive = lowerHorizon(L, val("horizon"), span("horizon"), maxTurns, planner);
   const prefix = val("prefix") as Scalar | undefined;
   if (prefix) {
     L.range(prefix, "prefix", (v) => v >= 0 && v <= maxTurns - 1, `in [0, ${maxTurns - 1}] turns (the student needs at least one of the ${maxTurns} turns)`, span("prefix"), maxTurns);
@@ -557,34 +648,23 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
       student: studentName, agent: "default",
     });
   }
-  const graph = methodGraph({
+  const parts: LoweredPoint["parts"] = {
     tasks: { env: "train", tasksPerStep, rolloutsPerTask, seed },
-    planner, ...(adaptive ? { adaptive } : {}), rollout,
+    rollout,
     teacher: { teacher: teacherName, temperature: teacherTemp, topk: terms.some((t) => t.kind === "opd" && t.estimator === "topk") ? 20 : 0,
       distributions: needsTeacherDistributions(terms) },
     ...(turnWeights ? { turnWeights } : {}), ...(grpo ? { grpo } : {}), demosNoise, demosNoiseFrom,
     advantage: { terms, aggregate, ...(rows ? { rows: rows as "turn" } : {}) }, update, sync: { every: 1 },
     evals: evalNodes, checkpoint: { every: checkpointEvery },
-  });
+  };
+  const graph = graphOf(parts, planner, adaptive);
 
   if (!L.ok || check.sink.errorCount > errorsBefore) return undefined;
-  const plan: Plan = {
-    schema: PLAN_SCHEMA_ID,
-    name: cv.name + (ctx.sweep ? "@" + Object.entries(ctx.sweep).map(([k, v]) => `${k}=${v}`).join(",") : ""),
-    ...(ctx.sweep ? { sweep: ctx.sweep } : {}),
-    sources: ctx.sources,
-    clock: { steps, seed },
-    resources: { models, envs, agents: { default: agent } },
-    exprs: L.exprs,
-    graph,
-    ...(ctx.extensions ? { extensions: ctx.extensions } : {}),
-  };
-  // Every number of the plan is finite (NaN and ±Infinity do not survive JSON): the fields checked
-  // above say which value; this catches the rest (optimizer and eval options, env settings).
-  const bad = nonFinitePath(plan);
-  if (bad !== undefined) {
-    check.report(d.outOfRange({ what: `plan field ${bad}`, range: "a finite number", value: "NaN or ±Infinity", hint: h.checkArithmetic() }), cv.decl.nameSpan);
-    return undefined;
+  const resources: Plan["resources"] = { models, envs, agents: { default: agent } };
+  const plan = planOf(cv, check, ctx, steps, seed, resources, L.exprs, graph);
+  if (plan && ctx.keep && !ctx.extensions && check.sink.attempts === reports) {
+    const { horizon: _h, ...exprs } = L.exprs;
+    ctx.keep({ fields: cv.fields, steps: L.steps, clockSteps: steps, maxTurns, ...(planner.prefix !== undefined ? { prefix: planner.prefix } : {}), exprs, parts, resources, seed });
   }
   return plan;
 }

@@ -25,7 +25,8 @@
 # TEACHERS_FT: phase 1b, after phase 1 and in the same form as TEACHERS, teachers fine-tuned from a
 #          phase-1 teacher: config `@NAME` starts from teacher-NAME's checkpoint (e.g. the clean-path
 #          teacher L fine-tuned on its own mistakes: TEACHERS_FT="LS:@L:32:0.0002:150:0.2:student"),
-#          with deadline $P1B_S seconds (default 200).
+#          with deadline $P1B_S seconds (default 200), evaluated every $FT_EVAL steps on every split
+#          (default: as the phase-1 teachers).
 # TEACHER=name distils from teacher-name instead of the teacher with the best last valid_seen success.
 # PHASES="1 2" (default) runs both; "1" only trains teachers (and the initialisation), "2" only
 # distils from the teachers and initialisation already in $WORK (a later call on a machine that kept
@@ -157,7 +158,7 @@ if [[ " $PHASES " == *" 1 "* ]]; then
         cfg="$WORK/teacher-${cfg:1}/checkpoint/student"
         [ -d "$cfg" ] || { log "skip teacher-$name: no checkpoint $cfg"; continue; }
       fi
-      sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "${from:-admissible}" "$(evals $T_EVAL false $T_EVAL_OTHER)"
+      sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "${from:-admissible}" "$(evals ${FT_EVAL:-$T_EVAL} false ${FT_EVAL:-$T_EVAL_OTHER})"
     done
     finish_phase "${P1B_S:-200}"
   fi

@@ -127,6 +127,11 @@ export interface StudentBackend {
   readonly scoresSequences?: boolean;
   /** True when train() honours TrainRow `klCoefs`/`teacherDistributions` (the opd "full" estimator). */
   readonly exactKlTargets?: boolean;
+  /**
+   * True when the backend answers one call at a time (the tcod worker), so the episodes of a step
+   * sample in lockstep: one call a round (runtime/lockstep.ts).
+   */
+  readonly lockstepSampling?: boolean;
   /** The policy version: number of optimiser steps taken. */
   version(): number;
   sample(reqs: SampleRequest[]): Promise<SampleResult[]>;

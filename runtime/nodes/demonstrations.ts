@@ -33,7 +33,7 @@ import type { RunContext } from "./context.js";
 import { input, type Executor, type PortData } from "./executor.js";
 import type { SampledTask } from "./task-sampler.js";
 import { withRetries } from "./retry.js";
-import { studentSampler } from "./rollout.js";
+import { episodeSampler } from "./rollout.js";
 import type { NoiseSource } from "../../plan/enums.js";
 import { mixSeed, rng, SEED_PURPOSE } from "../seeds.js";
 import { EnvConfigError } from "../envs/env.js";
@@ -60,7 +60,10 @@ export async function buildDemonstrations(
     const tokens = [...ctx.tokenizer.encode(renderAction(format, action)), stop];
     return { tokens, logprobs: tokens.map(() => 0), finishReason: "stop" as const };
   };
-  const studentReply = noiseFrom === "student" ? studentSampler(ctx) : undefined;
+  // Noise replies of a step's demonstrations go out together, one call a round where the backend
+  // answers one call at a time (runtime/lockstep.ts); a clean demonstration plays outside the set.
+  const student = noiseFrom === "student" && noise > 0 ? episodeSampler(ctx) : undefined;
+  const studentReply = student?.sample;
   const rows: ExperienceRow[] = [];
   await Promise.all(tasks.map(async ({ task, group }) => {
     const expert = noise > 0 ? null : task.actions ?? (await pool.with(async (env) => (env.expertPath ? env.expertPath(task) : [])));
@@ -100,7 +103,8 @@ export async function buildDemonstrations(
           }
           return reply(best);
         };
-        return runEpisode(env, script, format, ctx.tokenizer, spec, policyStep);
+        const play = () => runEpisode(env, script, format, ctx.tokenizer, spec, policyStep);
+        return student ? student.play(play) : play();
       }));
     if (record.turns.length === 0 || noisy.size === record.turns.length) return;
     const whole = shape === "trajectory" && ctx.student.scoresSequences === true && turnsChain(record.turns);

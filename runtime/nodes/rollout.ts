@@ -6,6 +6,7 @@
  */
 import type { NodeOf } from "../../plan/schema.js";
 import { runEpisode, type EpisodeRecord, type EpisodeSpec, type Sampler } from "../rollout.js";
+import { Lockstep } from "../lockstep.js";
 import type { RunContext } from "./context.js";
 import { input, type EpisodePlan, type Executor, type PortData } from "./executor.js";
 import { withRetries } from "./retry.js";
@@ -16,6 +17,16 @@ export function studentSampler(ctx: RunContext): Sampler {
     if (!r) throw new Error("student backend returned no sample for a request");
     return r;
   };
+}
+
+/**
+ * The student's sampler for a set of episodes played at once, and the wrapper each episode is played
+ * in: in lockstep (one backend call a round, runtime/lockstep.ts) where the backend asks for it.
+ */
+export function episodeSampler(ctx: RunContext): { sample: Sampler; play: <T>(episode: () => Promise<T>) => Promise<T> } {
+  if (ctx.student.lockstepSampling !== true) return { sample: studentSampler(ctx), play: (episode) => episode() };
+  const lockstep = new Lockstep((reqs) => ctx.studentLimit(() => ctx.student.sample(reqs)));
+  return { sample: lockstep.sample, play: (episode) => lockstep.play(episode) };
 }
 
 export const rolloutExecutor: Executor<"Rollout"> = {
@@ -35,9 +46,9 @@ export async function playEpisodes(
   if (!format) throw new Error(`Rollout: agent format ${who.agent} is not in the plan's resources`);
   const pool = ctx.envs.get(who.env);
   if (!pool) throw new Error(`Rollout: env ${who.env} is not in the plan's resources`);
-  const sample = studentSampler(ctx);
+  const { sample, play } = episodeSampler(ctx);
   const out = await Promise.all(episodes.map((spec) =>
     withRetries(ctx, `episode ${spec.index} (task ${spec.task.id})`, () =>
-      pool.with((env) => runEpisode(env, sample, format, ctx.tokenizer, spec, policyStep)))));
+      pool.with((env) => play(() => runEpisode(env, sample, format, ctx.tokenizer, spec, policyStep))))));
   return out.sort((a, b) => a.spec.index - b.spec.index);
 }

@@ -179,6 +179,38 @@ describe("sweep points sharing work in the language server", () => {
     expectEditsAsCheck(ws, path, [after, before, fits, after.replace("steps: 10", "steps: 11"), before.replace("steps: 10", "steps: 12"), fits, before]);
   });
 
+  it("lower a point whose fields are another point's values but for the horizon to the plan lowering it whole makes", () => {
+    // The points of `h` differ only in the horizon: a schedule, constants (two the same: identical
+    // points), an adaptive depth, and values whose checks fail in one point only (0 turns, out of
+    // range; an infinite constant, not finite). With `prefix` reading `h` too, every point is lowered
+    // whole.
+    const dir = mkdtempSync(join(tmpdir(), "tcod-lsp-sweep-"));
+    writeFileSync(join(dir, "package.json"), "{}\n");
+    const path = join(dir, "main.tcod");
+    const program = (values: string, prefix = "b2f(every: 4 steps)") => [
+      'import { f2b, b2f } from "std/tcod"',
+      'import { texthouse } from "std/envs"',
+      'import { adaptive_depth, coverage } from "std/turnopd"',
+      'model m { path: "x" }',
+      "let h = 5 turns",
+      `curriculum c { teacher: m  student: m  env: texthouse()  steps: 30  max_turns: 12 turns  prefix: ${prefix}  horizon: h }`,
+      `sweep s product { h: [${values}] }`,
+      "",
+    ].join("\n");
+    const depth = "adaptive_depth(probe_every: 10 steps, probe_episodes: 4 episodes, rule: coverage(keep: 0.9), initial: 2 turns)";
+    const clean = program(`f2b(every: 4 steps, max: 10 turns), 5 turns, 7 turns, (5 turns), ${depth}`);
+    const failing = program(`f2b(every: 4 steps, max: 10 turns), 5 turns, 0 turns, ${depth}, 1e308 * 10 * 1 turn`);
+    const codes = (v: string) => check(path, v).diagnostics.map((x) => /TC\d+/.exec(x)![0]).sort();
+    expect(check(path, clean).plans).toHaveLength(5);
+    expect(codes(clean)).toHaveLength(1);
+    expect(codes(failing)).toEqual(["TC4001", "TC4001"]);
+    const ws = new Workspace();
+    expectEditsAsCheck(ws, path, [
+      clean, clean.replace("steps: 30", "steps: 31"), failing, clean, program(`${depth}, 5 turns, 6 turns`),
+      program("5 turns, 6 turns", "min(h, 11 turns) - 1 turn"), clean,
+    ]);
+  });
+
   it("charge a kept module value once, not again inside a value that forced it", () => {
     // `b`, declared first, forces `a` (32,767 inlined calls): check charges a once, inside b, and
     // fits the budget of 50,000. Adopted after an edit, b's kept value must not count a's calls as its

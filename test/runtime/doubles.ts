@@ -69,12 +69,15 @@ export class CounterEnv implements EnvAdapter {
 export class ScriptedStudent implements StudentBackend {
   readonly tokenizer = new CharTokenizer();
   readonly samples: SampleRequest[] = [];
+  /** The number of requests of each sample() call, in order. */
+  readonly sampleCalls: number[] = [];
   readonly trained: TrainRow[][] = [];
   weight = 0;
   private steps = 0;
   constructor(private readonly respond: (prompt: string, seed: number) => string = () => "<action>inc</action>") {}
   version(): number { return this.steps; }
   async sample(reqs: SampleRequest[]): Promise<SampleResult[]> {
+    this.sampleCalls.push(reqs.length);
     return reqs.map((r) => {
       this.samples.push(r);
       const tokens = [...this.tokenizer.encode(this.respond(this.tokenizer.decode(r.prompt), r.seed)), END];

@@ -60,6 +60,23 @@ describe("engine", () => {
     }
   });
 
+  it("rollouts in lockstep (a backend that answers one call at a time): one call a turn round, the same run", async () => {
+    const run = async (lockstepSampling: boolean) => {
+      const student = new ScriptedStudent();
+      Object.assign(student, { lockstepSampling });
+      const h = harness(testPlan({ steps: 2, tasksPerStep: 2, maxTurns: 8 }), {}, undefined, student);
+      expect((await h.run()).status).toBe("completed");
+      return { student, metrics: withoutTime(h.runDir), rows: student.trained };
+    };
+    const alone = await run(false), lockstep = await run(true);
+    expect(lockstep.metrics).toEqual(alone.metrics);
+    expect(lockstep.rows).toEqual(alone.rows);
+    expect(alone.student.sampleCalls.every((n) => n === 1)).toBe(true);
+    // Every turn round is one call of the episodes still playing: as many calls as the longest episode's turns a step.
+    expect(lockstep.student.sampleCalls.reduce((a, b) => a + b, 0)).toBe(alone.student.sampleCalls.length);
+    expect(lockstep.student.sampleCalls.length).toBeLessThan(alone.student.sampleCalls.length);
+  });
+
   it("OPD signals: k1 KL per token, advantages c·(log p_T − log p_S), loss weights summing to 1 per update", async () => {
     const h = harness(testPlan({ steps: 2, tasksPerStep: 2 }));
     await h.run();
@@ -244,19 +261,29 @@ describe("engine", () => {
   it("sft with noise from the student: its own replies, inadmissible ones included, are context; the expert recovers; the samples repeat", async () => {
     const plan = testPlan({ steps: 2, tasksPerStep: 3, rolloutsPerTask: 0, sft: 1, noOpd: true, sftNoise: 0.5, sftNoiseFrom: "student", maxTurns: 30 });
     expect(plan.graph.nodes.find((n) => n.kind === "Demonstrations")!.params).toMatchObject({ noise: 0.5, noiseFrom: "student" });
-    const demosOf = async () => {
+    const demosOf = async (lockstepSampling = false) => {
       // A student that errs: a command the env does not offer on odd seeds, a step back on even ones.
       const student = new ScriptedStudent((_, seed) => (seed % 2 ? "<action>jump</action>" : "<action>dec</action>"));
       const h = harness(plan, { rows: "trajectory" }, undefined, student);
-      Object.assign(student, { scoresSequences: true });
+      Object.assign(student, { scoresSequences: true, lockstepSampling });
       expect((await h.run()).status).toBe("completed");
       const tok = student.tokenizer;
       // No rollouts: every sample is a noise turn of a demonstration, sampled as a rollout would be.
       expect(student.samples.length).toBeGreaterThan(0);
       expect(student.samples.every((s) => s.temperature === 1)).toBe(true);
+      if (lockstepSampling) {
+        // In lockstep a call carries every demonstration still playing that waits for a noise reply:
+        // fewer calls than replies, and never more calls a step than the most noise turns of one demonstration.
+        expect(student.sampleCalls.length).toBeLessThan(student.samples.length);
+        expect(Math.max(...student.sampleCalls)).toBeGreaterThan(1);
+      } else {
+        expect(student.sampleCalls.every((n) => n === 1)).toBe(true);
+      }
       return student.trained.flat().map((r) => ({ text: tok.decode(r.tokens), targets: tok.decode(r.tokens.filter((_, i) => r.mask[i] === 1)) }));
     };
     const demos = await demosOf();
+    // Sampling in lockstep groups the requests, and changes no demonstration: each reply's seed is its turn's.
+    expect(await demosOf(true)).toEqual(demos);
     expect(demos.length).toBe(6);
     // every training target is the expert's command (it recovers with "inc" from wherever the noise left it) …
     for (const d of demos) expect(d.targets).toMatch(/^(<action>inc<\/action>)+$/);

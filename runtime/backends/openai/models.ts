@@ -201,6 +201,7 @@ function meteredStudent(s: OpenAIStudent, tokenizer: Tokenizer, m: WaitMeter, re
   const score = coalesced(s.dialect, s.score);
   return {
     tokenizer,
+    lockstepSampling: s.dialect === "worker",
     version: () => s.version(),
     sample: (reqs) => m.time("sample", () => sample(reqs), (r) => r.reduce((n, x) => n + x.tokens.length, 0)),
     score: (reqs) => m.time("score", () => score(reqs), () => completionTokens(reqs)),

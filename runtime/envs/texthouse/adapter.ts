@@ -27,6 +27,12 @@ export const TEXTHOUSE_EXPERTS: readonly TexthouseExpert[] = ["observable", "pri
 const KIND = "texthouse";
 const specCache = new Map<string, WorldSpec>();
 const SPEC_CACHE_LIMIT = 256;
+/**
+ * Expert paths by expert, grammar, turn limit and task id: a path is a pure function of them, and
+ * SFT asks for the same train tasks every epoch (planning is ~2/3 of a clean demonstration's env time).
+ */
+const pathCache = new Map<string, readonly string[]>();
+const PATH_CACHE_LIMIT = 8192;
 
 /** The spec of a task id, generated on first use and memoized (hard tasks take a few ms to select). */
 function specOf(id: string): WorldSpec {
@@ -86,8 +92,16 @@ export class TexthouseEnv implements EnvAdapter {
   }
 
   async expertPath(task: TaskRef): Promise<string[]> {
-    const world = new TexthouseWorld(this.resolve(task), { maxTurns: this.maxTurns, grammar: this.grammar });
-    return this.expert === "observable" ? world.observableExpertPath() : world.expertPath();
+    const spec = this.resolve(task);
+    const key = `${this.expert}|${this.grammar}|${this.maxTurns}|${task.id}`;
+    let path = pathCache.get(key);
+    if (!path) {
+      const world = new TexthouseWorld(spec, { maxTurns: this.maxTurns, grammar: this.grammar });
+      path = this.expert === "observable" ? world.observableExpertPath() : world.expertPath();
+      if (pathCache.size >= PATH_CACHE_LIMIT) pathCache.clear();
+      pathCache.set(key, path);
+    }
+    return path.slice();
   }
 
   async optimalActions(): Promise<string[]> {
