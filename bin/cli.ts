@@ -4,7 +4,7 @@
  * Started by bin/cli-main.ts (the bundle dist/tcod.js), or, for `tcod check`, from the start-up
  * snapshot of bin/snapshot-main.ts (see bin/tcod).
  */
-import { Command, CommanderError } from "commander";
+import type * as Commander from "commander";
 import { registerCommands, type Commands } from "./commands/index.js";
 import { formatUserError, UsageError, UserError } from "../plan/errors.js";
 import { EXIT_INTERNAL, EXIT_USER } from "./exit.js";
@@ -21,22 +21,15 @@ export async function main(argv: string[], commands: Commands): Promise<void> {
   startJson(argv.slice(2));
   const name = argv.slice(2).find((a) => !a.startsWith("-"));
   const who = name !== undefined && name in commands ? `tcod ${name}` : "tcod";
-  // A command line commander refuses (a missing argument, an unknown option or command) is a user
-  // error like any other: TC7009 with a hint, exit 1, and the result line in --json mode.
-  const program = new Command("tcod")
-    .description("Curricula for on-policy distillation of multi-turn LLM agents.")
-    .version(TCOD_VERSION)
-    .configureOutput({ outputError: (text, write) => { if (!jsonMode()) write(`${who} error ${new UsageError("").code}: ${text.replace(/^error: /, "")}`); } })
-    .showHelpAfterError(jsonMode() ? false : "  hint: `tcod --help` lists the commands.")
-    .exitOverride();
-
   try {
-    await registerCommands(program, argv.slice(2), commands);
-    if (!jsonMode()) for (const c of program.commands) c.showHelpAfterError(`  hint: \`tcod ${c.name()} --help\` shows its arguments and options.`);
-    await program.parseAsync(argv);
+    // `tcod check FILE…` (bin/commands/check.ts `direct`): the action without commander, whose code a
+    // start from the snapshot would otherwise compile and run first (bench/results/cold-check.md).
+    const direct = name !== undefined && argv[2] === name && name in commands ? (await commands[name]!()).direct?.(argv.slice(3)) : undefined;
+    if (direct) direct();
+    else await parse(argv, commands, who);
     finishJson(typeof process.exitCode === "number" ? process.exitCode : 0);
   } catch (e) {
-    if (e instanceof CommanderError) {
+    if (commander && e instanceof commander.CommanderError) {
       // --help and --version end this way too, with exit 0; an error was printed by outputError above.
       if (e.exitCode !== 0 && e.code !== "commander.help" && e.code !== "commander.helpDisplayed") {
         jsonError(new UsageError(e.message.replace(/^error: /, ""), { hint: `\`${who} --help\` shows the usage.` }));
@@ -54,4 +47,27 @@ export async function main(argv: string[], commands: Commands): Promise<void> {
     console.error(`tcod: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     process.exit(EXIT_INTERNAL);
   }
+}
+
+/**
+ * Commander, loaded by the first command line that needs it: a plain `tcod check FILE…` does not, and
+ * the start-up snapshot's heap holds neither it nor node:child_process, which it requires.
+ */
+let commander: typeof Commander | undefined;
+
+/**
+ * The command line through commander. One it refuses (a missing argument, an unknown option or
+ * command) is a user error like any other: TC7009 with a hint, exit 1, and the result line in --json mode.
+ */
+async function parse(argv: string[], commands: Commands, who: string): Promise<void> {
+  commander ??= await import("commander");
+  const program = new commander.Command("tcod")
+    .description("Curricula for on-policy distillation of multi-turn LLM agents.")
+    .version(TCOD_VERSION)
+    .configureOutput({ outputError: (text, write) => { if (!jsonMode()) write(`${who} error ${new UsageError("").code}: ${text.replace(/^error: /, "")}`); } })
+    .showHelpAfterError(jsonMode() ? false : "  hint: `tcod --help` lists the commands.")
+    .exitOverride();
+  await registerCommands(program, argv.slice(2), commands);
+  if (!jsonMode()) for (const c of program.commands) c.showHelpAfterError(`  hint: \`tcod ${c.name()} --help\` shows its arguments and options.`);
+  await program.parseAsync(argv);
 }

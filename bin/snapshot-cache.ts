@@ -51,6 +51,8 @@ export function buildSnapshotLater(argv: string[]): void {
     const tmp = blob + ".tmp-" + process.pid;
     if (build) try {
       execFileSync(process.execPath, [${JSON.stringify(SNAPSHOT_FLAGS)}, "--snapshot-blob", tmp, "--build-snapshot", cjs], { stdio: "ignore", timeout: 120000 });
+      // As scripts/build.mjs does: Node.js's code for its own modules, but what a check loads, dropped.
+      try { require(require("node:path").join(require("node:path").dirname(cjs), "trim.cjs")).trimBlob(tmp, [${JSON.stringify(SNAPSHOT_FLAGS)}]); } catch {}
       renameSync(tmp, blob);
       writeFileSync(blob + ".node", process.execPath + "\\n" + process.version + "\\n" + ${JSON.stringify(SNAPSHOT_FLAGS)} + "\\n");
     } catch { rmSync(tmp, { force: true }); return; }

@@ -20,7 +20,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { startupSnapshot } from "node:v8";
-import { compileFile, preparseStdlib } from "../compiler/index.js";
+import { checkFiles, preparseStdlib } from "../compiler/index.js";
 import { forgetPaths } from "../compiler/modules.js";
 import { main } from "./cli.js";
 import * as check from "./commands/check.js";
@@ -30,22 +30,45 @@ declare global {
   var __tcodModuleUrl: string;
 }
 
-/** A curriculum that touches what a check does: imports of std/, functions, schedules, units, a range check. */
+/**
+ * Curricula that touch what a check of a typical file does: imports of std/, a let, functions,
+ * schedules (a feedback one too), units, models served three ways, the fields most examples set
+ * (optimizer, staleness, eval), range checks. A function first run at a check is compiled then.
+ */
 const WARM_UP = `import { f2b, b2f } from "std/tcod"
 import { opd } from "std/loss"
 import { texthouse } from "std/envs"
-model teacher { path: "oracle"  serve: embedded() }
-model student { path: "loglinear"  serve: embedded() }
+import { listed_format } from "std/agent"
+import { paced_f2b, kl_settled } from "std/feedback"
+let agent = listed_format(memory: "accumulate")
+model teacher { path: "oracle"  serve: embedded(smoothing: 0.1) }
+model student { path: "loglinear"  serve: embedded(features: 64, candidate_log_odds: 12) }
+model remote { path: "org/model"  serve: openai("http://127.0.0.1:8001/v1", dialect: "vllm") }
 fn capped(x: turns, k: steps = 6 steps) : turns = min(x, f2b(every: k, max: 30 turns))
 curriculum warm {
-  teacher: teacher
+  teacher: remote
   student: student
-  env: texthouse(split: "train")
+  env: texthouse(split: "train", agent: agent)
   steps: 60
   batch: 4 tasks × 2 rollouts
   horizon: capped(30 turns)
   prefix: b2f(every: 5 steps)
-  loss: 0.5 * opd()
+  loss: 0.5 * opd(coef: 1.0, aggregate: "seq_mean_token_mean")
+  optimizer: adam(lr: 0.03, eps: 1e-6, grad_clip: 1.0, loss_fn: "importance_sampling")
+  staleness: 0 steps
+  temperature: 1.0
+  eval: [evaluate(every: 30 steps, env: texthouse(split: "valid_seen", agent: agent), tasks: 8 tasks, name: "seen", at_start: false)]
+}
+curriculum paced {
+  teacher: teacher
+  student: student
+  env: texthouse(split: "train")
+  steps: 90
+  batch: 16 tasks × 1 rollout
+  horizon: paced_f2b(every: 1 step, max: 20 turns, when: kl_settled(below: 0.6, decay: 0.5), patience: 1 step, clock: "at_most")
+  loss: opd(estimator: "full")
+  optimizer: adam(lr: 0.03)
+  eval: evaluate(every: 30 steps, env: texthouse(split: "valid_unseen"), temperature: 0.4)
 }
 `;
 
@@ -55,9 +78,12 @@ if (startupSnapshot.isBuildingSnapshot()) {
   const file = join(dirname(__filename), "warm-up.tcod");
   writeFileSync(file, WARM_UP);
   for (let i = 0; i < 3; i++) {
-    const r = compileFile(file);
+    const r = checkFiles([file]);
     if (!r.ok) throw new Error(`snapshot warm-up did not compile: ${r.diagnostics.map((x) => x.message).join("; ")}`);
   }
+  // The CLI's way to the check (bin/cli.ts main, bin/commands/check.ts direct), run as far as the
+  // action, which runs nothing here: compiled now, not at each start.
+  void main([process.execPath, "tcod", "check", file], { check: async () => ({ register: () => {}, direct: () => () => {} }) });
   rmSync(file);
   forgetPaths();
   startupSnapshot.setDeserializeMainFunction(() => {

@@ -3,6 +3,7 @@
 // demand. ts-morph (TypeScript extensions only) stays external and is loaded only when used.
 import { build } from "esbuild";
 import { existsSync, renameSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 
 // Build beside dist/ and swap it in, so a CLI started meanwhile (a parallel test run) never sees a
@@ -93,6 +94,11 @@ export const parseExpressionRecovering = (text, file) => load().parseExpressionR
       "import.meta.url": "globalThis.__tcodModuleUrl",
     },
   });
+  // bin/snapshot-trim.ts, run here and by bin/snapshot-cache.ts where the package is installed.
+  await build({
+    entryPoints: ["bin/snapshot-trim.ts"], outfile: "dist/snapshot/trim.cjs",
+    bundle: true, minify: true, platform: "node", format: "cjs", target: "node20", logLevel: "warning",
+  });
   const blob = "dist/check.blob.tmp";
   // Node warns that node:module and node:child_process (loaded, not used, by the check path) are "not
   // yet fully verified" in snapshots: test/cli/snapshot.test.ts verifies the check. Shown on failure.
@@ -102,6 +108,8 @@ export const parseExpressionRecovering = (text, file) => load().parseExpressionR
     process.stderr.write(`${e.stderr ?? ""}${e.stdout ?? ""}`);
     throw e;
   }
+  // Node.js's code for its own modules, kept in every blob, is dropped but for what a check loads.
+  createRequire(import.meta.url)("../dist/snapshot/trim.cjs").trimBlob(blob, [SNAPSHOT_FLAGS]);
   renameSync(blob, "dist/check.blob");
   writeFileSync("dist/check.blob.node", `${process.execPath}\n${process.version}\n${SNAPSHOT_FLAGS}\n`);
 }

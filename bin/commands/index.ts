@@ -4,9 +4,11 @@ type Register = (program: Command) => void;
 
 /**
  * One line per command. Each module exports `register(program)`; it is imported only when its
- * command runs (or for `--help`), so `tcod check` never loads the runtime.
+ * command runs (or for `--help`), so `tcod check` never loads the runtime. A module may also export
+ * `direct(args)`: the command's action for the arguments after its name when they are plain enough
+ * to need no parsing (undefined otherwise), run by bin/cli.ts without setting up commander.
  */
-export type Commands = Record<string, () => Promise<{ register: Register }>>;
+export type Commands = Record<string, () => Promise<{ register: Register; direct?: (args: string[]) => (() => void) | undefined }>>;
 
 export const COMMANDS: Commands = {
   check: () => import("./check.js"),

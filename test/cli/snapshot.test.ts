@@ -2,9 +2,11 @@
  * `tcod check` from the start-up snapshot (bin/tcod → node --snapshot-blob dist/check.blob) prints,
  * writes and exits exactly as bin/tcod.mjs does: a clean file, files with errors (human and --json),
  * a TypeScript extension (ts-morph loaded at run time), a missing file, --help; also through a symlink
- * (as npm links the bin), and with TCOD_NO_SNAPSHOT=1. A package installed without a blob builds one
- * on its first check and uses it from the next, moved from where the bundle was built; its npm bin
- * (bin/tcod.js, run by Node.js until then, as on Windows) then starts as sh, and Node.js still runs it.
+ * (as npm links the bin), and with TCOD_NO_SNAPSHOT=1. A plain `check FILE…`, which the CLI runs
+ * without commander, prints, writes and exits as it does through commander. A package installed
+ * without a blob builds one on its first check and uses it from the next, moved from where the bundle
+ * was built; its npm bin (bin/tcod.js, run by Node.js until then, as on Windows) then starts as sh,
+ * and Node.js still runs it.
  * `tcod --version` answered by bin/tcod.mjs without the CLI prints what the CLI prints. The Windows
  * shims npm writes for the bin (npm's own cmd-shim, run here) start it with node.
  */
@@ -47,6 +49,28 @@ describe("tcod check from the start-up snapshot", () => {
       expect(run(join(ROOT, "bin/tcod"), args)).toEqual(plain);
     });
   }
+
+  it("a plain `check FILE…` (run without commander, bin/commands/check.ts direct) is what commander runs", () => {
+    // `--max-points 1000` (the default) is not plain: that command line goes through commander.
+    for (const args of cases.filter((a) => !a.includes("--help"))) {
+      const viaCommander = run(process.execPath, [join(ROOT, "bin/tcod.mjs"), "check", "--max-points", "1000", ...args.slice(1)]);
+      expect(run(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args]), args.join(" ")).toEqual(viaCommander);
+    }
+  });
+
+  it("the blob keeps Node.js's code for the built-in modules a check loads, no other (bin/snapshot-trim.ts)", () => {
+    const trim = createRequire(import.meta.url)(join(ROOT, "dist/snapshot/trim.cjs")) as typeof import("../../bin/snapshot-trim.js");
+    const found = trim.findCodeCache(readFileSync(join(ROOT, "dist/check.blob")));
+    // Another Node.js may lay the blob out otherwise; then it is not trimmed, and nothing is asserted.
+    if (found) for (const [id] of found.entries) expect(trim.KEPT).toContain(id);
+    // A trimmed blob that does not answer as the whole one does is not kept.
+    const copy = join(dir, "dist", "check.blob");
+    mkdirSync(dirname(copy), { recursive: true });
+    cpSync(join(ROOT, "dist/check.blob"), copy);
+    const before = readFileSync(copy);
+    expect(trim.trimCodeCache(copy, () => false, [])).toBe(false);
+    expect(readFileSync(copy).equals(before)).toBe(true);
+  });
 
   it("through a symlink, and with TCOD_NO_SNAPSHOT=1", () => {
     const link = join(dir, "tcod");
