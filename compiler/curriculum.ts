@@ -148,6 +148,10 @@ export interface FieldShare {
   memo: Map<string, { expr: Expr; record: RecordedEval }>;
 }
 
+/** The fields a curriculum must set, in CURRICULUM_FIELDS' order (listed once: every compilation asks). */
+let required: [string, FieldSpec][] | undefined;
+const requiredFields = () => (required ??= Object.entries(CURRICULUM_FIELDS).filter(([, spec]) => spec.required));
+
 export function evalCurriculum(decl: CurriculumDecl, scope: Scope, ev: Evaluator, overrides: FieldOverride[], share?: FieldShare): CurriculumValue {
   const exprs = collectFields(decl, scope, ev);
   // Unknown override fields were reported when the overrides were read.
@@ -165,8 +169,8 @@ export function evalCurriculum(decl: CurriculumDecl, scope: Scope, ev: Evaluator
     }
     exprs.set(o.field, { expr: nested, scope: cur!.scope, span: o.expr.span, source: o.source, detail: `${o.field}.${o.args.join(".")}=${o.text}` });
   }
-  for (const [name, spec] of Object.entries(CURRICULUM_FIELDS)) {
-    if (spec.required && !exprs.has(name)) {
+  for (const [name, spec] of requiredFields()) {
+    if (!exprs.has(name)) {
       ev.report(d.missingField({ owner: `curriculum '${decl.name}'`, field: name, example: spec.example }), decl.nameSpan);
     }
   }

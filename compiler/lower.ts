@@ -244,9 +244,14 @@ function beyondSafe(range: string, v: number): string {
 /** How deep a plan's expression trees may be (the runtime's evaluators recurse over them). */
 export const PLAN_EXPR_DEPTH = 200;
 
+/** Depths of trees `treeDepth` measured (trees are never changed once made; sweep points and keystrokes share them). */
+const treeDepths = new WeakMap<object, number>();
+
 /** Depth of an expression tree, without recursion (a tree may be thousands of levels deep). */
 function treeDepth(tree: Scalar["tree"]): number {
-  let max = 0;
+  let max = treeDepths.get(tree);
+  if (max !== undefined) return max;
+  max = 0;
   const todo: [unknown, number][] = [[tree, 1]];
   while (todo.length) {
     const [t, dpt] = todo.pop()!;
@@ -254,10 +259,14 @@ function treeDepth(tree: Scalar["tree"]): number {
     const args = (t as { args?: unknown[] }).args;
     if (args) for (const a of args) todo.push([a, dpt + 1]);
   }
+  treeDepths.set(tree, max);
   return max;
 }
 
-/** Expression trees of plans `nonFinitePath` found finite. */
+/**
+ * Parts of plans `nonFinitePath` found finite: expression trees, and the resources and expressions
+ * of a plan (never changed once made: the plans of sweep points lowered from another's share them).
+ */
 const finiteTrees = new WeakSet<object>();
 
 /** The JSON path of the first number of the plan that is NaN or ±Infinity, if any. */
@@ -273,7 +282,11 @@ function nonFinitePath(root: Plan): string | undefined {
   if (!found) {
     // Expression trees are never changed once made, and the plans of sweep points and of an editor's
     // keystrokes share them: each is walked once.
-    for (const e of Object.values(root.exprs)) if (e.tree && typeof e.tree === "object") finiteTrees.add(e.tree);
+    for (const e of Object.values(root.exprs)) {
+      finiteTrees.add(e);
+      if (e.tree && typeof e.tree === "object") finiteTrees.add(e.tree);
+    }
+    finiteTrees.add(root.resources);
     return undefined;
   }
   const todo: [unknown, string][] = [[root, ""]];

@@ -79,12 +79,15 @@ export function didYouMean(name: string, candidates: Iterable<string>): string {
   return best !== undefined ? ` Did you mean '${best}'?` : "";
 }
 
+/** The three rows of `editDistance`, kept for the next call (did-you-mean measures many candidates). */
+let rows = [new Int32Array(32), new Int32Array(32), new Int32Array(32)] as const;
+
 /** Optimal string alignment distance (edits, and swaps of neighbours); three rows of the table at a time. */
 export function editDistance(a: string, b: string): number {
   const n = b.length;
-  let before = new Int32Array(n + 1);
-  let prev = new Int32Array(n + 1);
-  let row = new Int32Array(n + 1);
+  if (rows[0].length < n + 1) { const k = 2 * (n + 1); rows = [new Int32Array(k), new Int32Array(k), new Int32Array(k)]; }
+  // (Every cell read is written first in this call: row j−2 of `before` only from the second row on.)
+  let [before, prev, row] = rows;
   for (let j = 0; j <= n; j++) prev[j] = j;
   for (let i = 1; i <= a.length; i++) {
     row[0] = i;
