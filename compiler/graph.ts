@@ -29,7 +29,7 @@ export function methodGraph(p: LoweredParts): Plan["graph"] {
       rule: { rule: adaptive.rule, initial: adaptive.initial, min: adaptive.min, maxTurns },
     } } : {}),
     ...(terms.has("sft") ? { demos: { env: p.rollout.env, agent: p.rollout.agent, maxTurns,
-      ...(demosNoise ? { noise: demosNoise, ...(demosNoiseFrom === "student" ? { noiseFrom: demosNoiseFrom } : {}) } : {}) } } : {}),
+      ...(demosNoise ? { noise: demosNoise, ...(demosNoiseFrom !== "admissible" ? { noiseFrom: demosNoiseFrom } : {}) } : {}) } } : {}),
     ...(terms.has("grpo") && grpo ? { grpo } : {}),
   });
 }

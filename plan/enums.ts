@@ -19,9 +19,10 @@ export type Estimator = (typeof ESTIMATORS)[number];
 
 /**
  * Where the noise commands of DART demonstrations come from (`sft(noise_from: …)`): a uniformly
- * drawn admissible command, or the student's own sampled reply (which may be inadmissible).
+ * drawn admissible command, a stale one (offered at an earlier turn, not now: inadmissible), or the
+ * student's own sampled reply (which may be inadmissible).
  */
-export const NOISE_SOURCES = ["admissible", "student"] as const;
+export const NOISE_SOURCES = ["admissible", "stale", "student"] as const;
 export type NoiseSource = (typeof NOISE_SOURCES)[number];
 
 /** Policy losses of the update (`adam(loss_fn: …)`). */

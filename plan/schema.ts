@@ -208,9 +208,11 @@ export const NodeSchema = z.discriminatedUnion("kind", [
      */
     noise: z.number().min(0).lt(1).optional(),
     /**
-     * Where a noise command comes from (std/loss `sft(noise_from:)`): "student" runs the student's
-     * own sampled reply (temperature 1), inadmissible ones included, so the demonstrations visit the
-     * states the student's mistakes lead to. Absent = "admissible" (DART's uniform draw).
+     * Where a noise command comes from (std/loss `sft(noise_from:)`): "stale" runs a command the env
+     * offered at an earlier turn and does not offer now (inadmissible; no model call); "student" runs
+     * the student's own sampled reply (temperature 1), inadmissible ones included, so the
+     * demonstrations visit the states the student's mistakes lead to. Absent = "admissible" (DART's
+     * uniform draw).
      */
     noiseFrom: z.enum(NOISE_SOURCES).optional(),
   }).strict() }).strict(),

@@ -17,7 +17,8 @@
 #
 # Entries: TEACHERS="name:config.json:tasks_per_step:peak_lr:steps[:noise[:noise_from]] …"  STUDENT_INIT="config.json:tasks:peak_lr:steps[:noise[:noise_from]]"
 #          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0;
-#          noise_from = admissible (default) or student: the model's own replies as the noise)
+#          noise_from = admissible (default), stale (a command offered earlier and not now) or student:
+#          the model's own replies as the noise)
 #          STUDENTS="name:method:init:seed[:peak_lr[:temperature]] …" with method one of opd tcod-f2b tcod-b2f
 #          turnopd atod paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json),
 #          peak_lr the student's learning rate after its warm-up (default: the example's, 5e-4), and

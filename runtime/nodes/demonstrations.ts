@@ -17,6 +17,13 @@
  * that equals the expert's command is a target. The draws come from the run seed, the step and the
  * task's position in the step, so a resumed run draws the same ones.
  *
+ * With `noise_from: "stale"` a noise turn runs a command the env offered at an earlier turn of the
+ * demonstration and does not offer now (drawn uniformly; a turn with none is a clean turn): `open R`
+ * once R is open, `take O from R` once O is taken, `go to R` while at R. Such a command does not
+ * step the world (`Nothing happens.` in texthouse and ALFWorld), and repeating one is how the SFT
+ * teachers' evaluations fail; the expert's next command is then its command before the mistake. It
+ * costs no model call.
+ *
  * With `noise_from: "student"` a noise turn runs the student's own reply, sampled at temperature 1
  * (seeded like the draws), instead of a uniform admissible command. Its mistakes include commands
  * the env does not offer (`Nothing happens.`), which DART's admissible draws never produce, so the
@@ -81,6 +88,7 @@ export async function buildDemonstrations(
       pool.with((env) => {
         let i = 0;
         noisy = new Set();
+        const offeredBefore = new Set<string>();
         const draw = rng(mixSeed(ctx.seed, SEED_PURPOSE.demos, step, group));
         const script: Sampler = async (req) => {
           const turn = i++;
@@ -95,6 +103,17 @@ export async function buildDemonstrations(
             const out = await studentReply(req);
             if (parseAction(format, responseText(ctx.tokenizer, out.tokens)) !== best) noisy.add(turn);
             return out;
+          }
+          if (noiseFrom === "stale") {
+            // Commands offered at an earlier turn and not now, in the order first offered.
+            const now = new Set(options);
+            const stale = [...offeredBefore].filter((c) => !now.has(c));
+            for (const c of options) offeredBefore.add(c);
+            if (draw() < noise && stale.length > 0) {
+              noisy.add(turn);
+              return reply(stale[Math.floor(draw() * stale.length)]!);
+            }
+            return reply(best);
           }
           if (!studentReply && draw() < noise && options.length > 0) {
             const pick = options[Math.floor(draw() * options.length)]!;

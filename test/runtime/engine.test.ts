@@ -1,3 +1,4 @@
+import { TexthouseEnv } from "../../runtime/envs/texthouse/adapter.js";
 import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -291,6 +292,29 @@ describe("engine", () => {
     expect(demos.some((d) => d.text.includes("<action>jump</action>"))).toBe(true);
     expect(demos.some((d) => d.text.includes("<action>dec</action>"))).toBe(true);
     // … with seeds from the run seed, the step and the task, so a second run samples the same
+    expect(await demosOf()).toEqual(demos);
+  });
+
+  it("sft with stale noise: a command offered at an earlier turn and not now runs as context (Nothing happens.); no model call; the expert's commands are the targets", async () => {
+    const plan = testPlan({ steps: 2, tasksPerStep: 3, rolloutsPerTask: 0, sft: 1, noOpd: true, sftNoise: 0.3, sftNoiseFrom: "stale", maxTurns: 30 });
+    expect(plan.graph.nodes.find((n) => n.kind === "Demonstrations")!.params).toMatchObject({ noise: 0.3, noiseFrom: "stale" });
+    const demosOf = async () => {
+      const student = new ScriptedStudent();
+      const h = harness(plan, { rows: "trajectory" }, () => new TexthouseEnv() as unknown as CounterEnv, student);
+      Object.assign(student, { scoresSequences: true });
+      expect((await h.run()).status).toBe("completed");
+      expect(student.samples).toEqual([]);
+      const tok = student.tokenizer;
+      return student.trained.flat().map((r) => ({ text: tok.decode(r.tokens), targets: tok.decode(r.tokens.filter((_, i) => r.mask[i] === 1)) }));
+    };
+    const demos = await demosOf();
+    expect(demos.length).toBe(6);
+    const count = (s: string, what: string) => s.split(what).length - 1;
+    // The observation after a command ("Now: …" in this agent format; earlier ones repeat in the history window).
+    const nothing = "Now: Nothing happens.";
+    expect(demos.reduce((n, d) => n + count(d.text, nothing), 0)).toBeGreaterThan(0);
+    // Every command that made nothing happen is a noise turn, context only; every other one is the expert's, a target.
+    for (const d of demos) expect(count(d.targets, "<action>")).toBe(count(d.text, "<action>") - count(d.text, nothing));
     expect(await demosOf()).toEqual(demos);
   });
 

@@ -70,7 +70,7 @@ export interface TestPlanOptions {
   /** DART noise of the sft term's demonstrations. */
   sftNoise?: number;
   /** Where that noise comes from. */
-  sftNoiseFrom?: "admissible" | "student";
+  sftNoiseFrom?: "admissible" | "stale" | "student";
   /** Leave the opd term out (an sft-only loss). */
   noOpd?: boolean;
   estimator?: "k1" | "topk" | "full";
