@@ -31,8 +31,14 @@ blob=$bin/../dist/check.blob
 # only under the flags it was built with); a blob built without them is not taken.
 if [ "$1" = check ] && [ -z "$TCOD_NO_SNAPSHOT" ] && [ -f "$blob" ] \
   && { read -r built && read -r version && read -r flags; } < "$blob.node" 2>/dev/null \
-  && [ "$flags" = --initial-old-space-size=1024 ] && [ "$(command -v node)" -ef "$built" ] && [ ! "$built" -nt "$blob" ]; then
-  exec "$built" "$flags" --snapshot-blob "$blob" "$@"
+  && [ "$flags" = --initial-old-space-size=1024 ] && [ ! "$built" -nt "$blob" ]; then
+  # The node on the PATH, as `command -v node` finds it, without starting a subshell: it must be
+  # the one that built the blob.
+  set -f; IFS=:
+  for dir in $PATH; do
+    [ -f "${dir:-.}/node" ] && [ -x "${dir:-.}/node" ] && { [ "${dir:-.}/node" -ef "$built" ] && exec "$built" "$flags" --snapshot-blob "$blob" "$@"; break; }
+  done
+  set +f; unset IFS
 fi
 exec node "$bin/tcod.mjs" "$@"
 */
