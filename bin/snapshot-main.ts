@@ -99,6 +99,8 @@ if (startupSnapshot.isBuildingSnapshot()) {
   // The CLI's way to the check (bin/cli.ts main, bin/commands/check.ts direct), run as far as the
   // action, which runs nothing here: compiled now, not at each start.
   void main([process.execPath, "tcod", "check", file], { check: async () => ({ register: () => {}, direct: () => () => {} }) });
+  check.warmUp();
+  smallCheck([]);
   rmSync(file);
   forgetPaths();
   startupSnapshot.setDeserializeMainFunction(() => {

@@ -38,11 +38,29 @@ function writeFirst(text: string): void {
   const bytes = Buffer.from(text);
   let done = 0;
   try {
-    for (let n = -1; done < bytes.length && n !== 0; done += n) n = writeSync(2, bytes, done);
+    let n: number;
+    do {
+      n = writeSync(2, bytes, done);
+      done += n;
+    } while (done < bytes.length && n !== 0);
   } catch {
     // left to process.stderr below
   }
   if (done < bytes.length) process.stderr.write(bytes.subarray(done));
+}
+
+/**
+ * For the start-up snapshot's build (bin/snapshot-main.ts): calls, with nothing to do, the functions
+ * a check runs besides the compiler's, so that their bytecode is in the snapshot and not compiled at
+ * each start. Prints nothing.
+ */
+export function warmUp(): void {
+  // writeFirst(""): a write of zero bytes to fd 2, which compiles fs.writeSync too.
+  parseMaxPoints(undefined);
+  printDiagnostics({ diagnostics: [], sources: new Map() }, false);
+  writeFirst("");
+  direct([]);
+  result({});
 }
 
 /**
