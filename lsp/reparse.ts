@@ -48,7 +48,6 @@ export function reparse(prev: { text: string; result: ParseResult }, text: strin
       return { ast: { path: file, text, decls: [...decls.slice(0, i), ...kept] }, errors: [] };
     }
   }
-  const blank = (t: string) => t.replace(/[^\r\n]/g, " ");
   const region = parse(blank(text.slice(0, r0)) + text.slice(r0, r1New) + blank(text.slice(r1New)), file);
   if (region.errors.length > 0) return undefined;
   const following = decls.slice(j + 1);
@@ -60,6 +59,21 @@ export function reparse(prev: { text: string; result: ParseResult }, text: strin
   reparseWays.region++;
   return { ast: { path: file, text, decls: [...decls.slice(0, i), ...region.ast.decls, ...moved] }, errors: [] };
 }
+
+/**
+ * `t` with every character but line breaks made a space; the last few kept, up to 256 KB each (the
+ * text around a declaration typed in, keystroke after keystroke, is the same).
+ */
+function blank(t: string): string {
+  const hit = blanks.find((x) => x.text === t);
+  if (hit) return hit.blank;
+  const out = t.replace(/[^\r\n]/g, " ");
+  if (t.length > 256 * 1024) return out;
+  blanks.unshift({ text: t, blank: out });
+  blanks.length = Math.min(blanks.length, 4);
+  return out;
+}
+const blanks: { text: string; blank: string }[] = [];
 
 type Pos = Span["start"];
 

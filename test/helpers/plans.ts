@@ -7,6 +7,7 @@ import { methodGraph } from "../../compiler/graph.js";
 import { DEFAULT_LOG_RATIO_CLAMP } from "../../plan/defaults.js";
 import { parsePlan, PLAN_SCHEMA_ID, type AdaptiveDepth, type AgentFormat, type AdvantageTerm, type EnvSpec, type ModelSpec, type NodeOf, type Plan } from "../../plan/schema.js";
 import type { ExprDef } from "../../plan/expr.js";
+import type { NoiseSource } from "../../plan/enums.js";
 
 type Params<K extends Plan["graph"]["nodes"][number]["kind"]> = NodeOf<K>["params"];
 
@@ -38,7 +39,7 @@ export interface PlanParts {
   /** DART noise of the sft term's demonstrations. */
   demosNoise?: number;
   /** Where that noise comes from (default: uniform admissible commands). */
-  demosNoiseFrom?: "admissible" | "student";
+  demosNoiseFrom?: NoiseSource;
 }
 
 export function assemblePlan(p: PlanParts): Plan {

@@ -7,6 +7,7 @@ import { runPlan, type RunOptions } from "../../runtime/engine.js";
 import { readMetrics, type TrainRowMetrics } from "../../runtime/metrics.js";
 import type { Plan } from "../../plan/schema.js";
 import type { ScoreRequest } from "../../runtime/backends/backend.js";
+import type { EnvAdapter } from "../../runtime/envs/env.js";
 import { CounterEnv, END, ScriptedStudent, ScriptedTeacher } from "./doubles.js";
 import { testPlan } from "./plans.js";
 import { topKReverseKl } from "../../runtime/signals/kl.js";
@@ -17,7 +18,7 @@ composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const tmp = () => mkdtempSync(join(tmpdir(), "tcod-engine-"));
 
-function harness(plan: Plan, extra: Partial<RunOptions> = {}, env: () => CounterEnv = () => new CounterEnv(), student = new ScriptedStudent()) {
+function harness(plan: Plan, extra: Partial<RunOptions> = {}, env: () => EnvAdapter = () => new CounterEnv(), student = new ScriptedStudent()) {
   const teacher = new ScriptedTeacher();
   const runDir = extra.runDir ?? tmp();
   const opts: RunOptions = {
@@ -300,7 +301,7 @@ describe("engine", () => {
     expect(plan.graph.nodes.find((n) => n.kind === "Demonstrations")!.params).toMatchObject({ noise: 0.3, noiseFrom: "stale" });
     const demosOf = async () => {
       const student = new ScriptedStudent();
-      const h = harness(plan, { rows: "trajectory" }, () => new TexthouseEnv() as unknown as CounterEnv, student);
+      const h = harness(plan, { rows: "trajectory" }, () => new TexthouseEnv(), student);
       Object.assign(student, { scoresSequences: true });
       expect((await h.run()).status).toBe("completed");
       expect(student.samples).toEqual([]);

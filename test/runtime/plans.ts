@@ -1,6 +1,7 @@
 /** Plans for runtime tests: presets over the shared builder (test/helpers/plans.ts). */
 import type { AgentFormat, Plan } from "../../plan/schema.js";
 import type { ExprDef } from "../../plan/expr.js";
+import type { NoiseSource } from "../../plan/enums.js";
 import { assemblePlan, type TestTerm } from "../helpers/plans.js";
 
 export const TAGS_FORMAT: AgentFormat = {
@@ -70,7 +71,7 @@ export interface TestPlanOptions {
   /** DART noise of the sft term's demonstrations. */
   sftNoise?: number;
   /** Where that noise comes from. */
-  sftNoiseFrom?: "admissible" | "stale" | "student";
+  sftNoiseFrom?: NoiseSource;
   /** Leave the opd term out (an sft-only loss). */
   noOpd?: boolean;
   estimator?: "k1" | "topk" | "full";
