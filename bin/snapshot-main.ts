@@ -16,10 +16,10 @@
  * and loads nothing else (an extension's ts-morph and esbuild are loaded through createRequire, from
  * where the package is at run time, not where the snapshot was built).
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { startupSnapshot } from "node:v8";
+import { setFlagsFromString, startupSnapshot } from "node:v8";
 import { checkFiles, preparseStdlib } from "../compiler/index.js";
 import { forgetPaths } from "../compiler/modules.js";
 import { main } from "./cli.js";
@@ -72,6 +72,21 @@ curriculum paced {
 }
 `;
 
+/**
+ * A check of files this small (in all) runs without Sparkplug, V8's baseline compiler: its code
+ * compiled during a check of a few KB is not run long enough to pay for itself (an example of 3 KB:
+ * ~3 ms less CPU without it, of ~60), while a long check gains from it (a generated file of 10 KB
+ * took ~5% more CPU without it, 100 KB ~9%). Measured with bench/cold-check.bench.mjs and the
+ * generator of bench/check-size.bench.mjs. Only the speed changes.
+ */
+const NO_SPARKPLUG_BELOW_BYTES = 8 * 1024;
+
+function smallCheck(args: readonly string[]): boolean {
+  let bytes = 0;
+  for (const a of args.slice(1)) if (!a.startsWith("-")) bytes += statSync(a, { throwIfNoEntry: false })?.size ?? 0;
+  return bytes <= NO_SPARKPLUG_BELOW_BYTES;
+}
+
 if (startupSnapshot.isBuildingSnapshot()) {
   globalThis.__tcodModuleUrl = pathToFileURL(__filename).href;
   preparseStdlib();
@@ -84,6 +99,8 @@ if (startupSnapshot.isBuildingSnapshot()) {
   // The CLI's way to the check (bin/cli.ts main, bin/commands/check.ts direct), run as far as the
   // action, which runs nothing here: compiled now, not at each start.
   void main([process.execPath, "tcod", "check", file], { check: async () => ({ register: () => {}, direct: () => () => {} }) });
+  check.warmUp();
+  smallCheck([]);
   rmSync(file);
   forgetPaths();
   startupSnapshot.setDeserializeMainFunction(() => {
@@ -92,6 +109,11 @@ if (startupSnapshot.isBuildingSnapshot()) {
     const arg = process.execArgv[i]!.includes("=") ? process.execArgv[i]!.slice("--snapshot-blob=".length) : process.execArgv[i + 1]!;
     const dist = dirname(resolve(arg));
     globalThis.__tcodModuleUrl = pathToFileURL(join(dist, "snapshot", "check.cjs")).href;
+    try {
+      if (smallCheck(process.argv.slice(1))) setFlagsFromString("--no-sparkplug");
+    } catch {
+      // a file that cannot be read is the check's to report
+    }
     // argv as commander expects it from `node bin/tcod.mjs check …`.
     void main([process.execPath, join(dist, "..", "bin", "tcod.mjs"), ...process.argv.slice(1)], { check: async () => check });
   });

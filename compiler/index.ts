@@ -806,7 +806,7 @@ function checkFunctionBodies(loader: ModuleLoader, ev: Evaluator, checkModule?: 
     const name = stdlib && bodies && mod.path.startsWith(stdlib) ? mod.path.slice(stdlib.length) : undefined;
     const texts = name !== undefined ? importClosureTexts(mod, stdlib!) : undefined;
     const known = name !== undefined ? stdlibBodies.get(name) : undefined;
-    if (known && known.texts === texts) { skip!.cost += known.cost; bodies = false; }
+    if (known && sameList(known.texts, texts!)) { skip!.cost += known.cost; bodies = false; }
     // Else, for a stdlib module, whether its bodies are clean and read no module value, and their cost.
     const record = name !== undefined && !known && bodies ? { cost: 0, clean: true } : undefined;
     for (const decl of mod.ast.decls) {
@@ -841,7 +841,7 @@ interface StdlibSkip { cost: number; base: Evaluator | undefined }
  * forced in another order by skipping them): checking them again reports nothing and charges that
  * many calls, which `compileFile` accounts for.
  */
-const stdlibBodies = new Map<string, { texts: string; cost: number }>();
+const stdlibBodies = new Map<string, { texts: string[]; cost: number }>();
 
 /**
  * Accounts for every value of an adopted module as `tcod check` would evaluate them here, in one step

@@ -123,9 +123,10 @@ export function findStdlibDir(): string {
 /**
  * The texts of `mod` and of every module it imports, transitively, each after its path relative to
  * `base` (a folder path ending in the separator; paths outside it are kept whole), in path order: a
- * key that changes when any text a module's checks can depend on changes.
+ * key that changes when any text a module's checks can depend on changes (compared item by item; a
+ * list, not one joined string, so that the start-up snapshot holds each text once).
  */
-export function importClosureTexts(mod: Module, base: string): string {
+export function importClosureTexts(mod: Module, base: string): string[] {
   const seen = new Map<string, string>();
   const todo = [mod];
   for (let m = todo.pop(); m !== undefined; m = todo.pop()) {
@@ -134,7 +135,7 @@ export function importClosureTexts(mod: Module, base: string): string {
     for (const d of m.deps) todo.push(d.target);
   }
   return [...seen].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([p, t]) => `${p.startsWith(base) ? p.slice(base.length) : p}\0${t}`).join("\0");
+    .flatMap(([p, t]) => [p.startsWith(base) ? p.slice(base.length) : p, t]);
 }
 
 /** Finds the project root of a file: the nearest ancestor with package.json, else its folder. */
