@@ -26,6 +26,10 @@ import { oversized, Workspace, type Analysis } from "./workspace.js";
 
 /** Quiet time after an analysis before the disk is checked for changes the editor did not report. */
 const REVALIDATE_AFTER_MS = 1000;
+/** With no document opened, how long after `initialized` the warm-up (lsp/warmup.ts) starts. */
+const WARMUP_AFTER_MS = 500;
+/** How long after its last diagnostics the server waits, idle, before the warm-up starts. */
+const WARMUP_IDLE_MS = 300;
 
 export const toPath = (uri: string): string => fileURLToPath(uri);
 export const toUri = (path: string): string => pathToFileURL(path).href;
@@ -110,6 +114,7 @@ export function startServer(connection: Connection = createConnection(ProposedFe
     for (const [f, list] of byFile) void connection.sendDiagnostics({ uri: toUri(f), version: documents.get(toUri(f))?.version, diagnostics: list });
     published.set(uri, new Set(byFile.keys()));
     revalidateWhenIdle();
+    warmUpAfter(WARMUP_IDLE_MS);
   };
 
   // The disk: the editor's file events, and, when idle, a look at what the analyses read (for changes
@@ -126,26 +131,38 @@ export function startServer(connection: Connection = createConnection(ProposedFe
     idle.unref();
   };
 
-  // The warm-up (lsp/warmup.ts): after `initialized`, one step at a time whenever no re-check is
-  // pending, until it is done or the first edit (TCOD_LSP_WARMUP=0: none).
+  // The warm-up (lsp/warmup.ts): once the server has been idle WARMUP_IDLE_MS since it published
+  // diagnostics (WARMUP_AFTER_MS after `initialized` if it published none), one step at a time
+  // whenever no re-check is pending, until it is done or the first edit (TCOD_LSP_WARMUP=0: none).
+  // Started at `initialized`, its first, cold step delayed the first diagnostics by ~70-100 ms; an
+  // edit that arrives during a step waits for it (the first step ~50 ms, later ones a few ms).
   let warming: Generator<void, void, void> | undefined;
+  let warmStarted = process.env.TCOD_LSP_WARMUP === "0";
+  let warmTimer: NodeJS.Timeout | undefined;
   const warmStep = () => {
     if (!warming) return;
     if (scheduled) { setImmediate(warmStep); return; }
     if (warming.next().done) warming = undefined;
     else setImmediate(warmStep);
   };
-  connection.onInitialized(() => {
-    if (process.env.TCOD_LSP_WARMUP === "0") return;
-    warming = warmUp();
-    setImmediate(warmStep);
-  });
+  const warmUpAfter = (ms: number) => {
+    if (warmStarted) return;
+    if (warmTimer) clearTimeout(warmTimer);
+    warmTimer = setTimeout(() => {
+      if (warmStarted) return;
+      warmStarted = true;
+      warming = warmUp();
+      setImmediate(warmStep);
+    }, ms);
+    warmTimer.unref();
+  };
+  connection.onInitialized(() => warmUpAfter(WARMUP_AFTER_MS));
 
   // TextDocuments reports an open as a content change too, right after `onDidOpen`.
   let opening = false;
   documents.onDidOpen((e) => { opening = true; schedule(e.document.uri); });
   documents.onDidChangeContent((e) => {
-    if (!opening) warming = undefined;
+    if (!opening) { warming = undefined; warmStarted = true; if (warmTimer) clearTimeout(warmTimer); }
     opening = false;
     ws.setOpen(toPath(e.document.uri), e.document.getText());
     // Files importing this one are re-checked too.

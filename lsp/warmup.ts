@@ -4,9 +4,10 @@
  * a number in a `let`, a name broken and typed again), so that V8 compiles the compiler's hot paths
  * before the user's first keystrokes rather than during them. It shares nothing with the user's
  * workspace but what every analysis shares in the process (compiled code, the builtin bindings), so
- * the user's diagnostics are the same with it or without it. `startServer` runs one step at a time
- * when no re-check is pending, and stops at the first document the editor opens after the warm-up's
- * first steps (see lsp/server.ts).
+ * the user's diagnostics are the same with it or without it. `startServer` starts it once the server
+ * has been idle a while after publishing diagnostics (so that the first diagnostics do not wait for
+ * the warm-up's first, cold analysis), runs one step at a time when no re-check is pending, and stops
+ * at the first edit (see lsp/server.ts).
  */
 import { join } from "node:path";
 import { tmpdir } from "node:os";
