@@ -21,6 +21,7 @@ import {
   complete, definition, didYouMeanFix, documentSymbols, hover, inlayHints, references, rename, semanticTokens, StdIndex,
   TOKEN_MODIFIERS, TOKEN_TYPES, type DocSymbol,
 } from "./features.js";
+import { warmUp } from "./warmup.js";
 import { oversized, Workspace, type Analysis } from "./workspace.js";
 
 /** Quiet time after an analysis before the disk is checked for changes the editor did not report. */
@@ -125,8 +126,27 @@ export function startServer(connection: Connection = createConnection(ProposedFe
     idle.unref();
   };
 
-  documents.onDidOpen((e) => schedule(e.document.uri));
+  // The warm-up (lsp/warmup.ts): after `initialized`, one step at a time whenever no re-check is
+  // pending, until it is done or the first edit (TCOD_LSP_WARMUP=0: none).
+  let warming: Generator<void, void, void> | undefined;
+  const warmStep = () => {
+    if (!warming) return;
+    if (scheduled) { setImmediate(warmStep); return; }
+    if (warming.next().done) warming = undefined;
+    else setImmediate(warmStep);
+  };
+  connection.onInitialized(() => {
+    if (process.env.TCOD_LSP_WARMUP === "0") return;
+    warming = warmUp();
+    setImmediate(warmStep);
+  });
+
+  // TextDocuments reports an open as a content change too, right after `onDidOpen`.
+  let opening = false;
+  documents.onDidOpen((e) => { opening = true; schedule(e.document.uri); });
   documents.onDidChangeContent((e) => {
+    if (!opening) warming = undefined;
+    opening = false;
     ws.setOpen(toPath(e.document.uri), e.document.getText());
     // Files importing this one are re-checked too.
     for (const other of documents.all()) if (other.uri === e.document.uri || ws.analysesLoading(toPath(e.document.uri)).some((a) => a.path === toPath(other.uri))) schedule(other.uri);
