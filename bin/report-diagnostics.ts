@@ -7,7 +7,12 @@ import { CompileError, render, toJsonLine, type CompileResult } from "../compile
 import { formatUserError, type UserError } from "../plan/errors.js";
 import { jsonError, jsonMode, result } from "./json-output.js";
 
-export function printDiagnostics(r: Pick<CompileResult, "diagnostics" | "sources">, json0: boolean): void {
+/** `writeErr`: how text reaches stderr (`tcod check` writes to its descriptor directly). */
+export function printDiagnostics(
+  r: Pick<CompileResult, "diagnostics" | "sources">,
+  json0: boolean,
+  writeErr: (text: string) => void = (text) => void process.stderr.write(text),
+): void {
   const json = json0 || jsonMode();
   if (json) {
     const errors = r.diagnostics.filter((x) => x.severity === "error").length;
@@ -15,12 +20,12 @@ export function printDiagnostics(r: Pick<CompileResult, "diagnostics" | "sources
   }
   for (const dg of r.diagnostics) {
     if (json) process.stdout.write(toJsonLine(dg) + "\n");
-    else process.stderr.write(render(dg, (f) => r.sources.get(f)) + "\n\n");
+    else writeErr(render(dg, (f) => r.sources.get(f)) + "\n\n");
   }
   if (!json && r.diagnostics.length) {
     const errors = r.diagnostics.filter((x) => x.severity === "error").length;
     const warnings = r.diagnostics.length - errors;
-    process.stderr.write(`${errors} error(s)${warnings ? `, ${warnings} warning(s)` : ""}\n`);
+    writeErr(`${errors} error(s)${warnings ? `, ${warnings} warning(s)` : ""}\n`);
   }
 }
 

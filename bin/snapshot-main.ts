@@ -74,10 +74,9 @@ curriculum paced {
 
 /**
  * A check of files this small (in all) runs without Sparkplug, V8's baseline compiler: its code
- * compiled during a check of a few KB is not run long enough to pay for itself (an example of 3 KB:
+ * compiled during a check of a few KB is not run long enough to pay for itself (an example of 2.3 KB:
  * ~3 ms less CPU without it, of ~60), while a long check gains from it (a generated file of 10 KB
- * took ~5% more CPU without it, 100 KB ~9%). Measured with bench/cold-check.bench.mjs and the
- * generator of bench/check-size.bench.mjs. Only the speed changes.
+ * took ~5% more CPU without it, 100 KB ~9%): bench/results/cold-check.md. Only the speed changes.
  */
 const NO_SPARKPLUG_BELOW_BYTES = 8 * 1024;
 

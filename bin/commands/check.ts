@@ -17,24 +17,28 @@ export function register(program: Command): void {
 
 function run(files: string[], o: { json?: boolean; maxPoints?: string }): void {
   const r = checkFiles(files, parseMaxPoints(o.maxPoints));
-  printDiagnostics(r, !!o.json);
-  if (!o.json && r.ok) {
-    const line = `ok: ${files.length} file(s), ${r.plans.length} plan(s)\n`;
-    if (r.diagnostics.length === 0) writeFirst(line);
-    else process.stderr.write(line);
-  }
+  printDiagnostics(r, !!o.json, writeErr);
+  if (!o.json && r.ok) writeErr(`ok: ${files.length} file(s), ${r.plans.length} plan(s)\n`);
   result({ files: files.length, plans: r.plans.map((p) => p.plan.name) });
   process.exitCode = r.ok ? EXIT_OK : EXIT_USER;
 }
 
+/** Whether stderr's output has gone through `process.stderr` (then all of it does, in order). */
+let streamed = false;
+
 /**
- * Writes `text` to stderr straight to file descriptor 2 when nothing has been written there yet
- * (a clean check's only output). Creating `process.stderr` costs ~4.5 ms at a cold start when
- * stderr is a pipe (Node.js loads `net` for its socket), as it is under an editor, CI, `2>&1 | …`
- * and bench/cold-check.bench.mjs; the bytes written are the same. Whatever writeSync does not take
- * (EAGAIN on a non-blocking pipe, EPIPE, a closed descriptor) goes to `process.stderr`, as before.
+ * Writes `text` to stderr, straight to file descriptor 2 while nothing has been left to
+ * `process.stderr` (all of a check's stderr output comes through here). Creating `process.stderr`
+ * costs ~4.5 ms at a cold start when stderr is a pipe (Node.js loads `net` for its socket), as it is
+ * under an editor, CI, `2>&1 | …` and bench/cold-check.bench.mjs; the bytes written are the same.
+ * What writeSync does not take (EAGAIN on a non-blocking pipe, EPIPE, a closed descriptor) goes to
+ * `process.stderr`, as before, and so does every later write.
  */
-function writeFirst(text: string): void {
+function writeErr(text: string): void {
+  if (streamed) {
+    process.stderr.write(text);
+    return;
+  }
   const bytes = Buffer.from(text);
   let done = 0;
   try {
@@ -46,7 +50,10 @@ function writeFirst(text: string): void {
   } catch {
     // left to process.stderr below
   }
-  if (done < bytes.length) process.stderr.write(bytes.subarray(done));
+  if (done < bytes.length) {
+    streamed = true;
+    process.stderr.write(bytes.subarray(done));
+  }
 }
 
 /**
@@ -55,10 +62,10 @@ function writeFirst(text: string): void {
  * each start. Prints nothing.
  */
 export function warmUp(): void {
-  // writeFirst(""): a write of zero bytes to fd 2, which compiles fs.writeSync too.
+  // writeErr(""): a write of zero bytes to fd 2, which compiles fs.writeSync too.
   parseMaxPoints(undefined);
-  printDiagnostics({ diagnostics: [], sources: new Map() }, false);
-  writeFirst("");
+  printDiagnostics({ diagnostics: [], sources: new Map() }, false, writeErr);
+  writeErr("");
   direct([]);
   result({});
 }
