@@ -44,9 +44,9 @@ const THIS = await workspaceOf(ROOT, "this", true);
 // The bench runs under the V8 flags `tcod lsp` runs under (lsp/node-flags.ts; since session 10), as
 // its cold processes do: started without them, it runs itself again with them. The baseline's
 // sessions share this process and its flags (the ratios are the code's); its cold processes run
-// under its own.
+// under its own. BENCH_NODE_DEFAULTS=1: this process runs under Node.js's defaults (to compare).
 const FLAGS = THIS.LSP_NODE_FLAGS ?? [];
-if (!process.env.BENCH_CHILD && FLAGS.some((f) => !process.execArgv.includes(f))) {
+if (!process.env.BENCH_CHILD && !process.env.BENCH_NODE_DEFAULTS && FLAGS.some((f) => !process.execArgv.includes(f))) {
   rmSync(THIS.bundle, { force: true });
   const again = spawnSync(process.execPath, [...process.execArgv, ...FLAGS, ...process.argv.slice(1)], { stdio: "inherit" });
   process.exit(again.status ?? 1);
