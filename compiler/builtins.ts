@@ -389,9 +389,9 @@ export function coreBuiltins(): Map<string, Value> {
         template: TEMPLATE_PLACEHOLDERS, template_no_history: TEMPLATE_PLACEHOLDERS, history_entry: HISTORY_ENTRY_PLACEHOLDERS,
       };
       for (const [k, names] of Object.entries(allowed)) {
-        for (const m of string(a, k).matchAll(/\{(\w+)\}/g)) {
-          if (!names.includes(m[1]!)) {
-            call.report(d.invalidValue({ what: `placeholder in ${k}`, detail: dt.placeholderNotFilled({ placeholder: `{${m[1]}}`, suggestion: suggestPlaceholder(m[1]!, names) }), hint: h.placeholdersOf({ field: k, names: names.map((n) => `{${n}}`).join(" ") }) }), call.argSpans.get(k));
+        for (const name of placeholders(string(a, k))) {
+          if (!names.includes(name)) {
+            call.report(d.invalidValue({ what: `placeholder in ${k}`, detail: dt.placeholderNotFilled({ placeholder: `{${name}}`, suggestion: suggestPlaceholder(name, names) }), hint: h.placeholdersOf({ field: k, names: names.map((n) => `{${n}}`).join(" ") }) }), call.argSpans.get(k));
             return invalid(call.span);
           }
         }
@@ -424,6 +424,26 @@ export function coreBuiltins(): Map<string, Value> {
 }
 
 /** " (did you mean {x}?)" for the closest placeholder name, else "". */
+/**
+ * The names of a template's placeholders, in order: what `/\{(\w+)\}/g` matches, found without a
+ * regular expression (V8 compiles one again at every start, and a check reads a few templates).
+ */
+function placeholders(text: string): string[] {
+  const out: string[] = [];
+  for (let i = text.indexOf("{"); i >= 0; i = text.indexOf("{", i + 1)) {
+    let j = i + 1;
+    while (j < text.length && isWordChar(text.charCodeAt(j))) j++;
+    if (j > i + 1 && text.charCodeAt(j) === 125) {
+      out.push(text.slice(i + 1, j));
+      i = j;
+    }
+  }
+  return out;
+}
+
+/** `\w`: an ASCII letter, digit or underscore. */
+const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+
 function suggestPlaceholder(name: string, names: readonly string[]): string {
   const best = closestName(name, names);
   return best === undefined ? "" : dt.placeholderSuggestion({ placeholder: `{${best}}` });

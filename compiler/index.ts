@@ -138,7 +138,12 @@ class SourceCache {
   constructor(readonly host?: CompileHost) {}
   read = (p: string): string => {
     let t = this.texts.get(p);
-    if (t === undefined) { t = this.host ? this.host.read(p) : readTextFile(p); this.texts.set(p, t); }
+    if (t === undefined) {
+      // A stdlib file as parsed before (stdlibParses): its text is that record's, one string for both.
+      if (this.host) t = this.host.read(p);
+      else { t = readTextFile(p); t = stdlibRecord(t, p)?.text ?? t; }
+      this.texts.set(p, t);
+    }
     return t;
   };
   /** ASTs are immutable data: every loader of the compilation shares them. */
@@ -152,30 +157,45 @@ class SourceCache {
 /**
  * Parses of stdlib modules, shared by the compilations of a process (`tcod check a.tcod b.tcod`
  * parses std/ once) and carried by the start-up snapshot of `tcod check` (bin/snapshot-main.ts),
- * where they were parsed at build time: by name inside std/, with the folder they were parsed in.
+ * where they were parsed at build time: by name inside std/, with the folder they were parsed in,
+ * and the text's sha256 once asked (`moduleHash`). A compilation without a host reads a stdlib file
+ * of the same text as this record's string (`SourceCache.read`), so the snapshot holds each text once.
  */
-const stdlibParses = new Map<string, { dir: string; text: string; result: ReturnType<typeof parse> }>();
+const stdlibParses = new Map<string, StdlibRecord>();
+interface StdlibRecord { dir: string; text: string; result: ReturnType<typeof parse>; sha256?: string }
+
+/** The record of stdlib file `file` when `text` is the text it was parsed from. */
+function stdlibRecord(text: string, file: string): StdlibRecord | undefined {
+  const dir = findStdlibDir();
+  if (!file.startsWith(dir + sep)) return undefined;
+  const hit = stdlibParses.get(file.slice(dir.length));
+  return hit && hit.text === text ? hit : undefined;
+}
 
 function parseShared(text: string, file: string): ReturnType<typeof parse> {
   const dir = findStdlibDir();
   if (!file.startsWith(dir + sep)) return parse(text, file);
-  const name = file.slice(dir.length);
-  const hit = stdlibParses.get(name);
-  if (hit && hit.text === text) {
+  const hit = stdlibRecord(text, file);
+  if (hit) {
     // Parsed where the package was then (a snapshot built before the package moved): same text, so
     // the same tree, with its spans naming the file where it is now.
     if (hit.dir !== dir) { rebase(hit.result, file); hit.dir = dir; }
     return hit.result;
   }
   const result = parse(text, file);
-  stdlibParses.set(name, { dir, text, result });
+  stdlibParses.set(file.slice(dir.length), { dir, text, result });
   return result;
 }
 
-/** Parses every stdlib module now (the start-up snapshot carries them). */
+/** Parses and hashes every stdlib module now (the start-up snapshot carries them). */
 export function preparseStdlib(): void {
   const dir = findStdlibDir();
-  for (const n of readdirSync(dir)) if (n.endsWith(".tcod")) parseShared(readFileSync(join(dir, n), "utf8"), join(dir, n));
+  for (const n of readdirSync(dir)) {
+    if (!n.endsWith(".tcod")) continue;
+    const text = readFileSync(join(dir, n), "utf8");
+    parseShared(text, join(dir, n));
+    stdlibRecord(text, join(dir, n))!.sha256 = sha256(text);
+  }
 }
 
 /** Points every span of a parse at `file` (in place). */
@@ -350,12 +370,11 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
   const exts = modules.map((m) => m.ts).filter((t): t is TsExtension => !!t);
   const sweep = point.length ? Object.fromEntries(point.map((s) => [s.target.join("."), s.text.replace(/\s+/g, "")])) : undefined;
   const planName = name + (sweep ? "@" + Object.entries(sweep).map(([k, v]) => `${k}=${v}`).join(",") : "");
-  const bundleFile = `${safeFileName(planName)}.plan.bundle.mjs`;
   const plan = lower(cv, ev.check, {
     sources: modules.map((m) => ({ path: m.display, sha256: m.ts ? sha256(cache.read(m.path)) : moduleHash(m) })).sort((a, b) => byCodeUnits(a.path, b.path)),
     ...(sweep ? { sweep } : {}),
     describe: (s) => loader.describe(s),
-    ...(exts.length ? { extensions: { bundle: bundleFile, functions: Object.fromEntries(exts.flatMap((e) => e.functions.map((f) => [f.planName, { params: paramNames(f), returns: "number", level: f.kind === "turn" ? "turn" : f.kind === "step" ? "step" : "any" }]))) } } : {}),
+    ...(exts.length ? { extensions: { bundle: `${safeFileName(planName)}.plan.bundle.mjs`, functions: Object.fromEntries(exts.flatMap((e) => e.functions.map((f) => [f.planName, { params: paramNames(f), returns: "number", level: f.kind === "turn" ? "turn" : f.kind === "step" ? "step" : "any" }]))) } } : {}),
     // A point whose fields are another point's values but for the horizon lowers only the horizon.
     ...(share ? { ...(share.lowered ? { reuse: share.lowered } : {}), keep: (p: LoweredPoint) => { share.lowered = p; } } : {}),
   });
@@ -597,18 +616,25 @@ export function safeFileName(name: string): string {
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 /** A module's text hash, once per module (an editor's compilations share unchanged modules). */
 const moduleHashes = new WeakMap<Module, string>();
-/** The last texts hashed (a sweep point's loader loads the entry again; an editor's keystroke hashes it once). */
-const textHashes = new Map<string, string>();
 function moduleHash(m: Module): string {
   let h = moduleHashes.get(m);
   if (h === undefined) {
-    h = textHashes.get(m.text);
-    if (h === undefined) {
-      h = sha256(m.text);
-      if (textHashes.size >= 8) textHashes.delete(textHashes.keys().next().value!);
-      textHashes.set(m.text, h);
-    }
+    // A stdlib text's hash is kept with its parse (the start-up snapshot's were computed when built).
+    const record = stdlibRecord(m.text, m.path);
+    h = record ? (record.sha256 ??= sha256(m.text)) : textHash(m.text);
     moduleHashes.set(m, h);
+  }
+  return h;
+}
+
+/** The last texts hashed (a sweep point's loader loads the entry again; an editor's keystroke hashes it once). */
+const textHashes = new Map<string, string>();
+function textHash(text: string): string {
+  let h = textHashes.get(text);
+  if (h === undefined) {
+    h = sha256(text);
+    if (textHashes.size >= 8) textHashes.delete(textHashes.keys().next().value!);
+    textHashes.set(text, h);
   }
   return h;
 }

@@ -12,10 +12,10 @@
  * for a package's relative imports). `std/` and package specifiers may not contain `.`/`..` segments.
  * Nothing outside the region is read, so no error can show its content.
  */
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { fileReadError, mib, notRegularFile, readTextFile } from "../plan/read-file.js";
 import { exports as exportsOf } from "resolve.exports";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { packageFile } from "../plan/package-files.js";
 import type { CurriculumDecl, Decl, FnDecl, ImportDecl, LetDecl, ModelDecl, SourceFile, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
@@ -81,7 +81,35 @@ export interface LoaderFs {
   realpath(path: string): string;
 }
 
-export const diskFs: LoaderFs = { read: (p) => readFileSync(p, "utf8"), isFile, realpath, notAFile: (p) => notRegularFile(p)?.message };
+/**
+ * The disk as one loader sees it when no host gives a `LoaderFs`: asked each time, but for real
+ * paths, found once per path in a loader (every import asks the real path of its file and of the
+ * folder it must stay in, and a load's files share a few folders): component by component, as
+ * `realpathSync` does, but each folder's from the real path of its parent found before, with one
+ * lstat for the last name (`realpathSync` makes one per component at every call).
+ */
+function diskFs(): LoaderFs {
+  const known = new Map<string, string | null>();
+  /** `p` with every symlink resolved; null when it cannot be (missing, a loop, no permission). */
+  const real = (p: string): string | null => {
+    let r = known.get(p);
+    if (r === undefined) known.set(p, (r = resolveReal(p)));
+    return r;
+  };
+  const resolveReal = (p: string): string | null => {
+    const dir = dirname(p);
+    if (dir === p) return realpathOrNull(p);
+    const realDir = real(dir);
+    if (realDir === null) return null;
+    try {
+      if (lstatSync(p).isSymbolicLink()) return realpathOrNull(p);
+    } catch {
+      return null;
+    }
+    return join(realDir, basename(p));
+  };
+  return { read: (p) => readFileSync(p, "utf8"), isFile, realpath: (p) => real(p) ?? p, notAFile: (p) => notRegularFile(p)?.message };
+}
 
 export interface LoaderOptions {
   fs?: LoaderFs;
@@ -291,7 +319,7 @@ export class ModuleLoader {
     private readonly parseText: typeof parse = parse,
     opts: LoaderOptions = {},
   ) {
-    this.fs = opts.fs ?? diskFs;
+    this.fs = opts.fs ?? diskFs();
     this.reuse = opts.reuse;
     this.resolved = opts.resolved;
     this.shared = opts.shared;
@@ -421,7 +449,7 @@ export class ModuleLoader {
     // Resolved by the first load of this compilation (the same files, the same graph: no cycle
     // through it either); a TypeScript extension is loaded through `resolveImport`.
     const known = this.resolved?.get(decl);
-    const target = known !== undefined && !/\.(ts|mts)$/.test(known) ? this.load(known, decl) : this.resolveImport(mod, decl);
+    const target = known !== undefined && !isTsPath(known) ? this.load(known, decl) : this.resolveImport(mod, decl);
     if (target) {
       this.importTargets.set(decl, target.path);
       mod.deps.push({ decl, target });
@@ -510,7 +538,7 @@ export class ModuleLoader {
       this.sink.add(d.importCycle({ chain }), decl.fromSpan);
       return undefined;
     }
-    if (/\.(ts|mts)$/.test(found)) return this.loadTs(found, decl);
+    if (isTsPath(found)) return this.loadTs(found, decl);
     return this.load(found, decl);
   }
 
@@ -581,6 +609,9 @@ function exportedPaths(exp: unknown): string {
   return keys.length ? keys.map((k) => `'${k}'`).join(", ") : "'.'";
 }
 
+/** A TypeScript extension's path (`.ts`, `.mts`); a string test, not a regular expression compiled at each start. */
+const isTsPath = (p: string): boolean => p.endsWith(".ts") || p.endsWith(".mts");
+
 function isInside(p: string, root: string): boolean {
   const rel = relative(root, p);
   return rel === "" || (rel !== ".." && !rel.startsWith(".." + sep) && !isAbsolute(rel));
@@ -597,7 +628,11 @@ function isFile(p: string): boolean {
 
 /** The path with every symlink resolved (the path itself when it cannot be resolved). */
 function realpath(p: string): string {
-  try { return realpathSync(p); } catch { return p; }
+  return realpathOrNull(p) ?? p;
+}
+
+function realpathOrNull(p: string): string | null {
+  try { return realpathSync(p); } catch { return null; }
 }
 
 export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {

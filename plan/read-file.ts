@@ -5,7 +5,7 @@
  * why about "it" and whose `kind` says which case it is; callers name the file and turn them into
  * their coded diagnostic.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, type Stats } from "node:fs";
 
 /** Source files (.tcod) are read up to this size (check time against size: bench/results/check-size.md). */
 export const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
@@ -46,6 +46,10 @@ export function fileReadError(e: unknown): FileReadError {
 export function notRegularFile(path: string): FileReadError | undefined {
   let st;
   try { st = statSync(path); } catch { return undefined; }
+  return notRegular(st);
+}
+
+function notRegular(st: Stats): FileReadError | undefined {
   if (st.isDirectory()) return new FileReadError("it is a folder, not a file", "folder");
   if (!st.isFile()) return new FileReadError("it is not a regular file (a device, pipe or socket)", "special");
   return undefined;
@@ -57,9 +61,10 @@ export function notRegularFile(path: string): FileReadError | undefined {
  */
 export function readTextFile(path: string, maxBytes = MAX_SOURCE_BYTES): string {
   try {
-    const notFile = notRegularFile(path);
-    if (notFile) throw notFile;
+    // One stat for both questions (a check stats every file it reads).
     const st = statSync(path);
+    const notFile = notRegular(st);
+    if (notFile) throw notFile;
     if (st.size > maxBytes) throw new FileReadError(`it is ${mib(st.size)}; tcod reads files up to ${mib(maxBytes)}`, "tooLarge", st.size, maxBytes);
     return readFileSync(path, "utf8");
   } catch (e) {
