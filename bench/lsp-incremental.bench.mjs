@@ -8,7 +8,10 @@
 // curriculum (its text changes: that curriculum, every sweep point of it, is compiled again).
 // Targets: p95 ≤ 10 ms on the examples, ≤ 50 ms in the 1,000-module project.
 // Wall time and CPU time (process.cpuUsage around each analysis) are both recorded: on a loaded
-// machine the wall time includes waiting for a core; the load average is recorded with them.
+// machine the wall time includes waiting for a core; the load average is recorded with them. On
+// Linux, also the main thread's CPU time (`main_cpu_*`): process CPU counts V8's compiler and GC
+// helper threads too, which in a new process are much of it (see mainThreadMs).
+// The process runs under the V8 flags of `tcod lsp` (lsp/node-flags.ts), as the server does.
 // Usage: node bench/lsp-incremental.bench.mjs [edits]   → bench/results/lsp-incremental.json
 import { build } from "esbuild";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -24,10 +27,11 @@ const loadStart = loadavg().map((x) => Number(x.toFixed(2)));
 async function workspaceOf(root, tag, keep = false) {
   const out = join(ROOT, "dist", `lsp-bench-${process.pid}-${tag}.mjs`);
   if (process.env.BENCH_CHILD) return (await import(pathToFileURL(JSON.parse(process.env.BENCH_CHILD).bundle).href));
-  // This build's bundle also has the server's warm-up (lsp/warmup.ts), when it has one.
-  const warmup = tag === "this" && existsSync(join(root, "lsp/warmup.ts")) ? 'export { warmUp } from "./lsp/warmup.ts";' : "";
+  // With the server's warm-up (lsp/warmup.ts) and its V8 flags (lsp/node-flags.ts), where the build has them.
+  const warmup = existsSync(join(root, "lsp/warmup.ts")) ? 'export * from "./lsp/warmup.ts";' : "";
+  const flags = existsSync(join(root, "lsp/node-flags.ts")) ? 'export { LSP_NODE_FLAGS } from "./lsp/node-flags.ts";' : "";
   await build({
-    stdin: { contents: 'export { Workspace } from "./lsp/workspace.ts";' + warmup, resolveDir: root, loader: "ts" },
+    stdin: { contents: 'export { Workspace } from "./lsp/workspace.ts";' + warmup + flags, resolveDir: root, loader: "ts" },
     outfile: out, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "warning",
     external: ["ts-morph", "esbuild"],
     define: { "process.env.TCOD_SKIP_GRAMMAR_VALIDATION": '"1"' },
@@ -37,11 +41,30 @@ async function workspaceOf(root, tag, keep = false) {
   try { return (await import(pathToFileURL(out).href)); } finally { rmSync(out, { force: true }); }
 }
 const THIS = await workspaceOf(ROOT, "this", true);
+// The bench runs under the V8 flags `tcod lsp` runs under (lsp/node-flags.ts; since session 10), as
+// its cold processes do: started without them, it runs itself again with them. The baseline's
+// sessions share this process and its flags (the ratios are the code's); its cold processes run
+// under its own.
+const FLAGS = THIS.LSP_NODE_FLAGS ?? [];
+if (!process.env.BENCH_CHILD && FLAGS.some((f) => !process.execArgv.includes(f))) {
+  rmSync(THIS.bundle, { force: true });
+  const again = spawnSync(process.execPath, [...process.execArgv, ...FLAGS, ...process.argv.slice(1)], { stdio: "inherit" });
+  process.exit(again.status ?? 1);
+}
 const Workspace = THIS.Workspace;
 // BENCH_BASELINE=DIR: a checkout of the baseline (node_modules linked), timed in the same run, each
 // session right before this build's, for ratios measured under the same load.
-const BASELINE = process.env.BENCH_BASELINE && !process.env.BENCH_CHILD ? (await workspaceOf(resolve(process.env.BENCH_BASELINE), "baseline")).Workspace : undefined;
+const BASE = process.env.BENCH_BASELINE && !process.env.BENCH_CHILD ? await workspaceOf(resolve(process.env.BENCH_BASELINE), "baseline", true) : undefined;
+const BASELINE = BASE?.Workspace;
 
+/**
+ * CPU time of this process's main thread so far, ms (Linux: the scheduler's run time of the thread,
+ * in ns), else undefined. process.cpuUsage counts every thread: also V8's optimizing compiler and
+ * GC helper threads, which run beside the main thread and, where a core is free, do not delay the
+ * diagnostics; the main thread's time is the re-check's own (since session 10, both are recorded).
+ */
+const MAIN_THREAD = `/proc/self/task/${process.pid}/schedstat`;
+const mainThreadMs = existsSync(MAIN_THREAD) ? () => Number(readFileSync(MAIN_THREAD, "utf8").split(" ")[0]) / 1e6 : () => undefined;
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
 /** The number literals of `text` between offsets a and b (not inside comments or strings), as [offset, text]. */
@@ -157,16 +180,19 @@ function timed(Workspace, path, edited, base, kind, edit, n = edits) {
   const first = ws.analyze(path);
   const times = [];
   const cpu = [];
+  const main = [];
   for (let i = 0; i < n; i++) {
     const text = edit(i);
     if (text === base && kind !== "ident") throw new Error(`${edited}: ${kind} edit ${i} changed nothing`);
     ws.setOpen(edited, text);
+    const m0 = mainThreadMs();
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     const a = ws.analyze(path);
     times.push(performance.now() - t0);
     const c = process.cpuUsage(c0);
     cpu.push((c.user + c.system) / 1000);
+    if (m0 !== undefined) main.push(mainThreadMs() - m0);
     // A valid edit keeps the file's diagnostics (their number); `ident`'s odd edits are the file again.
     if ((kind !== "ident" || text === base) && a.result.diagnostics.length !== first.result.diagnostics.length) throw new Error(`${path}: the ${kind} edit ${i} changed the diagnostics: ${codes(a)} (was ${codes(first)})`);
     if (kind === "ident" && text !== base && a.result.diagnostics.length === first.result.diagnostics.length) throw new Error(`${path}: the ident edit ${i} is not an error`);
@@ -177,6 +203,7 @@ function timed(Workspace, path, edited, base, kind, edit, n = edits) {
     cpu_total_ms: Number(cpu.reduce((a, b) => a + b, 0).toFixed(1)), [`cpu_max_first_${firstN}_ms`]: Number(Math.max(...cpu.slice(0, firstN)).toFixed(2)),
     first_ms: Number(first.ms.toFixed(1)), median_ms: Number(pct(times, 50).toFixed(2)), p95_ms: Number(pct(times, 95).toFixed(2)),
     cpu_median_ms: Number(pct(cpu, 50).toFixed(2)), cpu_p95_ms: Number(pct(cpu, 95).toFixed(2)), cpu_edits_over_10ms: over, diagnostics: first.result.diagnostics.length,
+    ...(main.length ? { main_cpu_median_ms: Number(pct(main, 50).toFixed(2)), main_cpu_p95_ms: Number(pct(main, 95).toFixed(2)), main_cpu_edits_over_10ms: main.filter((x) => x > 10).length } : {}),
   };
 }
 
@@ -196,15 +223,16 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
 if (process.env.BENCH_CHILD) {
   const cfg = JSON.parse(process.env.BENCH_CHILD);
   const out = { kinds: {} };
-  { const ws = new Workspace(); ws.setOpen(cfg.file, readFileSync(cfg.file, "utf8")); ws.analyze(cfg.file); }
+  const base = readFileSync(cfg.file, "utf8");
+  { const ws = new Workspace(); ws.setOpen(cfg.file, base); ws.analyze(cfg.file); }
   if (cfg.warmup) {
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    for (const _ of THIS.warmUp());
+    // Since session 10 the server's warm-up also types into a copy of the opened document.
+    for (const _ of (THIS.documentEdits ? THIS.warmUp([{ path: cfg.file, text: base }]) : THIS.warmUp()));
     const c = process.cpuUsage(c0);
     out.server_warmup = { cpu_ms: Number(((c.user + c.system) / 1000).toFixed(1)), wall_ms: Number((performance.now() - t0).toFixed(1)), rss_mb: Math.round(process.memoryUsage().rss / 2 ** 20) };
   }
-  const base = readFileSync(cfg.file, "utf8");
   for (const [kind, i] of Object.entries(cfg.index)) out.kinds[kind] = timed(Workspace, cfg.file, cfg.file, base, kind, candidatesOf(base, kind)[i], WARMUP);
   out.rss_mb_end = Math.round(process.memoryUsage().rss / 2 ** 20);
   console.log(JSON.stringify(out));
@@ -225,6 +253,10 @@ const summary = (xs) => (xs.length === 0 ? { examples: 0 } : {
   cpu_p95_ms_max: Number(Math.max(...xs.map((e) => e.cpu_p95_ms)).toFixed(2)), cpu_p95_ms_median: Number(pct(xs.map((e) => e.cpu_p95_ms), 50).toFixed(2)),
   examples_cpu_p95_over_10ms: xs.filter((e) => e.cpu_p95_ms > 10).map((e) => `${e.file} ${e.cpu_p95_ms}`),
   worst_cpu: xs.reduce((a, b) => (b.cpu_p95_ms > a.cpu_p95_ms ? b : a)).file,
+  ...(xs[0].main_cpu_p95_ms !== undefined ? {
+    main_cpu_p95_ms_max: Number(Math.max(...xs.map((e) => e.main_cpu_p95_ms)).toFixed(2)), main_cpu_p95_ms_median: Number(pct(xs.map((e) => e.main_cpu_p95_ms), 50).toFixed(2)),
+    examples_main_cpu_p95_over_10ms: xs.filter((e) => e.main_cpu_p95_ms > 10).map((e) => `${e.file} ${e.main_cpu_p95_ms}`),
+  } : {}),
   ...(xs[0].baseline ? {
     baseline_cpu_p50_ms_median: Number(pct(xs.map((e) => e.baseline.cpu_median_ms), 50).toFixed(2)),
     baseline_cpu_p95_ms_max: Number(Math.max(...xs.map((e) => e.baseline.cpu_p95_ms)).toFixed(2)),
@@ -258,12 +290,17 @@ rmSync(dir, { recursive: true, force: true });
 // above runs every example in one process, so past its first examples the compiler's code is
 // already compiled by the JIT; here each run is a new process (BENCH_CHILD) that analyses one
 // example and times the first WARMUP edits of each kind, each on a new workspace as above: without
-// the server's warm-up, and (when this build has one) after it. BENCH_COLD: the examples,
-// BENCH_COLD_RUNS: runs of each (alternating), 0: none.
+// the server's warm-up, and (when this build has one) after it; with BENCH_BASELINE, the baseline's
+// processes too (summarized as `baseline`). BENCH_COLD: the examples, BENCH_COLD_RUNS: runs of each
+// (alternating), 0: none.
 const COLD = (process.env.BENCH_COLD ?? "alfworld/paced-f2b,alfworld/atod,alfworld/tcod-b2f,scienceworld/embedded-f2b,texthouse/gpu/turnopd,webshop/opd").split(",").filter(Boolean);
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 2);
 const coldRuns = [];
-for (let r = 0; r < COLD_RUNS; r++) for (const name of COLD) for (const warmup of THIS.warmUp ? [false, true] : [false]) {
+// Each process runs under its build's server flags (lsp/node-flags.ts: how `tcod lsp` is started),
+// the baseline's (BENCH_BASELINE) right before this build's.
+const builds = [...(BASE ? [["baseline", BASE]] : []), ["this", THIS]];
+for (let r = 0; r < COLD_RUNS; r++) for (const name of COLD) for (const warmup of THIS.warmUp ? [false, true] : [false]) for (const [tag, B] of builds) {
+  if (warmup && !B.warmUp) continue;
   const file = join(ROOT, "examples", `${name}.tcod`);
   const index = {};
   for (const k of KINDS) {
@@ -271,17 +308,21 @@ for (let r = 0; r < COLD_RUNS; r++) for (const name of COLD) for (const warmup o
     if (!editFns.has(key)) session(file, file, k, 1);
     if (editIndex.get(key) >= 0) index[k] = editIndex.get(key);
   }
-  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), String(edits)], { env: { ...process.env, BENCH_CHILD: JSON.stringify({ bundle: THIS.bundle, file, warmup, index }) }, encoding: "utf8" });
+  const child = spawnSync(process.execPath, [...(B.LSP_NODE_FLAGS ?? []), fileURLToPath(import.meta.url), String(edits)], { env: { ...process.env, BENCH_CHILD: JSON.stringify({ bundle: B.bundle, file, warmup, index }) }, encoding: "utf8" });
   if (child.status !== 0) throw new Error(`cold run of ${name}: ${child.stderr}`);
-  coldRuns.push({ file: name, server_warmup: warmup, ...JSON.parse(child.stdout.trim().split("\n").pop()) });
+  coldRuns.push({ build: tag, file: name, server_warmup: warmup, ...JSON.parse(child.stdout.trim().split("\n").pop()) });
 }
-rmSync(THIS.bundle, { force: true });
+for (const [, B] of builds) rmSync(B.bundle, { force: true });
 const coldSummary = (runs) => {
   const sessions = runs.flatMap((r) => Object.values(r.kinds));
   const medians = sessions.map((s) => s.cpu_median_ms);
   return {
     processes: runs.length, sessions: sessions.length, edits: sessions.length * WARMUP,
     edits_cpu_over_10ms: sessions.reduce((a, s) => a + s.cpu_edits_over_10ms, 0),
+    ...(sessions[0]?.main_cpu_edits_over_10ms !== undefined ? {
+      edits_main_thread_cpu_over_10ms: sessions.reduce((a, s) => a + s.main_cpu_edits_over_10ms, 0),
+      sessions_main_thread_cpu_max_over_10ms: sessions.filter((s) => s.main_cpu_p95_ms > 10).length,
+    } : {}),
     sessions_cpu_max_over_10ms: sessions.filter((s) => s.cpu_p95_ms > 10).length,
     cpu_ms_per_process: Number((sessions.reduce((a, s) => a + s.cpu_total_ms, 0) / Math.max(1, runs.length)).toFixed(1)),
     cpu_p50_ms_median: medians.length ? Number(pct(medians, 50).toFixed(2)) : undefined,
@@ -292,14 +333,19 @@ const coldSummary = (runs) => {
     rss_mb_end_median: runs.length ? pct(runs.map((r) => r.rss_mb_end), 50) : undefined,
   };
 };
+const coldOf = (B, tag) => ({
+  node_flags: B.LSP_NODE_FLAGS ?? [],
+  without_server_warmup: coldSummary(coldRuns.filter((r) => r.build === tag && !r.server_warmup)),
+  ...(B.warmUp ? { after_server_warmup: coldSummary(coldRuns.filter((r) => r.build === tag && r.server_warmup)) } : {}),
+});
 const cold = COLD_RUNS > 0 ? {
   examples: COLD, runs: COLD_RUNS, edits_per_kind: WARMUP,
-  without_server_warmup: coldSummary(coldRuns.filter((r) => !r.server_warmup)),
-  ...(THIS.warmUp ? { after_server_warmup: coldSummary(coldRuns.filter((r) => r.server_warmup)) } : {}),
+  ...coldOf(THIS, "this"),
+  ...(BASE ? { baseline: coldOf(BASE, "baseline") } : {}),
 } : undefined;
 
 const result = {
-  date: new Date().toISOString(), node: process.version, cpus: cpus().length, edits,
+  date: new Date().toISOString(), node: process.version, node_flags: process.execArgv, cpus: cpus().length, edits,
   loadavg_at_start: loadStart, loadavg_at_end: loadavg().map((x) => Number(x.toFixed(2))),
   warmup_edits: WARMUP,
   ...Object.fromEntries(KINDS.map((k) => [`examples_${k}`, summary(byKind[k])])),

@@ -40,6 +40,11 @@ if [ "$1" = check ] && [ -z "$TCOD_NO_SNAPSHOT" ] && [ -f "$blob" ] \
   done
   set +f; unset IFS
 fi
+# `tcod lsp`, a process that lives as long as the editor: its young generation starts at 16 MB
+# rather than at 1 MB, growing only after many scavenges (slow keystrokes in an editor's first
+# minute; bench/results/lsp-incremental.md, session 10). Editors that start Node.js themselves pass
+# the flag too (editors/vscode/src/extension.ts); lsp/server.ts's LSP_NODE_FLAGS is the list.
+[ "$1" = lsp ] && exec node --min-semi-space-size=16 "$bin/tcod.mjs" "$@"
 exec node "$bin/tcod.mjs" "$@"
 */
 import "./tcod.mjs";

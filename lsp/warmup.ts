@@ -8,9 +8,16 @@
  * has been idle a while after publishing diagnostics (so that the first diagnostics do not wait for
  * the warm-up's first, cold analysis), runs one step at a time when no re-check is pending, and stops
  * at the first edit (see lsp/server.ts).
+ *
+ * Before that, it types into a copy of the document the user opened (`warmUp`'s `documents`), in a
+ * throwaway workspace of its own: the warm-up curriculum compiles the compiler, but each document
+ * has paths of its own (its stdlib functions and environments, its schedules' shapes), and in a new
+ * process those were still cold at the user's first keystrokes (bench/results/lsp-incremental.md,
+ * session 10).
  */
 import { join } from "node:path";
 import { tmpdir } from "node:os";
+import type { CurriculumDecl, Decl, NameRef, NumberLit } from "../grammar/ast.js";
 import { Workspace } from "./workspace.js";
 
 /** A file no disk has (its directory does not exist): it imports only the stdlib. */
@@ -69,12 +76,75 @@ function edited(i: number): string {
 
 /** Keystrokes of a warm-up (about 0.3 s of CPU on a warm machine; see bench/results/lsp-incremental.md). */
 export const WARMUP_STEPS = 60;
+/** Keystrokes typed into a copy of each document given to `warmUp`. */
+export const DOCUMENT_STEPS = 80;
+
+/** A document the user opened: its path (imports resolve from it) and text. */
+export interface WarmDocument { path: string; text: string }
+
+const splice = (text: string, at: number, len: number, s: string) => text.slice(0, at) + s + text.slice(at + len);
+/** A number literal's numeral typed anew, different for each n ≥ 1: 250 → 251, 252, …; 0.3 → 0.3001, …; 1e-6 → 1.001e-6, …. */
+function nudged(numeral: string, n: number): string {
+  const [mant, exp] = numeral.split(/(?=[eE])/);
+  const m = mant!.includes(".") ? `${mant}${String(n).padStart(3, "0")}` : exp !== undefined ? `${mant}.${String(n).padStart(3, "0")}` : String(Number(mant) + n);
+  return m + (exp ?? "");
+}
+
+/** The nodes of `kind` under `node` (an AST: plain objects and arrays), in source order. */
+function nodesOf<T>(node: unknown, kind: string, out: T[] = []): T[] {
+  if (Array.isArray(node)) for (const x of node) nodesOf(x, kind, out);
+  else if (node && typeof node === "object") {
+    if ((node as { kind?: string }).kind === kind) out.push(node as T);
+    for (const [k, v] of Object.entries(node)) if (k !== "span" && typeof v === "object") nodesOf(v, kind, out);
+  }
+  return out;
+}
 
 /**
- * The warm-up as steps: each call of `next()` is one analysis (the first, the file opened; then one
- * keystroke each). Diagnostics are computed and dropped.
+ * The keystrokes typed into a document, in four kinds taken in turn (each keystroke's text differs
+ * from the one before): a value appended at the end; a comment typed inside its first curriculum;
+ * each number of its first curriculum and of its `let`s and functions typed anew, one after another;
+ * a name the curriculum reads broken (its last letter deleted) and typed again. A kind the document
+ * has no place for is left out; a document with no curriculum gets only the first.
  */
-export function* warmUp(steps = WARMUP_STEPS): Generator<void, void, void> {
+export function documentEdits(text: string, decls: readonly Decl[]): (n: number) => string {
+  const kinds: ((k: number) => string)[] = [(k) => `${text}\nlet tcod_warmup_${k % 3} = ${k + 1} steps\n`];
+  const curriculum = decls.find((d): d is CurriculumDecl => d.kind === "curriculum");
+  if (curriculum) {
+    const brace = text.indexOf("{", curriculum.nameSpan.end.offset);
+    if (brace >= 0 && brace < curriculum.span.end.offset) kinds.push((k) => splice(text, brace + 1, 0, ` /* ${k} */`));
+    const numbers = nodesOf<NumberLit>([curriculum, decls.filter((d) => d.kind === "let" || d.kind === "fn")], "number")
+      .map((lit) => ({ at: lit.span.start.offset, numeral: /^\d+(?:\.\d+)?(?:[eE]-?\d+)?/.exec(text.slice(lit.span.start.offset))?.[0] }))
+      .filter((x): x is { at: number; numeral: string } => x.numeral !== undefined);
+    if (numbers.length > 0) kinds.push((k) => { const x = numbers[k % numbers.length]!; return splice(text, x.at, x.numeral.length, nudged(x.numeral, Math.floor(k / numbers.length) + 1)); });
+    const name = nodesOf<NameRef>(curriculum.fields, "name").find((r) => r.name.length > 1);
+    if (name) kinds.push((k) => (k % 2 === 0 ? splice(text, name.span.end.offset - 1, 1, "") : text));
+  }
+  return (n) => kinds[n % kinds.length]!(Math.floor(n / kinds.length));
+}
+
+/** One document's warm-up: opened in a workspace of its own, then `steps` keystrokes. */
+function* warmDocument(doc: WarmDocument, steps: number): Generator<void, void, void> {
+  const ws = new Workspace();
+  ws.setOpen(doc.path, doc.text);
+  const decls = ws.analyze(doc.path).program?.modules.get(doc.path)?.ast?.decls;
+  yield;
+  if (!decls) return;
+  const edit = documentEdits(doc.text, decls);
+  for (let i = 0; i < steps; i++) {
+    ws.setOpen(doc.path, edit(i));
+    ws.analyze(doc.path);
+    yield;
+  }
+}
+
+/**
+ * The warm-up as steps: each call of `next()` is one analysis (a file opened, or one keystroke).
+ * First each of `documents` (the user's, in workspaces of their own), then the warm-up curriculum.
+ * Diagnostics are computed and dropped.
+ */
+export function* warmUp(documents: readonly WarmDocument[] = [], steps = WARMUP_STEPS): Generator<void, void, void> {
+  for (const doc of documents) yield* warmDocument(doc, DOCUMENT_STEPS);
   const ws = new Workspace();
   ws.setOpen(PATH, SOURCE);
   ws.analyze(PATH);

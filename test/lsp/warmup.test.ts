@@ -7,7 +7,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileFile, render, type CompileResult } from "../../compiler/index.js";
-import { warmUp, warmUpSource, WARMUP_STEPS } from "../../lsp/warmup.js";
+import { parse } from "../../grammar/index.js";
+import { DOCUMENT_STEPS, documentEdits, warmUp, warmUpSource, WARMUP_STEPS } from "../../lsp/warmup.js";
 import { Workspace } from "../../lsp/workspace.js";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -29,10 +30,36 @@ describe("the language server's warm-up", () => {
     }
   });
 
+  it("types into a copy of a document: a value appended, a comment, its numbers, a name broken", () => {
+    const path = join(ROOT, "examples/alfworld/paced-f2b.tcod");
+    const text = readFileSync(path, "utf8");
+    const edit = documentEdits(text, parse(text, path).ast.decls);
+    const texts = Array.from({ length: 12 }, (_, i) => edit(i));
+    for (let i = 1; i < texts.length; i++) expect(texts[i], `keystroke ${i}`).not.toBe(texts[i - 1]);
+    expect(texts[0]).toBe(`${text}\nlet tcod_warmup_0 = 1 steps\n`);
+    expect(texts[1]).toMatch(/\ncurriculum [^\n]*\{ \/\* 0 \*\//);
+    // The curriculum's numbers typed anew, one after another (then its `let`s' and functions').
+    expect(texts[2]).toBe(text.replace("steps: 250", "steps: 251"));
+    expect(texts[6]).toBe(text.replace("batch: 16 tasks", "batch: 17 tasks"));
+    // The first name it reads, broken and typed again.
+    expect(texts[3]).toBe(text.replace("teacher: teacher\n", "teacher: teache\n"));
+    expect(texts[7]).toBe(text);
+    // A document with no curriculum: values appended only.
+    const lib = "let x = 3 steps\n";
+    const only = documentEdits(lib, parse(lib, "lib.tcod").ast.decls);
+    expect([only(0), only(1)]).toEqual([`${lib}\nlet tcod_warmup_0 = 1 steps\n`, `${lib}\nlet tcod_warmup_1 = 2 steps\n`]);
+  });
+
   it("runs its steps and changes nothing the user's workspace reports", () => {
+    // One example of each environment; alfworld/paced-f2b has a sweep.
+    const examples = ["alfworld/paced-f2b", "scienceworld/embedded-f2b", "texthouse/gpu/turnopd", "webshop/opd"].map((e) => join(ROOT, `examples/${e}.tcod`));
     let steps = 0;
     for (const _ of warmUp()) steps++;
     expect(steps).toBe(WARMUP_STEPS + 1);
+    // The user's documents, typed into in workspaces of the warm-up's own.
+    steps = 0;
+    for (const _ of warmUp(examples.map((path) => ({ path, text: readFileSync(path, "utf8") })), 0)) steps++;
+    expect(steps).toBe(examples.length * (DOCUMENT_STEPS + 1) + 1);
     const ws = new Workspace();
     for (const path of [...walk(join(ROOT, "examples")), ...walk(join(ROOT, "test/fixtures"))]) {
       ws.setOpen(path, readFileSync(path, "utf8"));

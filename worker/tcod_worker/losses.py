@@ -70,6 +70,56 @@ def reverse_kl(student_logits: torch.Tensor, teacher_logits: torch.Tensor, tempe
     return (ls.exp() * (ls - lt)).sum(dim=-1)
 
 
+@dataclass
+class SparseLogq:
+    """Next-token log-distributions q, one per position, given sparsely (a dense [P, V] log q is never
+    built: vocabularies reach 150k). `logprobs[p, k]` = log q(`tokens[p, k]`) where `listed[p, k]`
+    (padding elsewhere); `rest[p]` = log q of EVERY unlisted token where `has_rest[p]`, else all V
+    tokens are listed."""
+    tokens: torch.Tensor  # [P, K] long
+    logprobs: torch.Tensor  # [P, K] fp32
+    listed: torch.Tensor  # [P, K] bool
+    rest: torch.Tensor  # [P] fp32
+    has_rest: torch.Tensor  # [P] bool
+
+
+def sparse_logq(dists: list[tuple[list[int], list[float], float | None]], device: torch.device | str = "cpu") -> SparseLogq:
+    """SparseLogq from (tokens, logprobs, rest) per position, listed tokens padded to the longest."""
+    k = max([1] + [len(t) for t, _, _ in dists])
+    tokens = [t + [0] * (k - len(t)) for t, _, _ in dists]
+    logprobs = [list(l) + [0.0] * (k - len(l)) for _, l, _ in dists]
+    listed = [[True] * len(t) + [False] * (k - len(t)) for t, _, _ in dists]
+    rest = [0.0 if r is None else r for _, _, r in dists]
+    has_rest = [r is not None for _, _, r in dists]
+    return SparseLogq(torch.tensor(tokens, dtype=torch.long).to(device), torch.tensor(logprobs, dtype=torch.float32).to(device),
+                      torch.tensor(listed, dtype=torch.bool).to(device), torch.tensor(rest, dtype=torch.float32).to(device),
+                      torch.tensor(has_rest, dtype=torch.bool).to(device))
+
+
+def exact_reverse_kl(log_probs: torch.Tensor, q: SparseLogq) -> torch.Tensor:
+    """KL(p ‖ q) per position, p = exp(log_probs) ([P, V] student log-softmax, fp32), L the listed
+    tokens, r the rest:  Σ_v p_v·lp_v − Σ_{v∈L} p_v·lq_v − r·(1 − Σ_{v∈L} p_v).
+
+    Same value and gradient as the dense Σ_v p_v (lp_v − lq_v) (runtime/backends/embedded/exact-kl.ts)."""
+    p = log_probs.exp()
+    neg_entropy = (p * log_probs).sum(-1)
+    p_l = torch.where(q.listed, p.gather(-1, q.tokens), 0.0)
+    listed = (p_l * torch.where(q.listed, q.logprobs, 0.0)).sum(-1)
+    rest = torch.where(q.has_rest, q.rest * (1.0 - p_l.sum(-1)), 0.0)
+    return neg_entropy - listed - rest
+
+
+def exact_forward_kl(log_probs: torch.Tensor, q: SparseLogq) -> torch.Tensor:
+    """KL(q ‖ p) per position (GKD's mode-covering term):
+    Σ_{v∈L} q_v·(lq_v − lp_v) + e^r·((V − |L|)·r − (Σ_all lp_v − Σ_{v∈L} lp_v))."""
+    lp_l = torch.where(q.listed, log_probs.gather(-1, q.tokens), 0.0)
+    listed = torch.where(q.listed, q.logprobs.exp() * (q.logprobs - lp_l), 0.0).sum(-1)
+    unlisted = log_probs.shape[-1] - q.listed.sum(-1)
+    lp_rest = log_probs.sum(-1) - lp_l.sum(-1)
+    rest = torch.where(q.has_rest, q.rest.exp() * (unlisted * q.rest - lp_rest), 0.0)
+    return listed + rest
+
+
 def aggregate(per_token: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     """Σ weights·loss. Weights are 0 off the mask and sum to 1 over the whole batch by default."""
     return (per_token * weights).sum()

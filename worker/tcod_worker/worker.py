@@ -436,6 +436,13 @@ class Worker:
                     out[key] = numbers(row.get(key), f"rows[{i}].{key}", n)
             if row.get("loss_weights") is not None:
                 out["loss_weights"] = numbers(row.get("loss_weights"), f"rows[{i}].loss_weights", n)
+            kl = self._kl_targets(row, i, mask)
+            if kl:
+                if loss == "reverse_kl":
+                    raise BadRequest(f"rows[{i}]: kl_coefs / forward_kl_coefs add to importance_sampling, ppo or "
+                                     "cross_entropy; loss reverse_kl already is the KL to this worker's teacher")
+                out["kl"] = kl
+            out["selected"] = int(sum(mask))
             total_mask += sum(mask)
             rows.append(out)
         if total_mask == 0:
@@ -459,6 +466,75 @@ class Worker:
             "return_logprobs": get_bool(body, "return_logprobs", False),
         }
 
+    def _kl_targets(self, row: dict[str, Any], i: int, mask: list[float]) -> list[tuple[Any, ...]]:
+        """A row's exact-KL targets, checked: (index among the row's masked positions, reverse coef,
+        forward coef, tokens, logprobs, rest) for each position with a nonzero coefficient."""
+        n = len(mask)
+        rc = numbers(row["kl_coefs"], f"rows[{i}].kl_coefs", n) if row.get("kl_coefs") is not None else None
+        fc = (numbers(row["forward_kl_coefs"], f"rows[{i}].forward_kl_coefs", n)
+              if row.get("forward_kl_coefs") is not None else None)
+        dists = row.get("teacher_distributions")
+        if dists is None:
+            if fc is not None:
+                raise BadRequest(f"rows[{i}]: forward_kl_coefs come with teacher_distributions "
+                                 "(the next-token distributions the KL is taken to); they are missing")
+            t = next((t for t, a in enumerate(rc or []) if a != 0.0), None)
+            if t is not None:
+                raise BadRequest(f"rows[{i}] position {t}: kl coefficient {rc[t]} but the row has no "
+                                 "teacher_distributions (the next-token distributions the KL is taken to)")
+            return []
+        if not isinstance(dists, list) or len(dists) != n:
+            got = len(dists) if isinstance(dists, list) else type(dists).__name__
+            raise BadRequest(f"rows[{i}].teacher_distributions must be a list of {n} entries (one per token, "
+                             f"each null or {{tokens, logprobs, rest}}), got {got}")
+        out: list[tuple[Any, ...]] = []
+        before = 0  # masked positions before token t: t's index among the row's selected positions
+        for t in range(n):
+            a = rc[t] if rc is not None else 0.0
+            b = fc[t] if fc is not None else 0.0
+            d = dists[t]
+            q = None if d is None else self._teacher_distribution(d, f"rows[{i}].teacher_distributions[{t}]")
+            if a != 0.0 or b != 0.0:
+                if mask[t] != 1.0:
+                    raise BadRequest(f"rows[{i}] position {t}: kl coefficient {a}, forward {b} where mask is 0; "
+                                     "KL targets train masked positions only")
+                if q is None:
+                    raise BadRequest(f"rows[{i}] position {t}: kl coefficient {a}, forward {b} but "
+                                     f"teacher_distributions[{t}] is null")
+                out.append((before, a, b, *q))
+            before += int(mask[t])
+        return out
+
+    def _teacher_distribution(self, d: Any, where: str) -> tuple[list[int], list[float], float | None]:
+        """One next-token distribution {tokens, logprobs, rest}, checked like the embedded student's
+        (ids distinct and in range, finite, normalised) but to 1e-3: served teachers report bf16
+        log-probabilities."""
+        if not isinstance(d, dict):
+            raise BadRequest(f"{where} must be null or {{tokens, logprobs, rest}}, got {type(d).__name__}")
+        V = self.vocab_size
+        toks = token_ids(d.get("tokens"), f"{where}.tokens", V)
+        lps = d.get("logprobs")
+        if not isinstance(lps, list) or len(lps) != len(toks):
+            got = len(lps) if isinstance(lps, list) else type(lps).__name__
+            raise BadRequest(f"{where}: tokens lists {len(toks)} ids but logprobs has {got} entries; give one per token")
+        lps = numbers(lps, f"{where}.logprobs", len(toks))
+        if len(set(toks)) != len(toks):
+            raise BadRequest(f"{where}: tokens repeat an id; list each token once")
+        rest = d.get("rest")
+        if rest is None:
+            if len(toks) != V:
+                raise BadRequest(f"{where}: lists {len(toks)} of {V} tokens and rest is null; give rest, the "
+                                 "log-probability of every unlisted token, or list the whole vocabulary")
+        elif isinstance(rest, bool) or not isinstance(rest, (int, float)) or not math.isfinite(rest):
+            raise BadRequest(f"{where}.rest must be a finite number or null, got {rest!r}")
+        total = math.fsum(math.exp(min(x, 700.0)) for x in lps)  # min: a huge logprob fails the sum, not exp()
+        if rest is not None:
+            total += (V - len(toks)) * math.exp(min(rest, 700.0))
+        if abs(total - 1.0) > 1e-3:
+            raise BadRequest(f"{where}: the distribution sums to {total:.6g}, not 1 (listed tokens plus "
+                             f"{V - len(toks)} unlisted at exp(rest)); normalise the teacher's next-token distribution")
+        return toks, lps, None if rest is None else float(rest)
+
     def _forward_backward_local(self, req: dict[str, Any]) -> dict[str, Any]:
         """This rank's share of the rows in length-sorted micro-batches; gradients accumulate locally
         and synchronise (DDP/FSDP) in the backward of the last micro-batch. Statistics are summed on
@@ -469,8 +545,8 @@ class Worker:
                                                                                 self.opts.token_budget)])
         if not groups:  # DDP: a rank without rows still takes part in the gradient all-reduce
             groups = [[]]
-        # loss, tokens, ratio_sum, clipped, kl_sum, logprob_sum
-        acc = torch.zeros(6, dtype=torch.float64, device=self.device)
+        # loss, tokens, ratio_sum, clipped, kl_sum, logprob_sum, then the exact-KL targets' sums and counts
+        acc = torch.zeros(10, dtype=torch.float64, device=self.device)
         row_logprobs: list[tuple[int, list[float]]] = []
         loss_name = req["loss"]
         temp = req["temperature"] if loss_name == "reverse_kl" else 1.0
@@ -512,6 +588,8 @@ class Worker:
                         acc[3] += terms.clipped.sum()
                     acc[2] += ratio.sum()
                     acc[4] += (old - lp.detach()).sum()
+                if any(x.get("kl") for x in grp):
+                    per = self._add_kl_targets(per, logits, grp, acc)
                 loss = losses.aggregate(per, weights)
                 (loss * self.par.grad_scale).backward()
                 acc[0] += loss.detach()
@@ -524,8 +602,39 @@ class Worker:
                     for j, i in enumerate(group):
                         row_logprobs.append((i, [0.0] + full_l[j][: len(rows[i]["tokens"]) - 1]))
                 del logits, lp
-        keys = ("loss", "tokens", "ratio_sum", "clipped", "kl_sum", "logprob_sum")
+        keys = ("loss", "tokens", "ratio_sum", "clipped", "kl_sum", "logprob_sum",
+                "target_rkl_sum", "target_rkl_n", "target_fkl_sum", "target_fkl_n")
         return {"stats": dict(zip(keys, acc.tolist())), "logprobs": row_logprobs}
+
+    def _add_kl_targets(self, per: torch.Tensor, logits: torch.Tensor, grp: list[dict[str, Any]],
+                        acc: torch.Tensor) -> torch.Tensor:
+        """per + kl_coef·KL(p_S ‖ q) + forward_kl_coef·KL(q ‖ p_S) at the group's positions with KL
+        targets. `per` and `logits` run over the selected positions row by row (row-major, as `sel`),
+        so a target's position is its row's offset plus its index among the row's masked tokens."""
+        idx, rc, fc, dists = [], [], [], []
+        offset = 0
+        for x in grp:
+            for at, a, b, toks, lps, rest in x.get("kl", ()):
+                idx.append(offset + at)
+                rc.append(a)
+                fc.append(b)
+                dists.append((toks, lps, rest))
+            offset += x["selected"]
+        at = torch.tensor(idx, dtype=torch.long).to(self.device)
+        q = losses.sparse_logq(dists, self.device)
+        # fp32 at temperature 1, as the policy loss; only the positions with targets.
+        log_probs = torch.log_softmax(logits[at].float(), dim=-1)
+        extra = torch.zeros(len(idx), dtype=torch.float32, device=self.device)
+        for coefs, fn, k in ((rc, losses.exact_reverse_kl, 6), (fc, losses.exact_forward_kl, 8)):
+            on = [c != 0.0 for c in coefs]
+            if not any(on):
+                continue
+            kl = fn(log_probs, q)
+            c = torch.tensor(coefs, dtype=torch.float32).to(self.device)
+            extra = extra + c * kl
+            acc[k] += (kl.detach() * (c != 0)).sum()
+            acc[k + 1] += sum(on)
+        return per.index_add(0, at, extra)
 
     def forward_backward(self, body: Any) -> dict[str, Any]:
         req = self._fb_request(body_object(body))
@@ -547,6 +656,11 @@ class Worker:
             out["metrics"]["clip_fraction"] = total["clipped"] / tokens
         if req["loss"] == "reverse_kl":
             out["metrics"]["reverse_kl_mean"] = total["kl_sum"] / tokens
+        # Exact-KL targets: means over the positions whose coefficient is nonzero.
+        if total["target_rkl_n"]:
+            out["metrics"]["reverse_kl_mean"] = total["target_rkl_sum"] / total["target_rkl_n"]
+        if total["target_fkl_n"]:
+            out["metrics"]["forward_kl_mean"] = total["target_fkl_sum"] / total["target_fkl_n"]
         if req["return_logprobs"]:
             lps: list[Any] = [None] * len(req["rows"])
             for p in parts:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import pytest
@@ -54,6 +55,20 @@ def test_two_ranks_match_one_process(pair):
         f1 = single.ok("/forward_backward", {"rows": rows, "loss": loss})
         f2 = dp.ok("/forward_backward", {"rows": rows, "loss": loss})
         assert f2["loss"] == pytest.approx(f1["loss"], abs=1e-5) and f1["tokens"] == f2["tokens"]
+    # Exact-KL targets (sparse teacher distributions) on every other masked token, rows split over ranks.
+    V = single.ok("/info")["vocab_size"]
+    q = lambda t: {"tokens": [t % V, (t + 3) % V], "logprobs": [math.log(0.6), math.log(0.2)],  # noqa: E731
+                   "rest": math.log(0.2 / (V - 2))}
+    kl_rows = []
+    for r in rows:
+        dists = [q(t) if m and t % 2 else None for t, m in enumerate(r["mask"])]
+        kl_rows.append({**r, "teacher_distributions": dists, "kl_coefs": [1.0 if d else 0.0 for d in dists],
+                        "forward_kl_coefs": [0.5 if d else 0.0 for d in dists]})
+    f1 = single.ok("/forward_backward", {"rows": kl_rows, "loss": "importance_sampling"})
+    f2 = dp.ok("/forward_backward", {"rows": kl_rows, "loss": "importance_sampling"})
+    assert f2["loss"] == pytest.approx(f1["loss"], abs=1e-5)
+    for k in ("reverse_kl_mean", "forward_kl_mean"):
+        assert f2["metrics"][k] == pytest.approx(f1["metrics"][k], abs=1e-5)
     o1 = single.ok("/optim_step", {"lr": 1e-2, "grad_clip": 1.0})
     o2 = dp.ok("/optim_step", {"lr": 1e-2, "grad_clip": 1.0})
     assert o2["grad_norm"] == pytest.approx(o1["grad_norm"], rel=1e-4) and o1["version"] == o2["version"]

@@ -64,3 +64,85 @@ def test_reverse_kl_closed_form_tiny_vocab():
     # ∂KL/∂z_j = p_j (d_j − Σ p d)
     want = p * (d - (p * d).sum())
     assert logits.grad.tolist()[0] == pytest.approx(want.tolist()[0], abs=1e-6)
+
+
+def _dense_logq(q: losses.SparseLogq, V: int) -> torch.Tensor:
+    out = torch.where(q.has_rest, q.rest, float("nan")).unsqueeze(-1).repeat(1, V)
+    for p in range(q.tokens.shape[0]):
+        for k in range(q.tokens.shape[1]):
+            if q.listed[p, k]:
+                out[p, q.tokens[p, k]] = q.logprobs[p, k]
+    return out
+
+
+def test_exact_kls_closed_form_by_hand():
+    # p = (1/2, 1/4, 1/8, 1/8); q lists 0 → 1/8, 1 → 5/8 and puts 1/8 on each unlisted token (2, 3).
+    # reverse: ½·ln 4 + ¼·ln(0.4) + 0 + 0 = ln 2 + ¼·ln 0.4;  forward: ⅛·ln(¼) + ⅝·ln 2.5 + 0 + 0.
+    # Second position: the whole vocabulary listed (rest null), q = (¼, ¼, ¼, ¼): reverse = ¼·ln 2 (see
+    # test_reverse_kl_closed_form_tiny_vocab's shape), forward = ¼·ln(½) + ¼·ln 1 + ½·ln 2 = ¼·ln 2.
+    lp = torch.log(torch.tensor([[0.5, 0.25, 0.125, 0.125]] * 2))
+    q = losses.sparse_logq([([0, 1], [math.log(0.125), math.log(0.625)], math.log(0.125)),
+                            ([3, 2, 1, 0], [math.log(0.25)] * 4, None)])
+    assert q.tokens.shape == (2, 4) and q.listed[0].tolist() == [True, True, False, False]
+    assert losses.exact_reverse_kl(lp, q).tolist() == pytest.approx([math.log(2) + 0.25 * math.log(0.4), 0.25 * math.log(2)], abs=1e-6)
+    assert losses.exact_forward_kl(lp, q).tolist() == pytest.approx([0.125 * math.log(0.25) + 0.625 * math.log(2.5), 0.25 * math.log(2)], abs=1e-6)
+
+
+def _random_case(seed: int, P: int = 6, V: int = 9):
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(P, V, generator=g) * 2
+    dists = []
+    for p in range(P):
+        k = p % (V + 1) if p < P - 1 else V  # 0..P-2 listed tokens, the last position lists all V
+        toks = torch.randperm(V, generator=g)[:k].tolist()
+        if k == V:
+            probs = torch.softmax(torch.randn(V, generator=g), -1)
+            dists.append((toks, torch.log(probs).tolist(), None))
+            continue
+        listed = torch.softmax(torch.randn(k + 1, generator=g), -1)  # the last share is the unlisted mass
+        dists.append((toks, torch.log(listed[:k]).tolist(), math.log(float(listed[k]) / (V - k))))
+    return logits, losses.sparse_logq(dists)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_kls_match_the_dense_computation_and_its_gradient(seed):
+    logits, q = _random_case(seed)
+    V = logits.shape[-1]
+    lq = _dense_logq(q, V)
+    assert torch.exp(lq).sum(-1).tolist() == pytest.approx([1.0] * lq.shape[0], abs=1e-5)
+    for sparse, dense in ((losses.exact_reverse_kl, lambda lp: (lp.exp() * (lp - lq)).sum(-1)),
+                          (losses.exact_forward_kl, lambda lp: (lq.exp() * (lq - lp)).sum(-1))):
+        coef = torch.linspace(0.5, 2.0, logits.shape[0])  # distinct weights per position
+        z1 = logits.clone().requires_grad_(True)
+        got = sparse(torch.log_softmax(z1, -1), q)
+        (coef * got).sum().backward()
+        z2 = logits.clone().requires_grad_(True)
+        want = dense(torch.log_softmax(z2, -1))
+        (coef * want).sum().backward()
+        assert got.tolist() == pytest.approx(want.tolist(), abs=1e-5)
+        assert (got > 0).all()
+        assert z1.grad.flatten().tolist() == pytest.approx(z2.grad.flatten().tolist(), abs=1e-5)
+    # The closed-form gradients (exact-kl.ts): reverse p_k(lp_k − lq_k − KL), forward p_k − q_k.
+    z = logits.clone().requires_grad_(True)
+    losses.exact_forward_kl(torch.log_softmax(z, -1), q).sum().backward()
+    assert z.grad.flatten().tolist() == pytest.approx((torch.softmax(logits, -1) - lq.exp()).flatten().tolist(), abs=1e-5)
+    z = logits.clone().requires_grad_(True)
+    kl = losses.exact_reverse_kl(torch.log_softmax(z, -1), q)
+    kl.sum().backward()
+    lp = torch.log_softmax(logits, -1)
+    want = lp.exp() * (lp - lq - kl.detach().unsqueeze(-1))
+    assert z.grad.flatten().tolist() == pytest.approx(want.flatten().tolist(), abs=1e-5)
+
+
+def test_exact_kls_vanish_when_q_is_the_student():
+    logits = torch.tensor([[1.0, -0.5, 2.0, 0.3, 0.3, 0.3], [0.2, 0.2, 0.2, 0.2, 0.2, 0.2]], requires_grad=True)
+    lp = torch.log_softmax(logits.detach(), -1)
+    # Row 0 lists 0..2 and gives the unlisted tokens' (equal) log-probability as rest; row 1 lists all.
+    q = losses.sparse_logq([([2, 0, 1], [lp[0, 2].item(), lp[0, 0].item(), lp[0, 1].item()], lp[0, 3].item()),
+                            (list(range(6)), lp[1].tolist(), None)])
+    for fn in (losses.exact_reverse_kl, losses.exact_forward_kl):
+        logits.grad = None
+        kl = fn(torch.log_softmax(logits, -1), q)
+        assert kl.tolist() == pytest.approx([0.0, 0.0], abs=1e-6)
+        kl.sum().backward()
+        assert logits.grad.abs().max().item() == pytest.approx(0.0, abs=1e-6)

@@ -198,3 +198,184 @@ def test_lora_save_load_round_trip(lora_worker, tmp_path):
     (tmp_path / "adapter" / "adapter_config.json").write_text(json.dumps(cfg))
     status, payload = lora_worker.call("/load", {"path": str(tmp_path / "adapter")})
     assert status == 400 and "rank 8" in payload["error"]["message"]
+
+
+def _teacher_q(V, seed):
+    """A sparse next-token distribution: three listed tokens, the rest spread evenly."""
+    toks = [(seed * 7 + 5) % V, (seed * 11 + 9) % V, (seed * 13 + 40) % V]
+    probs = [0.5, 0.2, 0.1]
+    return {"tokens": toks, "logprobs": [math.log(p) for p in probs], "rest": math.log(0.2 / (V - 3))}
+
+
+def _dense_q(q, V):
+    lq = torch.full((V,), q["rest"])
+    lq[q["tokens"]] = torch.tensor(q["logprobs"])
+    return lq
+
+
+def _closed_form_kls(ref, row, V):
+    """KL(p_S‖q) and KL(q‖p_S) per position with a distribution (dense, in this process)."""
+    with torch.no_grad():
+        lp = torch.log_softmax(ref(torch.tensor([row["tokens"]])).logits[0].float(), -1)
+    rev, fwd = {}, {}
+    for t, q in enumerate(row["teacher_distributions"]):
+        if q is None:
+            continue
+        lq, p = _dense_q(q, V), lp[t - 1]
+        rev[t] = float((p.exp() * (p - lq)).sum())
+        fwd[t] = float((lq.exp() * (lq - p)).sum())
+    return rev, fwd
+
+
+def test_exact_kl_targets_match_closed_form_and_training_lowers_them(full_worker, tmp_path):
+    V = full_worker.ok("/info")["vocab_size"]
+    # Shorter row first: the worker batches longest first, so targets must follow its order, not ours.
+    rows = _rows(full_worker)[::-1]
+    for k, r in enumerate(rows):
+        n = len(r["tokens"])
+        # Policy term zero (A = 0): the gradient is the KL targets' alone.
+        r["advantages"], r["old_logprobs"] = [0.0] * n, [0.0] * n
+        r["teacher_distributions"] = [_teacher_q(V, t + k) if m and t % 2 == 0 else None for t, m in enumerate(r["mask"])]
+        r["kl_coefs"] = [(1.0 + 0.5 * k) if q else 0.0 for q in r["teacher_distributions"]]
+    # forward KL on one row only, beside its reverse KL
+    rows[0]["forward_kl_coefs"] = [0.5 if q else 0.0 for q in rows[0]["teacher_distributions"]]
+    total = sum(sum(r["mask"]) for r in rows)
+    ref = reference_model(full_worker, tmp_path)
+    want_loss, rev_all, fwd_all = 0.0, [], []
+    for r in rows:
+        rev, fwd = _closed_form_kls(ref, r, V)
+        for t in rev:
+            want_loss += (r["kl_coefs"][t] * rev[t] + r.get("forward_kl_coefs", [0.0] * len(r["tokens"]))[t] * fwd[t]) / total
+            rev_all.append(rev[t])
+            if r.get("forward_kl_coefs"):
+                fwd_all.append(fwd[t])
+    body = {"rows": rows, "loss": "importance_sampling"}
+    fb = full_worker.ok("/forward_backward", body)
+    assert fb["loss"] == pytest.approx(want_loss, abs=1e-5)
+    assert fb["metrics"]["reverse_kl_mean"] == pytest.approx(sum(rev_all) / len(rev_all), abs=1e-5)
+    assert fb["metrics"]["forward_kl_mean"] == pytest.approx(sum(fwd_all) / len(fwd_all), abs=1e-5)
+    assert fb["metrics"]["reverse_kl_mean"] > 0.5
+    kls = [(fb["metrics"]["reverse_kl_mean"], fb["metrics"]["forward_kl_mean"])]
+    for _ in range(6):
+        full_worker.ok("/optim_step", {"lr": 3e-3})
+        fb = full_worker.ok("/forward_backward", body)
+        kls.append((fb["metrics"]["reverse_kl_mean"], fb["metrics"]["forward_kl_mean"]))
+    full_worker.ok("/optim_step", {"lr": 0.0})
+    assert all(b[0] < a[0] and b[1] < a[1] for a, b in zip(kls, kls[1:])), kls
+    # Steps are small when earlier tests left AdamW's second moments large (the worker is shared).
+    assert kls[-1][0] < kls[0][0] * 0.97 and kls[-1][1] < kls[0][1] * 0.9, kls
+    # Rows without the fields train as before: no KL metrics.
+    plain = [{k: r[k] for k in ("tokens", "mask", "advantages", "old_logprobs")} for r in rows]
+    fb = full_worker.ok("/forward_backward", {"rows": plain, "loss": "importance_sampling"})
+    assert "reverse_kl_mean" not in fb["metrics"] and "forward_kl_mean" not in fb["metrics"]
+    assert fb["loss"] == pytest.approx(0.0, abs=1e-9)
+    full_worker.ok("/optim_step", {"lr": 0.0})
+
+
+def _q(**kw):
+    base = {"tokens": [0, 1], "logprobs": [math.log(0.5), math.log(0.25)], "rest": None}
+    return {**base, **kw}
+
+
+def _kl_row(V, **fields):
+    rest = math.log(0.25 / (V - 2))
+    row = {"tokens": [2, 3, 4], "mask": [0, 1, 1], "kl_coefs": [0.0, 1.0, 0.0],
+           "teacher_distributions": [None, _q(rest=rest), None]}
+    row.update(fields)
+    return row
+
+
+@pytest.mark.parametrize("fields,fragment", [
+    ({"kl_coefs": [0.0, 1.0]}, "rows[0].kl_coefs must be a list of 3 numbers"),
+    ({"kl_coefs": [0.0, "x", 0.0]}, "rows[0].kl_coefs[1] must be a finite number"),
+    ({"forward_kl_coefs": [0.0, None, 0.0]}, "rows[0].forward_kl_coefs[1] must be a finite number"),
+    ({"teacher_distributions": None}, "rows[0] position 1: kl coefficient 1.0 but the row has no teacher_distributions"),
+    ({"teacher_distributions": None, "kl_coefs": None, "forward_kl_coefs": [0.0, 0.0, 0.0]}, "forward_kl_coefs come with teacher_distributions"),
+    ({"teacher_distributions": [None, None]}, "rows[0].teacher_distributions must be a list of 3 entries"),
+    ({"kl_coefs": [0.0, 0.0, 1.0]}, "rows[0] position 2: kl coefficient 1.0, forward 0.0 but teacher_distributions[2] is null"),
+    ({"mask": [0, 0, 1], "kl_coefs": [0.0, 1.0, 0.0]}, "rows[0] position 1: kl coefficient 1.0, forward 0.0 where mask is 0"),
+    ({"forward_kl_coefs": [0.0, 0.0, 2.0]}, "rows[0] position 2: kl coefficient 0.0, forward 2.0 but teacher_distributions[2] is null"),
+    ({"teacher_distributions": [None, "q", None]}, "rows[0].teacher_distributions[1] must be null or {tokens, logprobs, rest}"),
+    ({"teacher_distributions": [None, _q(tokens=[0, 99999]), None]}, "rows[0].teacher_distributions[1].tokens[1] = 99999 is outside the vocabulary"),
+    ({"teacher_distributions": [None, _q(tokens=[1, 1], rest=-6.0), None]}, "rows[0].teacher_distributions[1]: tokens repeat an id"),
+    ({"teacher_distributions": [None, _q(logprobs=[-1.0]), None]}, "tokens lists 2 ids but logprobs has 1 entries"),
+    ({"teacher_distributions": [None, _q(logprobs=[-1.0, "x"]), None]}, "rows[0].teacher_distributions[1].logprobs[1] must be a finite number"),
+    ({"teacher_distributions": [None, _q(), None]}, "rows[0].teacher_distributions[1]: lists 2 of"),
+    ({"teacher_distributions": [None, _q(rest="-1"), None]}, "rows[0].teacher_distributions[1].rest must be a finite number or null"),
+    ({"teacher_distributions": [None, _q(rest=-1.0), None]}, "rows[0].teacher_distributions[1]: the distribution sums to"),
+])
+def test_exact_kl_target_validation(full_worker, fields, fragment):
+    V = full_worker.ok("/info")["vocab_size"]
+    status, payload = full_worker.call("/forward_backward", {"rows": [_kl_row(V, **fields)], "loss": "cross_entropy"})
+    assert status == 400, payload
+    assert fragment in payload["error"]["message"], payload["error"]["message"]
+
+
+def test_exact_kl_target_validation_sum_and_loss(full_worker):
+    V = full_worker.ok("/info")["vocab_size"]
+    # 0.5 + 0.25 + (V − 2)·(0.3 / (V − 2)) = 1.05: the message says the sum.
+    row = _kl_row(V, teacher_distributions=[None, _q(rest=math.log(0.3 / (V - 2))), None])
+    status, payload = full_worker.call("/forward_backward", {"rows": [row], "loss": "cross_entropy"})
+    assert status == 400 and "sums to 1.05," in payload["error"]["message"], payload
+    # within 1e-3 of 1 is accepted
+    row = _kl_row(V, teacher_distributions=[None, _q(rest=math.log(0.2505 / (V - 2))), None])
+    assert full_worker.ok("/forward_backward", {"rows": [row], "loss": "cross_entropy"})["metrics"]["reverse_kl_mean"] > 0
+    full_worker.ok("/optim_step", {"lr": 0.0})
+    status, payload = full_worker.call("/forward_backward", {"rows": [_kl_row(V)], "loss": "reverse_kl"})
+    assert status == 400 and "loss reverse_kl already is the KL" in payload["error"]["message"], payload
+
+
+def test_exact_kl_targets_across_micro_batches_match_the_dense_loss(assets):
+    """In-process: rows split into one micro-batch each (small token budget) give the loss, metrics and
+    gradients of one batch, and both equal a dense full-vocabulary computation on the student."""
+    from tcod_worker.comm import Comm
+    from tcod_worker.options import Options
+    from tcod_worker.worker import Worker
+
+    w = Worker(Options(model=str(assets["student"]), device="cpu", dtype="fp32"), Comm())
+    V = w.vocab_size
+    enc = lambda s: w.tokenizer.encode(s, add_special_tokens=False)  # noqa: E731
+    texts = ["open the fridge", "go to the desk 1 and take the mug", "you see a lamp", "take the apple from the table"]
+    rows = []
+    for k, text in enumerate(texts):
+        toks = enc(text)
+        n = len(toks)
+        mask = [0] + [1] * (n - 1)
+        dists = [_teacher_q(V, 3 * k + t) if t % 2 == 1 else None for t in range(n)]
+        rows.append({"tokens": toks, "mask": mask, "teacher_distributions": dists,
+                     "kl_coefs": [0.5 + 0.25 * k if d else 0.0 for d in dists],
+                     "forward_kl_coefs": [0.3 * (t % 3) if d else 0.0 for t, d in enumerate(dists)]})
+
+    def run(budget):
+        w.opts.token_budget = budget
+        fb = w.forward_backward({"rows": rows, "loss": "cross_entropy"})
+        g = torch.cat([p.grad.reshape(-1).clone() for p in w.student.parameters() if p.grad is not None])
+        for p in w.student.parameters():
+            p.grad = None
+        w.pending_tokens = 0
+        return fb, g
+
+    one, g1 = run(1 << 20)
+    split, g2 = run(8)
+    total = sum(sum(r["mask"]) for r in rows)
+    want, rev, fwd = torch.zeros(()), [], []
+    for r in rows:
+        lp = torch.log_softmax(w.student(input_ids=torch.tensor([r["tokens"]])).logits[0].float(), -1)
+        for t in range(1, len(r["tokens"])):
+            want = want - lp[t - 1, r["tokens"][t]] / total
+            q = r["teacher_distributions"][t]
+            if q is None:
+                continue
+            lq, p = _dense_q(q, V), lp[t - 1]
+            kr, kf = (p.exp() * (p - lq)).sum(), (lq.exp() * (lq - p)).sum()
+            want = want + (r["kl_coefs"][t] * kr + r["forward_kl_coefs"][t] * kf) / total
+            rev.append(float(kr.detach()))
+            if r["forward_kl_coefs"][t]:
+                fwd.append(float(kf.detach()))
+    want.backward()
+    g0 = torch.cat([p.grad.reshape(-1).clone() for p in w.student.parameters() if p.grad is not None])
+    for fb in (one, split):
+        assert fb["loss"] == pytest.approx(float(want.detach()), abs=1e-5)
+        assert fb["metrics"]["reverse_kl_mean"] == pytest.approx(sum(rev) / len(rev), abs=1e-5)
+        assert fb["metrics"]["forward_kl_mean"] == pytest.approx(sum(fwd) / len(fwd), abs=1e-5)
+    assert torch.allclose(g1, g0, atol=1e-6, rtol=1e-4) and torch.allclose(g2, g0, atol=1e-6, rtol=1e-4)

@@ -9,17 +9,23 @@ import { LanguageClient, TransportKind, type Executable, type LanguageClientOpti
 
 let client: LanguageClient | undefined;
 
+/**
+ * The V8 flags of the server's process, as bin/tcod passes them to `tcod lsp` (tcod's
+ * lsp/node-flags.ts says why; a test keeps the two lists alike).
+ */
+const NODE_FLAGS = ["--min-semi-space-size=16"];
+
 /** The command that runs `tcod lsp` for a workspace folder. */
 export function serverCommand(folder: string | undefined, configured: string[]): Executable {
   if (configured.length > 0) return { command: configured[0]!, args: configured.slice(1), transport: TransportKind.stdio };
   for (let dir = folder; dir; dir = dirname(dir)) {
-    // On Windows, the package's Node.js launcher itself (Node.js will not start npm's .cmd shim without a shell).
-    const bin = process.platform === "win32" ? join(dir, "node_modules", "tcod", "bin", "tcod.mjs") : join(dir, "node_modules", ".bin", "tcod");
-    if (existsSync(bin) && process.platform === "win32") return { command: "node", args: [bin, "lsp", "--stdio"], transport: TransportKind.stdio, options: { cwd: folder } };
-    if (existsSync(bin)) return { command: bin, args: ["lsp", "--stdio"], transport: TransportKind.stdio, options: { cwd: folder } };
+    // The package's Node.js launcher, run by Node.js with the server's flags (npm's bin shims pass
+    // none, and on Windows Node.js will not start npm's .cmd shim without a shell).
+    const installed = join(dir, "node_modules", "tcod", "bin", "tcod.mjs");
+    if (existsSync(installed)) return { command: "node", args: [...NODE_FLAGS, installed, "lsp", "--stdio"], transport: TransportKind.stdio, options: { cwd: folder } };
     // A checkout of tcod itself (its examples/ opened in the editor).
     const own = join(dir, "bin", "tcod.mjs");
-    if (existsSync(own) && isTcodPackage(join(dir, "package.json"))) return { command: "node", args: [own, "lsp", "--stdio"], transport: TransportKind.stdio, options: { cwd: folder } };
+    if (existsSync(own) && isTcodPackage(join(dir, "package.json"))) return { command: "node", args: [...NODE_FLAGS, own, "lsp", "--stdio"], transport: TransportKind.stdio, options: { cwd: folder } };
     if (dirname(dir) === dir) break;
   }
   // (On Windows the command on the PATH is npm's tcod.cmd, which only a shell starts.)
