@@ -26,8 +26,27 @@ import { main } from "./cli.js";
 import * as check from "./commands/check.js";
 
 declare global {
-  // The bundle's `import.meta.url` (esbuild define): this file's URL where the package is now.
+  // The bundle's `import.meta.url` and `import.meta.dirname` (esbuild defines): this file's URL and
+  // folder where the package is now.
   var __tcodModuleUrl: string;
+  var __tcodModuleDir: string;
+}
+
+/**
+ * Points the bundle's `import.meta` at `file`: its folder now, its URL when first read (only an
+ * extension or a syntax error loads a file through it). Making a file URL and reading a path back
+ * from it, in Node.js's cold URL code, cost a start ~0.3 ms.
+ */
+function locate(file: string): void {
+  globalThis.__tcodModuleDir = dirname(file);
+  Object.defineProperty(globalThis, "__tcodModuleUrl", {
+    configurable: true,
+    get: () => {
+      const url = pathToFileURL(file).href;
+      Object.defineProperty(globalThis, "__tcodModuleUrl", { value: url, writable: true, configurable: true });
+      return url;
+    },
+  });
 }
 
 /**
@@ -87,7 +106,7 @@ function smallCheck(args: readonly string[]): boolean {
 }
 
 if (startupSnapshot.isBuildingSnapshot()) {
-  globalThis.__tcodModuleUrl = pathToFileURL(__filename).href;
+  locate(__filename);
   preparseStdlib();
   const file = join(dirname(__filename), "warm-up.tcod");
   writeFileSync(file, WARM_UP);
@@ -107,7 +126,7 @@ if (startupSnapshot.isBuildingSnapshot()) {
     const i = process.execArgv.findIndex((a) => a === "--snapshot-blob" || a.startsWith("--snapshot-blob="));
     const arg = process.execArgv[i]!.includes("=") ? process.execArgv[i]!.slice("--snapshot-blob=".length) : process.execArgv[i + 1]!;
     const dist = dirname(resolve(arg));
-    globalThis.__tcodModuleUrl = pathToFileURL(join(dist, "snapshot", "check.cjs")).href;
+    locate(join(dist, "snapshot", "check.cjs"));
     try {
       if (smallCheck(process.argv.slice(1))) setFlagsFromString("--no-sparkplug");
     } catch {

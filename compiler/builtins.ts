@@ -4,7 +4,7 @@
  * stdlib's .tcod files build on (env, agent_format, loss_term, adaptive…).
  */
 import type { Span } from "../grammar/ast.js";
-import { chooseHint, closestName, d, didYouMean, dt, h } from "./diagnostics/index.js";
+import { chooseHint, closestName, d, didYouMean, dt, h, placeholders } from "./diagnostics/index.js";
 import { DIMLESS, dimEq, example, formatDim, isDimless } from "./units.js";
 import { constScalar, constValue, invalid, isConst, op, varScalar, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
 import { levelRank, maxLevel } from "../plan/expr.js";
@@ -389,7 +389,7 @@ export function coreBuiltins(): Map<string, Value> {
         template: TEMPLATE_PLACEHOLDERS, template_no_history: TEMPLATE_PLACEHOLDERS, history_entry: HISTORY_ENTRY_PLACEHOLDERS,
       };
       for (const [k, names] of Object.entries(allowed)) {
-        for (const name of placeholders(string(a, k))) {
+        for (const { name } of placeholders(string(a, k))) {
           if (!names.includes(name)) {
             call.report(d.invalidValue({ what: `placeholder in ${k}`, detail: dt.placeholderNotFilled({ placeholder: `{${name}}`, suggestion: suggestPlaceholder(name, names) }), hint: h.placeholdersOf({ field: k, names: names.map((n) => `{${n}}`).join(" ") }) }), call.argSpans.get(k));
             return invalid(call.span);
@@ -424,26 +424,6 @@ export function coreBuiltins(): Map<string, Value> {
 }
 
 /** " (did you mean {x}?)" for the closest placeholder name, else "". */
-/**
- * The names of a template's placeholders, in order: what `/\{(\w+)\}/g` matches, found without a
- * regular expression (V8 compiles one again at every start, and a check reads a few templates).
- */
-function placeholders(text: string): string[] {
-  const out: string[] = [];
-  for (let i = text.indexOf("{"); i >= 0; i = text.indexOf("{", i + 1)) {
-    let j = i + 1;
-    while (j < text.length && isWordChar(text.charCodeAt(j))) j++;
-    if (j > i + 1 && text.charCodeAt(j) === 125) {
-      out.push(text.slice(i + 1, j));
-      i = j;
-    }
-  }
-  return out;
-}
-
-/** `\w`: an ASCII letter, digit or underscore. */
-const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-
 function suggestPlaceholder(name: string, names: readonly string[]): string {
   const best = closestName(name, names);
   return best === undefined ? "" : dt.placeholderSuggestion({ placeholder: `{${best}}` });

@@ -371,7 +371,7 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
   const sweep = point.length ? Object.fromEntries(point.map((s) => [s.target.join("."), s.text.replace(/\s+/g, "")])) : undefined;
   const planName = name + (sweep ? "@" + Object.entries(sweep).map(([k, v]) => `${k}=${v}`).join(",") : "");
   const plan = lower(cv, ev.check, {
-    sources: modules.map((m) => ({ path: m.display, sha256: m.ts ? sha256(cache.read(m.path)) : moduleHash(m) })).sort((a, b) => byCodeUnits(a.path, b.path)),
+    sources: modules.map((m) => planSource(m, cache)).sort((a, b) => byCodeUnits(a.path, b.path)),
     ...(sweep ? { sweep } : {}),
     describe: (s) => loader.describe(s),
     ...(exts.length ? { extensions: { bundle: `${safeFileName(planName)}.plan.bundle.mjs`, functions: Object.fromEntries(exts.flatMap((e) => e.functions.map((f) => [f.planName, { params: paramNames(f), returns: "number", level: f.kind === "turn" ? "turn" : f.kind === "step" ? "step" : "any" }]))) } } : {}),
@@ -614,6 +614,23 @@ export function safeFileName(name: string): string {
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+/**
+ * A module's entry of a plan's `sources`. A .tcod module's hash is computed when first read, then kept
+ * as a plain property: `tcod check` never reads it (`run`, `compile` and `export` write it), and the
+ * first hash of a process cost a check ~130 µs (Node.js's cold crypto code and OpenSSL's digest).
+ */
+function planSource(m: Module, cache: SourceCache): { path: string; sha256: string } {
+  if (m.ts) return { path: m.display, sha256: sha256(cache.read(m.path)) };
+  return {
+    path: m.display,
+    get sha256(): string {
+      const value = moduleHash(m);
+      Object.defineProperty(this, "sha256", { value, enumerable: true, writable: true, configurable: true });
+      return value;
+    },
+  };
+}
+
 /** A module's text hash, once per module (an editor's compilations share unchanged modules). */
 const moduleHashes = new WeakMap<Module, string>();
 function moduleHash(m: Module): string {

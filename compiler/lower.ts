@@ -277,7 +277,8 @@ function nonFinitePath(root: Plan): string | undefined {
   while (stack.length && !found) {
     const v = stack.pop();
     if (typeof v === "number") found = !Number.isFinite(v);
-    else if (v && typeof v === "object" && !finiteTrees.has(v)) for (const k in v) stack.push((v as Record<string, unknown>)[k]);
+    // (Not the sources: paths and hashes, no number; a hash is computed when first read.)
+    else if (v && typeof v === "object" && !finiteTrees.has(v) && v !== root.sources) for (const k in v) stack.push((v as Record<string, unknown>)[k]);
   }
   if (!found) {
     // Expression trees are never changed once made, and the plans of sweep points and of an editor's

@@ -8,11 +8,14 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** This module's folder: `import.meta.dirname` where Node.js has it (20.11 on), without a URL to parse. */
+const moduleDir = (): string => import.meta.dirname ?? dirname(fileURLToPath(import.meta.url));
+
 /**
  * The absolute path of `relative` (e.g. "worker/tcod_worker/__init__.py") under the nearest folder
  * above `from` that holds both a package.json and that path; undefined when none does.
  */
-export function packageFile(relative: string, from = dirname(fileURLToPath(import.meta.url))): string | undefined {
+export function packageFile(relative: string, from = moduleDir()): string | undefined {
   for (let dir = from; ; dir = dirname(dir)) {
     const candidate = join(dir, relative);
     if (existsSync(candidate) && existsSync(join(dir, "package.json"))) return candidate;

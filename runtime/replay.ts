@@ -38,23 +38,18 @@ export interface ExperienceRow {
   policyStep: number;
   /** An expert demonstration (sft term), not a student sample. */
   demo?: true;
-  /** Top-k alternatives per token (null off the mask), where the `topk` OPD estimator asked for them. */
-  studentTopk?: (TopKList | null)[];
-  teacherTopk?: (TopKList | null)[];
-  /** The teacher's full next-token distribution per token (null off the mask), for the opd `full` estimator. */
+  /**
+   * The teacher's next-token distribution per token (null off the mask), for the opd `full` estimator
+   * (the teacher's own) and `topk` (built from its top-k lists).
+   */
   teacherDistributions?: (TokenDistribution | null)[];
 }
-
-export type TopKList = { token: number; logprob: number }[];
 
 export interface ScoredEpisode {
   record: EpisodeRecord;
   /** Teacher logprobs of each turn's response tokens, aligned with `record.turns`. */
   teacher: number[][];
-  /** Per turn, per response token: top-k lists (the `topk` estimator only). */
-  teacherTopk?: TopKList[][];
-  studentTopk?: TopKList[][];
-  /** Per turn, per response token: the teacher's full distribution (the `full` estimator only). */
+  /** Per turn, per response token: the teacher distribution (the `full` and `topk` estimators only). */
   teacherDistributions?: (TokenDistribution | null)[][];
 }
 
@@ -75,12 +70,9 @@ export function turnRows(step: number, e: ScoredEpisode, policyStep: number): Ex
   return e.record.turns.map((t, i) => {
     const p = t.prompt.length, n = t.response.length;
     const zeros = new Array<number>(p).fill(0);
-    const topk = e.teacherTopk && e.studentTopk
-      ? { teacherTopk: [...new Array<null>(p).fill(null), ...e.teacherTopk[i]!], studentTopk: [...new Array<null>(p).fill(null), ...e.studentTopk[i]!] }
-      : {};
     const dists = e.teacherDistributions ? { teacherDistributions: [...new Array<null>(p).fill(null), ...e.teacherDistributions[i]!] } : {};
     return {
-      ...topk, ...dists,
+      ...dists,
       step, episode: e.record.spec.index, group: e.record.spec.group,
       turnOf: [...new Array<number>(p).fill(-1), ...new Array<number>(n).fill(t.index)],
       tokens: [...t.prompt, ...t.response],
@@ -106,9 +98,6 @@ export function trajectoryRow(step: number, e: ScoredEpisode, policyStep: number
   const turnOf = new Array<number>(tokens.length).fill(-1);
   const logprobs = new Array<number>(tokens.length).fill(0);
   const teacherLogprobs = new Array<number>(tokens.length).fill(0);
-  const withTopk = e.teacherTopk !== undefined && e.studentTopk !== undefined;
-  const teacherTopk = withTopk ? new Array<TopKList | null>(tokens.length).fill(null) : undefined;
-  const studentTopk = withTopk ? new Array<TopKList | null>(tokens.length).fill(null) : undefined;
   const teacherDistributions = e.teacherDistributions ? new Array<TokenDistribution | null>(tokens.length).fill(null) : undefined;
   turns.forEach((t, i) => {
     const at = t.prompt.length;
@@ -127,16 +116,12 @@ export function trajectoryRow(step: number, e: ScoredEpisode, policyStep: number
       turnOf[at + j] = t.index;
       logprobs[at + j] = t.logprobs[j]!;
       teacherLogprobs[at + j] = e.teacher[i]![j]!;
-      if (teacherTopk && studentTopk) {
-        teacherTopk[at + j] = e.teacherTopk![i]![j]!;
-        studentTopk[at + j] = e.studentTopk![i]![j]!;
-      }
       if (teacherDistributions) teacherDistributions[at + j] = e.teacherDistributions![i]![j] ?? null;
     }
   });
   return {
     step, episode: e.record.spec.index, group: e.record.spec.group, turnOf, tokens, mask, logprobs,
-    teacherLogprobs, reward: e.record.reward, policyStep, ...(teacherTopk && studentTopk ? { teacherTopk, studentTopk } : {}),
+    teacherLogprobs, reward: e.record.reward, policyStep,
     ...(teacherDistributions ? { teacherDistributions } : {}),
   };
 }

@@ -91,7 +91,7 @@ export const parseExpressionRecovering = (text, file) => load().parseExpressionR
     plugins: [recoveringOnDemand],
     define: {
       "process.env.TCOD_SKIP_GRAMMAR_VALIDATION": '"1"', TCOD_GRAMMAR_TABLES: JSON.stringify(grammarTables),
-      "import.meta.url": "globalThis.__tcodModuleUrl",
+      "import.meta.url": "globalThis.__tcodModuleUrl", "import.meta.dirname": "globalThis.__tcodModuleDir",
     },
   });
   // bin/snapshot-trim.ts, run here and by bin/snapshot-cache.ts where the package is installed.

@@ -16,9 +16,38 @@ export interface Diagnostic extends Message { span: Span; related: Related[] }
 type NameOf<C extends Code> = Entry<C>["name"];
 type Accessors = { [C in Code as NameOf<C>]: (...args: Args<C>) => Message };
 
+/** `template` with each placeholder that `args` has replaced by its value, the others kept. */
 function fill(template: string, args: Record<string, string | number>): string {
-  return template.replace(/\{(\w+)\}/g, (m, k: string) => (k in args ? String(args[k]) : m));
+  let out = "";
+  let last = 0;
+  for (const p of placeholders(template)) {
+    if (!(p.name in args)) continue;
+    out += template.slice(last, p.start) + String(args[p.name]);
+    last = p.end;
+  }
+  return last === 0 ? template : out + template.slice(last);
 }
+
+/**
+ * The `{name}` placeholders of a template (a name of ASCII letters, digits and `_`), in order: what
+ * `/\{(\w+)\}/g` matches (`start` at the `{`, `end` after the `}`), found by a scan. V8 compiles a
+ * regular expression again at every start, and a clean check still fills a few messages (those of
+ * evaluations tried quietly) and reads a few templates (agent formats).
+ */
+export function placeholders(text: string): { name: string; start: number; end: number }[] {
+  const out: { name: string; start: number; end: number }[] = [];
+  for (let i = text.indexOf("{"); i >= 0; i = text.indexOf("{", i + 1)) {
+    let j = i + 1;
+    while (j < text.length && isWordChar(text.charCodeAt(j))) j++;
+    if (j > i + 1 && text.charCodeAt(j) === 125) {
+      out.push({ name: text.slice(i + 1, j), start: i, end: j + 1 });
+      i = j;
+    }
+  }
+  return out;
+}
+
+const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
 /** `d.unitMismatch({ expected, actual, suggestion })` → a Message with code TC2001. */
 export const d: Accessors = Object.fromEntries(

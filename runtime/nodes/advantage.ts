@@ -6,10 +6,11 @@
  * - sft: c on every token of the expert demonstrations (signals/sft.ts; the rows that came in
  *   through TurnStats `demos`), 0 on student tokens; opd and grpo are 0 on demonstrations (teacher
  *   logprobs = student's, singleton groups).
- * - opd with estimator "full": no advantage; its coefficient goes into per-token exact-KL
- *   coefficients (`klCoefs`), which Update passes to the student with the teacher's full
- *   distributions, so the loss adds c·KL(p_S(·|t) ‖ q_t) at each student token (grpo/sft terms
- *   keep their advantages beside it, e.g. ATOD's κ·opd + ρ·grpo).
+ * - opd with estimator "full" or "topk": no advantage; its coefficient goes into per-token exact-KL
+ *   coefficients (`klCoefs`), which Update passes to the student with the teacher distributions
+ *   TeacherScore kept (the teacher's full ones, or for "topk" the ones built from its top-k lists),
+ *   so the loss adds c·KL(p_S(·|t) ‖ q_t) at each student token (grpo/sft terms keep their
+ *   advantages beside it, e.g. ATOD's κ·opd + ρ·grpo).
  * - gkd: no advantage either; c·(1 − β) goes into `klCoefs` (reverse KL) and c·β into
  *   `forwardKlCoefs` (forward KL(q_t ‖ p_S(·|t))), β the term's step-level mixture weight.
  * TurnWeights multiply student turns only (advantages and KL coefficients alike).
@@ -17,8 +18,7 @@
 import { UserError } from "../../plan/errors.js";
 import { needsTeacherDistributions } from "../../plan/build.js";
 import type { NodeOf } from "../../plan/schema.js";
-import { opdAdvantages, opdAdvantagesFromKl } from "../signals/opd.js";
-import { klEstimate, topKReverseKl } from "../signals/kl.js";
+import { opdAdvantages } from "../signals/opd.js";
 import { sftAdvantages } from "../signals/sft.js";
 import { sumTerms, turnTokenWeights, weightByTurn } from "../signals/mixture.js";
 import type { RunContext } from "./context.js";
@@ -38,7 +38,7 @@ export const advantageExecutor: Executor<"Advantage"> = {
 
 export interface AdvantageResult {
   advantages: Float64Array;
-  /** Per-token exact-KL coefficients (opd "full" terms), on the batch's token axis; absent without such a term. */
+  /** Per-token exact-KL coefficients (opd "full" and "topk" terms), on the batch's token axis; absent without such a term. */
   klCoefs?: Float64Array;
   /** Per-token forward-KL coefficients (gkd terms, c·β); absent without such a term. */
   forwardKlCoefs?: Float64Array;
@@ -65,7 +65,9 @@ export function runAdvantage(
   for (const term of node.params.terms) {
     const c = ctx.state.atStep(term.coef, step);
     coefs[term.kind] = (coefs[term.kind] ?? 0) + c;
-    if (term.kind === "opd" && term.estimator === "full") {
+    // "full" and "topk" train on the exact reverse KL to a teacher distribution (the whole one, or
+    // the one built from its top-k: signals/topk-target.ts): a coefficient per token, not an advantage.
+    if (term.kind === "opd" && (term.estimator === "full" || term.estimator === "topk")) {
       klCoefs ??= new Float64Array(n);
       studentTokens(batch, (t) => { klCoefs![t]! += c; });
       continue;
@@ -82,9 +84,7 @@ export function runAdvantage(
     let a: Float64Array;
     switch (term.kind) {
       case "opd":
-        a = term.estimator === "topk"
-          ? opdAdvantagesFromKl(batch.layout, topkTokenKl(batch), { coef: c })
-          : opdAdvantages(batch.layout, batch.logpStudent, batch.logpTeacher, { coef: c });
+        a = opdAdvantages(batch.layout, batch.logpStudent, batch.logpTeacher, { coef: c });
         break;
       case "grpo": {
         if (!groupAdvantages) throw new UnsupportedTermError("the grpo term needs group advantages on the Advantage node's grpo input (a GroupAdvantage node)");
@@ -114,24 +114,4 @@ function studentTokens(batch: LearnerBatch, f: (t: number) => void): void {
     if (batch.episodeOfRow[r]! >= batch.studentEpisodes) continue;
     for (let t = rowStart[r]!; t < rowStart[r + 1]!; t++) if (mask[t] === 1) f(t);
   }
-}
-
-/**
- * Per-token reverse KL over the top-k supports (signals/kl.ts `topKReverseKl`, student support).
- * Where the teacher lists no alternatives (an oracle teacher off its trie) the k1 estimate on the
- * sampled token is used instead: an empty list says nothing about the teacher's distribution.
- */
-function topkTokenKl(batch: LearnerBatch): Float64Array {
-  const out = new Float64Array(batch.layout.mask.length);
-  batch.rows.forEach((row, r) => {
-    const s0 = batch.layout.rowStart[r]!;
-    for (let j = 0; j < row.tokens.length; j++) {
-      if (row.mask[j] !== 1) continue;
-      const s = row.studentTopk?.[j], q = row.teacherTopk?.[j];
-      out[s0 + j] = row.demo || !s || !q || q.length === 0 || s.length === 0
-        ? klEstimate(row.logprobs[j]!, row.teacherLogprobs[j]!)
-        : topKReverseKl(s, q);
-    }
-  });
-  return out;
 }

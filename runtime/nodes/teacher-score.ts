@@ -11,29 +11,34 @@ import type { ScoredEpisode } from "../replay.js";
 import { episodeScoreRequest, turnsChain } from "../episode-sequence.js";
 import type { RunContext } from "./context.js";
 import { withRetries } from "./retry.js";
+import { topkTargetDistribution } from "../signals/topk-target.js";
 import { input, type Executor } from "./executor.js";
 
 /**
- * The opd "full" estimator trains on the exact reverse KL, which needs a teacher that returns full
- * next-token distributions and a student whose train() takes them (the embedded backend has both
- * in one process). Refused up front, by name, rather than silently training on nothing.
+ * The opd "full" and "topk" estimators train on the exact reverse KL to a teacher distribution: the
+ * student's train() must take such targets, and for "full" the teacher must return whole next-token
+ * distributions (the embedded backend has both in one process; "topk" builds its target from the
+ * top-k lists any served teacher reports). Refused up front, by name, rather than silently training
+ * on nothing.
  */
-export function checkFullDistributionBackends(ctx: Pick<RunContext, "student" | "teacher">): void {
+export function checkExactKlBackends(ctx: Pick<RunContext, "student" | "teacher">, estimator: "full" | "topk"): void {
   const missing = [
-    ...(ctx.teacher.fullDistributions ? [] : ["the teacher backend does not return full next-token distributions"]),
+    ...(estimator === "topk" || ctx.teacher.fullDistributions ? [] : ["the teacher backend does not return full next-token distributions"]),
     ...(ctx.student.exactKlTargets ? [] : ["the student backend does not train on exact-KL targets"]),
   ];
   if (missing.length > 0) {
-    throw new Error(`the opd estimator "full" cannot run here: ${missing.join("; ")}. ` +
-      `Use the embedded backend (it holds teacher and student in one process), or opd(estimator: "k1") / "topk" on other backends`);
+    throw new Error(`the opd estimator "${estimator}" cannot run here: ${missing.join("; ")}. ` +
+      (estimator === "full"
+        ? `Use the embedded backend (it holds teacher and student in one process), or opd(estimator: "k1") / "topk" on other backends`
+        : `Train with the embedded backend or a tcod worker, or use opd(estimator: "k1")`));
   }
 }
 
 /**
  * With `withDistributions` (the `full` OPD estimator), the teacher's full next-token distribution
  * at every response token is kept (ScoredEpisode.teacherDistributions).
- * With `withTopk` (the `topk` OPD estimator), the teacher's and the student's top-k alternatives of
- * every response token are kept too (one extra student score call per episode).
+ * With `withTopk` (the `topk` OPD estimator), the teacher distribution kept at every response token
+ * is built from its top-k alternatives and the sampled token's score (signals/topk-target.ts).
  */
 export const teacherScoreExecutor: Executor<"TeacherScore"> = {
   async run(node, inputs, ctx) {
@@ -46,7 +51,8 @@ export async function runTeacherScore(
   node: NodeOf<"TeacherScore">, ctx: RunContext, episodes: EpisodeRecord[], withTopk = false, withDistributions = false,
 ): Promise<ScoredEpisode[]> {
   const { temperature, topk } = node.params;
-  if (withDistributions) checkFullDistributionBackends(ctx);
+  if (withDistributions) checkExactKlBackends(ctx, "full");
+  else if (withTopk) checkExactKlBackends(ctx, "topk");
   return Promise.all(episodes.map(async (record) => {
     if (record.turns.length === 0) return { record, teacher: [] };
     // One forward over the episode where memory accumulates and the teacher reads tokens alone.
@@ -79,20 +85,14 @@ export async function runTeacherScore(
       }),
     } : {};
     if (!withTopk) return { record, teacher, ...dists };
-    const student = await withRetries(ctx, `student top-k of episode ${record.spec.index}`, () => ctx.studentLimit(async () => {
-      if (ctx.student.scoresSequences === true && turnsChain(record.turns)) {
-        const one = episodeScoreRequest(record.turns, { temperature: 1, topk });
-        return one.slice((await ctx.student.score([one.request]))[0]!);
+    const vocab = ctx.student.tokenizer.vocabSize;
+    const teacherDistributions = record.turns.map((t, i) => {
+      const lists = results[i]?.topk;
+      if (!lists || lists.length !== t.response.length) {
+        throw new Error(`the teacher returned no top-k lists for episode ${record.spec.index}, turn ${t.index}; the topk estimator needs a teacher that reports top-k log-probabilities`);
       }
-      return ctx.student.score(record.turns.map((t) => ({ prompt: t.prompt, completion: t.response, temperature: 1, topk })));
-    }));
-    const lists = (res: typeof results, who: string) => record.turns.map((t, i) => {
-      const l = res[i]?.topk;
-      if (!l || l.length !== t.response.length) {
-        throw new Error(`the ${who} returned no top-k lists for episode ${record.spec.index}, turn ${t.index}; the topk estimator needs a backend that reports top-k log-probabilities`);
-      }
-      return l;
+      return t.response.map((token, j) => topkTargetDistribution(lists[j]!, { token, logprob: teacher[i]![j]! }, vocab));
     });
-    return { record, teacher, ...dists, teacherTopk: lists(results, "teacher"), studentTopk: lists(student, "student") };
+    return { record, teacher, teacherDistributions };
   }));
 }

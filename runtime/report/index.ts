@@ -157,7 +157,7 @@ export function klTitle(plan: Plan): string {
     case undefined: return `${base}; no OPD term trains on it`;
     case "k1": return `${base}; the loss uses k1`;
     case "full": return `${base}; the loss uses the exact full-vocabulary KL`;
-    case "topk": return `${base}; the loss uses the KL over the teacher's top-k tokens`;
+    case "topk": return `${base}; the loss uses the exact KL to the teacher's top-k distribution (its tail spread evenly)`;
     default: return `${base}; the loss uses ${est}`;
   }
 }

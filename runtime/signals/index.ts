@@ -12,3 +12,4 @@ export * from "./mixture.js";
 export * from "./tdur.js";
 export * from "./sft.js";
 export * from "./losses.js";
+export * from "./topk-target.js";

@@ -47,10 +47,11 @@ export function opdAdvantages(
 }
 
 /**
- * OPD advantages from any per-token reverse-KL value: A = −c·KL, then the same clip and discount.
- * With k1 this is `opdAdvantages`; the plan's `topk` and `full` estimators pass the per-position
- * top-k or exact KL here (kl.topKReverseKl / fullReverseKlRows), used as a per-token penalty on the
- * sampled token — a lower-variance signal, not the gradient of that KL itself.
+ * OPD advantages from a per-token reverse-KL value: A = −c·KL, then the same clip and discount.
+ * With k1 (the sampled token's log p_S − log p_T) this is `opdAdvantages`. A per-position KL that
+ * does not depend on the sampled token (a top-k or exact KL) is not a useful advantage here: its
+ * expected policy gradient is zero without a discount. The plan's `topk` and `full` estimators train
+ * on the KL itself instead (nodes/advantage.ts, `klCoefs`).
  */
 export function opdAdvantagesFromKl(layout: TokenLayout, tokenKlValues: Float64Array, opts: OpdOptions = {}): Float64Array {
   const c = opts.coef ?? 1, gamma = opts.discount ?? 0;

@@ -97,14 +97,19 @@ describe.skipIf(missing !== undefined)("tcod run on the tcod worker (CPU, tiny m
       expect(log).toMatch(/tokenizer: local word-level mirror of .* \(encode yes, decode yes, chat yes\)/);
 
       // 3. a student started from a checkpoint (the OPD run's), as the study's warm students are: its
-      // word tokenizer is rebuilt from the word list saved beside the weights, and mirrored here
+      // word tokenizer is rebuilt from the word list saved beside the weights, and mirrored here. It
+      // distils with the topk estimator: its advantages are 0, so the loss is the worker's exact-KL
+      // term alone (positive where the student differs from the teacher's top-k distribution).
       expect(existsSync(join(opdRun, "checkpoint", "student", "tcod_word_tokenizer.json"))).toBe(true);
       const p3 = await freePort();
       const warmRun = join(root, "warm");
       const warm = plan("examples/texthouse/gpu/opd.tcod", [`student_config="${join(opdRun, "checkpoint", "student")}"`, `teacher_dir="${join(teacherRun, "checkpoint", "student")}"`,
-        `url="http://127.0.0.1:${p3}"`, ...small("texthouse_gpu_opd", 1)]);
+        `url="http://127.0.0.1:${p3}"`, `estimator="topk"`, ...small("texthouse_gpu_opd", 1)]);
       logs.length = 0;
       expect((await runPlan(warm, { runDir: warmRun })).status).toBe("completed");
+      const rows3 = readMetrics(join(warmRun, "metrics.jsonl")).filter((r) => r.kind === "train");
+      expect(rows3).toHaveLength(1);
+      expect(rows3[0]!.kind === "train" && rows3[0]!.loss).toBeGreaterThan(1e-6);
       expect(logs.join("")).toMatch(/tokenizer: local word-level mirror of .* \(encode yes, decode yes, chat yes\)/);
       expect(await portFree(p3)).toBe(true);
     } finally {

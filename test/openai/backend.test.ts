@@ -112,7 +112,14 @@ describe("createOpenAIBackend (vLLM dialect)", () => {
     expect(trainerSeen[2]!.body).toMatchObject({ path: join(adapterDir, "step-1"), kind: "lora" });
     expect(existsSync(join(adapterDir, "step-1", "adapter_config.json"))).toBe(true);
 
-    await s.train([row], { lr: 1e-5, lossFn: "ppo", clip: 0.2, gradClip: 1 });
+    // Exact-KL targets (opd "topk"/"full", gkd) travel as the worker's per-token row fields.
+    const q = { tokens: [100, 7], logprobs: [-0.1, -3], rest: -9 };
+    const withKl = { ...row, klCoefs: [0, 1, 1, 0], teacherDistributions: [null, q, q, null] };
+    await s.train([withKl], { lr: 1e-5, lossFn: "ppo", clip: 0.2, gradClip: 1 });
+    const fb = (await seen(trainerUrl)).filter((x) => x.path === "/forward_backward").at(-1)!.body;
+    expect(fb.rows).toEqual([{ tokens: row.tokens, mask: row.mask, advantages: row.advantages, old_logprobs: row.oldLogprobs, loss_weights: row.lossWeights,
+      kl_coefs: [0, 1, 1, 0], teacher_distributions: [null, q, q, null] }]);
+    await expect(s.train([{ ...withKl, klCoefs: [1] }], { lr: 1e-5, lossFn: "ppo", clip: 0.2, gradClip: 1 })).rejects.toThrow(/train row 0: klCoefs has 1 entries for 4 tokens/);
     const log = (await seen(url)).filter((x) => x.path !== "/_seen").map((x) => x.path);
     const lora = log.filter((p) => /lora|reset/.test(p));
     expect(lora).toEqual([

@@ -3,7 +3,7 @@ import type { NodeOf } from "../../plan/schema.js";
 import { runAdvantage, usesFull } from "../../runtime/nodes/advantage.js";
 import { grpoAdvantages } from "../../runtime/signals/grpo.js";
 import type { RunContext } from "../../runtime/nodes/context.js";
-import { checkFullDistributionBackends } from "../../runtime/nodes/teacher-score.js";
+import { checkExactKlBackends } from "../../runtime/nodes/teacher-score.js";
 import type { LearnerBatch } from "../../runtime/nodes/turn-stats.js";
 import type { ExperienceRow } from "../../runtime/replay.js";
 
@@ -54,11 +54,20 @@ describe("Advantage with the opd full estimator", () => {
     expect(r.klCoefs![2]).toBe(2);
   });
 
+  it("topk, like full, is a KL coefficient on student tokens, not an advantage", () => {
+    const r = runAdvantage(node([{ kind: "opd", coef: 0.5, estimator: "topk" }] as Terms), ctx, batch(), 1);
+    expect(Array.from(r.klCoefs!)).toEqual([0, 0, 0.5, 0.5, 0, 0.5, 0.5, 0.5, 0, 0, 0]);
+    expect(Array.from(r.advantages).every((a) => a === 0)).toBe(true);
+  });
+
   it("refuses backends without full distributions or exact-KL training, naming what is missing and what to use", () => {
     const yes = { fullDistributions: true, exactKlTargets: true };
-    expect(() => checkFullDistributionBackends({ teacher: yes, student: yes } as unknown as RunContext)).not.toThrow();
-    expect(() => checkFullDistributionBackends({ teacher: {}, student: yes } as unknown as RunContext))
-      .toThrow(/the teacher backend does not return full next-token distributions.*Use the embedded backend.*"k1"/);
-    expect(() => checkFullDistributionBackends({ teacher: yes, student: {} } as unknown as RunContext)).toThrow(/the student backend does not train on exact-KL targets/);
+    const run = (teacher: object, student: object, estimator: "full" | "topk") => () => checkExactKlBackends({ teacher, student } as unknown as RunContext, estimator);
+    expect(run(yes, yes, "full")).not.toThrow();
+    expect(run({}, yes, "full")).toThrow(/the teacher backend does not return full next-token distributions.*Use the embedded backend.*"k1"/);
+    expect(run(yes, {}, "full")).toThrow(/the student backend does not train on exact-KL targets/);
+    // topk builds its target from the top-k lists any teacher reports: only the student's side is checked.
+    expect(run({}, yes, "topk")).not.toThrow();
+    expect(run({}, {}, "topk")).toThrow(/the opd estimator "topk" cannot run here: the student backend does not train on exact-KL targets.*tcod worker/);
   });
 });

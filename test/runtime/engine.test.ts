@@ -10,7 +10,6 @@ import type { ScoreRequest } from "../../runtime/backends/backend.js";
 import type { EnvAdapter } from "../../runtime/envs/env.js";
 import { CounterEnv, END, ScriptedStudent, ScriptedTeacher } from "./doubles.js";
 import { testPlan } from "./plans.js";
-import { topKReverseKl } from "../../runtime/signals/kl.js";
 import { nextAdaptiveCap } from "../../runtime/adaptive-depth.js";
 import { composeRuntime } from "../../bin/compose.js";
 
@@ -334,17 +333,37 @@ describe("engine", () => {
     expect(train.every((r) => r.demoNll !== null && r.demoNll! > 0)).toBe(true);
   });
 
-  it("topk estimator: A = −c·KL over the top-k supports; k1 where the teacher lists nothing; full is refused without capable backends", async () => {
-    const h = harness(testPlan({ steps: 1, tasksPerStep: 1, estimator: "topk", topk: 2 }));
+  it("topk estimator: the exact KL to the teacher's top-k with its tail spread evenly, as exact-KL targets; refused without a student that trains on them", async () => {
+    class KlStudent extends ScriptedStudent { readonly exactKlTargets = true; }
+    const h = harness(testPlan({ steps: 1, tasksPerStep: 1, estimator: "topk", topk: 2 }), {}, undefined, new KlStudent());
     await h.run();
-    const expected = -topKReverseKl([{ token: 65, logprob: -0.5 }, { token: 0, logprob: -1.5 }], [{ token: 65, logprob: -0.25 }, { token: 0, logprob: -2 }]);
+    const V = h.student.tokenizer.vocabSize;
+    // The teacher lists the sampled token at −0.25 and token 0 at −2 (nothing on END); the unlisted
+    // tokens share what is left: 1 − e^−0.25 − e^−2, or 1 − e^−0.25 on END (only the sampled token is known).
+    const restOf = (listedMass: number, listed: number) => Math.log((1 - listedMass) / (V - listed));
+    let positions = 0;
     for (const r of h.student.trained[0]!) r.mask.forEach((m, i) => {
-      if (!m) return;
-      expect(r.advantages[i]).toBeCloseTo(r.tokens[i] === END ? 0.25 : expected, 12);
+      expect(r.advantages[i]).toBe(0);
+      if (!m) { expect(r.teacherDistributions![i]).toBeNull(); return; }
+      positions++;
+      expect(r.klCoefs![i]).toBe(1);
+      const q = r.teacherDistributions![i]!;
+      if (r.tokens[i] === END) {
+        expect(q.tokens).toEqual([END]);
+        expect(q.logprobs[0]).toBeCloseTo(-0.25, 12);
+        expect(q.rest).toBeCloseTo(restOf(Math.exp(-0.25), 1), 12);
+      } else {
+        expect(q.tokens).toEqual([r.tokens[i], 0]);
+        expect(q.logprobs[0]).toBeCloseTo(-0.25, 12);
+        expect(q.logprobs[1]).toBeCloseTo(-2, 12);
+        expect(q.rest).toBeCloseTo(restOf(Math.exp(-0.25) + Math.exp(-2), 2), 12);
+      }
     });
-    expect(expected).not.toBeCloseTo(0.25, 3);
+    expect(positions).toBeGreaterThan(0);
     // refused when the plan is loaded: the graph check ties the estimator to the TeacherScore node
     expect(() => testPlan({ steps: 1, estimator: "topk", topk: 0 })).toThrow(/TeacherScore topk ≥ 1 \(node "teacher" has topk 0\)/);
+    // a student that cannot train on exact-KL targets is refused at step 1, as full is
+    await expect(harness(testPlan({ steps: 1, estimator: "topk", topk: 2 })).run()).rejects.toThrow(/"topk" cannot run here: the student backend does not train on exact-KL targets/);
     // full needs backends with distributions / exact-KL training; these doubles have neither
     await expect(harness(testPlan({ steps: 1, estimator: "full" })).run()).rejects.toThrow(/"full" cannot run here: the teacher backend does not return full next-token distributions; the student backend does not train on exact-KL targets/);
   });

@@ -49,7 +49,13 @@ export class WorkerTrainer {
   async forwardBackward(rows: TrainRow[], o: TrainOptions): Promise<ForwardBackwardResult> {
     rows.forEach((r, i) => checkRow(r, i, this.client.url));
     const body = {
-      rows: rows.map((r) => ({ tokens: r.tokens, mask: r.mask, advantages: r.advantages, old_logprobs: r.oldLogprobs, loss_weights: r.lossWeights })),
+      rows: rows.map((r) => ({
+        tokens: r.tokens, mask: r.mask, advantages: r.advantages, old_logprobs: r.oldLogprobs, loss_weights: r.lossWeights,
+        // Exact-KL targets (opd "topk"/"full", gkd): the worker adds the KL terms beside the policy loss.
+        ...(r.klCoefs ? { kl_coefs: r.klCoefs } : {}),
+        ...(r.forwardKlCoefs ? { forward_kl_coefs: r.forwardKlCoefs } : {}),
+        ...(r.teacherDistributions ? { teacher_distributions: r.teacherDistributions } : {}),
+      })),
       loss: o.lossFn,
       clip: o.clip,
       // Always sent: the worker requires the field to be present (null switches dual clipping off).
@@ -108,9 +114,10 @@ export class WorkerTrainer {
 /** Catch row-shape mistakes here, with the row's index, before a large upload. */
 function checkRow(r: TrainRow, i: number, server: string): void {
   const n = r.tokens.length;
-  for (const k of ["mask", "advantages", "oldLogprobs", "lossWeights"] as const) {
-    if (r[k].length !== n) {
-      throw new HttpBackendError(`train row ${i}: ${k} has ${r[k].length} entries for ${n} tokens`, server, "/forward_backward", "config", false,
+  for (const k of ["mask", "advantages", "oldLogprobs", "lossWeights", "klCoefs", "forwardKlCoefs", "teacherDistributions"] as const) {
+    const a = r[k];
+    if (a !== undefined && a.length !== n) {
+      throw new HttpBackendError(`train row ${i}: ${k} has ${a.length} entries for ${n} tokens`, server, "/forward_backward", "config", false,
         "Every per-token array of a TrainRow must be as long as its tokens (0 where mask is 0).");
     }
   }
