@@ -125,7 +125,10 @@ export interface StudentBackend {
   readonly tokenizer: Tokenizer;
   /** As TeacherBackend.scoresSequences: score() reads token ids alone. */
   readonly scoresSequences?: boolean;
-  /** True when train() honours TrainRow `klCoefs`/`teacherDistributions` (the opd "full" estimator). */
+  /**
+   * True when train() honours TrainRow `klCoefs`/`forwardKlCoefs`/`teacherDistributions` (the opd
+   * "full" and "topk" estimators, gkd).
+   */
   readonly exactKlTargets?: boolean;
   /**
    * True when the backend answers one call at a time (the tcod worker), so the episodes of a step

@@ -14,14 +14,8 @@
  * The listed mass may round above 1 or leave almost nothing: the tail is floored at `tailFloor` and
  * the whole distribution renormalised, so q̃ always sums to 1.
  */
+import type { TokenDistribution } from "../backends/backend.js";
 import { SignalError } from "./layout.js";
-
-export interface SparseDistribution {
-  tokens: number[];
-  logprobs: number[];
-  /** log q̃ of every unlisted token; null when every token of the vocabulary is listed. */
-  rest: number | null;
-}
 
 /** The least total probability the unlisted tokens keep (so log q̃ stays finite where the student puts mass). */
 export const TOPK_TAIL_FLOOR = 1e-6;
@@ -31,7 +25,7 @@ export function topkTargetDistribution(
   sampled: { token: number; logprob: number },
   vocabSize: number,
   tailFloor = TOPK_TAIL_FLOOR,
-): SparseDistribution {
+): TokenDistribution {
   if (!Number.isInteger(vocabSize) || vocabSize < 1) throw new SignalError(`topkTargetDistribution: vocabulary size ${vocabSize}; expected a positive integer.`);
   const listed = new Map<number, number>();
   for (const { token, logprob } of [...topk, sampled]) {
