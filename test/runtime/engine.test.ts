@@ -320,8 +320,13 @@ describe("engine", () => {
 
   it("sft alone with 0 rollouts per task: no student episode is sampled; the demonstrations train", async () => {
     const h = harness(testPlan({ steps: 2, tasksPerStep: 3, rolloutsPerTask: 0, sft: 1, noOpd: true }));
+    const calls: number[] = [];
+    const score = h.student.score.bind(h.student);
+    h.student.score = async (reqs) => { calls.push(reqs.length); return score(reqs); };
     expect((await h.run()).status).toBe("completed");
     expect(h.student.samples).toEqual([]);
+    // A step's demonstrations are scored together, in one call (a served worker answers one call at a time).
+    expect(calls).toHaveLength(2);
     const tok = h.student.tokenizer;
     expect(h.student.trained).toHaveLength(2);
     for (const rows of h.student.trained) {
