@@ -58,7 +58,7 @@ export class Learner {
       kl: klSummary(batch.turns.vars["turn.kl"]!, batch.turns.vars["turn.tokens"]!, batch.turns.vars["turn.index"]!),
       tokens: stats.tokens, coefs: adv.coefs,
       blendWeight: adv.aggregate?.kind === "progressive" ? adv.aggregate.weight : null,
-      adaptiveCap: stats.adaptiveCap, ...demoNll(taken.rows), ...(stats.feedback ? { feedback: stats.feedback } : {}), lr: upd.lr, loss: upd.loss, gradNorm: upd.gradNorm, updates: upd.updates,
+      adaptiveCap: stats.adaptiveCap, ...demoNll(taken.rows, upd.selfScoredNll), ...(stats.feedback ? { feedback: stats.feedback } : {}), lr: upd.lr, loss: upd.loss, gradNorm: upd.gradNorm, updates: upd.updates,
       time: { ...stats.time, advantage: times.advantage, update: times.update },
     };
   }
@@ -66,10 +66,12 @@ export class Learner {
 
 /**
  * The SFT cross-entropy of the step's expert demonstrations: the mean of −log p over their response
- * tokens, under the student that scored them when they were built (their old log-probabilities).
+ * tokens, under the student that scored them when they were built (their old log-probabilities), or,
+ * for self-scored demonstrations (a worker), under the weights the update started from (`selfScoredNll`).
  * Only when the step trained on demonstrations (an `sft` term).
  */
-export function demoNll(rows: readonly ExperienceRow[]): { demoNll?: number } {
+export function demoNll(rows: readonly ExperienceRow[], selfScoredNll?: number): { demoNll?: number } {
+  if (rows.some((r) => r.demo && r.selfScored)) return selfScoredNll !== undefined ? { demoNll: selfScoredNll } : {};
   let sum = 0, n = 0;
   for (const r of rows) if (r.demo) r.mask.forEach((m, i) => { if (m) { sum -= r.logprobs[i]!; n++; } });
   return n > 0 ? { demoNll: sum / n } : {};

@@ -39,6 +39,12 @@ export interface ExperienceRow {
   /** An expert demonstration (sft term), not a student sample. */
   demo?: true;
   /**
+   * Not scored before training (demonstrations on a student with StudentBackend.trainsSelfScored):
+   * `logprobs` and `teacherLogprobs` are 0 placeholders and the update takes the model's own
+   * log-probabilities as the old ones (ratio 1, TrainRow.oldLogprobs null).
+   */
+  selfScored?: true;
+  /**
    * The teacher's next-token distribution per token (null off the mask), for the opd `full` estimator
    * (the teacher's own) and `topk` (built from its top-k lists).
    */

@@ -162,7 +162,7 @@ for (let step = 1; step <= steps; step++) {
     for (const r of rows) {
       const L = r.mask.indexOf(1);
       const [sc] = await student.score([{ prompt: r.tokens.slice(0, L), completion: r.tokens.slice(L), temperature: 1 }]);
-      sc!.logprobs.forEach((lp, j) => { r.oldLogprobs[L + j] = lp; });
+      sc!.logprobs.forEach((lp, j) => { r.oldLogprobs![L + j] = lp; });
     }
   }
   const agree: number[] = eps_.flatMap((e) => e.turns).map((t) => (t.action !== null && (t.context.optimal ?? []).includes(t.action) ? 1 : 0));

@@ -101,8 +101,11 @@ export interface TrainRow {
   mask: number[];
   /** Per-token advantages (0 where mask is 0). */
   advantages: number[];
-  /** Sampling logprobs (for importance ratios); 0 where mask is 0. */
-  oldLogprobs: number[];
+  /**
+   * Sampling logprobs (for importance ratios); 0 where mask is 0. null: the model's own at this
+   * update, so the ratio is exactly 1 (only for a backend with StudentBackend.trainsSelfScored).
+   */
+  oldLogprobs: number[] | null;
   /** Weight of each token in the loss aggregate (sums to 1 over the batch); 0 where mask is 0. */
   lossWeights: number[];
   /**
@@ -119,7 +122,11 @@ export interface TrainRow {
   teacherDistributions?: (TokenDistribution | null)[];
 }
 
-export interface TrainStats { loss: number; gradNorm: number; tokens: number }
+export interface TrainStats {
+  loss: number; gradNorm: number; tokens: number;
+  /** Mean −log p of the rows with oldLogprobs null, before this update, and their token count. */
+  selfScored?: { nll: number; tokens: number };
+}
 
 export interface StudentBackend {
   readonly tokenizer: Tokenizer;
@@ -130,6 +137,12 @@ export interface StudentBackend {
    * "full" and "topk" estimators, gkd).
    */
   readonly exactKlTargets?: boolean;
+  /**
+   * True when train() takes rows with oldLogprobs null (the model's own log-probabilities at the
+   * update: ratio 1) and reports their NLL (TrainStats.selfScored). SFT demonstrations then need
+   * no scoring call before training (a tcod worker).
+   */
+  readonly trainsSelfScored?: boolean;
   /**
    * True when the backend answers one call at a time (the tcod worker), so the episodes of a step
    * sample in lockstep: one call a round (runtime/lockstep.ts).

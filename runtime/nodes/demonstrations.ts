@@ -5,7 +5,10 @@
  * (`renderAction` + the tokenizer's first stop token) in place of a sample. The student's current
  * log-probabilities of those tokens are the rows' old log-probabilities, so the importance-sampling
  * loss with advantage c is c × cross-entropy at the time the demo is built (with staleness s the
- * learner trains on it s steps later, an importance-weighted cross-entropy). Where the run trains on
+ * learner trains on it s steps later, an importance-weighted cross-entropy). A student whose train()
+ * scores rows itself (StudentBackend.trainsSelfScored: a tcod worker) gets the rows unscored
+ * (ExperienceRow.selfScored): the update uses its own log-probabilities, ratio exactly 1, so the loss
+ * is c × cross-entropy at any staleness and the step makes no scoring call. Where the run trains on
  * whole trajectories (a served student whose chat memory accumulates), a demonstration is one row
  * and is scored by one forward over the whole episode, as student episodes are: per-turn rows would
  * repeat every earlier turn in each later row (tokens growing with the square of the turn count).
@@ -129,9 +132,11 @@ export async function buildDemonstrations(
     return { record, noisy };
   }));
   const kept = played.filter((p) => p !== null);
-  // Every demonstration of the step is scored in one call, after all are played: scored as each
-  // finished, the worker (one call at a time) answered ~one demonstration per call, 33 calls of
-  // ~12 ms on the critical path of a 0.55 s H200 SFT step (bench/results/h200-learn.md).
+  // A student that trains on rows scored by the update itself (a tcod worker) needs no scoring call:
+  // the demonstrations train at ratio exactly 1 (cross-entropy's gradient at any staleness).
+  const selfScored = ctx.student.trainsSelfScored === true;
+  // Otherwise every demonstration of the step is scored in one call, after all are played: scored as
+  // each finished, the worker (one call at a time) answered ~one demonstration per call.
   const whole = (turns: EpisodeRecord["turns"]) => shape === "trajectory" && ctx.student.scoresSequences === true && turnsChain(turns);
   const requests: ScoreRequest[] = [];
   const slicers = kept.map(({ record }) => {
@@ -144,7 +149,8 @@ export async function buildDemonstrations(
     for (const t of record.turns) requests.push({ prompt: t.prompt, completion: t.response, temperature: 1 });
     return (res: ScoreResult[]) => res.slice(at, at + record.turns.length);
   });
-  const results = requests.length > 0 ? await ctx.studentLimit(() => ctx.student.score(requests)) : [];
+  const results = selfScored ? requests.map((r) => ({ logprobs: new Array<number>(r.completion.length).fill(0) }))
+    : requests.length > 0 ? await ctx.studentLimit(() => ctx.student.score(requests)) : [];
   const rows: ExperienceRow[] = [];
   kept.forEach(({ record, noisy }, i) => {
     const scores = slicers[i]!(results);
@@ -158,7 +164,7 @@ export async function buildDemonstrations(
         if (shape !== "trajectory") { if (noisy.has(r.turnOf.find((k) => k >= 0)!)) continue; }
         else r.turnOf.forEach((k, j) => { if (noisy.has(k)) { r.mask[j] = 0; r.turnOf[j] = -1; } });
       }
-      rows.push({ ...r, demo: true });
+      rows.push({ ...r, demo: true, ...(selfScored ? { selfScored: true as const } : {}) });
     }
   });
   return rows.sort((a, b) => a.episode - b.episode || a.turnOf[a.turnOf.length - 1]! - b.turnOf[b.turnOf.length - 1]!);

@@ -137,7 +137,8 @@ export function oldLogprobsSource(plan: Plan): "trainer" | "sampler" {
  */
 async function trainerLogprobs(ctx: Pick<RunContext, "student" | "studentLimit">, rows: ExperienceRow[]): Promise<ExperienceRow[]> {
   const firsts = rows.map((r) => r.mask.indexOf(1));
-  const live = rows.flatMap((r, i) => (firsts[i]! > 0 ? [i] : []));
+  // Self-scored rows (demonstrations on a worker) get the trainer's own log-probabilities at the update.
+  const live = rows.flatMap((r, i) => (firsts[i]! > 0 && !r.selfScored ? [i] : []));
   if (live.length === 0) return rows;
   const res = await ctx.studentLimit(() => ctx.student.score(live.map((i) => ({
     prompt: rows[i]!.tokens.slice(0, firsts[i]!), completion: rows[i]!.tokens.slice(firsts[i]!), temperature: 1,

@@ -45,7 +45,11 @@ export const checkpointExecutor: Executor<"Checkpoint"> = {
   },
 };
 
-export interface UpdateResult { updates: number; loss: number; gradNorm: number; tokens: number; lr: number }
+export interface UpdateResult {
+  updates: number; loss: number; gradNorm: number; tokens: number; lr: number;
+  /** Mean −log p of the self-scored rows (demonstrations on a worker) before their update(s). */
+  selfScoredNll?: number;
+}
 
 export function aggregationAt(ctx: Pick<RunContext, "state">, agg: Aggregate, step: number): Aggregation {
   return agg.kind === "progressive" ? { kind: "progressive", weight: ctx.state.atStep(agg.weight, step) } : agg;
@@ -74,7 +78,7 @@ export async function runUpdate(
 ): Promise<UpdateResult> {
   const p = node.params;
   const lr = ctx.state.atStep(p.optimizer.lr, step);
-  let loss = 0, gradNorm = 0, tokens = 0, updates = 0;
+  let loss = 0, gradNorm = 0, tokens = 0, updates = 0, selfNll = 0, selfTokens = 0;
   for (const [a, b] of optimiserBatches(batch, p.trainBatchTurns)) {
     const s0 = batch.layout.rowStart[a]!, s1 = batch.layout.rowStart[b]!;
     const sub: TokenLayout = {
@@ -92,7 +96,7 @@ export async function runUpdate(
         tokens: row.tokens,
         mask: row.mask,
         advantages: Array.from(advantages.subarray(lo, hi)),
-        oldLogprobs: Array.from(batch.logpStudent.subarray(lo, hi)),
+        oldLogprobs: row.selfScored ? null : Array.from(batch.logpStudent.subarray(lo, hi)),
         lossWeights: Array.from(w.subarray(lo - s0, hi - s0)),
         ...(klCoefs ? exactKlTargets(row, klCoefs.subarray(lo, hi), r, forwardKlCoefs?.subarray(lo, hi)) : {}),
       });
@@ -102,8 +106,15 @@ export async function runUpdate(
       betas: p.optimizer.betas, eps: p.optimizer.eps, weightDecay: p.optimizer.weightDecay,
     });
     loss += st.loss; gradNorm += st.gradNorm; tokens += st.tokens; updates++;
+    if (rows.some((r) => r.oldLogprobs === null)) {
+      if (!st.selfScored) throw new Error("update: the student trained rows without old log-probabilities but reported no selfScored NLL");
+      selfNll += st.selfScored.nll * st.selfScored.tokens; selfTokens += st.selfScored.tokens;
+    }
   }
-  return { updates, loss: updates ? loss / updates : 0, gradNorm: updates ? gradNorm / updates : 0, tokens, lr };
+  return {
+    updates, loss: updates ? loss / updates : 0, gradNorm: updates ? gradNorm / updates : 0, tokens, lr,
+    ...(selfTokens > 0 ? { selfScoredNll: selfNll / selfTokens } : {}),
+  };
 }
 
 /**

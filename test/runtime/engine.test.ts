@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { runPlan, type RunOptions } from "../../runtime/engine.js";
 import { readMetrics, type TrainRowMetrics } from "../../runtime/metrics.js";
 import type { Plan } from "../../plan/schema.js";
-import type { ScoreRequest } from "../../runtime/backends/backend.js";
+import type { ScoreRequest, TrainRow, TrainStats } from "../../runtime/backends/backend.js";
 import type { EnvAdapter } from "../../runtime/envs/env.js";
 import { CounterEnv, END, ScriptedStudent, ScriptedTeacher } from "./doubles.js";
 import { testPlan } from "./plans.js";
@@ -336,6 +336,35 @@ describe("engine", () => {
     const train = trainRows(h.runDir);
     expect(train.map((r) => [r.step, r.episodes, r.turns])).toEqual([[1, 0, 0], [2, 0, 0]]);
     expect(train.every((r) => r.demoNll !== null && r.demoNll! > 0)).toBe(true);
+  });
+
+  it("sft on a student that scores rows in its update (a worker): no scoring call for demonstrations, old log-probabilities null, its NLL is demoNll", async () => {
+    class SelfScoringStudent extends ScriptedStudent {
+      readonly trainsSelfScored = true;
+      readonly scored: ScoreRequest[][] = [];
+      override async score(reqs: ScoreRequest[]) { this.scored.push(reqs); return super.score(reqs); }
+      override async train(rows: TrainRow[], opt: { lr: number }): Promise<TrainStats> {
+        const st = await super.train(rows, opt);
+        const tokens = rows.filter((r) => r.oldLogprobs === null).reduce((n, r) => n + r.mask.filter((m) => m === 1).length, 0);
+        return { ...st, selfScored: { nll: 0.125, tokens } };
+      }
+    }
+    // OPD beside sft, on the per-turn rows of the scripted student: student rows keep their scores.
+    const h = harness(testPlan({ steps: 2, tasksPerStep: 2, sft: 0.7 }), {}, undefined, new SelfScoringStudent());
+    const student = h.student as SelfScoringStudent;
+    expect((await h.run()).status).toBe("completed");
+    const rows = student.trained.flat();
+    const demo = rows.filter((r) => r.oldLogprobs === null);
+    expect(demo.length).toBeGreaterThan(0);
+    for (const r of demo) {
+      expect(student.tokenizer.decode(r.tokens.filter((_, i) => r.mask[i] === 1))).toMatch(/^(<action>inc<\/action>)+$/);
+      r.mask.forEach((m, i) => { if (m) expect(r.advantages[i]).toBeCloseTo(0.7, 12); });
+    }
+    // Student rows still carry the sampler's log-probabilities and the OPD advantage.
+    for (const r of rows.filter((r) => r.oldLogprobs !== null)) r.mask.forEach((m, i) => { if (m) { expect(r.oldLogprobs![i]).toBe(-0.5); expect(r.advantages[i]).toBeCloseTo(0.25, 12); } });
+    // Student rows keep the sampler's log-probabilities in this plan, so any score call would be a demonstration's.
+    expect(student.scored).toEqual([]);
+    expect(trainRows(h.runDir).map((r) => r.demoNll)).toEqual([0.125, 0.125]);
   });
 
   it("topk estimator: the exact KL to the teacher's top-k with its tail spread evenly, as exact-KL targets; refused without a student that trains on them", async () => {

@@ -432,7 +432,14 @@ class Worker:
             for key in ("advantages", "old_logprobs"):
                 if needs_policy or row.get(key) is not None:
                     if row.get(key) is None:
-                        raise BadRequest(f"rows[{i}].{key} is required for loss {loss}")
+                        if key == "old_logprobs" and "old_logprobs" in row:
+                            # An explicit null: the model's own log-probabilities at this update, so the
+                            # ratio is exactly 1 and the loss is −A·logp's gradient (SFT demonstrations,
+                            # which then need no /score call before training).
+                            out["self_scored"] = True
+                            continue
+                        raise BadRequest(f"rows[{i}].{key} is required for loss {loss} (old_logprobs may be "
+                                         "null: the model's own log-probabilities at this update, ratio 1)")
                     out[key] = numbers(row.get(key), f"rows[{i}].{key}", n)
             if row.get("loss_weights") is not None:
                 out["loss_weights"] = numbers(row.get("loss_weights"), f"rows[{i}].loss_weights", n)
@@ -545,8 +552,9 @@ class Worker:
                                                                                 self.opts.token_budget)])
         if not groups:  # DDP: a rank without rows still takes part in the gradient all-reduce
             groups = [[]]
-        # loss, tokens, ratio_sum, clipped, kl_sum, logprob_sum, then the exact-KL targets' sums and counts
-        acc = torch.zeros(10, dtype=torch.float64, device=self.device)
+        # loss, tokens, ratio_sum, clipped, kl_sum, logprob_sum, then the exact-KL targets' sums and
+        # counts, then the logprob sum and token count of self-scored rows (old_logprobs null)
+        acc = torch.zeros(12, dtype=torch.float64, device=self.device)
         row_logprobs: list[tuple[int, list[float]]] = []
         loss_name = req["loss"]
         temp = req["temperature"] if loss_name == "reverse_kl" else 1.0
@@ -578,7 +586,13 @@ class Worker:
                     per = losses.cross_entropy(lp)
                 else:
                     adv = pad_values([x["advantages"] for x in grp], width, self.device, offset=1)[sel]
-                    old = pad_values([x["old_logprobs"] for x in grp], width, self.device, offset=1)[sel]
+                    old = pad_values([x.get("old_logprobs", []) for x in grp], width, self.device, offset=1)[sel]
+                    if any(x.get("self_scored") for x in grp):
+                        own = torch.tensor([bool(x.get("self_scored")) for x in grp], device=self.device)
+                        own = own.unsqueeze(1).expand(-1, width)[sel]
+                        old = torch.where(own, lp.detach(), old)
+                        acc[10] += (lp.detach() * own).sum()
+                        acc[11] += own.sum()
                     if loss_name == "importance_sampling":
                         per = losses.importance_sampling(lp, old, adv, req["log_ratio_clamp"])
                         ratio = torch.exp(lp.detach() - old)
@@ -603,7 +617,7 @@ class Worker:
                         row_logprobs.append((i, [0.0] + full_l[j][: len(rows[i]["tokens"]) - 1]))
                 del logits, lp
         keys = ("loss", "tokens", "ratio_sum", "clipped", "kl_sum", "logprob_sum",
-                "target_rkl_sum", "target_rkl_n", "target_fkl_sum", "target_fkl_n")
+                "target_rkl_sum", "target_rkl_n", "target_fkl_sum", "target_fkl_n", "self_logprob_sum", "self_n")
         return {"stats": dict(zip(keys, acc.tolist())), "logprobs": row_logprobs}
 
     def _add_kl_targets(self, per: torch.Tensor, logits: torch.Tensor, grp: list[dict[str, Any]],
@@ -654,6 +668,9 @@ class Worker:
             out["metrics"]["kl_sampled_mean"] = total["kl_sum"] / tokens
         if req["loss"] == "ppo":
             out["metrics"]["clip_fraction"] = total["clipped"] / tokens
+        if total["self_n"]:  # rows with old_logprobs null: their mean −logp before this update
+            out["metrics"]["self_scored_nll"] = -total["self_logprob_sum"] / total["self_n"]
+            out["metrics"]["self_scored_tokens"] = total["self_n"]
         if req["loss"] == "reverse_kl":
             out["metrics"]["reverse_kl_mean"] = total["kl_sum"] / tokens
         # Exact-KL targets: means over the positions whose coefficient is nonzero.

@@ -67,6 +67,44 @@ def test_importance_sampling_loss_and_gradient_match_hand_computation(full_worke
     assert step["version"] == before + 1
 
 
+def test_null_old_logprobs_train_at_ratio_one(full_worker, tmp_path):
+    """A row with old_logprobs null is scored by the update itself: ratio exactly 1, so with A = 1 it
+    gets the cross-entropy gradient, beside a row with given old logprobs; its mean −logp comes back."""
+    ref = reference_model(full_worker, tmp_path)
+    rows = _rows(full_worker)
+    total = sum(sum(r["mask"]) for r in rows)
+    lp1 = _ref_logprobs(ref, rows[1]["tokens"])
+    rows[0].update(advantages=list(rows[0]["mask"]), old_logprobs=None)
+    rows[1].update(advantages=[0.5 * m for m in rows[1]["mask"]], old_logprobs=[(x - 0.2) * m for x, m in zip(lp1, rows[1]["mask"])])
+    for loss_fn in ("importance_sampling", "ppo"):
+        fb = full_worker.ok("/forward_backward", {"rows": rows, "loss": loss_fn, "dual_clip": None, "clip": 10.0})
+
+        def hand_loss():
+            out = torch.zeros(())
+            logits = ref(torch.tensor([rows[0]["tokens"]])).logits[0, :-1].float()
+            lp = torch.log_softmax(logits, -1).gather(-1, torch.tensor(rows[0]["tokens"][1:]).unsqueeze(-1)).squeeze(-1)
+            m0 = torch.tensor(rows[0]["mask"][1:], dtype=torch.float32)
+            out = out - (m0 / total * torch.exp(lp - lp.detach())).sum()  # ratio 1, A = 1
+            logits = ref(torch.tensor([rows[1]["tokens"]])).logits[0, :-1].float()
+            lp = torch.log_softmax(logits, -1).gather(-1, torch.tensor(rows[1]["tokens"][1:]).unsqueeze(-1)).squeeze(-1)
+            old, adv = (torch.tensor(rows[1][k][1:]) for k in ("old_logprobs", "advantages"))
+            m1 = torch.tensor(rows[1]["mask"][1:], dtype=torch.float32)
+            return out - (m1 / total * torch.exp(lp - old) * adv).sum()
+
+        norm, loss = _grad_norm(ref, hand_loss)
+        assert fb["loss"] == pytest.approx(loss, abs=1e-5)
+        lp0 = _ref_logprobs(ref, rows[0]["tokens"])
+        n0 = sum(rows[0]["mask"])
+        assert fb["metrics"]["self_scored_tokens"] == n0
+        assert fb["metrics"]["self_scored_nll"] == pytest.approx(-sum(x * m for x, m in zip(lp0, rows[0]["mask"])) / n0, abs=1e-5)
+        step = full_worker.ok("/optim_step", {"lr": 0.0})
+        assert step["grad_norm"] == pytest.approx(norm, rel=1e-4)
+    # Omitted (not null) stays an error: a missing field is a client bug, not a request for ratio 1.
+    del rows[0]["old_logprobs"]
+    status, payload = full_worker.call("/forward_backward", {"rows": rows, "loss": "ppo"})
+    assert status == 400 and "old_logprobs is required" in payload["error"]["message"]
+
+
 def test_ppo_clipping_end_to_end(full_worker, tmp_path):
     ref = reference_model(full_worker, tmp_path)
     r = _rows(full_worker)[0]

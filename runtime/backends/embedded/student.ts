@@ -384,7 +384,7 @@ export class EmbeddedStudent implements StudentBackend {
         const lse = logSumExp(z, 1);
         const y = toks[t]!;
         const lp = z[y]! - lse;
-        const tl = tokenPolicyLoss(lp, row.oldLogprobs[t]!, row.advantages[t]!, params);
+        const tl = tokenPolicyLoss(lp, row.oldLogprobs![t]!, row.advantages[t]!, params);
         loss += w * tl.loss;
         const g = w * tl.dLossDlp;
         if (g === 0 && gKl === 0 && gFwd === 0) continue;
@@ -687,9 +687,12 @@ export class EmbeddedStudent implements StudentBackend {
 
   private checkRow(row: TrainRow, index: number): void {
     const n = row.tokens.length;
+    if (row.oldLogprobs === null) {
+      throw new BackendError(`embedded student: train row ${index} has no old log-probabilities; this backend scores rows before training (trainsSelfScored is not set)`, SERVER, false);
+    }
     for (const f of ["mask", "advantages", "oldLogprobs", "lossWeights"] as const) {
-      if (row[f].length !== n) {
-        throw new BackendError(`embedded student: train row ${index}: ${f} has ${row[f].length} entries but tokens has ${n}`, SERVER, false);
+      if (row[f]!.length !== n) {
+        throw new BackendError(`embedded student: train row ${index}: ${f} has ${row[f]!.length} entries but tokens has ${n}`, SERVER, false);
       }
     }
     for (const f of ["klCoefs", "forwardKlCoefs", "teacherDistributions"] as const) {

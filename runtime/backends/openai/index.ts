@@ -191,7 +191,8 @@ async function build(spec: RemoteSpec, o: OpenAIBackendOptions, dialectName: Dia
         // Adapters of a long run add up (tens of MB each); delete the ones this run wrote and no longer serves.
         while (published.length > Math.max(1, o.training!.keepAdapters ?? 2)) await rm(published.shift()!, { recursive: true, force: true });
       }
-      return { loss: st.loss, gradNorm: st.gradNorm, tokens: st.tokens };
+      const self = st.metrics.self_scored_tokens ? { selfScored: { nll: st.metrics.self_scored_nll!, tokens: st.metrics.self_scored_tokens } } : {};
+      return { loss: st.loss, gradNorm: st.gradNorm, tokens: st.tokens, ...self };
     },
     async saveState(dir: string): Promise<void> {
       const saved = await needTrainer("save its state").save(dir);

@@ -202,8 +202,10 @@ function meteredStudent(s: OpenAIStudent, tokenizer: Tokenizer, m: WaitMeter, re
   return {
     tokenizer,
     lockstepSampling: s.dialect === "worker",
-    // Every served student trains through a tcod worker (trainer.ts), which takes exact-KL targets.
+    // Every served student trains through a tcod worker (trainer.ts), which takes exact-KL targets
+    // and rows scored by the update itself (old_logprobs null).
     exactKlTargets: true,
+    trainsSelfScored: true,
     version: () => s.version(),
     sample: (reqs) => m.time("sample", () => sample(reqs), (r) => r.reduce((n, x) => n + x.tokens.length, 0)),
     score: (reqs) => m.time("score", () => score(reqs), () => completionTokens(reqs)),

@@ -116,7 +116,7 @@ function checkRow(r: TrainRow, i: number, server: string): void {
   const n = r.tokens.length;
   for (const k of ["mask", "advantages", "oldLogprobs", "lossWeights", "klCoefs", "forwardKlCoefs", "teacherDistributions"] as const) {
     const a = r[k];
-    if (a !== undefined && a.length !== n) {
+    if (a != null && a.length !== n) {
       throw new HttpBackendError(`train row ${i}: ${k} has ${a.length} entries for ${n} tokens`, server, "/forward_backward", "config", false,
         "Every per-token array of a TrainRow must be as long as its tokens (0 where mask is 0).");
     }
