@@ -63,7 +63,13 @@ describe.skipIf(missing !== undefined)("tcod run on the tcod worker (CPU, tiny m
         if (r.kind !== "train") continue;
         expect(r.coefs).toMatchObject({ sft: 1 });
         expect(Number.isFinite(r.loss) && r.loss !== 0).toBe(true); // demonstrations carry loss
+        // Demonstrations train unscored (old_logprobs null, ratio 1): their NLL comes from the update.
+        expect(r.demoNll).toBeGreaterThan(0);
       }
+      const waits = readFileSync(join(teacherRun, "backend-wait.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { calls: { score: number } });
+      // One /score call a step (cumulative counts): the trainer's re-score of the student's own rows;
+      // the demonstrations add none (before: their own call, and they were in the re-score).
+      expect(waits.map((w) => w.calls.score)).toEqual([1, 2]);
       const vocab = readFileSync(join(teacherRun, "vocab.txt"), "utf8").split("\n");
       for (const w of ["go", "to", "take", "from", "task", ":", "observation", "1"]) expect(vocab).toContain(w);
       expect(existsSync(join(teacherRun, "checkpoint", "student", "config.json"))).toBe(true); // full weights: loadable as --teacher
