@@ -33,7 +33,10 @@
 # PHASES="1 2" (default) runs both; "1" only trains teachers (and the initialisation), "2" only
 # distils from the teachers and initialisation already in $WORK (a later call on a machine that kept
 # them: WORK under the repo's ignored runs/ survives between calls while the machine stays warm). A
-# phase-1 run whose folder already holds a checkpoint is resumed (`tcod run --resume`), not restarted.
+# run of either phase whose folder already holds a checkpoint is resumed (`tcod run --resume`), not
+# restarted: a second call with the same STUDENTS continues the students a first call's deadline stopped.
+# Runs are stopped by PID at a deadline; never `pkill -f` a pattern the calling command line contains
+# (it matches the caller's own shell and ends the device call).
 set -uo pipefail
 OUT=${1:?usage: bench/h200/learn.sh OUT_DIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
@@ -189,6 +192,8 @@ elif [ -n "$best" ]; then
     cur=texthouse_gpu_${method//-/_}
     scfg=$G/student.json; [ "$init" = warm ] && scfg="$WORK/student-init/checkpoint/student"
     [ "$init" = warm ] && [ ! -d "$scfg" ] && { log "skip $name: no student initialisation"; continue; }
+    # A student whose folder holds a checkpoint (an earlier call's phase 2, stopped at its deadline) is resumed.
+    if [ -f "$WORK/$name/checkpoint/state.json" ]; then resume "$name"; continue; fi
     launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$TDIR\"" --set "student_config=\"$scfg\"" \
       --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START ${S_EVAL_OTHER:-$S_EVAL})" ${slr:+--set "peak_lr=$slr"} ${stemp:+--set "$cur.temperature=$stemp"} ${sest:+--set "estimator=\"$sest\""}
   done
