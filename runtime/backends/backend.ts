@@ -144,6 +144,12 @@ export interface StudentBackend {
    */
   readonly trainsSelfScored?: boolean;
   /**
+   * Rows of the model's output layer, where more than the tokenizer's vocabulary (Hugging Face
+   * models pad it, e.g. to a multiple of 64): the support of the next-token distributions train()
+   * takes as exact-KL targets. A top-k target spreads its tail over these rows (signals/topk-target.ts).
+   */
+  readonly outputSize?: number;
+  /**
    * True when the backend answers one call at a time (the tcod worker), so the episodes of a step
    * sample in lockstep: one call a round (runtime/lockstep.ts).
    */

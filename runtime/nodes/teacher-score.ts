@@ -85,7 +85,8 @@ export async function runTeacherScore(
       }),
     } : {};
     if (!withTopk) return { record, teacher, ...dists };
-    const vocab = ctx.student.tokenizer.vocabSize;
+    // The tail spreads over every row the student's train() normalises over (padded vocabularies too).
+    const vocab = ctx.student.outputSize ?? ctx.student.tokenizer.vocabSize;
     const teacherDistributions = record.turns.map((t, i) => {
       const lists = results[i]?.topk;
       if (!lists || lists.length !== t.response.length) {

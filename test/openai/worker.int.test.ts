@@ -11,6 +11,7 @@ import type { SampleRequest, TrainRow } from "../../runtime/backends/backend.js"
 import { assertSameTokenizer, createOpenAIBackend, HttpBackendError, type OpenAIStudent, type OpenAITeacher } from "../../runtime/backends/openai/index.js";
 import { startWorker, startWorkerForSpec, type WorkerProcess } from "../../runtime/backends/openai/worker-process.js";
 import { workerMissing } from "../helpers/worker.js";
+import { topkTargetDistribution } from "../../runtime/signals/topk-target.js";
 
 const missing = workerMissing("the worker integration tests");
 
@@ -175,6 +176,31 @@ describe.skipIf(missing !== undefined)("OpenAI-compatible client against the rea
       expect(await save.text()).toContain("outside this worker's roots");
     } finally {
       await w.stop();
+    }
+  });
+
+  it("takes top-k targets whose tail spreads over a padded output layer (outputSize), and trains self-scored rows", async () => {
+    writeFileSync(join(dir, "padded.json"), JSON.stringify({ arch: "llama", hidden_size: 64, num_hidden_layers: 2, seed: 0, vocab: "words.txt", pad_vocab_to: 64 }));
+    const padded = await startWorker({ args: ["--model", join(dir, "padded.json"), "--device", "cpu", "--root", dir], env: { OMP_NUM_THREADS: "1" } });
+    const s = await createOpenAIBackend(spec(padded.url), { role: "student", model: join(dir, "padded.json") });
+    try {
+      const V = s.tokenizer.vocabSize;
+      expect(s.outputSize).toBe(Math.ceil(V / 64) * 64);
+      expect(s.outputSize).toBeGreaterThan(V);
+      const p = s.tokenizer.encode("go to the desk 1"), completion = s.tokenizer.encode("take the apple");
+      const mask = [...p.map(() => 0), ...completion.map(() => 1)];
+      // The teacher sure of nothing (a 0.3 listed mass): a large tail, where the two sizes disagree most.
+      const target = (size: number) => [...p.map(() => null), ...completion.map((tok) => topkTargetDistribution([{ token: 0, logprob: Math.log(0.2) }], { token: tok, logprob: Math.log(0.1) }, size))];
+      const row = (size: number): TrainRow => ({ tokens: [...p, ...completion], mask, advantages: mask.map(() => 0), oldLogprobs: null,
+        lossWeights: mask.map((m) => m / completion.length), klCoefs: mask.map((m) => m), teacherDistributions: target(size) });
+      const st = await s.train([row(s.outputSize!)], { lr: 0, lossFn: "importance_sampling", clip: 0.2, gradClip: 1 });
+      expect(st.selfScored?.tokens).toBe(completion.length);
+      expect(st.selfScored!.nll).toBeGreaterThan(0);
+      // Spread over the tokenizer's vocabulary alone, the target does not sum to 1 over the worker's rows.
+      await expect(s.train([row(V)], { lr: 0, lossFn: "importance_sampling", clip: 0.2, gradClip: 1 })).rejects.toThrow(/sums to/);
+    } finally {
+      await s.close();
+      await padded.stop();
     }
   });
 

@@ -367,11 +367,14 @@ describe("engine", () => {
     expect(trainRows(h.runDir).map((r) => r.demoNll)).toEqual([0.125, 0.125]);
   });
 
-  it("topk estimator: the exact KL to the teacher's top-k with its tail spread evenly, as exact-KL targets; refused without a student that trains on them", async () => {
-    class KlStudent extends ScriptedStudent { readonly exactKlTargets = true; }
+  it.each([
+    ["the tokenizer's vocabulary", undefined],
+    ["a padded output layer (outputSize)", 4096],
+  ])("topk estimator: the exact KL to the teacher's top-k with its tail spread evenly over %s, as exact-KL targets; refused without a student that trains on them", async (_, outputSize) => {
+    class KlStudent extends ScriptedStudent { readonly exactKlTargets = true; readonly outputSize = outputSize; }
     const h = harness(testPlan({ steps: 1, tasksPerStep: 1, estimator: "topk", topk: 2 }), {}, undefined, new KlStudent());
     await h.run();
-    const V = h.student.tokenizer.vocabSize;
+    const V = outputSize ?? h.student.tokenizer.vocabSize;
     // The teacher lists the sampled token at −0.25 and token 0 at −2 (nothing on END); the unlisted
     // tokens share what is left: 1 − e^−0.25 − e^−2, or 1 − e^−0.25 on END (only the sampled token is known).
     const restOf = (listedMass: number, listed: number) => Math.log((1 - listedMass) / (V - listed));

@@ -44,9 +44,12 @@ TINY_DEFAULTS: dict[str, Any] = {
     "tie_word_embeddings": True,
     "seed": 0,
     "lowercase": True,
+    # Output rows rounded up to a multiple of this (1: exactly the vocabulary). Hugging Face models pad
+    # theirs (Qwen2.5: 151,936 rows for 151,665 tokens); a tiny model can, to test the same shape.
+    "pad_vocab_to": 1,
 }
 
-_ARCH_KEYS = {"arch", "seed", "lowercase", "vocab"}
+_ARCH_KEYS = {"arch", "seed", "lowercase", "vocab", "pad_vocab_to"}
 
 
 @dataclass
@@ -57,6 +60,7 @@ class TinySpec:
     lowercase: bool
     vocab_path: str | None
     source: str = field(default="config:tiny")
+    pad_vocab_to: int = 1
 
 
 def parse_tiny_spec(model: str, vocab: str | None) -> TinySpec | None:
@@ -83,7 +87,10 @@ def parse_tiny_spec(model: str, vocab: str | None) -> TinySpec | None:
     if vocab_path and not os.path.isabs(vocab_path) and not vocab:
         vocab_path = os.path.join(base_dir, vocab_path)
     kwargs = {k: v for k, v in merged.items() if k not in _ARCH_KEYS}
-    return TinySpec(arch, kwargs, int(merged["seed"]), bool(merged["lowercase"]), vocab_path, model)
+    pad = merged["pad_vocab_to"]
+    if isinstance(pad, bool) or not isinstance(pad, int) or pad < 1:
+        raise StartupError(f"model config {model}: pad_vocab_to must be an integer ≥ 1, got {pad!r}")
+    return TinySpec(arch, kwargs, int(merged["seed"]), bool(merged["lowercase"]), vocab_path, model, pad_vocab_to=pad)
 
 
 def read_vocabulary(path: str) -> list[str]:
@@ -144,8 +151,9 @@ def build_tiny_model(spec: TinySpec, vocab_size: int, eos_id: int, pad_id: int):
     from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config
 
     cls = LlamaConfig if spec.arch == "llama" else Qwen2Config
+    rows = -(-vocab_size // spec.pad_vocab_to) * spec.pad_vocab_to
     try:
-        config = cls(vocab_size=vocab_size, eos_token_id=eos_id, pad_token_id=pad_id, bos_token_id=None, **spec.model_kwargs)
+        config = cls(vocab_size=rows, eos_token_id=eos_id, pad_token_id=pad_id, bos_token_id=None, **spec.model_kwargs)
     except TypeError as e:
         raise StartupError(f"model config {spec.source}: {e}") from e
     with torch.random.fork_rng(devices=[]):

@@ -174,9 +174,12 @@ async function build(spec: RemoteSpec, o: OpenAIBackendOptions, dialectName: Dia
     });
   };
 
+  // A tcod worker normalises exact-KL targets over its output rows (/info vocab_size); the tokenizer may have fewer.
+  const rows = info ? numberOr(info.vocab_size) : undefined;
   const student: OpenAIStudent = {
     ...common,
     tokenizer,
+    ...(rows !== undefined && rows > tokenizer.vocabSize ? { outputSize: rows } : {}),
     version: () => version,
     sample: (reqs) => samples.submit(reqs),
     score,

@@ -206,6 +206,7 @@ function meteredStudent(s: OpenAIStudent, tokenizer: Tokenizer, m: WaitMeter, re
     // and rows scored by the update itself (old_logprobs null).
     exactKlTargets: true,
     trainsSelfScored: true,
+    ...(s.outputSize !== undefined ? { outputSize: s.outputSize } : {}),
     version: () => s.version(),
     sample: (reqs) => m.time("sample", () => sample(reqs), (r) => r.reduce((n, x) => n + x.tokens.length, 0)),
     score: (reqs) => m.time("score", () => score(reqs), () => completionTokens(reqs)),
