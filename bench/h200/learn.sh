@@ -19,11 +19,13 @@
 #          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0;
 #          noise_from = admissible (default), stale (a command offered earlier and not now) or student:
 #          the model's own replies as the noise)
-#          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator]]] …" with method one of opd tcod-f2b
+#          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher]]]] …" with method one of opd tcod-f2b
 #          tcod-b2f turnopd atod paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json),
 #          peak_lr the student's learning rate after its warm-up (default: the example's, 5e-4),
 #          temperature the rollouts' sampling temperature (the curriculum's `temperature`, default 1), and
-#          estimator the distillation estimator, k1 (default) or topk (the examples' `estimator`).
+#          estimator the distillation estimator, k1 (default) or topk (the examples' `estimator`), and
+#          teacher a phase-1 teacher's name (default: the chosen one below), so one call can distil
+#          from two teachers side by side (e.g. a clean-path teacher X and a stale-noise teacher XS).
 # TEACHERS_FT: phase 1b, after phase 1 and in the same form as TEACHERS, teachers fine-tuned from a
 #          phase-1 teacher: config `@NAME` starts from teacher-NAME's checkpoint (e.g. the clean-path
 #          teacher L fine-tuned on its own mistakes: TEACHERS_FT="LS:@L:32:0.0002:150:0.2:student"),
@@ -188,13 +190,15 @@ if [[ " $PHASES " != *" 2 "* ]]; then
 elif [ -n "$best" ]; then
   TDIR="$WORK/teacher-$best/checkpoint/student"
   for s in $STUDENTS; do
-    IFS=: read -r name method init seed slr stemp sest <<< "$s"
+    IFS=: read -r name method init seed slr stemp sest steach <<< "$s"
     cur=texthouse_gpu_${method//-/_}
+    tdir=$TDIR; [ -n "$steach" ] && tdir="$WORK/teacher-$steach/checkpoint/student"
+    [ -d "$tdir" ] || { log "skip $name: no teacher checkpoint $tdir"; continue; }
     scfg=$G/student.json; [ "$init" = warm ] && scfg="$WORK/student-init/checkpoint/student"
     [ "$init" = warm ] && [ ! -d "$scfg" ] && { log "skip $name: no student initialisation"; continue; }
     # A student whose folder holds a checkpoint (an earlier call's phase 2, stopped at its deadline) is resumed.
     if [ -f "$WORK/$name/checkpoint/state.json" ]; then resume "$name"; continue; fi
-    launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$TDIR\"" --set "student_config=\"$scfg\"" \
+    launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$tdir\"" --set "student_config=\"$scfg\"" \
       --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START ${S_EVAL_OTHER:-$S_EVAL})" ${slr:+--set "peak_lr=$slr"} ${stemp:+--set "$cur.temperature=$stemp"} ${sest:+--set "estimator=\"$sest\""}
   done
   finish_phase "$P2_S"
