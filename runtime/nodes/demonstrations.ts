@@ -135,8 +135,8 @@ export async function buildDemonstrations(
   // A student that trains on rows scored by the update itself (a tcod worker) needs no scoring call:
   // the demonstrations train at ratio exactly 1 (cross-entropy's gradient at any staleness).
   const selfScored = ctx.student.trainsSelfScored === true;
-  // Otherwise every demonstration of the step is scored in one call, after all are played: scored as
-  // each finished, the worker (one call at a time) answered ~one demonstration per call.
+  // Otherwise every demonstration of the step is scored in one request, after all are played (a
+  // backend that answers one call at a time then gets them as one batch).
   const whole = (turns: EpisodeRecord["turns"]) => shape === "trajectory" && ctx.student.scoresSequences === true && turnsChain(turns);
   const requests: ScoreRequest[] = [];
   const slicers = kept.map(({ record }) => {
