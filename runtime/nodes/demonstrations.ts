@@ -135,26 +135,10 @@ export async function buildDemonstrations(
   // A student that trains on rows scored by the update itself (a tcod worker) needs no scoring call:
   // the demonstrations train at ratio exactly 1 (cross-entropy's gradient at any staleness).
   const selfScored = ctx.student.trainsSelfScored === true;
-  // Otherwise every demonstration of the step is scored in one request, after all are played (a
-  // backend that answers one call at a time then gets them as one batch).
-  const whole = (turns: EpisodeRecord["turns"]) => shape === "trajectory" && ctx.student.scoresSequences === true && turnsChain(turns);
-  const requests: ScoreRequest[] = [];
-  const slicers = kept.map(({ record }) => {
-    const at = requests.length;
-    if (whole(record.turns)) {
-      const one = episodeScoreRequest(record.turns, { temperature: 1 });
-      requests.push(one.request);
-      return (res: ScoreResult[]) => one.slice(res[at]!);
-    }
-    for (const t of record.turns) requests.push({ prompt: t.prompt, completion: t.response, temperature: 1 });
-    return (res: ScoreResult[]) => res.slice(at, at + record.turns.length);
-  });
-  const results = selfScored ? requests.map((r) => ({ logprobs: new Array<number>(r.completion.length).fill(0) }))
-    : requests.length > 0 ? await ctx.studentLimit(() => ctx.student.score(requests)) : [];
+  if (selfScored) for (const { record } of kept) for (const t of record.turns) t.logprobs = new Array<number>(t.response.length).fill(0);
+  else await scoreTogether(ctx, kept.map((k) => k.record), shape);
   const rows: ExperienceRow[] = [];
-  kept.forEach(({ record, noisy }, i) => {
-    const scores = slicers[i]!(results);
-    record.turns.forEach((t, k) => { t.logprobs = scores[k]!.logprobs; });
+  for (const { record, noisy } of kept) {
     // Teacher log-probabilities = the student's own: the OPD term is exactly 0 on demonstrations.
     const scored = { record, teacher: record.turns.map((t) => t.logprobs) };
     const made = shape === "trajectory" ? [trajectoryRow(step, scored, policyStep)].filter((r) => r !== null) : turnRows(step, scored, policyStep);
@@ -166,6 +150,31 @@ export async function buildDemonstrations(
       }
       rows.push({ ...r, demo: true, ...(selfScored ? { selfScored: true as const } : {}) });
     }
-  });
+  }
   return rows.sort((a, b) => a.episode - b.episode || a.turnOf[a.turnOf.length - 1]! - b.turnOf[b.turnOf.length - 1]!);
+}
+
+/**
+ * The student's log-probabilities of every demonstration's responses (`turn.logprobs`), in one
+ * request after all are played (a backend that answers one call at a time gets them as one batch):
+ * one sequence per demonstration where the run trains on whole trajectories, else one per turn.
+ */
+async function scoreTogether(ctx: RunContext, records: EpisodeRecord[], shape: RowShape): Promise<void> {
+  const requests: ScoreRequest[] = [];
+  const slicers = records.map((record) => {
+    const at = requests.length;
+    if (shape === "trajectory" && ctx.student.scoresSequences === true && turnsChain(record.turns)) {
+      const one = episodeScoreRequest(record.turns, { temperature: 1 });
+      requests.push(one.request);
+      return (res: ScoreResult[]) => one.slice(res[at]!);
+    }
+    for (const t of record.turns) requests.push({ prompt: t.prompt, completion: t.response, temperature: 1 });
+    return (res: ScoreResult[]) => res.slice(at, at + record.turns.length);
+  });
+  if (requests.length === 0) return;
+  const results = await ctx.studentLimit(() => ctx.student.score(requests));
+  records.forEach((record, i) => {
+    const scores = slicers[i]!(results);
+    record.turns.forEach((t, k) => { t.logprobs = scores[k]!.logprobs; });
+  });
 }
