@@ -6,6 +6,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import type { Decl, Expr, FnDecl, Span } from "../grammar/ast.js";
+import { forEachChild, forEachDeclExpr } from "../grammar/walk.js";
 import { explain, formatExplanation } from "../compiler/explain.js";
 import { CURRICULUM_FIELDS } from "../compiler/curriculum.js";
 import { coreBuiltins, preludeBuiltins } from "../compiler/builtins.js";
@@ -419,29 +420,6 @@ export function semanticTokens(a: Analysis, isLibrary: (file: string) => boolean
   };
   for (const d of ast?.decls ?? []) forEachDeclExpr(d, visit);
   return out.sort((x, y) => x.span.start.offset - y.span.start.offset);
-}
-
-function forEachChild(e: Expr, f: (e: Expr) => void): void {
-  switch (e.kind) {
-    case "member": f(e.object); break;
-    case "call": f(e.callee); e.args.forEach((x) => f(x.value)); break;
-    case "list": e.items.forEach(f); break;
-    case "record": e.fields.forEach((x) => f(x.value)); break;
-    case "binary": f(e.left); f(e.right); break;
-    case "unary": f(e.operand); break;
-    case "if": f(e.cond); f(e.then); f(e.else); break;
-    default: break;
-  }
-}
-
-function forEachDeclExpr(d: Decl, f: (e: Expr) => void): void {
-  switch (d.kind) {
-    case "let": f(d.value); break;
-    case "fn": d.params.forEach((p) => p.default && f(p.default)); d.lets.forEach((l) => f(l.value)); f(d.body); break;
-    case "model": case "curriculum": d.fields.forEach((x) => f(x.value)); break;
-    case "sweep": d.axes.forEach((a) => a.values.forEach(f)); break;
-    default: break;
-  }
 }
 
 export interface InlayHint { at: number; line: number; column: number; label: string; tooltip?: string }

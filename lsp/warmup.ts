@@ -17,7 +17,8 @@
  */
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import type { CurriculumDecl, Decl, NameRef, NumberLit } from "../grammar/ast.js";
+import type { CurriculumDecl, Decl } from "../grammar/ast.js";
+import { exprsOfKind } from "../grammar/walk.js";
 import { Workspace } from "./workspace.js";
 
 /** A file no disk has (its directory does not exist): it imports only the stdlib. */
@@ -90,16 +91,6 @@ function nudged(numeral: string, n: number): string {
   return m + (exp ?? "");
 }
 
-/** The nodes of `kind` under `node` (an AST: plain objects and arrays), in source order. */
-function nodesOf<T>(node: unknown, kind: string, out: T[] = []): T[] {
-  if (Array.isArray(node)) for (const x of node) nodesOf(x, kind, out);
-  else if (node && typeof node === "object") {
-    if ((node as { kind?: string }).kind === kind) out.push(node as T);
-    for (const [k, v] of Object.entries(node)) if (k !== "span" && typeof v === "object") nodesOf(v, kind, out);
-  }
-  return out;
-}
-
 /**
  * The keystrokes typed into a document, in four kinds taken in turn (each keystroke's text differs
  * from the one before): a value appended at the end; a comment typed inside its first curriculum;
@@ -113,27 +104,30 @@ export function documentEdits(text: string, decls: readonly Decl[]): (n: number)
   if (curriculum) {
     const brace = text.indexOf("{", curriculum.nameSpan.end.offset);
     if (brace >= 0 && brace < curriculum.span.end.offset) kinds.push((k) => splice(text, brace + 1, 0, ` /* ${k} */`));
-    const numbers = nodesOf<NumberLit>([curriculum, decls.filter((d) => d.kind === "let" || d.kind === "fn")], "number")
+    const numbers = exprsOfKind([curriculum, ...decls.filter((d) => d.kind === "let" || d.kind === "fn")], "number")
       .map((lit) => ({ at: lit.span.start.offset, numeral: /^\d+(?:\.\d+)?(?:[eE]-?\d+)?/.exec(text.slice(lit.span.start.offset))?.[0] }))
       .filter((x): x is { at: number; numeral: string } => x.numeral !== undefined);
     if (numbers.length > 0) kinds.push((k) => { const x = numbers[k % numbers.length]!; return splice(text, x.at, x.numeral.length, nudged(x.numeral, Math.floor(k / numbers.length) + 1)); });
-    const name = nodesOf<NameRef>(curriculum.fields, "name").find((r) => r.name.length > 1);
+    const name = exprsOfKind([curriculum], "name").find((r) => r.name.length > 1);
     if (name) kinds.push((k) => (k % 2 === 0 ? splice(text, name.span.end.offset - 1, 1, "") : text));
   }
   return (n) => kinds[n % kinds.length]!(Math.floor(n / kinds.length));
 }
 
-/** One document's warm-up: opened in a workspace of its own, then `steps` keystrokes. */
-function* warmDocument(doc: WarmDocument, steps: number): Generator<void, void, void> {
+/**
+ * A file opened in a workspace of its own, then `steps` keystrokes: the texts `editsOf` gives from
+ * its first analysis's declarations (none when it gives none).
+ */
+function* typeInto(path: string, text: string, steps: number,
+  editsOf: (decls: readonly Decl[] | undefined) => ((i: number) => string) | undefined): Generator<void, void, void> {
   const ws = new Workspace();
-  ws.setOpen(doc.path, doc.text);
-  const decls = ws.analyze(doc.path).program?.modules.get(doc.path)?.ast?.decls;
+  ws.setOpen(path, text);
+  const edit = editsOf(ws.analyze(path).program?.modules.get(path)?.ast?.decls);
   yield;
-  if (!decls) return;
-  const edit = documentEdits(doc.text, decls);
+  if (!edit) return;
   for (let i = 0; i < steps; i++) {
-    ws.setOpen(doc.path, edit(i));
-    ws.analyze(doc.path);
+    ws.setOpen(path, edit(i));
+    ws.analyze(path);
     yield;
   }
 }
@@ -144,16 +138,8 @@ function* warmDocument(doc: WarmDocument, steps: number): Generator<void, void, 
  * Diagnostics are computed and dropped.
  */
 export function* warmUp(documents: readonly WarmDocument[] = [], steps = WARMUP_STEPS): Generator<void, void, void> {
-  for (const doc of documents) yield* warmDocument(doc, DOCUMENT_STEPS);
-  const ws = new Workspace();
-  ws.setOpen(PATH, SOURCE);
-  ws.analyze(PATH);
-  yield;
-  for (let i = 0; i < steps; i++) {
-    ws.setOpen(PATH, edited(i));
-    ws.analyze(PATH);
-    yield;
-  }
+  for (const doc of documents) yield* typeInto(doc.path, doc.text, DOCUMENT_STEPS, (decls) => decls && documentEdits(doc.text, decls));
+  yield* typeInto(PATH, SOURCE, steps, () => edited);
 }
 
 /** The warm-up's text and its keystrokes, for the tests. */
