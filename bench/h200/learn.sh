@@ -25,7 +25,9 @@
 #          temperature the rollouts' sampling temperature (the curriculum's `temperature`, default 1), and
 #          estimator the distillation estimator, k1 (default) or topk (the examples' `estimator`), and
 #          teacher a phase-1 teacher's name (default: the chosen one below), so one call can distil
-#          from two teachers side by side (e.g. a clean-path teacher X and a stale-noise teacher XS).
+#          from two teachers side by side (e.g. a clean-path teacher X and a stale-noise teacher XS),
+#          or `init`: the student initialisation itself (self-distillation, a control: the teacher
+#          agrees with the student at step 1, so whatever the student loses is the update's noise).
 # TEACHERS_FT: phase 1b, after phase 1 and in the same form as TEACHERS, teachers fine-tuned from a
 #          phase-1 teacher: config `@NAME` starts from teacher-NAME's checkpoint (e.g. the clean-path
 #          teacher L fine-tuned on its own mistakes: TEACHERS_FT="LS:@L:32:0.0002:150:0.2:student"),
@@ -193,6 +195,8 @@ elif [ -n "$best" ]; then
     IFS=: read -r name method init seed slr stemp sest steach <<< "$s"
     cur=texthouse_gpu_${method//-/_}
     tdir=$TDIR; [ -n "$steach" ] && tdir="$WORK/teacher-$steach/checkpoint/student"
+    # teacher `init`: the student's own initialisation, a control whose KL starts at 0 (self-distillation)
+    [ "$steach" = init ] && tdir="$WORK/student-init/checkpoint/student"
     [ -d "$tdir" ] || { log "skip $name: no teacher checkpoint $tdir"; continue; }
     scfg=$G/student.json; [ "$init" = warm ] && scfg="$WORK/student-init/checkpoint/student"
     [ "$init" = warm ] && [ ! -d "$scfg" ] && { log "skip $name: no student initialisation"; continue; }
