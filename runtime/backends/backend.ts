@@ -52,6 +52,12 @@ export interface ScoreRequest {
   context?: TurnContext;
   /** Ask for the full next-token distribution at each completion position (`ScoreResult.distributions`). */
   full?: boolean;
+  /**
+   * Ask for the exact entropy of the next-token distribution at each completion position
+   * (`ScoreResult.entropy`). A served model computes it over the whole vocabulary only when asked;
+   * a backend that has it for free (the embedded one) may return it regardless.
+   */
+  entropy?: boolean;
 }
 
 /**

@@ -162,7 +162,7 @@ export async function fillExactEntropy(ctx: RunContext, batch: LearnerBatch): Pr
   const entropy = batch.turns.vars["turn.entropy"]!;
   const reqs = rows.map((r) => {
     const first = r.mask.indexOf(1);
-    return first < 0 ? null : { prompt: r.tokens.slice(0, first), completion: r.tokens.slice(first), temperature: 1 };
+    return first < 0 ? null : { prompt: r.tokens.slice(0, first), completion: r.tokens.slice(first), temperature: 1, entropy: true };
   });
   const live = reqs.flatMap((q, i) => (q && rows[i]!.mask.lastIndexOf(0) < rows[i]!.mask.indexOf(1) ? [{ q, i }] : []));
   if (live.length === 0) return;

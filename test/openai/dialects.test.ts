@@ -5,6 +5,7 @@ import { MalformedResponse, UnsupportedRequest } from "../../runtime/backends/op
 import { scoreGroupKey } from "../../runtime/backends/openai/dialects/dialect.js";
 import { parseVllmSample, parseVllmScore, vllmDialect } from "../../runtime/backends/openai/dialects/vllm.js";
 import { parseSglangSample, parseSglangScore, sglangDialect } from "../../runtime/backends/openai/dialects/sglang.js";
+import { workerDialect } from "../../runtime/backends/openai/dialects/worker.js";
 
 const fixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8"));
 const sampleReq = { prompt: [151644, 872, 198], maxTokens: 8, temperature: 1, seed: 7 };
@@ -156,5 +157,24 @@ describe("SGLang dialect (docs/REFERENCES.md#sglang)", () => {
   it("scores at the requested temperature (processed logprobs) unless told the server is raw", () => {
     expect((d.buildScore([{ ...scoreReqs[0]!, temperature: 0.5 }]).body as { sampling_params: { temperature: number } }).sampling_params.temperature).toBe(0.5);
     expect(unsupportedHint(() => sglangDialect({ model: "m", logprobsMode: "raw" }).buildScore([{ ...scoreReqs[0]!, temperature: 0.5 }]))).toMatch(/SGLANG_RETURN_ORIGINAL_LOGPROB/);
+  });
+});
+
+describe("worker dialect: the entropy is computed only where a request asks for it", () => {
+  const reqs: ScoreRequest[] = [
+    { prompt: [1, 2], completion: [3, 4], temperature: 1 },
+    { prompt: [5], completion: [6], temperature: 1 },
+  ];
+  it("asks /score for the entropy when the requests do (T-DUR's turn.entropy), or the option forces it", () => {
+    const d = workerDialect({ model: "m", role: "student" });
+    expect((d.buildScore(reqs).body as { entropy: boolean }).entropy).toBe(false);
+    const asked = reqs.map((r) => ({ ...r, entropy: true }));
+    expect((d.buildScore(asked).body as { entropy: boolean }).entropy).toBe(true);
+    const forced = workerDialect({ model: "m", role: "teacher", entropy: true });
+    expect((forced.buildScore(reqs).body as { entropy: boolean }).entropy).toBe(true);
+  });
+  it("never batches a request that asks for the entropy with one that does not", () => {
+    expect(scoreGroupKey(reqs[0]!)).toBe(scoreGroupKey(reqs[1]!));
+    expect(scoreGroupKey({ ...reqs[0]!, entropy: true })).not.toBe(scoreGroupKey(reqs[1]!));
   });
 });

@@ -77,9 +77,13 @@ describe.skipIf(missing !== undefined)("OpenAI-compatible client against the rea
       expect(s.logprobs.every((lp) => lp <= 0)).toBe(true);
     }
     // scoring the samples reproduces the sampling logprobs (T = 1, processed)
-    const scored = await student.score(a!.map((s) => ({ prompt: prompt(), completion: s.tokens, temperature: 1 })));
+    const scored = await student.score(a!.map((s) => ({ prompt: prompt(), completion: s.tokens, temperature: 1, entropy: true })));
     scored.forEach((r, i) => r.logprobs.forEach((lp, j) => expect(lp).toBeCloseTo(a![i]!.logprobs[j]!, 4)));
     expect(scored[0]!.entropy).toHaveLength(a![0]!.tokens.length);
+    // Entropy only where asked: it is a reduction over the vocabulary at every position.
+    const plain = await student.score(a!.map((s) => ({ prompt: prompt(), completion: s.tokens, temperature: 1 })));
+    expect(plain[0]!.entropy).toBeUndefined();
+    plain.forEach((r, i) => r.logprobs.forEach((lp, j) => expect(lp).toBeCloseTo(scored[i]!.logprobs[j]!, 6)));
   });
 
   it("scores with the teacher beside the student, with top-k and entropy; the vLLM dialect agrees through /v1/completions", async () => {

@@ -86,7 +86,7 @@ export class ScriptedStudent implements StudentBackend {
   }
   async score(reqs: ScoreRequest[]): Promise<ScoreResult[]> {
     return reqs.map((r) => ({
-      logprobs: r.completion.map(() => -0.5), entropy: r.completion.map(() => 1),
+      logprobs: r.completion.map(() => -0.5), ...(r.entropy ? { entropy: r.completion.map(() => 1) } : {}),
       ...(r.topk ? { topk: r.completion.map((t) => [{ token: t, logprob: -0.5 }, { token: 0, logprob: -1.5 }]) } : {}),
     }));
   }

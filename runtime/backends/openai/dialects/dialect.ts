@@ -55,7 +55,7 @@ export function sampleGroupKey(r: SampleRequest): string {
 
 /** Requests that can share one scoring call: same temperature, same top-k. */
 export function scoreGroupKey(r: ScoreRequest): string {
-  return `${r.temperature}|${r.topk ?? 0}`;
+  return `${r.temperature}|${r.topk ?? 0}|${r.entropy === true}`;
 }
 
 /**
