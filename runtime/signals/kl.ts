@@ -1,10 +1,11 @@
 /**
  * Reverse KL KL(p_S ‖ p_T) = E_{x∼p_S}[log p_S(x) − log p_T(x)] and student entropy, per token.
  *
- * Three sources, from cheapest to richest:
+ * Two sources, from cheapest to richest:
  * - the sampled token only (k1/k2/k3 estimators, Schulman's "Approximating KL divergence"),
- * - the top-k alternatives of both models (vLLM/SGLang `logprobs=k`),
  * - the full vocabulary distribution (a worker holding both models; tests).
+ * A top-k list gives the entropy (topKEntropy, T-DUR's fallback); the `topk` OPD estimator's target
+ * distribution is built in signals/topk-target.ts.
  */
 import { SignalError, expectSameLength } from "./layout.js";
 
@@ -145,40 +146,11 @@ export type TopK = readonly { token: number; logprob: number }[];
 
 /**
  * What happens to the probability mass outside the listed tokens:
- * - `lump` (default): one extra "rest" outcome carries 1 − Σ listed p on each side. For entropy
- *   this is the entropy of the coarsened distribution; for KL, when both sides' listed logprobs are
- *   exact, it is a lower bound on the full KL (data-processing inequality). Never overestimates.
+ * - `lump` (default): one extra "rest" outcome carries 1 − Σ listed p. The entropy is then that of the
+ *   coarsened distribution, a lower bound on the true entropy.
  * - `renormalise`: drop the rest and rescale the listed probabilities to sum to 1.
  */
 export type TailRule = "lump" | "renormalise";
-
-/**
- * Which tokens the top-k reverse KL sums over:
- * - `student` (default): the student's top-k, where the reverse KL's expectation puts its mass.
- * - `union`: the union of both lists.
- */
-export type TopKSupport = "student" | "union";
-
-export interface TopKKlOptions {
-  support?: TopKSupport;
-  tail?: TailRule;
-  /**
-   * Log-probability used for a supported token missing from one side's list, before any
-   * renormalisation. A missing token's probability is at most the smallest listed probability and
-   * at most the unlisted mass, so we use that upper bound, min(smallest listed p, unlisted mass),
-   * floored at exp(`floorLogprob`) (default −30) so the KL stays finite.
-   */
-  floorLogprob?: number;
-}
-
-const TAIL_EPS = 1e-12;
-
-/** Unlisted probability mass 1 − Σ exp(logprob), clamped at 0 (rounding can push it below). */
-function tailMass(list: TopK): number {
-  let s = 0;
-  for (const e of list) s += Math.exp(e.logprob);
-  return Math.max(0, 1 - s);
-}
 
 function checkTopK(list: TopK, who: string): Map<number, number> {
   const m = new Map<number, number>();
@@ -190,66 +162,6 @@ function checkTopK(list: TopK, who: string): Map<number, number> {
     m.set(e.token, Math.min(e.logprob, 0));
   }
   return m;
-}
-
-/** Reverse KL from both models' top-k lists at one position (see the option types for choices). */
-export function topKReverseKl(student: TopK, teacher: TopK, opts: TopKKlOptions = {}): number {
-  const support = opts.support ?? "student", tail = opts.tail ?? "lump", floor = opts.floorLogprob ?? -30;
-  if (student.length === 0) throw new SignalError("topKReverseKl: the student's top-k list is empty.");
-  const s = checkTopK(student, "student"), t = checkTopK(teacher, "teacher");
-  const tokens = support === "student" ? [...s.keys()] : [...new Set([...s.keys(), ...t.keys()])];
-  const fill = (m: Map<number, number>, list: TopK): number => {
-    let minLp = Infinity;
-    for (const v of m.values()) minLp = Math.min(minLp, v);
-    const rest = tailMass(list);
-    return Math.max(floor, Math.min(minLp, Math.log(Math.max(rest, TAIL_EPS))));
-  };
-  const sFill = fill(s, student), tFill = fill(t, teacher);
-  const ps = tokens.map((x) => Math.exp(s.get(x) ?? sFill));
-  const pt = tokens.map((x) => Math.exp(t.get(x) ?? tFill));
-  const sumS = ps.reduce((a, b) => a + b, 0), sumT = pt.reduce((a, b) => a + b, 0);
-  if (tail === "renormalise") {
-    let kl = 0;
-    for (let i = 0; i < tokens.length; i++) {
-      const qs = ps[i]! / sumS, qt = pt[i]! / sumT;
-      kl += qs * Math.log(qs / qt);
-    }
-    return kl;
-  }
-  // lump: the supported tokens plus one "rest" outcome per side (filled values may push a side's
-  // supported mass above 1; then that side's rest is 0 and its supported part is rescaled to 1).
-  const zs = Math.max(1, sumS), zt = Math.max(1, sumT);
-  let kl = 0;
-  for (let i = 0; i < tokens.length; i++) {
-    const qs = ps[i]! / zs, qt = pt[i]! / zt;
-    kl += qs * Math.log(qs / qt);
-  }
-  const restS = Math.max(0, 1 - sumS / zs), restT = Math.max(0, 1 - sumT / zt);
-  if (restS > 0) kl += restS * Math.log(restS / Math.max(restT, Math.exp(floor)));
-  return kl;
-}
-
-/**
- * Per-token top-k reverse KL over a batch: `student[t]`/`teacher[t]` are position t's lists (as
- * backend ScoreResult.topk gives them); 0 where `mask` is 0 (those lists may be missing).
- */
-export function tokenTopKKl(
-  student: readonly (TopK | undefined)[],
-  teacher: readonly (TopK | undefined)[],
-  mask: Float64Array,
-  opts: TopKKlOptions = {},
-): Float64Array {
-  if (student.length !== mask.length || teacher.length !== mask.length) {
-    throw new SignalError(`tokenTopKKl: ${student.length} student and ${teacher.length} teacher top-k lists for ${mask.length} tokens.`);
-  }
-  const out = new Float64Array(mask.length);
-  for (let t = 0; t < mask.length; t++) {
-    if (mask[t] === 0) continue;
-    const s = student[t], q = teacher[t];
-    if (!s || !q) throw new SignalError(`tokenTopKKl: student token ${t} lacks its ${!s ? "student" : "teacher"} top-k list; ask the backend for top-k on every scored token.`);
-    out[t] = topKReverseKl(s, q, opts);
-  }
-  return out;
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
   SignalError, fullEntropy, fullReverseKl, fullReverseKlGrad, fullReverseKlRows, klEstimate, logSoftmax,
-  surprisal, tokenKl, tokenTopKKl, topKEntropy, topKReverseKl,
+  surprisal, tokenKl, topKEntropy,
 } from "../../runtime/signals/index.js";
 
 const f64 = (xs: number[]) => Float64Array.from(xs);
@@ -92,53 +92,16 @@ describe("top-k", () => {
   it("entropy renormalised: (⅔, ⅓) → 0.6365141682948128", () => {
     expect(topKEntropy(S, "renormalise")).toBeCloseTo(0.6365141682948128, 15);
   });
-  it("KL over the student's top-k, renormalised", () => {
-    // Teacher lacks token 2: fill = min(smallest listed ¼, unlisted mass ¼) = ¼.
-    // q_S = (⅔, ⅓), q_T = (½, ½): ⅔ ln(4/3) + ⅓ ln(2/3) = 0.056633012265132426
-    expect(topKReverseKl(S, T, { support: "student", tail: "renormalise" })).toBeCloseTo(0.056633012265132426, 14);
-  });
-  it("KL over the student's top-k with the tail lumped", () => {
-    // S: (½, ¼, rest ¼); T: (¼, ¼ filled, rest ½): ½ ln 2 + ¼ ln 1 + ¼ ln ½ = ¼ ln 2
-    expect(topKReverseKl(S, T)).toBeCloseTo(0.25 * LN2, 15);
-  });
-  it("KL over the union, lumped", () => {
-    // support {1, 2, 3}; student lacks 3: fill = min(¼, rest ¼) = ¼ → S = (½, ¼, ¼), rest 0.
-    // teacher lacks 2: fill ¼ → T = (¼, ¼, ½), rest 0.
-    // KL = ½ ln 2 + 0 + ¼ ln ½ = ¼ ln 2
-    expect(topKReverseKl(S, T, { support: "union" })).toBeCloseTo(0.25 * LN2, 15);
-  });
-  it("with complete lists, lumped top-k KL and entropy equal the exact values", () => {
-    fc.assert(fc.property(fc.array(fc.double({ min: -5, max: 5, noNaN: true }), { minLength: 2, maxLength: 6 }), fc.array(fc.double({ min: -5, max: 5, noNaN: true }), { minLength: 6, maxLength: 6 }), (zs, zt) => {
-      const ls = logSoftmax(f64(zs)), lt = logSoftmax(f64(zt.slice(0, zs.length)));
-      const list = (l: Float64Array) => [...l].map((logprob, token) => ({ token, logprob }));
-      const exact = fullReverseKl(ls, lt, "logprobs");
-      expect(topKReverseKl(list(ls), list(lt))).toBeCloseTo(exact, 9);
-      expect(topKEntropy(list(ls))).toBeCloseTo(fullEntropy(ls, "logprobs"), 9);
-    }));
-  });
-  it("lumped KL never exceeds the exact KL when the teacher's values for the student's top-k are exact", () => {
-    fc.assert(fc.property(fc.array(fc.double({ min: -4, max: 4, noNaN: true }), { minLength: 8, maxLength: 8 }), fc.array(fc.double({ min: -4, max: 4, noNaN: true }), { minLength: 8, maxLength: 8 }), fc.integer({ min: 1, max: 7 }), (zs, zt, k) => {
-      const ls = logSoftmax(f64(zs)), lt = logSoftmax(f64(zt));
-      const top = [...ls].map((l, i) => [l, i] as const).sort((a, b) => b[0] - a[0]).slice(0, k).map(([, i]) => i);
-      const sList = top.map((i) => ({ token: i, logprob: ls[i]! }));
-      const tList = top.map((i) => ({ token: i, logprob: lt[i]! }));
-      return topKReverseKl(sList, tList) <= fullReverseKl(ls, lt, "logprobs") + 1e-12;
+  it("with a complete list, the lumped top-k entropy equals the exact entropy", () => {
+    fc.assert(fc.property(fc.array(fc.double({ min: -5, max: 5, noNaN: true }), { minLength: 2, maxLength: 6 }), (zs) => {
+      const ls = logSoftmax(f64(zs));
+      expect(topKEntropy([...ls].map((logprob, token) => ({ token, logprob })))).toBeCloseTo(fullEntropy(ls, "logprobs"), 9);
     }));
   });
   it("rejects malformed lists", () => {
     expect(() => topKEntropy([])).toThrow(/empty/);
     expect(() => topKEntropy([{ token: 1, logprob: 0.5 }])).toThrow(/≤ 0/);
-    expect(() => topKReverseKl([{ token: 1, logprob: -1 }, { token: 1, logprob: -2 }], T)).toThrow(/twice/);
+    expect(() => topKEntropy([{ token: 1, logprob: -1 }, { token: 1, logprob: -2 }])).toThrow(/twice/);
   });
 });
 
-describe("tokenTopKKl", () => {
-  const S = [{ token: 1, logprob: Math.log(0.5) }, { token: 2, logprob: Math.log(0.25) }];
-  const T = [{ token: 1, logprob: Math.log(0.25) }, { token: 3, logprob: Math.log(0.5) }];
-  it("one value per student token, 0 (and lists optional) elsewhere", () => {
-    const kl = tokenTopKKl([S, undefined, S], [T, undefined, S], f64([1, 0, 1]));
-    expect(kl[0]).toBeCloseTo(0.25 * LN2, 15);
-    expect([kl[1], kl[2]]).toEqual([0, 0]);
-    expect(() => tokenTopKKl([S, S], [T, undefined], f64([1, 1]))).toThrow(/token 1 lacks its teacher top-k/);
-  });
-});
