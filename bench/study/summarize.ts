@@ -1,20 +1,22 @@
 /**
- * Summary of the embedded study (bench/study/run-embedded.sh → bench/study/summarize-embedded.sh):
- * reads the run folders, aggregates them with `tcod compare`'s functions (runtime/report/compare.ts)
- * and writes RESULTS_DIR/study-embedded.{json,md}, beside the compare page:
+ * Summary of a study (bench/study/run-embedded.sh → summarize-embedded.sh; bench/study/run-h200.sh →
+ * summarize-h200.sh; STUDY_NAME=embedded|h200, default embedded): reads the run folders, aggregates
+ * them with `tcod compare`'s functions (runtime/report/compare.ts) and writes
+ * RESULTS_DIR/study-NAME.{json,md}, beside the compare page:
  *   success per eval set (final and best, mean ± std over seeds); the wall time (sum of the timed
  *   phases, evaluations included) at which each seed first reached a success level; CPU seconds per
  *   run (the run's own user + sys, from cpu.json); the per-turn KL (mean over the last quarter of the
  *   steps); the f2b/OPD training wall-time ratio at equal steps (training phases only, evaluations
- *   left out), per seed pair; and the teacher's own success on the same eval tasks — the embedded
- *   oracle as a policy (mass 1 − smoothing on the observable expert's optimal actions, the rest
- *   spread over the admissible ones), sampled at the eval temperature — so "does the student pass
- *   the teacher on hard" is answered from the numbers.
+ *   left out), per seed pair; and the teacher's own success on the same eval tasks, so "does the
+ *   student pass the teacher on hard" is answered from the numbers: the embedded oracle as a policy
+ *   (mass 1 − smoothing on the observable expert's optimal actions, the rest spread over the
+ *   admissible ones), sampled at the eval temperature; a served teacher's own last evaluations
+ *   (phase1/teacher-*.metrics.jsonl beside runs/, with the student initialisation's).
  * Facts only: what the numbers mean is for the reader (and the notes of whoever reports them).
  *
  *   node dist/study-summarize.mjs RESULTS_DIR RUN_DIR…   (bundled by summarize-embedded.sh)
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { readMetrics } from "../../runtime/metrics.js";
 import { groupRuns, lateKlPerTurn, spread, summarize, type RunData, type Spread } from "../../runtime/report/compare.js";
@@ -22,6 +24,7 @@ import { TexthouseEnv } from "../../runtime/envs/texthouse/index.js";
 import { sfc32 } from "../../runtime/backends/embedded/prng.js";
 
 const [outDir, ...dirs] = process.argv.slice(2);
+const STUDY = process.env.STUDY_NAME ?? "embedded";
 if (!outDir || dirs.length === 0) throw new Error("usage: study-summarize RESULTS_DIR RUN_DIR…");
 const LEVELS = [0.25, 0.5];
 const readJson = <T>(p: string): T | null => { try { return JSON.parse(readFileSync(p, "utf8")) as T; } catch { return null; } };
@@ -34,8 +37,19 @@ const plan0 = runs[0]!.plan as unknown as {
   resources: { models: { teacher: { backend: { smoothing: number } } }; envs: Record<string, { split: string }> };
 };
 const evalNodes = (plan0.graph?.nodes ?? plan0.nodes ?? []).filter((n) => n.kind === "Evaluate");
-const smoothing = plan0.resources.models.teacher.backend.smoothing;
-const machine = readJson<Record<string, unknown>>(join(dirname(dirs[0]!.replace(/\/$/, "")), "machine.json"));
+const smoothing = plan0.resources.models.teacher.backend.smoothing as number | undefined;
+const runsDir = dirname(dirs[0]!.replace(/\/$/, ""));
+const machine = readJson<Record<string, unknown>>(join(runsDir, "machine.json"));
+/** A phase-1 run's last evaluation per eval name (served teachers and the student initialisation). */
+function lastEvals(prefix: string): { file: string; step: number; success: Record<string, number> } | null {
+  const dir = join(dirname(runsDir), "phase1");
+  const file = existsSync(dir) ? readdirSync(dir).find((f) => f.startsWith(prefix) && f.endsWith(".metrics.jsonl")) : undefined;
+  if (!file) return null;
+  const success: Record<string, number> = {};
+  let step = 0;
+  for (const r of readMetrics(join(dir, file))) if (r.kind === "eval") { success[r.name] = r.successRate; step = Math.max(step, r.step); }
+  return { file: file.replace(/\.metrics\.jsonl$/, ""), step, success };
+}
 
 /** Training wall time (rollout, teacher, advantage, update, probe; no eval) up to each step. */
 function trainTimeAt(rows: RunData["rows"]): Map<number, number> {
@@ -58,7 +72,8 @@ async function teacherSuccess(split: string, tasks: number, temperature: number,
       while (!done) {
         const opt = new Set(await env.optimalActions());
         const cands = [...new Set([...adm, ...opt])];
-        const q = cands.map((a) => (1 - smoothing) * (opt.has(a) ? 1 / opt.size : 0) + smoothing / cands.length);
+        const eps = smoothing ?? 0;
+        const q = cands.map((a) => (1 - eps) * (opt.has(a) ? 1 / opt.size : 0) + eps / cands.length);
         const w = q.map((p) => (temperature === 0 ? 0 : p ** (1 / temperature)));
         if (temperature === 0) w[q.indexOf(Math.max(...q))] = 1;
         const s = w.reduce((a, b) => a + b, 0);
@@ -108,22 +123,33 @@ const evalSets: { name: string; split: string; tasks: number; temperature: numbe
   const p = n.params as { name: string; env: string; tasks: number; temperature: number };
   return { name: p.name, split: plan0.resources.envs[p.env]!.split, tasks: p.tasks, temperature: p.temperature };
 });
-const teacher: Record<string, { sampled: number; greedy: number }> = {};
-for (const e of evalSets) teacher[e.name] = { sampled: await teacherSuccess(e.split, e.tasks, e.temperature, 5), greedy: await teacherSuccess(e.split, e.tasks, 0, 1) };
+// The teacher on the same eval tasks: the embedded oracle simulated here; a served teacher's own
+// last evaluations from phase 1 (greedy, as learn.sh evaluates it).
+const teacher: Record<string, { sampled?: number; greedy: number }> = {};
+const servedTeacher = smoothing === undefined ? lastEvals("teacher-") : null;
+const init = smoothing === undefined ? lastEvals("student-init") : null;
+for (const e of evalSets) {
+  if (smoothing !== undefined) teacher[e.name] = { sampled: await teacherSuccess(e.split, e.tasks, e.temperature, 5), greedy: await teacherSuccess(e.split, e.tasks, 0, 1) };
+  else if (servedTeacher?.success[e.name] !== undefined) teacher[e.name] = { greedy: servedTeacher.success[e.name]! };
+}
+const teacherAt = (name: string, temperature: number): number | undefined =>
+  teacher[name] && (temperature === 0 ? teacher[name]!.greedy : teacher[name]!.sampled);
 
 // Does the student pass the teacher on hard? Per method: seeds whose final (and best) hard success
 // is above the teacher's sampled success at the same temperature.
 const hard = evalSets.find((e) => e.name === "hard");
-const passes = hard ? methods.map((m) => {
-  const t = teacher.hard!.sampled;
+const hardTeacher = hard ? teacherAt("hard", hard.temperature) : undefined;
+const passes = hard && hardTeacher !== undefined ? methods.map((m) => {
+  const t = hardTeacher;
   return { method: m.method, teacher: t, final: m.evals.hard?.final ?? null, best: m.evals.hard?.best ?? null, seedsAbove: m.evals.hard ? (m.evals.hard.best.max > t ? "some" : "none") : "—" };
 }) : [];
 
 const result = {
-  machine, budget: plan0.clock.steps, levels: LEVELS, teacher, evalSets, f2bOverOpdTrainTime: ratio, studentVsTeacherOnHard: passes,
+  machine, budget: plan0.clock.steps, levels: LEVELS, teacher, ...(servedTeacher ? { teacherRun: servedTeacher } : {}), ...(init ? { studentInit: init } : {}),
+  evalSets, f2bOverOpdTrainTime: ratio, studentVsTeacherOnHard: passes,
   methods: methods.map(({ trainTimes: _t, seedOf: _s, ...m }) => m),
 };
-writeFileSync(join(outDir, "study-embedded.json"), JSON.stringify(result, null, 2) + "\n");
+writeFileSync(join(outDir, `study-${STUDY}.json`), JSON.stringify(result, null, 2) + "\n");
 
 const names = evalSets.map((e) => e.name);
 const lines: string[] = [];
@@ -153,17 +179,20 @@ if (existsSync(join(exDir, "metrics.jsonl"))) {
     evals: rows.flatMap((r) => (r.kind === "eval" ? [{ step: r.step, name: r.name, success: r.successRate }] : [])),
   };
   (result as Record<string, unknown>).example = example;
-  writeFileSync(join(outDir, "study-embedded.json"), JSON.stringify(result, null, 2) + "\n");
+  writeFileSync(join(outDir, `study-${STUDY}.json`), JSON.stringify(result, null, 2) + "\n");
 }
+const estimators = [...new Set(runs.flatMap((r) => JSON.stringify(r.plan).match(/"estimator":"(\w+)"/g) ?? []))].map((x) => x.split(":")[1]!.replace(/"/g, ""));
 const md = [
-  `# texthouse study on the embedded backend: ${methods.map((m) => m.method).join(", ")}`,
+  STUDY === "embedded" ? `# texthouse study on the embedded backend: ${methods.map((m) => m.method).join(", ")}`
+    : `# texthouse study on the ${STUDY === "h200" ? "H200 (tcod worker)" : STUDY}: ${methods.map((m) => m.method).join(", ")}`,
   "",
-  "Generated by `bash bench/study/summarize-embedded.sh OUT/study-embedded-runs.tgz` from the runs of",
-  `\`OUT=… STUDY_PARALLEL=${mach?.parallel ?? "N"} bash bench/study/run-embedded.sh${mach?.settings ? " " + mach.settings : ""}\` (bench/study/embedded.tcod: the methods as`,
+  `Generated by \`bash bench/study/summarize-${STUDY}.sh OUT/study-${STUDY}-runs.tgz\` from the runs of`,
+  `\`OUT=… STUDY_PARALLEL=${mach?.parallel ?? "N"} bash bench/study/run-${STUDY}.sh${mach?.settings ? " " + mach.settings : ""}\` (bench/study/${STUDY}.tcod: the methods as`,
   "curricula × a sweep over run_seed; same teacher, student initialisation, step budget, batch, optimizer and",
-  "evaluations for every method; every loss is the exact reverse KL (opd estimator \"full\"), ATOD adding its GRPO term).",
+  STUDY === "embedded" ? "evaluations for every method; every loss is the exact reverse KL (opd estimator \"full\"), ATOD adding its GRPO term)."
+    : `evaluations for every method; every loss is the reverse KL to the teacher, opd estimator ${estimators.map((e) => `"${e}"`).join("/") || "—"}, ATOD adding its GRPO term).`,
   mach ? `Machine: ${mach.cpus} CPUs (${mach.cpuModel || "model unknown"}), Node ${mach.node}, ${mach.parallel} runs at a time, load before ${mach.loadBefore}, started ${mach.startedAt}.` : "Machine: not recorded.",
-  `Budget: ${plan0.clock.steps} steps per run; the compare page is study-embedded.html, every figure is in study-embedded.json.`,
+  `Budget: ${plan0.clock.steps} steps per run; the compare page is study-${STUDY}.html, every figure is in study-${STUDY}.json.`,
   "",
   "Success (mean ± sample std over seeds; eval temperature " + [...new Set(evalSets.map((e) => e.temperature))].join("/") + ", " + evalSets.map((e) => `${e.name} ${e.tasks} tasks`).join(", ") + "):",
   "",
@@ -171,9 +200,15 @@ const md = [
   "Wall time (sum of the timed phases, evaluations included) at which each seed first reached a success level:",
   "",
   ...levelLines, "",
-  `Teacher (embedded oracle over the observable expert, smoothing ${smoothing}) on the same eval tasks: ` +
-    evalSets.map((e) => `${e.name} ${teacher[e.name]!.sampled.toFixed(3)} sampled at τ ${e.temperature} (5 draws), ${teacher[e.name]!.greedy.toFixed(3)} greedy`).join("; ") + ".",
-  ...(passes.length ? ["", "Student vs teacher on hard (teacher sampled at the eval temperature): " + passes.map((p) =>
+  smoothing !== undefined
+    ? `Teacher (embedded oracle over the observable expert, smoothing ${smoothing}) on the same eval tasks: ` +
+      evalSets.map((e) => `${e.name} ${teacher[e.name]!.sampled!.toFixed(3)} sampled at τ ${e.temperature} (5 draws), ${teacher[e.name]!.greedy.toFixed(3)} greedy`).join("; ") + "."
+    : servedTeacher
+      ? `Teacher (${servedTeacher.file}, its last evaluations in phase 1, step ${servedTeacher.step}, greedy, every task): ` +
+        Object.entries(servedTeacher.success).map(([n, v]) => `${n} ${v.toFixed(3)}`).join("; ") + "." +
+        (init ? ` The student initialisation (step ${init.step}): ` + Object.entries(init.success).map(([n, v]) => `${n} ${v.toFixed(3)}`).join("; ") + "." : "")
+      : "Teacher: no phase-1 metrics beside the runs.",
+  ...(passes.length ? ["", `Student vs teacher on hard (teacher ${smoothing !== undefined ? "sampled" : "evaluated"} at the eval temperature): ` + passes.map((p) =>
     `${p.method} final ${fmt(p.final)}, best seed ${p.best ? p.best.max.toFixed(3) : "—"} vs ${p.teacher.toFixed(3)} (${p.seedsAbove === "some" ? "a seed passes the teacher" : "no seed passes the teacher"})`).join("; ") + "."] : []),
   "",
   ratio ? `TCOD-f2b / OPD training wall time (evaluations left out) at step ${ratio.step}: ${fmt(ratio.ratio)} over ${ratio.pairs} seed pair(s).` : "TCOD-f2b / OPD ratio: not both methods present.",
@@ -182,5 +217,5 @@ const md = [
   "", `Per-turn KL (k1, mean over the last quarter of the steps), turn index 0…${klCols - 1}:`, "",
   "| method | " + Array.from({ length: klCols }, (_, i) => String(i)).join(" | ") + " |", "|" + " --- |".repeat(klCols + 1), ...klLines, "",
 ].join("\n");
-writeFileSync(join(outDir, "study-embedded.md"), md);
+writeFileSync(join(outDir, `study-${STUDY}.md`), md);
 process.stdout.write(md);
