@@ -53,14 +53,16 @@ TNAME=${TEACHER_RECIPE%%:*}
 TDIR="$WORK/teacher-$TNAME/checkpoint/student"
 IDIR="$WORK/student-init/checkpoint/student"
 
-# Phase 1: the teacher and the initialisation, unless an earlier call trained them.
-if [ ! -d "$TDIR" ] || [ ! -d "$IDIR" ]; then
+# Phase 1: the teacher and the initialisation, unless an earlier call trained them to their last
+# step (`tcod run` logs `done:`; a run its deadline stopped has a checkpoint and is resumed).
+p1_done() { grep -q '^done: ' "$WORK/teacher-$TNAME.log" 2>/dev/null && grep -q '^done: ' "$WORK/student-init.log" 2>/dev/null; }
+if ! p1_done; then
   log "phase 1: teacher-$TNAME ($TEACHER_RECIPE) and student-init ($INIT_RECIPE), deadline ${P1_S:-420} s"
   learn_steps=${TEACHER_RECIPE#*:*:*:*:}; learn_steps=${learn_steps%%:*}
   PHASES=1 WORK="$WORK" EVAL_TEMP=0 TEACHERS="$TEACHER_RECIPE" STUDENT_INIT="$INIT_RECIPE" T_EVAL="$learn_steps" \
     P1_S="${P1_S:-420}" GRACE=15 CKPT="$learn_steps" PORT0=$((PORT0 - 100)) bash bench/h200/learn.sh "$OUT/phase1" >> "$OUT/study.log" 2>&1
 fi
-[ -d "$TDIR" ] && [ -d "$IDIR" ] || { log "no teacher or initialisation checkpoint in $WORK: phase 2 skipped"; exit 1; }
+p1_done || { log "phase 1 has not finished (see $OUT/study.log): phase 2 waits for the next call, which resumes it"; exit 1; }
 mkdir -p "$WORK/phase1"
 for d in "teacher-$TNAME" student-init; do cp "$WORK/$d/metrics.jsonl" "$WORK/phase1/$d.metrics.jsonl" 2>/dev/null; done
 
@@ -101,14 +103,16 @@ run_one() {
       --set "$cur.checkpoint_every=$CKPT steps" ${sets[@]+"${sets[@]}"} > "$WORK/runs/$name.log" 2>&1 || code=$?
   fi
   pkill -9 -f -- "--port $port( |\$)" 2>/dev/null
-  echo "$( [ "$code" = 0 ] && echo done || echo "exit $code") $name: $(grep -c '"kind":"train"' "$out/metrics.jsonl" 2>/dev/null || echo 0) steps" | tee -a "$OUT/study.log"
+  local how="exit $code"; [ "$code" = 0 ] && how=done; [ "$code" = 124 ] && how="stopped at the deadline (the next call resumes it)"
+  echo "$how $name: $(grep -c '"kind":"train"' "$out/metrics.jsonl" 2>/dev/null || echo 0) steps" | tee -a "$OUT/study.log"
 }
 export -f run_one
 export OUT WORK START STUDY_DEADLINE CKPT PORT0 TDIR IDIR
 
 for i in "${!POINTS[@]}"; do printf '%s\0%s\0' "$((i + 1))" "${POINTS[$i]}"; done \
   | xargs -0 -n 2 -P "$STUDY_PARALLEL" bash -c 'run_one "$@"' _
-log "phase 2: done for now; $(grep -l '^done: ' "$WORK"/runs/*.log 2>/dev/null | wc -l) of ${#POINTS[@]} points finished"
+finished=0; for p in "${POINTS[@]}"; do grep -q '^done: ' "$WORK/runs/$p.log" 2>/dev/null && finished=$((finished + 1)); done
+log "phase 2: done for now; $finished of ${#POINTS[@]} points finished"
 cp "$OUT/machine.json" "$OUT/study.log" "$WORK/runs/"
 tar -C "$WORK" -czf "$OUT/study-h200-runs.tgz" --exclude=checkpoint --exclude='events.out.tfevents*' --exclude='backend-wait.jsonl' runs phase1
 ls -l "$OUT/study-h200-runs.tgz" | tee -a "$OUT/study.log"
