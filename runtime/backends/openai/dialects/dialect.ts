@@ -53,7 +53,7 @@ export function sampleGroupKey(r: SampleRequest): string {
   return `${r.maxTokens}|${r.temperature}`;
 }
 
-/** Requests that can share one scoring call: same temperature, same top-k. */
+/** Requests that can share one scoring call: same temperature, same top-k, the same need of the entropy. */
 export function scoreGroupKey(r: ScoreRequest): string {
   return `${r.temperature}|${r.topk ?? 0}|${r.entropy === true}`;
 }
