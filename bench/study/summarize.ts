@@ -14,7 +14,7 @@
  *   (phase1/teacher-*.metrics.jsonl beside runs/, with the student initialisation's).
  * Facts only: what the numbers mean is for the reader (and the notes of whoever reports them).
  *
- *   node dist/study-summarize.mjs RESULTS_DIR RUN_DIR…   (bundled by summarize-embedded.sh)
+ *   STUDY_NAME=NAME node dist/study-summarize.mjs RESULTS_DIR RUN_DIR…   (bundled by bench/study/summarize.sh)
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
