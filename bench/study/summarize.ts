@@ -32,12 +32,13 @@ const runs: RunData[] = dirs.filter((d) => existsSync(join(d, "metrics.jsonl")))
   dir, plan: JSON.parse(readFileSync(join(dir, "plan.json"), "utf8")), rows: readMetrics(join(dir, "metrics.jsonl")),
 }));
 const groups = groupRuns(runs);
-const plan0 = runs[0]!.plan as unknown as {
+type Plan0 = {
   clock: { steps: number }; graph?: { nodes: { kind: string; params: Record<string, unknown> }[] }; nodes?: { kind: string; params: Record<string, unknown> }[];
-  resources: { models: { teacher: { backend: { smoothing: number } } }; envs: Record<string, { split: string }> };
+  resources: { models: { teacher: { backend: { smoothing?: number } } }; envs: Record<string, { split: string }> };
 };
+const plan0 = runs[0]!.plan as unknown as Plan0;
 const evalNodes = (plan0.graph?.nodes ?? plan0.nodes ?? []).filter((n) => n.kind === "Evaluate");
-const smoothing = plan0.resources.models.teacher.backend.smoothing as number | undefined;
+const smoothing = plan0.resources.models.teacher.backend.smoothing;
 const runsDir = dirname(dirs[0]!.replace(/\/$/, ""));
 const machine = readJson<Record<string, unknown>>(join(runsDir, "machine.json"));
 /** A phase-1 run's last evaluation per eval name (served teachers and the student initialisation). */
@@ -181,7 +182,10 @@ if (existsSync(join(exDir, "metrics.jsonl"))) {
   (result as Record<string, unknown>).example = example;
   writeFileSync(join(outDir, `study-${STUDY}.json`), JSON.stringify(result, null, 2) + "\n");
 }
-const estimators = [...new Set(runs.flatMap((r) => JSON.stringify(r.plan).match(/"estimator":"(\w+)"/g) ?? []))].map((x) => x.split(":")[1]!.replace(/"/g, ""));
+// The opd estimators the runs train with (their Advantage nodes' terms).
+const estimators = [...new Set(runs.flatMap((r) => ((r.plan as unknown as Plan0).graph?.nodes ?? [])
+  .filter((n) => n.kind === "Advantage").flatMap((n) => (n.params.terms as { estimator?: string }[] | undefined) ?? [])
+  .flatMap((t) => (t.estimator ? [t.estimator] : []))))];
 const md = [
   STUDY === "embedded" ? `# texthouse study on the embedded backend: ${methods.map((m) => m.method).join(", ")}`
     : `# texthouse study on the ${STUDY === "h200" ? "H200 (tcod worker)" : STUDY}: ${methods.map((m) => m.method).join(", ")}`,
