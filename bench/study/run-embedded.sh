@@ -42,13 +42,12 @@ TCOD=${TCOD:-node bin/tcod.mjs}
 START=$(date +%s)
 rm -rf "$WORK/plans" "$WORK/runs" "$OUT/study-embedded-runs.tgz"
 mkdir -p "$WORK/plans" "$WORK/runs" "$OUT"
-$TCOD compile bench/study/embedded.tcod --out "$WORK/plans" "$@" >/dev/null
+source bench/study/common.sh
+export STUDY_METHODS STUDY_SEEDS TCOD
+mapfile -t POINTS < <(study_points bench/study/embedded.tcod "$WORK/plans" "$@")
+[ ${#POINTS[@]} -gt 0 ] || { echo "study: no points (a compile error above, or STUDY_METHODS='$STUDY_METHODS' STUDY_SEEDS='$STUDY_SEEDS' match none)" >&2; exit 1; }
 cores=$(nproc)
-node -e 'const fs = require("fs"), os = require("os"); const [out, parallel, deadline, ...settings] = process.argv.slice(1);
-  fs.writeFileSync(out + "/machine.json", JSON.stringify({ cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? "", node: process.version,
-    parallel: Number(parallel), deadline: Number(deadline), loadBefore: os.loadavg().map((x) => x.toFixed(2)).join(" "),
-    startedAt: new Date().toISOString(), settings: settings.map((s) => (/^[\w=.-]+$/.test(s) ? s : "'"'"'" + s + "'"'"'")).join(" ") }) + "\n");' \
-  "$OUT" "$STUDY_PARALLEL" "$STUDY_DEADLINE" "$@"
+study_machine_json "$OUT" "$STUDY_PARALLEL" "$STUDY_DEADLINE" "$@"
 echo "study: $(ls "$WORK"/plans/*.plan.json | wc -l) plans compiled; $STUDY_PARALLEL at a time on $cores CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/study.log"
 EXAMPLE_PID=
 if [ -n "$STUDY_EXAMPLE" ]; then
@@ -85,10 +84,8 @@ run_one() {
 export -f run_one
 export OUT WORK START STUDY_DEADLINE TCOD
 
-# Seed-major order (every method's first seed first), so a study cut short still covers every method.
-ls "$WORK"/plans/*.plan.json | grep -E "/($STUDY_METHODS)@" \
-  | { if [ -n "$STUDY_SEEDS" ]; then grep -E "run_seed=($(echo $STUDY_SEEDS | tr ' ' '|'))\.plan\.json$"; else cat; fi; } \
-  | awk -F'run_seed=' '{print $2 "\t" $0}' | sort -n -k1,1 -s | cut -f2- \
+# The points in study_points' seed-major order.
+for p in "${POINTS[@]}"; do echo "$WORK/plans/$p.plan.json"; done \
   | xargs -P "$STUDY_PARALLEL" -I{} bash -c 'run_one "$@"' _ {}
 
 [ -n "$EXAMPLE_PID" ] && wait "$EXAMPLE_PID"

@@ -66,18 +66,14 @@ p1_done || { log "phase 1 has not finished (see $OUT/study.log): phase 2 waits f
 mkdir -p "$WORK/phase1"
 for d in "teacher-$TNAME" student-init; do cp "$WORK/$d/metrics.jsonl" "$WORK/phase1/$d.metrics.jsonl" 2>/dev/null; done
 
-# Phase 2: the points, seed-major (every method's first seed first, so a study cut short covers every method).
-mapfile -t POINTS < <(node bin/tcod.mjs run bench/study/h200.tcod --dry-run "$@" 2>/dev/null | sed -n 's/^  \([^ ].*@run_seed=[0-9]*\)$/\1/p' \
-  | grep -E "^($STUDY_METHODS)@" | { if [ -n "$STUDY_SEEDS" ]; then grep -E "run_seed=($(echo $STUDY_SEEDS | tr ' ' '|'))$"; else cat; fi; } \
-  | awk -F'run_seed=' '{print $2 "\t" $0}' | sort -n -k1,1 -s | cut -f2-)
+# Phase 2: the points, seed-major (bench/study/common.sh). Their plans are compiled only to list them:
+# each point runs from the .tcod with its own worker port (`--curriculum POINT --set url=…`).
+source bench/study/common.sh
+export STUDY_METHODS STUDY_SEEDS
+mapfile -t POINTS < <(study_points bench/study/h200.tcod "$WORK/plans" "$@")
 [ ${#POINTS[@]} -gt 0 ] || { log "no study points match STUDY_METHODS='$STUDY_METHODS' STUDY_SEEDS='$STUDY_SEEDS'"; exit 1; }
 log "phase 2: ${#POINTS[@]} points, $STUDY_PARALLEL at a time; teacher $TDIR, student $IDIR"
-node -e 'const fs = require("fs"), os = require("os"); const [out, parallel, deadline, ...settings] = process.argv.slice(1);
-  fs.writeFileSync(out + "/machine.json", JSON.stringify({ cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? "", node: process.version,
-    parallel: Number(parallel), deadline: Number(deadline), loadBefore: os.loadavg().map((x) => x.toFixed(2)).join(" "),
-    startedAt: new Date().toISOString(), worker: process.env.TCOD_WORKER_ARGS,
-    settings: settings.map((s) => (/^[\w=.-]+$/.test(s) ? s : "'"'"'" + s + "'"'"'")).join(" ") }) + "\n");' \
-  "$OUT" "$STUDY_PARALLEL" "$STUDY_DEADLINE" "$@"
+study_machine_json "$OUT" "$STUDY_PARALLEL" "$STUDY_DEADLINE" "$@"
 
 # The --set arguments, for every point (one per line).
 printf '%s\n' "$@" > "$WORK/sets.txt"
