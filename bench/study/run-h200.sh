@@ -19,6 +19,7 @@
 #
 # Settings (environment):
 #   OUT             results (default /tmp/tcod-study-h200): study-h200-runs.tgz, study.log, machine.json
+#                   (the tgz's runs/calls.jsonl holds every call's machine.json)
 #   WORK            run folders with weights (default runs/study-h200, ignored by git)
 #   TEACHER_RECIPE  default "X:bench/h200/teacher-12x768.json:32:0.0006:1000:0:admissible"
 #   INIT_RECIPE     default "examples/texthouse/gpu/student.json:32:0.001:300"
@@ -109,6 +110,7 @@ for i in "${!POINTS[@]}"; do printf '%s\0%s\0' "$((i + 1))" "${POINTS[$i]}"; don
   | xargs -0 -n 2 -P "$STUDY_PARALLEL" bash -c 'run_one "$@"' _
 finished=0; for p in "${POINTS[@]}"; do grep -q '^done: ' "$WORK/runs/$p.log" 2>/dev/null && finished=$((finished + 1)); done
 log "phase 2: done for now; $finished of ${#POINTS[@]} points finished"
-cp "$OUT/machine.json" "$OUT/study.log" "$WORK/runs/"
+# Each call's machine.json is a line of runs/calls.jsonl (the summary lists the calls); study.log is this call's.
+cp "$OUT/machine.json" "$OUT/study.log" "$WORK/runs/" && cat "$OUT/machine.json" >> "$WORK/runs/calls.jsonl"
 tar -C "$WORK" -czf "$OUT/study-h200-runs.tgz" --exclude=checkpoint --exclude='events.out.tfevents*' --exclude='backend-wait.jsonl' runs phase1
 ls -l "$OUT/study-h200-runs.tgz" | tee -a "$OUT/study.log"

@@ -41,6 +41,10 @@ const evalNodes = (plan0.graph?.nodes ?? plan0.nodes ?? []).filter((n) => n.kind
 const smoothing = plan0.resources.models.teacher.backend.smoothing;
 const runsDir = dirname(dirs[0]!.replace(/\/$/, ""));
 const machine = readJson<Record<string, unknown>>(join(runsDir, "machine.json"));
+// A study run over several calls (run-h200.sh) records each call's machine.json as a line of calls.jsonl.
+const calls = existsSync(join(runsDir, "calls.jsonl"))
+  ? readFileSync(join(runsDir, "calls.jsonl"), "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Machine)
+  : [];
 /** A phase-1 run's last evaluation per eval name (served teachers and the student initialisation). */
 function lastEvals(prefix: string): { file: string; step: number; success: Record<string, number> } | null {
   const dir = join(dirname(runsDir), "phase1");
@@ -146,7 +150,7 @@ const passes = hard && hardTeacher !== undefined ? methods.map((m) => {
 }) : [];
 
 const result = {
-  machine, budget: plan0.clock.steps, levels: LEVELS, teacher, ...(servedTeacher ? { teacherRun: servedTeacher } : {}), ...(init ? { studentInit: init } : {}),
+  machine, ...(calls.length > 1 ? { calls } : {}), budget: plan0.clock.steps, levels: LEVELS, teacher, ...(servedTeacher ? { teacherRun: servedTeacher } : {}), ...(init ? { studentInit: init } : {}),
   evalSets, f2bOverOpdTrainTime: ratio, studentVsTeacherOnHard: passes,
   methods: methods.map(({ trainTimes: _t, seedOf: _s, ...m }) => m),
 };
@@ -168,7 +172,14 @@ for (const m of methods) {
 }
 const klCols = 12;
 const klLines = methods.map((m) => `| ${m.method} | ${Array.from({ length: klCols }, (_, i) => { const v = m.lateKlPerTurn.find(([t]) => t === i); return v ? v[1].toFixed(2) : "—"; }).join(" | ")} |`);
-const mach = machine as { cpus?: number; cpuModel?: string; node?: string; parallel?: number; loadBefore?: string; settings?: string; startedAt?: string } | null;
+type Machine = { cpus?: number; cpuModel?: string; node?: string; parallel?: number; deadline?: number; loadBefore?: string; settings?: string; startedAt?: string };
+const mach = machine as Machine | null;
+const machineLine = !mach
+  ? "Machine: not recorded."
+  : calls.length > 1
+    ? `Machine: ${mach.cpus} CPUs (${mach.cpuModel || "model unknown"}), Node ${mach.node}; the study ran over ${calls.length} calls, each resuming the last: ` +
+      calls.map((c, i) => `${i + 1}. started ${c.startedAt}, ${c.parallel} runs at a time, deadline ${c.deadline} s, load before ${c.loadBefore}`).join("; ") + "."
+    : `Machine: ${mach.cpus} CPUs (${mach.cpuModel || "model unknown"}), Node ${mach.node}, ${mach.parallel} runs at a time, load before ${mach.loadBefore}, started ${mach.startedAt}.`;
 // The example run beside the study (run-embedded.sh STUDY_EXAMPLE), when there is one.
 const exDir = join(dirname(dirs[0]!.replace(/\/$/, "")), "example");
 let example: { plan: string; cpu: { wall: number; user: number; sys: number } | null; steps: number; evals: { step: number; name: string; success: number }[] } | null = null;
@@ -195,7 +206,7 @@ const md = [
   "curricula × a sweep over run_seed; same teacher, student initialisation, step budget, batch, optimizer and",
   STUDY === "embedded" ? "evaluations for every method; every loss is the exact reverse KL (opd estimator \"full\"), ATOD adding its GRPO term)."
     : `evaluations for every method; every loss is the reverse KL to the teacher, opd estimator ${estimators.map((e) => `"${e}"`).join("/") || "—"}, ATOD adding its GRPO term).`,
-  mach ? `Machine: ${mach.cpus} CPUs (${mach.cpuModel || "model unknown"}), Node ${mach.node}, ${mach.parallel} runs at a time, load before ${mach.loadBefore}, started ${mach.startedAt}.` : "Machine: not recorded.",
+  machineLine,
   `Budget: ${plan0.clock.steps} steps per run; the compare page is study-${STUDY}.html, every figure is in study-${STUDY}.json.`,
   "",
   "Success (mean ± sample std over seeds; eval temperature " + [...new Set(evalSets.map((e) => e.temperature))].join("/") + ", " + evalSets.map((e) => `${e.name} ${e.tasks} tasks`).join(", ") + "):",
