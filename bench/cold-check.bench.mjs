@@ -5,8 +5,8 @@
 // `node bin/tcod.mjs check` is the same check without the snapshot, for comparison, and
 // `node bin/tcod.mjs --version` the Node.js launcher alone (as npm's Windows shims run the bin), and
 // `node dist/tcod.js --version` the CLI loaded to answer it (as every launcher did before).
-// Two cases split the snapshot's cost: node started from an empty user-land snapshot (built here;
-// what any snapshot costs before its heap) and `tcod check --version` (dist/check.blob deserialized,
+// Two cases split the snapshot's cost: node started from an empty user-land snapshot (built here,
+// under dist/check.blob's V8 flags; what any snapshot costs before its heap) and `tcod check --version` (dist/check.blob deserialized,
 // the CLI set up, nothing checked).
 // CPU time (user + system of the child, from /proc of this process's children) is recorded beside
 // the wall time: on a loaded machine the wall time includes waiting for a core.
@@ -24,10 +24,12 @@ const example = "examples/texthouse/tcod-f2b.tcod";
 const scratch = mkdtempSync(join(tmpdir(), "tcod-cold-"));
 const emptyBlob = join(scratch, "empty.blob");
 writeFileSync(join(scratch, "empty.cjs"), 'require("node:v8").startupSnapshot.setDeserializeMainFunction(() => {});\n');
-spawnSync(process.execPath, ["--snapshot-blob", emptyBlob, "--build-snapshot", join(scratch, "empty.cjs")], { stdio: "ignore" });
+// Built and run under the V8 flags dist/check.blob was (its hash seed among them: bin/snapshot-cache.ts).
+const blobFlags = readFileSync(join(ROOT, "dist/check.blob.node"), "utf8").split("\n")[2].split(" ");
+spawnSync(process.execPath, [...blobFlags, "--snapshot-blob", emptyBlob, "--build-snapshot", join(scratch, "empty.cjs")], { stdio: "ignore" });
 const cases = {
   "node -e 0": [process.execPath, ["-e", "0"]],
-  "node --snapshot-blob EMPTY": [process.execPath, ["--snapshot-blob", emptyBlob]],
+  "node --snapshot-blob EMPTY": [process.execPath, [...blobFlags, "--snapshot-blob", emptyBlob]],
   "tcod check --version": [join(ROOT, "bin/tcod"), ["check", "--version"]],
   "tcod --version": [join(ROOT, "bin/tcod"), ["--version"]],
   "node bin/tcod.mjs --version": [process.execPath, [join(ROOT, "bin/tcod.mjs"), "--version"]],

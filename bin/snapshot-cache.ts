@@ -11,6 +11,7 @@
  * that the kernel runs it as sh, which takes the snapshot; tools that run it with node still can.
  */
 import { spawn } from "node:child_process";
+import { randomInt } from "node:crypto";
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,11 +21,24 @@ export const NODE_LINE = "#!/usr/bin/env node\n";
 export const SH_LINE = "#!/bin/sh\n";
 /**
  * The V8 flags `tcod check` runs its snapshot with (bin/tcod passes them; a blob runs only under the
- * flags it was built with, so they are the third line of dist/check.blob.node; scripts/build.mjs has
- * the same). The old generation's first limit at 1 GB: a large file's check does no full collection
- * of its AST, which is all alive (10 MB: 0.85x the CPU and wall time, bench/results/check-size.md).
+ * flags it was built with, so they are the third line of dist/check.blob.node, space-separated;
+ * scripts/build.mjs makes the same):
+ * - `--initial-old-space-size=1024`: the old generation's first limit at 1 GB, so a large file's check
+ *   does no full collection of its AST, which is all alive (10 MB: 0.85x the CPU and wall time,
+ *   bench/results/check-size.md);
+ * - `--hash-seed=N --no-rehash-snapshot`: the string hash seed fixed for the blob, so a start does not
+ *   re-hash every string and dictionary the snapshot holds with a fresh random seed (~9 ms of a ~70 ms
+ *   check, bench/results/cold-check.md). N is drawn at random when the blob is built, on the machine
+ *   that runs it, so it stays as unknown to whoever writes the files a check reads as V8's per-process
+ *   seed is (the defence against inputs crafted to collide in V8's hash tables); only `check` from
+ *   the snapshot runs with it.
  */
-export const SNAPSHOT_FLAGS = "--initial-old-space-size=1024";
+export const SNAPSHOT_BASE_FLAG = "--initial-old-space-size=1024";
+export const snapshotFlags = (seed: number): string[] => [SNAPSHOT_BASE_FLAG, `--hash-seed=${seed}`, "--no-rehash-snapshot"];
+/** A blob's hash seed: random, never 0 (V8's "pick one at random per process"), below 2^48. */
+export const newHashSeed = (): number => randomInt(1, 2 ** 48 - 1);
+/** The flags line of dist/check.blob.node that bin/tcod accepts (its `case` matches the same). */
+export const SNAPSHOT_FLAGS_LINE = /^--initial-old-space-size=1024 --hash-seed=[1-9][0-9]{0,14} --no-rehash-snapshot$/;
 
 export function buildSnapshotLater(argv: string[]): void {
   if (argv[2] !== "check" || process.env.TCOD_NO_SNAPSHOT || process.platform === "win32") return;
@@ -47,14 +61,14 @@ export function buildSnapshotLater(argv: string[]): void {
   const script = `
     const { execFileSync } = require("node:child_process");
     const { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } = require("node:fs");
-    const [blob, cjs, build, launcher] = process.argv.slice(1);
+    const [blob, cjs, build, launcher, ...flags] = process.argv.slice(1);
     const tmp = blob + ".tmp-" + process.pid;
     if (build) try {
-      execFileSync(process.execPath, [${JSON.stringify(SNAPSHOT_FLAGS)}, "--snapshot-blob", tmp, "--build-snapshot", cjs], { stdio: "ignore", timeout: 120000 });
+      execFileSync(process.execPath, [...flags, "--snapshot-blob", tmp, "--build-snapshot", cjs], { stdio: "ignore", timeout: 120000 });
       // As scripts/build.mjs does: Node.js's code for its own modules, but what a check loads, dropped.
-      try { require(require("node:path").join(require("node:path").dirname(cjs), "trim.cjs")).trimBlob(tmp, [${JSON.stringify(SNAPSHOT_FLAGS)}]); } catch {}
+      try { require(require("node:path").join(require("node:path").dirname(cjs), "trim.cjs")).trimBlob(tmp, flags); } catch {}
       renameSync(tmp, blob);
-      writeFileSync(blob + ".node", process.execPath + "\\n" + process.version + "\\n" + ${JSON.stringify(SNAPSHOT_FLAGS)} + "\\n");
+      writeFileSync(blob + ".node", process.execPath + "\\n" + process.version + "\\n" + flags.join(" ") + "\\n");
     } catch { rmSync(tmp, { force: true }); return; }
     if (!launcher) return;
     const next = launcher + ".tmp-" + process.pid;
@@ -65,12 +79,12 @@ export function buildSnapshotLater(argv: string[]): void {
       chmodSync(next, 0o755);
       renameSync(next, launcher);
     } catch { rmSync(next, { force: true }); }`;
-  spawn(process.execPath, ["-e", `(() => {${script}})()`, blob, cjs, build ? "1" : "", launcher], { detached: true, stdio: "ignore" }).unref();
+  spawn(process.execPath, ["-e", `(() => {${script}})()`, blob, cjs, build ? "1" : "", launcher, ...snapshotFlags(newHashSeed())], { detached: true, stdio: "ignore" }).unref();
 }
 
-/** The blob bin/tcod would take: built by this Node.js with SNAPSHOT_FLAGS (dist/check.blob.node), and not older than it. */
+/** The blob bin/tcod would take: built by this Node.js with the snapshot's flags (dist/check.blob.node), and not older than it. */
 function usable(blob: string): boolean {
   if (!existsSync(blob) || !existsSync(`${blob}.node`)) return false;
   const [built, , flags] = readFileSync(`${blob}.node`, "utf8").split("\n");
-  return built === process.execPath && flags === SNAPSHOT_FLAGS && statSync(process.execPath).mtimeMs <= statSync(blob).mtimeMs;
+  return built === process.execPath && SNAPSHOT_FLAGS_LINE.test(flags ?? "") && statSync(process.execPath).mtimeMs <= statSync(blob).mtimeMs;
 }

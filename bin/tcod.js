@@ -28,15 +28,19 @@ if [ "$#" = 1 ] && { [ "$1" = --version ] || [ "$1" = -V ]; }; then
 fi
 blob=$bin/../dist/check.blob
 # The blob is made and run with the V8 flags on the third line of dist/check.blob.node (a blob runs
-# only under the flags it was built with); a blob built without them is not taken.
+# only under the flags it was built with: bin/snapshot-cache.ts `snapshotFlags` says which and why);
+# a blob built without them is not taken. The hash seed is the build's, digits only.
 if [ "$1" = check ] && [ -z "$TCOD_NO_SNAPSHOT" ] && [ -f "$blob" ] \
   && { read -r built && read -r version && read -r flags; } < "$blob.node" 2>/dev/null \
-  && [ "$flags" = --initial-old-space-size=1024 ] && [ ! "$built" -nt "$blob" ]; then
+  && seed=${flags#--initial-old-space-size=1024 --hash-seed=} && seed=${seed% --no-rehash-snapshot} \
+  && [ "$flags" = "--initial-old-space-size=1024 --hash-seed=$seed --no-rehash-snapshot" ] \
+  && case $seed in [1-9]*) case $seed in *[!0-9]*) false ;; esac ;; *) false ;; esac \
+  && [ ! "$built" -nt "$blob" ]; then
   # The node on the PATH, as `command -v node` finds it, without starting a subshell: it must be
   # the one that built the blob.
   set -f; IFS=:
   for dir in $PATH; do
-    [ -f "${dir:-.}/node" ] && [ -x "${dir:-.}/node" ] && { [ "${dir:-.}/node" -ef "$built" ] && exec "$built" "$flags" --snapshot-blob "$blob" "$@"; break; }
+    [ -f "${dir:-.}/node" ] && [ -x "${dir:-.}/node" ] && { [ "${dir:-.}/node" -ef "$built" ] && exec "$built" --initial-old-space-size=1024 "--hash-seed=$seed" --no-rehash-snapshot --snapshot-blob "$blob" "$@"; break; }
   done
   set +f; unset IFS
 fi

@@ -54,8 +54,11 @@ rmSync(old, { recursive: true, force: true });
 // only works with the Node.js that built it, under the V8 flags it was built with: dist/check.blob.node
 // records which Node.js, its version and the flags (bin/tcod checks; bin/snapshot-cache.ts has the same).
 if (process.env.TCOD_NO_SNAPSHOT !== "1") {
-  // The old generation's first limit at 1 GB: a large file's check does no full collection of its AST.
-  const SNAPSHOT_FLAGS = "--initial-old-space-size=1024";
+  // As bin/snapshot-cache.ts `snapshotFlags` (which says why): the old generation's first limit at
+  // 1 GB, and the string hash seed fixed for this blob, drawn at random here, so a start does not
+  // re-hash the snapshot's strings.
+  const { randomInt } = await import("node:crypto");
+  const SNAPSHOT_FLAGS = ["--initial-old-space-size=1024", `--hash-seed=${randomInt(1, 2 ** 48 - 1)}`, "--no-rehash-snapshot"];
   const { execFileSync } = await import("node:child_process");
   const { mkdirSync, writeFileSync } = await import("node:fs");
   mkdirSync("dist/snapshot", { recursive: true });
@@ -103,13 +106,13 @@ export const parseExpressionRecovering = (text, file) => load().parseExpressionR
   // Node warns that node:module and node:child_process (loaded, not used, by the check path) are "not
   // yet fully verified" in snapshots: test/cli/snapshot.test.ts verifies the check. Shown on failure.
   try {
-    execFileSync(process.execPath, [SNAPSHOT_FLAGS, "--snapshot-blob", blob, "--build-snapshot", "dist/snapshot/check.cjs"], { stdio: "pipe" });
+    execFileSync(process.execPath, [...SNAPSHOT_FLAGS, "--snapshot-blob", blob, "--build-snapshot", "dist/snapshot/check.cjs"], { stdio: "pipe" });
   } catch (e) {
     process.stderr.write(`${e.stderr ?? ""}${e.stdout ?? ""}`);
     throw e;
   }
   // Node.js's code for its own modules, kept in every blob, is dropped but for what a check loads.
-  createRequire(import.meta.url)("../dist/snapshot/trim.cjs").trimBlob(blob, [SNAPSHOT_FLAGS]);
+  createRequire(import.meta.url)("../dist/snapshot/trim.cjs").trimBlob(blob, SNAPSHOT_FLAGS);
   renameSync(blob, "dist/check.blob");
-  writeFileSync("dist/check.blob.node", `${process.execPath}\n${process.version}\n${SNAPSHOT_FLAGS}\n`);
+  writeFileSync("dist/check.blob.node", `${process.execPath}\n${process.version}\n${SNAPSHOT_FLAGS.join(" ")}\n`);
 }

@@ -7,6 +7,7 @@
  * without a blob builds one on its first check and uses it from the next, moved from where the bundle
  * was built; its npm bin (bin/tcod.js, run by Node.js until then, as on Windows) then starts as sh,
  * and Node.js still runs it.
+ * The blob's V8 flags carry a hash seed drawn when it is built; bin/tcod takes no other flags line.
  * `tcod --version` answered by bin/tcod.mjs without the CLI prints what the CLI prints. The Windows
  * shims npm writes for the bin (npm's own cmd-shim, run here) start it with node.
  */
@@ -16,6 +17,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { SNAPSHOT_FLAGS_LINE } from "../../bin/snapshot-cache.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const run = (cmd: string, args: string[], env: Record<string, string> = {}) => {
@@ -41,6 +43,33 @@ describe("tcod check from the start-up snapshot", () => {
     // bin/tcod takes the snapshot path for this Node.js (sh -x shows the exec).
     const traced = spawnSync("sh", ["-x", join(ROOT, "bin/tcod"), "check", "examples/texthouse/tcod-f2b.tcod"], { cwd: ROOT, encoding: "utf8" });
     expect(traced.stderr).toContain("--snapshot-blob");
+  });
+
+  it("the blob runs under a hash seed drawn when it was built; bin/tcod takes no other flags line", () => {
+    const [, , flags] = readFileSync(join(ROOT, "dist/check.blob.node"), "utf8").split("\n");
+    expect(flags).toMatch(SNAPSHOT_FLAGS_LINE);
+    // A package whose dist/check.blob.node names other flags (an older build's, a seed that is not a
+    // number, an extra flag) checks without the snapshot, and prints the same.
+    const pkg = join(dir, "flags-pkg");
+    for (const f of ["bin/tcod", "bin/tcod.mjs", "dist", "stdlib", "package.json"]) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
+    symlinkSync(join(ROOT, "node_modules"), join(pkg, "node_modules"));
+    const args = ["check", join(dir, "bad.tcod")];
+    const plain = run(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args]);
+    const seed = flags!.split(" ")[1]!.slice("--hash-seed=".length);
+    const take = (line: string) => {
+      writeFileSync(join(pkg, "dist/check.blob.node"), `${process.execPath}\n${process.version}\n${line}\n`);
+      const traced = spawnSync("sh", ["-x", join(pkg, "bin/tcod"), ...args], { cwd: ROOT, encoding: "utf8" });
+      expect(run(join(pkg, "bin/tcod"), args), line).toEqual(plain);
+      return traced.stderr.includes("--snapshot-blob");
+    };
+    expect(take(flags!)).toBe(true);
+    for (const line of ["--initial-old-space-size=1024", `--initial-old-space-size=1024 --hash-seed=${seed}`,
+      "--initial-old-space-size=1024 --hash-seed=0 --no-rehash-snapshot", "--initial-old-space-size=1024 --hash-seed=12a --no-rehash-snapshot",
+      `--initial-old-space-size=1024 --hash-seed=${seed} --no-rehash-snapshot --expose-gc`, `--initial-old-space-size=1024 --hash-seed=${seed} --expose-gc --no-rehash-snapshot`,
+      "--initial-old-space-size=1024 --hash-seed= --no-rehash-snapshot"]) {
+      expect(SNAPSHOT_FLAGS_LINE.test(line), line).toBe(false);
+      expect(take(line), line).toBe(false);
+    }
   });
 
   for (const args of cases) {
@@ -99,7 +128,11 @@ describe("tcod check from the start-up snapshot", () => {
     const blob = join(pkg, "dist/check.blob.node");
     const launcher = join(pkg, "bin/tcod.js");
     for (let i = 0; i < 600 && !(existsSync(blob) && readFileSync(launcher, "utf8").startsWith("#!/bin/sh\n")); i++) await new Promise((r) => setTimeout(r, 250));
-    expect(readFileSync(blob, "utf8").split("\n")[0]).toBe(process.execPath);
+    const [built, , flags] = readFileSync(blob, "utf8").split("\n");
+    expect(built).toBe(process.execPath);
+    // Its own hash seed, not the one the repository's build drew.
+    expect(flags).toMatch(SNAPSHOT_FLAGS_LINE);
+    expect(flags).not.toBe(readFileSync(join(ROOT, "dist/check.blob.node"), "utf8").split("\n")[2]);
     expect(readFileSync(launcher, "utf8")).toBe(readFileSync(join(ROOT, "bin/tcod"), "utf8"));
     for (const bin of [join(pkg, "bin/tcod"), npmBin]) {
       const traced = spawnSync("sh", ["-x", bin, "check", bad], { cwd: ROOT, encoding: "utf8" });
