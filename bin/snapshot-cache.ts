@@ -12,7 +12,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
-import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,15 +28,46 @@ export const SH_LINE = "#!/bin/sh\n";
  *   bench/results/check-size.md);
  * - `--hash-seed=N --no-rehash-snapshot`: the string hash seed fixed for the blob, so a start does not
  *   re-hash every string and dictionary the snapshot holds with a fresh random seed (~9 ms of a ~70 ms
- *   check, bench/results/cold-check.md). N is drawn at random when the blob is built, on the machine
- *   that runs it, so it stays as unknown to whoever writes the files a check reads as V8's per-process
- *   seed is (the defence against inputs crafted to collide in V8's hash tables); only `check` from
- *   the snapshot runs with it.
+ *   check, bench/results/cold-check.md). N is drawn at random on the machine that runs the blob, when
+ *   its package's first blob is built, and kept in dist/check.seed (`packageHashSeed`), so it stays as
+ *   unknown to whoever writes the files a check reads as V8's per-process seed is (the defence
+ *   against inputs crafted to collide in V8's hash tables); only `check` from the snapshot runs with it.
  */
 export const SNAPSHOT_BASE_FLAG = "--initial-old-space-size=1024";
 export const snapshotFlags = (seed: number): string[] => [SNAPSHOT_BASE_FLAG, `--hash-seed=${seed}`, "--no-rehash-snapshot"];
-/** A blob's hash seed: random, never 0 (V8's "pick one at random per process"), below 2^48. */
+/** A new hash seed: random, never 0 (V8's "pick one at random per process"), below 2^48. */
 export const newHashSeed = (): number => randomInt(1, 2 ** 48 - 1);
+const SEED = /^[1-9][0-9]{0,14}$/;
+/**
+ * The package's hash seed, dist/check.seed: drawn once and kept, so that every blob built in this
+ * dist/ (by scripts/build.mjs, or by two checks' background builds at once) runs under the same
+ * flags, and a blob never meets another build's flags line. Made with link(), which does not replace
+ * a file: of two processes making it at once, both read the one that won.
+ */
+export function packageHashSeed(dist: string): number {
+  const file = join(dist, "check.seed");
+  const read = (): number | null => {
+    try {
+      const text = readFileSync(file, "utf8").trim();
+      return SEED.test(text) ? Number(text) : null;
+    } catch {
+      return null;
+    }
+  };
+  const found = read();
+  if (found !== null) return found;
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${newHashSeed()}\n`);
+  try {
+    linkSync(tmp, file);
+  } catch {
+    // made meanwhile by another process (read below), or a file that is not a seed: replaced
+    if (read() === null) renameSync(tmp, file);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  return read() ?? newHashSeed();
+}
 /** The flags line of dist/check.blob.node that bin/tcod accepts (its `case` matches the same). */
 export const SNAPSHOT_FLAGS_LINE = /^--initial-old-space-size=1024 --hash-seed=[1-9][0-9]{0,14} --no-rehash-snapshot$/;
 
@@ -79,7 +110,14 @@ export function buildSnapshotLater(argv: string[]): void {
       chmodSync(next, 0o755);
       renameSync(next, launcher);
     } catch { rmSync(next, { force: true }); }`;
-  spawn(process.execPath, ["-e", `(() => {${script}})()`, blob, cjs, build ? "1" : "", launcher, ...snapshotFlags(newHashSeed())], { detached: true, stdio: "ignore" }).unref();
+  let flags: string[] = [];
+  try {
+    if (build) flags = snapshotFlags(packageHashSeed(dist));
+  } catch {
+    build = false; // no seed can be kept here: no blob either
+    if (!launcher) return;
+  }
+  spawn(process.execPath, ["-e", `(() => {${script}})()`, blob, cjs, build ? "1" : "", launcher, ...flags], { detached: true, stdio: "ignore" }).unref();
 }
 
 /** The blob bin/tcod would take: built by this Node.js with the snapshot's flags (dist/check.blob.node), and not older than it. */

@@ -44,10 +44,6 @@ await build({
   logLevel: "warning",
 });
 
-const old = `dist.old-${process.pid}`;
-if (existsSync("dist")) renameSync("dist", old);
-renameSync(tmp, "dist");
-rmSync(old, { recursive: true, force: true });
 
 // `tcod check` from a V8 start-up snapshot (bin/snapshot-main.ts, started by bin/tcod): a CommonJS
 // bundle with nothing external but what an extension needs, run once by `--build-snapshot`. The blob
@@ -55,13 +51,17 @@ rmSync(old, { recursive: true, force: true });
 // records which Node.js, its version and the flags (bin/tcod checks; bin/snapshot-cache.ts has the same).
 if (process.env.TCOD_NO_SNAPSHOT !== "1") {
   // As bin/snapshot-cache.ts `snapshotFlags` (which says why): the old generation's first limit at
-  // 1 GB, and the string hash seed fixed for this blob, drawn at random here, so a start does not
-  // re-hash the snapshot's strings.
+  // 1 GB, and the string hash seed fixed for this package's blobs: the previous build's
+  // (dist/check.seed), else drawn at random here, so a start does not re-hash the snapshot's strings.
   const { randomInt } = await import("node:crypto");
-  const SNAPSHOT_FLAGS = ["--initial-old-space-size=1024", `--hash-seed=${randomInt(1, 2 ** 48 - 1)}`, "--no-rehash-snapshot"];
   const { execFileSync } = await import("node:child_process");
-  const { mkdirSync, writeFileSync } = await import("node:fs");
-  mkdirSync("dist/snapshot", { recursive: true });
+  const { mkdirSync, readFileSync, writeFileSync } = await import("node:fs");
+  let seed = "";
+  try { seed = readFileSync("dist/check.seed", "utf8").trim(); } catch { /* a first build */ }
+  if (!/^[1-9][0-9]{0,14}$/.test(seed)) seed = String(randomInt(1, 2 ** 48 - 1));
+  writeFileSync(`${tmp}/check.seed`, `${seed}\n`);
+  const SNAPSHOT_FLAGS = ["--initial-old-space-size=1024", `--hash-seed=${seed}`, "--no-rehash-snapshot"];
+  mkdirSync(`${tmp}/snapshot`, { recursive: true });
   // The Chevrotain parser (grammar/recovering.ts: syntax errors and recovery) stays out of the
   // snapshot's heap: valid files take the fast parser (grammar/fast.ts), and the first file that
   // does not is parsed by dist/snapshot/recovering.cjs, required then. In the snapshot bundle,
@@ -83,12 +83,12 @@ export const parseExpressionRecovering = (text, file) => load().parseExpressionR
     },
   };
   await build({
-    entryPoints: ["grammar/recovering.ts"], outfile: "dist/snapshot/recovering.cjs",
+    entryPoints: ["grammar/recovering.ts"], outfile: `${tmp}/snapshot/recovering.cjs`,
     bundle: true, minify: true, platform: "node", format: "cjs", target: "node20", logLevel: "warning",
     define: { "process.env.TCOD_SKIP_GRAMMAR_VALIDATION": '"1"', TCOD_GRAMMAR_TABLES: JSON.stringify(grammarTables) },
   });
   await build({
-    entryPoints: ["bin/snapshot-main.ts"], outfile: "dist/snapshot/check.cjs",
+    entryPoints: ["bin/snapshot-main.ts"], outfile: `${tmp}/snapshot/check.cjs`,
     bundle: true, minify: true, platform: "node", format: "cjs", target: "node20", logLevel: "warning",
     external: ["ts-morph", "esbuild", "playwright-core"],
     plugins: [recoveringOnDemand],
@@ -99,20 +99,26 @@ export const parseExpressionRecovering = (text, file) => load().parseExpressionR
   });
   // bin/snapshot-trim.ts, run here and by bin/snapshot-cache.ts where the package is installed.
   await build({
-    entryPoints: ["bin/snapshot-trim.ts"], outfile: "dist/snapshot/trim.cjs",
+    entryPoints: ["bin/snapshot-trim.ts"], outfile: `${tmp}/snapshot/trim.cjs`,
     bundle: true, minify: true, platform: "node", format: "cjs", target: "node20", logLevel: "warning",
   });
-  const blob = "dist/check.blob.tmp";
+  const blob = `${tmp}/check.blob`;
   // Node warns that node:module and node:child_process (loaded, not used, by the check path) are "not
   // yet fully verified" in snapshots: test/cli/snapshot.test.ts verifies the check. Shown on failure.
   try {
-    execFileSync(process.execPath, [...SNAPSHOT_FLAGS, "--snapshot-blob", blob, "--build-snapshot", "dist/snapshot/check.cjs"], { stdio: "pipe" });
+    execFileSync(process.execPath, [...SNAPSHOT_FLAGS, "--snapshot-blob", blob, "--build-snapshot", `${tmp}/snapshot/check.cjs`], { stdio: "pipe" });
   } catch (e) {
     process.stderr.write(`${e.stderr ?? ""}${e.stdout ?? ""}`);
     throw e;
   }
   // Node.js's code for its own modules, kept in every blob, is dropped but for what a check loads.
-  createRequire(import.meta.url)("../dist/snapshot/trim.cjs").trimBlob(blob, SNAPSHOT_FLAGS);
-  renameSync(blob, "dist/check.blob");
-  writeFileSync("dist/check.blob.node", `${process.execPath}\n${process.version}\n${SNAPSHOT_FLAGS.join(" ")}\n`);
+  createRequire(import.meta.url)(`../${tmp}/snapshot/trim.cjs`).trimBlob(blob, SNAPSHOT_FLAGS);
+  writeFileSync(`${tmp}/check.blob.node`, `${process.execPath}\n${process.version}\n${SNAPSHOT_FLAGS.join(" ")}\n`);
 }
+
+// The swap, last: a dist/ is whole when it appears, its blob and the flags that run it included (a
+// parallel build swaps in its own whole dist/, never half of one).
+const old = `dist.old-${process.pid}`;
+if (existsSync("dist")) renameSync("dist", old);
+renameSync(tmp, "dist");
+rmSync(old, { recursive: true, force: true });

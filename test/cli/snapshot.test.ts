@@ -7,17 +7,18 @@
  * without a blob builds one on its first check and uses it from the next, moved from where the bundle
  * was built; its npm bin (bin/tcod.js, run by Node.js until then, as on Windows) then starts as sh,
  * and Node.js still runs it.
- * The blob's V8 flags carry a hash seed drawn when it is built; bin/tcod takes no other flags line.
+ * The blob's V8 flags carry the package's hash seed, drawn once (dist/check.seed); bin/tcod takes no
+ * other flags line.
  * `tcod --version` answered by bin/tcod.mjs without the CLI prints what the CLI prints. The Windows
  * shims npm writes for the bin (npm's own cmd-shim, run here) start it with node.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SNAPSHOT_FLAGS_LINE } from "../../bin/snapshot-cache.js";
+import { packageHashSeed, snapshotFlags, SNAPSHOT_FLAGS_LINE } from "../../bin/snapshot-cache.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const run = (cmd: string, args: string[], env: Record<string, string> = {}) => {
@@ -52,6 +53,9 @@ describe("tcod check from the start-up snapshot", () => {
     // number, an extra flag) checks without the snapshot, and prints the same.
     const pkg = join(dir, "flags-pkg");
     for (const f of ["bin/tcod", "bin/tcod.mjs", "dist", "stdlib", "package.json"]) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
+    // Without the snapshot's bundle, a check that falls back builds no blob in the background (one
+    // would rewrite dist/check.blob.node while this test writes it).
+    rmSync(join(pkg, "dist/snapshot/check.cjs"));
     symlinkSync(join(ROOT, "node_modules"), join(pkg, "node_modules"));
     const args = ["check", join(dir, "bad.tcod")];
     const plain = run(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args]);
@@ -70,6 +74,22 @@ describe("tcod check from the start-up snapshot", () => {
       expect(SNAPSHOT_FLAGS_LINE.test(line), line).toBe(false);
       expect(take(line), line).toBe(false);
     }
+  });
+
+  it("a package keeps one hash seed for all its blobs (dist/check.seed), drawn once", () => {
+    const dist = join(dir, "seed-dist");
+    mkdirSync(dist);
+    const seed = packageHashSeed(dist);
+    expect(String(seed)).toMatch(/^[1-9][0-9]{0,14}$/);
+    expect(readFileSync(join(dist, "check.seed"), "utf8")).toBe(`${seed}\n`);
+    expect(packageHashSeed(dist)).toBe(seed);
+    // A file that is not a seed is replaced; the build keeps the repository's (scripts/build.mjs).
+    writeFileSync(join(dist, "check.seed"), "0\n");
+    const next = packageHashSeed(dist);
+    expect(next).not.toBe(0);
+    expect(packageHashSeed(dist)).toBe(next);
+    const [, , flags] = readFileSync(join(ROOT, "dist/check.blob.node"), "utf8").split("\n");
+    expect(flags).toBe(snapshotFlags(Number(readFileSync(join(ROOT, "dist/check.seed"), "utf8"))).join(" "));
   });
 
   for (const args of cases) {

@@ -1,5 +1,5 @@
 /**
- * `tcod run` end to end through the built CLI (dist/tcod.mjs): a plain run, Ctrl-C (SIGINT →
+ * `tcod run` end to end through the built CLI (dist/tcod.js): a plain run, Ctrl-C (SIGINT →
  * checkpoint, exit 130) and `--resume`, a SIGKILL at an arbitrary point and `--resume` from the last
  * periodic checkpoint, and bad input (a plan failing schema validation) → exit 1 with the JSON path.
  */
@@ -31,7 +31,7 @@ function tcod(args: string[], kill?: { until: (out: string) => boolean; signal: 
 }
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, "dist/tcod.mjs"))) spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "inherit" });
+  if (!existsSync(join(ROOT, "dist/tcod.js"))) spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "inherit" });
 });
 
 describe("tcod run (CLI)", () => {

@@ -101,7 +101,7 @@ describe("scalar names", () => {
 describe("sinks in a run (CLI)", () => {
   const missing = pythonMissing();
   beforeAll(() => {
-    if (!existsSync(join(ROOT, "dist/tcod.mjs"))) spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "inherit" });
+    if (!existsSync(join(ROOT, "dist/tcod.js"))) spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "inherit" });
   }, 240000);
 
   it.skipIf(!!missing)("writes TensorBoard event files that TensorBoard reads back with the metrics' values; W&B offline logs the same rows", () => {

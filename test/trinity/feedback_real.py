@@ -25,6 +25,7 @@ import importlib.util
 import json
 import os
 import sys
+import time
 
 import torch
 
@@ -126,6 +127,15 @@ def run(req, ray):
         turns.append(len(exps))
         if t == req.get("kill_after"):
             ray.kill(ray.get_actor(actor_name))
+            # ray.kill returns before the actor is gone, and its name stays taken until it is: wait, so
+            # that the next step's workflow starts a new actor rather than finding the dying one.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    ray.get_actor(actor_name)
+                except ValueError:
+                    break
+                time.sleep(0.05)
     with open(req["state"], encoding="utf-8") as f:
         state = json.load(f)
     return {"caps": caps, "turns": turns, "workflow_class": sorted(classes), "experience_type": sorted(types),
