@@ -18,8 +18,13 @@ describe("npm pack → npm install → npx tcod", () => {
     const base = mkdtempSync(join(tmpdir(), "tcod-pkg-"));
     // dist/ is built by the test setup; --ignore-scripts keeps `prepare` from rebuilding it meanwhile.
     const packed = execFileSync(npm, ["pack", "--ignore-scripts", "--json", "--pack-destination", base], { cwd: ROOT, encoding: "utf8" });
-    const tarball = join(base, (JSON.parse(packed) as { filename: string }[])[0]!.filename);
+    const packInfo = JSON.parse(packed) as { filename: string; files: { path: string }[] }[];
+    const tarball = join(base, packInfo[0]!.filename);
     expect(existsSync(tarball)).toBe(true);
+    // No blob, and not the checkout's hash seed: an installed package draws its own (bin/snapshot-cache.ts).
+    const shipped = packInfo[0]!.files.map((f) => f.path);
+    expect(shipped).toContain("dist/tcod.js");
+    for (const f of ["dist/check.blob", "dist/check.blob.node", "dist/check.seed"]) expect(shipped).not.toContain(f);
 
     const proj = join(base, "lab");
     mkdirSync(proj);
