@@ -33,11 +33,12 @@ export const SH_LINE = "#!/bin/sh\n";
  *   unknown to whoever writes the files a check reads as V8's per-process seed is (the defence
  *   against inputs crafted to collide in V8's hash tables); only `check` from the snapshot runs with it.
  */
-export const SNAPSHOT_BASE_FLAG = "--initial-old-space-size=1024";
-export const snapshotFlags = (seed: number): string[] => [SNAPSHOT_BASE_FLAG, `--hash-seed=${seed}`, "--no-rehash-snapshot"];
+export const snapshotFlags = (seed: number | string): string[] => ["--initial-old-space-size=1024", `--hash-seed=${seed}`, "--no-rehash-snapshot"];
 /** A new hash seed: random, never 0 (V8's "pick one at random per process"), below 2^48. */
 export const newHashSeed = (): number => randomInt(1, 2 ** 48 - 1);
-const SEED = /^[1-9][0-9]{0,14}$/;
+/** A seed as dist/check.seed and the flags line hold it: 1 … 2^48 − 2, in digits. */
+const SEED_DIGITS = "[1-9][0-9]{0,14}";
+const SEED = new RegExp(`^${SEED_DIGITS}$`);
 /**
  * The package's hash seed, dist/check.seed: drawn once and kept, so that every blob built in this
  * dist/ (by scripts/build.mjs, or by two checks' background builds at once) runs under the same
@@ -69,7 +70,7 @@ export function packageHashSeed(dist: string): number {
   return read() ?? newHashSeed();
 }
 /** The flags line of dist/check.blob.node that bin/tcod accepts (its `case` matches the same). */
-export const SNAPSHOT_FLAGS_LINE = /^--initial-old-space-size=1024 --hash-seed=[1-9][0-9]{0,14} --no-rehash-snapshot$/;
+export const SNAPSHOT_FLAGS_LINE = new RegExp(`^${snapshotFlags("SEED").join(" ").replace("SEED", SEED_DIGITS)}$`);
 
 export function buildSnapshotLater(argv: string[]): void {
   if (argv[2] !== "check" || process.env.TCOD_NO_SNAPSHOT || process.platform === "win32") return;

@@ -50,17 +50,23 @@ await build({
 // only works with the Node.js that built it, under the V8 flags it was built with: dist/check.blob.node
 // records which Node.js, its version and the flags (bin/tcod checks; bin/snapshot-cache.ts has the same).
 if (process.env.TCOD_NO_SNAPSHOT !== "1") {
-  // As bin/snapshot-cache.ts `snapshotFlags` (which says why): the old generation's first limit at
-  // 1 GB, and the string hash seed fixed for this package's blobs: the previous build's
-  // (dist/check.seed), else drawn at random here, so a start does not re-hash the snapshot's strings.
-  const { randomInt } = await import("node:crypto");
+  // The flags, and the package's hash seed, as bin/snapshot-cache.ts makes them (it says why): the
+  // previous build's seed (dist/check.seed) carried into the new dist/, else one drawn there.
+  const flagsEntry = `${tmp}-flags.mjs`;
+  await build({
+    stdin: { contents: 'export { packageHashSeed, snapshotFlags } from "./bin/snapshot-cache.ts";', resolveDir: ".", loader: "ts" },
+    outfile: flagsEntry, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "warning",
+  });
   const { execFileSync } = await import("node:child_process");
-  const { mkdirSync, readFileSync, writeFileSync } = await import("node:fs");
-  let seed = "";
-  try { seed = readFileSync("dist/check.seed", "utf8").trim(); } catch { /* a first build */ }
-  if (!/^[1-9][0-9]{0,14}$/.test(seed)) seed = String(randomInt(1, 2 ** 48 - 1));
-  writeFileSync(`${tmp}/check.seed`, `${seed}\n`);
-  const SNAPSHOT_FLAGS = ["--initial-old-space-size=1024", `--hash-seed=${seed}`, "--no-rehash-snapshot"];
+  const { copyFileSync, mkdirSync, writeFileSync } = await import("node:fs");
+  let SNAPSHOT_FLAGS;
+  try {
+    const { packageHashSeed, snapshotFlags } = await import(pathToFileURL(flagsEntry).href);
+    if (existsSync("dist/check.seed")) copyFileSync("dist/check.seed", `${tmp}/check.seed`);
+    SNAPSHOT_FLAGS = snapshotFlags(packageHashSeed(tmp));
+  } finally {
+    rmSync(flagsEntry, { force: true });
+  }
   mkdirSync(`${tmp}/snapshot`, { recursive: true });
   // The Chevrotain parser (grammar/recovering.ts: syntax errors and recovery) stays out of the
   // snapshot's heap: valid files take the fast parser (grammar/fast.ts), and the first file that

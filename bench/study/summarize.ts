@@ -40,7 +40,8 @@ const plan0 = runs[0]!.plan as unknown as Plan0;
 const evalNodes = (plan0.graph?.nodes ?? plan0.nodes ?? []).filter((n) => n.kind === "Evaluate");
 const smoothing = plan0.resources.models.teacher.backend.smoothing;
 const runsDir = dirname(dirs[0]!.replace(/\/$/, ""));
-const machine = readJson<Record<string, unknown>>(join(runsDir, "machine.json"));
+type Machine = { cpus?: number; cpuModel?: string; node?: string; parallel?: number; deadline?: number; loadBefore?: string; settings?: string; startedAt?: string };
+const mach = readJson<Machine>(join(runsDir, "machine.json"));
 // A study run over several calls (run-h200.sh) records each call's machine.json as a line of calls.jsonl.
 const calls = existsSync(join(runsDir, "calls.jsonl"))
   ? readFileSync(join(runsDir, "calls.jsonl"), "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Machine)
@@ -150,7 +151,7 @@ const passes = hard && hardTeacher !== undefined ? methods.map((m) => {
 }) : [];
 
 const result = {
-  machine, ...(calls.length > 1 ? { calls } : {}), budget: plan0.clock.steps, levels: LEVELS, teacher, ...(servedTeacher ? { teacherRun: servedTeacher } : {}), ...(init ? { studentInit: init } : {}),
+  machine: mach, ...(calls.length > 1 ? { calls } : {}), budget: plan0.clock.steps, levels: LEVELS, teacher, ...(servedTeacher ? { teacherRun: servedTeacher } : {}), ...(init ? { studentInit: init } : {}),
   evalSets, f2bOverOpdTrainTime: ratio, studentVsTeacherOnHard: passes,
   methods: methods.map(({ trainTimes: _t, seedOf: _s, ...m }) => m),
 };
@@ -172,14 +173,13 @@ for (const m of methods) {
 }
 const klCols = 12;
 const klLines = methods.map((m) => `| ${m.method} | ${Array.from({ length: klCols }, (_, i) => { const v = m.lateKlPerTurn.find(([t]) => t === i); return v ? v[1].toFixed(2) : "—"; }).join(" | ")} |`);
-type Machine = { cpus?: number; cpuModel?: string; node?: string; parallel?: number; deadline?: number; loadBefore?: string; settings?: string; startedAt?: string };
-const mach = machine as Machine | null;
+const machineHead = mach ? `Machine: ${mach.cpus} CPUs (${mach.cpuModel || "model unknown"}), Node ${mach.node}` : "";
 const machineLine = !mach
   ? "Machine: not recorded."
   : calls.length > 1
-    ? `Machine: ${mach.cpus} CPUs (${mach.cpuModel || "model unknown"}), Node ${mach.node}; the study ran over ${calls.length} calls, each resuming the last: ` +
+    ? `${machineHead}; the study ran over ${calls.length} calls, each resuming the last: ` +
       calls.map((c, i) => `${i + 1}. started ${c.startedAt}, ${c.parallel} runs at a time, deadline ${c.deadline} s, load before ${c.loadBefore}`).join("; ") + "."
-    : `Machine: ${mach.cpus} CPUs (${mach.cpuModel || "model unknown"}), Node ${mach.node}, ${mach.parallel} runs at a time, load before ${mach.loadBefore}, started ${mach.startedAt}.`;
+    : `${machineHead}, ${mach.parallel} runs at a time, load before ${mach.loadBefore}, started ${mach.startedAt}.`;
 // The example run beside the study (run-embedded.sh STUDY_EXAMPLE), when there is one.
 const exDir = join(dirname(dirs[0]!.replace(/\/$/, "")), "example");
 let example: { plan: string; cpu: { wall: number; user: number; sys: number } | null; steps: number; evals: { step: number; name: string; success: number }[] } | null = null;
