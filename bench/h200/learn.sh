@@ -19,14 +19,17 @@
 #          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0;
 #          noise_from = admissible (default), stale (a command offered earlier and not now) or student:
 #          the model's own replies as the noise)
+#          INITS="name:config.json:tasks:peak_lr:steps[:noise[:noise_from]] …": more initialisations beside
+#          STUDENT_INIT, each trained in phase 1 as run init-NAME (e.g. a larger student, or one trained longer)
 #          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher]]]] …" with method one of opd tcod-f2b
-#          tcod-b2f turnopd atod paced-f2b, init `warm` (the phase-1 initialisation) or `scratch` (student.json),
+#          tcod-b2f turnopd atod paced-f2b, init `warm` (the phase-1 initialisation), `scratch` (student.json) or
+#          the NAME of an INITS entry,
 #          peak_lr the student's learning rate after its warm-up (default: the example's, 5e-4),
 #          temperature the rollouts' sampling temperature (the curriculum's `temperature`, default 1), and
 #          estimator the distillation estimator, k1 (default) or topk (the examples' `estimator`), and
 #          teacher a phase-1 teacher's name (default: the chosen one below), so one call can distil
 #          from two teachers side by side (e.g. a clean-path teacher X and a stale-noise teacher XS),
-#          or `init`: the student initialisation itself (self-distillation, a control: the teacher
+#          or `init`: the student's own initialisation (self-distillation, a control: the teacher
 #          agrees with the student at step 1, so whatever the student loses is the update's noise).
 # TEACHERS_FT: phase 1b, after phase 1 and in the same form as TEACHERS, teachers fine-tuned from a
 #          phase-1 teacher: config `@NAME` starts from teacher-NAME's checkpoint (e.g. the clean-path
@@ -159,6 +162,10 @@ if [[ " $PHASES " == *" 1 "* ]]; then
     IFS=: read -r icfg itasks ilr isteps inoise ifrom <<< "$STUDENT_INIT"
     sft_run student-init "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0}" "${ifrom:-admissible}" "$(evals $isteps false)"
   fi
+  for t in ${INITS:-}; do
+    IFS=: read -r name icfg itasks ilr isteps inoise ifrom <<< "$t"
+    sft_run "init-$name" "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0}" "${ifrom:-admissible}" "$(evals $isteps false)"
+  done
   finish_phase "$P1_S"
   if [ -n "${TEACHERS_FT:-}" ]; then
     for t in $TEACHERS_FT; do
@@ -180,6 +187,7 @@ for d in "$WORK"/teacher-*/; do
   if [ -d "$WORK/teacher-$name/checkpoint/student" ] && awk -v a="$s" -v b="$bests" 'BEGIN { exit !(a > b) }'; then best=$name; bests=$s; fi
 done
 log "student-init: last valid_seen success $(last_seen "$WORK/student-init")"
+for d in "$WORK"/init-*/; do [ -d "$d" ] && log "$(basename "$d"): last valid_seen success $(last_seen "$d")"; done
 if [ -n "${TEACHER:-}" ]; then
   [ -d "$WORK/teacher-$TEACHER/checkpoint/student" ] && { best=$TEACHER; bests=$(last_seen "$WORK/teacher-$TEACHER"); log "TEACHER=$TEACHER chosen"; } \
     || log "TEACHER=$TEACHER has no checkpoint: keeping teacher-$best"
@@ -195,11 +203,15 @@ elif [ -n "$best" ]; then
     IFS=: read -r name method init seed slr stemp sest steach <<< "$s"
     cur=texthouse_gpu_${method//-/_}
     tdir=$TDIR; [ -n "$steach" ] && tdir="$WORK/teacher-$steach/checkpoint/student"
+    case $init in
+      scratch) scfg=$G/student.json ;;
+      warm) scfg="$WORK/student-init/checkpoint/student" ;;
+      *) scfg="$WORK/init-$init/checkpoint/student" ;;
+    esac
+    [ "$init" != scratch ] && [ ! -d "$scfg" ] && { log "skip $name: no student initialisation $scfg"; continue; }
     # teacher `init`: the student's own initialisation, a control whose KL starts at 0 (self-distillation)
-    [ "$steach" = init ] && tdir="$WORK/student-init/checkpoint/student"
+    [ "$steach" = init ] && tdir=$scfg
     [ -d "$tdir" ] || { log "skip $name: no teacher checkpoint $tdir"; continue; }
-    scfg=$G/student.json; [ "$init" = warm ] && scfg="$WORK/student-init/checkpoint/student"
-    [ "$init" = warm ] && [ ! -d "$scfg" ] && { log "skip $name: no student initialisation"; continue; }
     # A student whose folder holds a checkpoint (an earlier call's phase 2, stopped at its deadline) is resumed.
     if [ -f "$WORK/$name/checkpoint/state.json" ]; then resume "$name"; continue; fi
     launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$tdir\"" --set "student_config=\"$scfg\"" \
