@@ -2,7 +2,10 @@
  * `tcod compare`: several run folders on one page. Runs are grouped into *methods*: the plan name
  * with any sweep coordinate that sets a seed (a sweep target named `seed` or ending in `seed`, e.g.
  * `c.seed`, `run_seed`) removed, so `opd@run_seed=1` and `opd@run_seed=2` are two seeds of `opd`;
- * runs of the same plan name (e.g. `tcod run --seed N`) are seeds of one method too. Each figure
+ * runs of the same plan name (e.g. `tcod run --seed N`) are seeds of one method too, as long as their
+ * plans agree apart from seeds and serving URLs (configOf). Runs of one name whose plans differ
+ * otherwise (`--set` another teacher, student or rate) are not seeds of each other: each
+ * configuration is its own method, named for its run folders (`opd (run-a, run-b)`). Each figure
  * shows the mean over a method's seeds, with the min–max spread as a band:
  *   success per eval set against step and against wall time, the reverse KL per turn index (mean
  *   over the last quarter of the steps) and its token mean over steps, tokens per step, and the
@@ -77,11 +80,72 @@ export function evalPoints(rows: readonly MetricsRow[], name: string): { step: n
   return rows.flatMap((r, i) => (r.kind === "eval" && r.name === name ? [{ step: r.step, success: r.successRate, wall: cum[i]! }] : []));
 }
 
+const SEED_KEY = /seed$/i;
+/** Plan fields that record where a plan came from, not what it runs. */
+const PROVENANCE = new Set(["name", "sweep", "sources"]);
+
+/** A plan without its provenance, seeds (every field whose name ends in `seed`) and serving URLs. */
+function configTree(v: unknown, top = true, inBackend = false): unknown {
+  if (Array.isArray(v)) return v.map((x) => configTree(x, false));
+  if (v === null || typeof v !== "object") return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort()) {
+    if (SEED_KEY.test(k) || (top && PROVENANCE.has(k)) || (inBackend && k === "url")) continue;
+    out[k] = configTree((v as Record<string, unknown>)[k], false, k === "backend");
+  }
+  return out;
+}
+
+/**
+ * What a run trains, as a string: its plan without its name and sweep coordinates, its source files'
+ * provenance, its seeds (the clock's and every node's) and the URLs its models were served at
+ * (each point of a study runs a server on its own port). Two runs are seeds of one method only if
+ * these agree.
+ */
+export function configOf(plan: object): string {
+  return JSON.stringify(configTree(plan));
+}
+
+/** Dotted paths of the plan fields (configOf's) in which the runs differ. */
+export function configDifferences(runs: readonly RunData[]): string[] {
+  const leaves = (v: unknown, path: string, out: Map<string, string>): Map<string, string> => {
+    if (v !== null && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) leaves(x, path ? `${path}.${k}` : k, out);
+    } else out.set(path, JSON.stringify(v));
+    return out;
+  };
+  const all = runs.map((r) => leaves(configTree(r.plan), "", new Map()));
+  const paths = [...new Set(all.flatMap((m) => [...m.keys()]))].sort();
+  return paths.filter((p) => new Set(all.map((m) => m.get(p))).size > 1);
+}
+
+const folderName = (dir: string): string => dir.replace(/[\\/]+$/, "").split(/[\\/]/).pop() || dir;
+
+/**
+ * Runs grouped into methods (see the file comment): by methodOf, then, where runs of one method
+ * differ in configOf, one group per configuration, named `METHOD (folder, folder)` after its run
+ * folders (the first two, then `+N`).
+ */
 export function groupRuns(runs: readonly RunData[]): Map<string, RunData[]> {
-  const groups = new Map<string, RunData[]>();
+  const byMethod = new Map<string, RunData[]>();
   for (const r of runs) {
     const m = methodOf(r.plan);
-    groups.set(m, [...(groups.get(m) ?? []), r]);
+    byMethod.set(m, [...(byMethod.get(m) ?? []), r]);
+  }
+  const groups = new Map<string, RunData[]>();
+  for (const [m, rs] of byMethod) {
+    const byConfig = new Map<string, RunData[]>();
+    for (const r of rs) {
+      const c = configOf(r.plan);
+      byConfig.set(c, [...(byConfig.get(c) ?? []), r]);
+    }
+    if (byConfig.size === 1) { groups.set(m, rs); continue; }
+    for (const cs of byConfig.values()) {
+      const names = cs.map((r) => folderName(r.dir));
+      let label = `${m} (${names.slice(0, 2).join(", ")}${names.length > 2 ? `, +${names.length - 2}` : ""})`;
+      for (let k = 2; groups.has(label); k++) label = `${m} (${names[0]} #${k})`;
+      groups.set(label, cs);
+    }
   }
   return groups;
 }

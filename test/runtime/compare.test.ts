@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { chromium } from "playwright-core";
 import type { MetricsRow, TrainRowMetrics } from "../../runtime/metrics.js";
-import { cumulativeTime, lateKlPerTurn, meanCurve, methodOf, spread, summarize, type RunData } from "../../runtime/report/compare.js";
+import { configDifferences, configOf, cumulativeTime, groupRuns, lateKlPerTurn, meanCurve, methodOf, spread, summarize, type RunData } from "../../runtime/report/compare.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const tcod = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd: ROOT, encoding: "utf8" });
@@ -41,6 +41,27 @@ describe("tcod compare: figures", () => {
     expect(methodOf({ name: "c@c.seed=3,k=4steps", clock: { seed: 3 } as never, sweep: { "c.seed": "3", k: "4steps" } })).toBe("c@k=4steps");
     expect(methodOf({ name: "c@k=4steps", clock: { seed: 1 } as never, sweep: { k: "4steps" } })).toBe("c@k=4steps");
     expect(methodOf({ name: "plain", clock: { seed: 1 } as never })).toBe("plain");
+  });
+
+  it("runs of one name are seeds of one method only where their plans agree apart from seeds and serving URLs", () => {
+    // Two sweep points of a study: their plans differ in the seeds (clock, node params, the sweep axis) and in the port each point served on.
+    const plan = (seed: number, port: number, teacher: string) => ({
+      name: `opd@run_seed=${seed}`, sweep: { run_seed: String(seed) }, clock: { seed, steps: 2 }, sources: [{ path: "a.tcod", sha256: String(seed) }],
+      resources: { models: { teacher: { path: teacher, backend: { kind: "worker", url: `http://127.0.0.1:${port}` } } } },
+      graph: { nodes: [{ id: "tasks", params: { seed, tasks: 8 } }] },
+    });
+    const at = (dir: string, p: ReturnType<typeof plan>): RunData => ({ dir: `/runs/${dir}/`, plan: p as unknown as RunData["plan"], rows: [] });
+    expect(configOf(plan(1, 8301, "t"))).toBe(configOf(plan(2, 8302, "t")));
+    expect(configOf(plan(1, 8301, "t"))).not.toBe(configOf(plan(1, 8301, "u")));
+    const runs = [at("a", plan(1, 8301, "t")), at("b", plan(2, 8302, "t")), at("c", plan(1, 8303, "u")), at("d", plan(2, 8304, "u")), at("e", plan(3, 8305, "u"))];
+    expect(configDifferences(runs)).toEqual(["resources.models.teacher.path"]);
+    expect(configDifferences(runs.slice(0, 2))).toEqual([]);
+    // One configuration keeps the method's name; several are named for their run folders (two, then +N).
+    expect([...groupRuns(runs.slice(0, 2))].map(([m, rs]) => [m, rs.length])).toEqual([["opd", 2]]);
+    expect([...groupRuns(runs)].map(([m, rs]) => [m, rs.map((r) => r.dir)])).toEqual([
+      ["opd (a, b)", ["/runs/a/", "/runs/b/"]],
+      ["opd (c, d, +1)", ["/runs/c/", "/runs/d/", "/runs/e/"]],
+    ]);
   });
 
   it("mean, sample std, min, max, n (hand-computed)", () => {
@@ -104,6 +125,14 @@ describe("tcod compare: CLI", () => {
     expect(bad.stderr).toContain("hint:");
     expect(bad.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
     expect(tcod("compare", dirs[0]!, "--level", "2").status).toBe(1);
+    // Two runs of one curriculum at one seed with another teacher (`tcod run --set`): two rows, and the CLI says why.
+    const other = run("m@run_seed=1", 1, { run_seed: "1" }, 0, 0, 0);
+    const t = (r: RunData, teacher: string): RunData => ({ ...r, dir: `${teacher}-run`, plan: { ...r.plan, resources: { models: { teacher: { path: teacher } } } } as RunData["plan"] });
+    const two = [t(other, "x"), t(other, "y")].map((r) => writeRun(root, r));
+    const split = tcod("compare", ...two, "--out", out, "--json", json);
+    expect(split.status, split.stderr).toBe(0);
+    expect(split.stdout).toContain("m: 2 configurations, not seeds of one (the plans differ in resources.models.teacher.path); each is its own row");
+    expect(JSON.parse(readFileSync(json, "utf8")).methods.map((m: { method: string }) => m.method)).toEqual(["m (x-run)", "m (y-run)"]);
   });
 });
 
