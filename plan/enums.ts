@@ -19,10 +19,12 @@ export type Estimator = (typeof ESTIMATORS)[number];
 
 /**
  * Where the noise commands of DART demonstrations come from (`sft(noise_from: …)`): a uniformly
- * drawn admissible command, a stale one (offered at an earlier turn, not now: inadmissible), or the
- * student's own sampled reply (which may be inadmissible).
+ * drawn admissible command, a stale one (offered at an earlier turn, not now: inadmissible), a
+ * guess (a command naming what the observation does not show, e.g. `take` of an object the
+ * receptacle at hand does not hold: inadmissible, from the env's guessedActions), or the student's
+ * own sampled reply (which may be inadmissible).
  */
-export const NOISE_SOURCES = ["admissible", "stale", "student"] as const;
+export const NOISE_SOURCES = ["admissible", "stale", "guess", "student"] as const;
 export type NoiseSource = (typeof NOISE_SOURCES)[number];
 
 /** Policy losses of the update (`adam(loss_fn: …)`). */

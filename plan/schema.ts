@@ -209,7 +209,9 @@ export const NodeSchema = z.discriminatedUnion("kind", [
     noise: z.number().min(0).lt(1).optional(),
     /**
      * Where a noise command comes from (std/loss `sft(noise_from:)`): "stale" runs a command the env
-     * offered at an earlier turn and does not offer now (inadmissible; no model call); "student" runs
+     * offered at an earlier turn and does not offer now (inadmissible; no model call); "guess" runs a
+     * command naming what the observation does not show (the env's guessedActions: texthouse's `take`
+     * of a goal-type object the receptacle at hand does not hold; no model call); "student" runs
      * the student's own sampled reply (temperature 1), inadmissible ones included, so the
      * demonstrations visit the states the student's mistakes lead to. Absent = "admissible" (DART's
      * uniform draw).

@@ -17,8 +17,9 @@
 #
 # Entries: TEACHERS="name:config.json:tasks_per_step:peak_lr:steps[:noise[:noise_from]] …"  STUDENT_INIT="config.json:tasks:peak_lr:steps[:noise[:noise_from]]"
 #          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0;
-#          noise_from = admissible (default), stale (a command offered earlier and not now) or student:
-#          the model's own replies as the noise)
+#          noise_from = admissible (default), stale (a command offered earlier and not now), guess (a
+#          `take` of a goal-type object the receptacle at hand does not hold) or student: the model's
+#          own replies as the noise)
 #          INITS="name:config.json:tasks:peak_lr:steps[:noise[:noise_from]] …": more initialisations beside
 #          STUDENT_INIT, each trained in phase 1 as run init-NAME (e.g. a larger student, or one trained longer)
 #          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher]]]] …" with method one of opd tcod-f2b

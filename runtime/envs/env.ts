@@ -55,6 +55,12 @@ export interface EnvAdapter {
    * path: DART demonstrations (`sft(noise:)`) need it to recover after a random command.
    */
   expertAction?(): Promise<string>;
+  /**
+   * Commands an agent that guesses rather than reads the observation would try now, none of them
+   * admissible (texthouse: `take O` of a goal-type object the receptacle at hand does not hold):
+   * the noise of `sft(noise_from: "guess")`, where the env can name such guesses.
+   */
+  guessedActions?(): Promise<string[]>;
   close(): Promise<void>;
 }
 

@@ -27,6 +27,12 @@
  * teachers' evaluations fail; the expert's next command is then its command before the mistake. It
  * costs no model call.
  *
+ * With `noise_from: "guess"` a noise turn runs one of the env's guessed commands (env.guessedActions,
+ * drawn uniformly; a turn with none is a clean turn): in texthouse a `take` of a goal-type object the
+ * receptacle at hand does not hold, the guess the SFT teachers' failed evaluations repeat. It does
+ * not step the world either (`Nothing happens.`), so the demonstrations show the expert moving on
+ * after the guess. No model call.
+ *
  * With `noise_from: "student"` a noise turn runs the student's own reply, sampled at temperature 1
  * (seeded like the draws), instead of a uniform admissible command. Its mistakes include commands
  * the env does not offer (`Nothing happens.`), which DART's admissible draws never produce, so the
@@ -106,6 +112,20 @@ export async function buildDemonstrations(
             const out = await studentReply(req);
             if (parseAction(format, responseText(ctx.tokenizer, out.tokens)) !== best) noisy.add(turn);
             return out;
+          }
+          if (noiseFrom === "guess") {
+            if (!env.guessedActions) {
+              throw new EnvConfigError(`sft(noise_from: "guess") needs an env that can name an agent's guesses; ${env.kind} cannot`,
+                env.kind, "Use noise_from: \"stale\" or \"student\" with this env.");
+            }
+            if (draw() < noise) {
+              const guesses = await env.guessedActions();
+              if (guesses.length > 0) {
+                noisy.add(turn);
+                return reply(guesses[Math.floor(draw() * guesses.length)]!);
+              }
+            }
+            return reply(best);
           }
           if (noiseFrom === "stale") {
             // Commands offered at an earlier turn and not now, in the order first offered.

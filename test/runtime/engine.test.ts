@@ -318,6 +318,35 @@ describe("engine", () => {
     expect(await demosOf()).toEqual(demos);
   });
 
+  it("sft with guess noise: a take of a goal-type object the receptacle at hand does not hold runs as context (Nothing happens.); no model call; the expert's commands are the targets", async () => {
+    const plan = testPlan({ steps: 2, tasksPerStep: 3, rolloutsPerTask: 0, sft: 1, noOpd: true, sftNoise: 0.5, sftNoiseFrom: "guess", maxTurns: 30 });
+    expect(plan.graph.nodes.find((n) => n.kind === "Demonstrations")!.params).toMatchObject({ noise: 0.5, noiseFrom: "guess" });
+    const demosOf = async (env: () => TexthouseEnv = () => new TexthouseEnv()) => {
+      const student = new ScriptedStudent();
+      const h = harness(plan, { rows: "trajectory" }, env, student);
+      Object.assign(student, { scoresSequences: true });
+      const result = await h.run();
+      expect(student.samples).toEqual([]);
+      const tok = student.tokenizer;
+      return { result, demos: student.trained.flat().map((r) => ({ text: tok.decode(r.tokens), targets: tok.decode(r.tokens.filter((_, i) => r.mask[i] === 1)) })) };
+    };
+    const { result, demos } = await demosOf();
+    expect(result.status).toBe("completed");
+    expect(demos.length).toBe(6);
+    const count = (s: string, what: string) => s.split(what).length - 1;
+    const nothing = "Now: Nothing happens.";
+    expect(demos.reduce((n, d) => n + count(d.text, nothing), 0)).toBeGreaterThan(0);
+    for (const d of demos) {
+      // Every command that made nothing happen is a guessed take, context only; every other one is the expert's, a target.
+      expect(count(d.targets, "<action>")).toBe(count(d.text, "<action>") - count(d.text, nothing));
+      for (const m of d.text.matchAll(/<action>([^<]*)<\/action>\s*Now: Nothing happens\./g)) expect(m[1]).toMatch(/^take \S+ \d+ from \S+ \d+$/);
+    }
+    expect((await demosOf()).demos).toEqual(demos);
+    // An env that cannot name guesses stops the run with the env's config error, not a crash.
+    const blind = () => Object.assign(new TexthouseEnv(), { guessedActions: undefined });
+    await expect(demosOf(blind)).rejects.toThrow(/^sft\(noise_from: "guess"\) needs an env that can name an agent's guesses; texthouse cannot$/);
+  });
+
   it("sft alone with 0 rollouts per task: no student episode is sampled; the demonstrations train", async () => {
     const h = harness(testPlan({ steps: 2, tasksPerStep: 3, rolloutsPerTask: 0, sft: 1, noOpd: true }));
     const calls: number[] = [];

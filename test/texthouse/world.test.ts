@@ -57,6 +57,28 @@ describe("texthouse world: ALFWorld observations and commands", () => {
     expect(w.turns).toBe(5); // invalid commands still use a turn, as in ALFWorld
   });
 
+  it("names the takes a guessing agent would try (sft noise \"guess\"): goal-type objects the open receptacle at hand does not hold; none admissible", () => {
+    const w = new TexthouseWorld(KITCHEN);
+    w.reset();
+    expect(w.guessedTakes()).toEqual([]);                        // the middle of the room
+    w.step("go to cabinet 2");
+    expect(w.guessedTakes()).toEqual([]);                        // closed: its contents do not show
+    w.step("open cabinet 2");                                    // In it, you see a mug 1.
+    expect(w.guessedTakes()).toEqual(["take mug 2 from cabinet 2"]);  // the other instance, which is on the countertop
+    w.step("go to sinkbasin 1");                                 // nothing there
+    expect(w.guessedTakes()).toEqual(["take mug 1 from sinkbasin 1", "take mug 2 from sinkbasin 1"]);
+    for (const g of w.guessedTakes()) {
+      expect(w.admissible()).not.toContain(g);
+      const before = w.snapshot();
+      expect(w.step(g).observation).toBe(NOTHING_HAPPENS);
+      expect(w.snapshot()).toEqual(before);
+    }
+    w.step("go to countertop 1");                                // an apple 1 and a mug 2: the apple is no goal type
+    expect(w.guessedTakes()).toEqual(["take mug 1 from countertop 1"]);
+    w.step("take mug 2 from countertop 1");
+    expect(w.guessedTakes()).toEqual([]);                        // hands full: a take of anything is no guess about what R holds
+  });
+
   it("accepts case/whitespace variants and ALFWorld 0.4's \"move O to R\"", () => {
     expect(normalizeCommand("  Move mug 1   to Coffeemachine 1 ")).toBe("put mug 1 in/on coffeemachine 1");
     const w = new TexthouseWorld(KITCHEN);

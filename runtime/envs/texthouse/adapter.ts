@@ -115,6 +115,12 @@ export class TexthouseEnv implements EnvAdapter {
     return this.world.optimal()[0] ?? "";
   }
 
+  /** `take`s of goal-type objects the receptacle at hand does not hold (TexthouseWorld.guessedTakes). */
+  async guessedActions(): Promise<string[]> {
+    if (!this.world) throw new EnvError("texthouse: guessedActions() before reset(); reset a task first", KIND, false);
+    return this.world.guessedTakes();
+  }
+
   /** Length of a shortest plan of the privileged planner from the current state (optimal-length statistics). */
   async optimalLength(): Promise<number> {
     if (!this.world) throw new EnvError("texthouse: optimalLength() before reset(); reset a task first", KIND, false);

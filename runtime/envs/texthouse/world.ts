@@ -229,6 +229,24 @@ export class TexthouseWorld {
   optimalLength(): number { return this.plan().length; }
 
   /**
+   * The `take`s an agent that guesses what a receptacle holds, instead of reading it, would try
+   * here, none of which the world offers: where the agent stands at a receptacle whose contents show
+   * (open, or not openable) with empty hands, `take O from R` for each object O of the goal's type
+   * that R does not hold (the goal type where R holds none, another instance where it holds one).
+   * Empty elsewhere. Sorted. The SFT teachers' evaluations fail this way (`In it, you see a book 3.`
+   * → `take cellphone 3 from drawer 3`, repeated); `sft(noise_from: "guess")` runs these as noise.
+   */
+  guessedTakes(): string[] {
+    const m = this.model, s = this.state;
+    if (this.isDone || s.loc < 0 || s.held >= 0 || (m.recOpenable[s.loc] && !s.open[s.loc])) return [];
+    const out: string[] = [];
+    for (let o = 0; o < m.nObj; o++) {
+      if (m.objRelevant[o] && s.objAt[o] !== s.loc) out.push(`take ${m.objName[o]} from ${m.recName[s.loc]}`);
+    }
+    return out.sort();
+  }
+
+  /**
    * One whole optimal trajectory of the privileged planner from the initial state (it sees inside
    * closed receptacles): at each step the alphabetically first optimal command (deterministic).
    * Does not disturb the current episode.
