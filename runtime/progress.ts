@@ -42,7 +42,7 @@ export function createProgress(opts: { quiet?: boolean; stream?: NodeJS.WriteStr
   return {
     start(info) { total = info.steps; stream.write(`run ${info.runDir}: ${info.startStep > 0 ? `resuming after step ${info.startStep} of ${total}` : `${total} steps`}\n`); },
     row(r) {
-      if (r.kind === "eval") { stream.write(`eval ${r.name} @ step ${r.step}: success ${f3(r.successRate)} reward ${f3(r.meanReward)} turns ${r.meanTurns.toFixed(1)}\n`); return; }
+      if (r.kind === "eval") { stream.write(`eval ${r.name} @ step ${r.step}: success ${f3(r.successRate)} reward ${f3(r.meanReward)} turns ${r.meanTurns.toFixed(1)}${r.admissibleRate !== undefined ? `  admissible ${f3(r.admissibleRate)}` : ""}${r.repeatRate !== undefined ? `  repeats ${f3(r.repeatRate)}` : ""}\n`); return; }
       const secs = Object.values(r.time).reduce((a, b) => a + b, 0);
       // A step without student episodes (`× 0 rollouts`, sft alone) has nothing but its demonstrations to show.
       const episodes = r.episodes > 0

@@ -1,6 +1,7 @@
 // Summarises the run folders of bench/h200/learn.sh (stdout, JSON): per run, the steps it finished,
 // its evaluations (success on valid_seen, valid_unseen and hard at each evaluated step), the final and
-// best of each, the mean step time, and for SFT runs the demonstrations' NLL at the first and last step.
+// best of each, the mean step time, for SFT runs the demonstrations' NLL at the first and last step,
+// and the last evaluation's action rates per eval set (admissible share; repeats of an unlisted action).
 //   node bench/h200/learn-summary.mjs WORK_DIR > learn.json
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -26,6 +27,9 @@ for (const name of readdirSync(dir).sort()) {
   // The three splits, and any other evaluation the run has (e.g. valid_seen_t0.4: another temperature).
   const names = [...new Set([...SPLITS, ...evals.flatMap((e) => Object.keys(e).filter((k) => k !== "step"))])];
   const pick = (f) => Object.fromEntries(names.map((s) => [s, f(evals.map((e) => e[s]).filter((x) => x !== undefined && x !== null))]));
+  // The last evaluation's action rates per eval set (listed actions; repeats of an unlisted one).
+  const actions = {};
+  for (const e of m) if (e.kind === "eval" && e.admissibleRate !== undefined) actions[e.name] = { step: e.step, admissible: r3(e.admissibleRate), repeats: r3(e.repeatRate) };
   const stepTimes = train.map((r) => Object.values(r.time ?? {}).reduce((a, b) => a + b, 0));
   runs[name] = {
     steps: train.length,
@@ -35,6 +39,7 @@ for (const name of readdirSync(dir).sort()) {
     best: pick((xs) => (xs.length ? Math.max(...xs) : null)),
     ...(train.some((r) => r.demoNll !== undefined) ? { demoNll: { first: r3(train[0]?.demoNll), last: r3(train[train.length - 1]?.demoNll) } } : {}),
     klMean: { first: r3(train[0]?.kl?.mean), last: r3(train[train.length - 1]?.kl?.mean) },
+    ...(Object.keys(actions).length ? { lastEvalActions: actions } : {}),
   };
 }
 console.log(JSON.stringify({ date: new Date().toISOString(), runs }, null, 2));

@@ -5,7 +5,7 @@
  * not with sampling noise.
  */
 import type { NodeOf } from "../../plan/schema.js";
-import type { EpisodeSpec } from "../rollout.js";
+import type { EpisodeRecord, EpisodeSpec } from "../rollout.js";
 import { mixSeed, SEED_PURPOSE } from "../seeds.js";
 import type { RunContext } from "./context.js";
 import { input, type Executor, type PortData } from "./executor.js";
@@ -14,6 +14,12 @@ import { evalSamples, type EpisodeSample } from "../episode-samples.js";
 
 export interface EvalRow {
   kind: "eval"; name: string; step: number; successRate: number; meanReward: number; meanTurns: number; episodes: number;
+  /** Share of the evaluation's turns whose parsed action is one of the commands the env listed
+   *  (absent in runs written before it was recorded). */
+  admissibleRate?: number;
+  /** Share of the turns that repeat the turn before's action where that one was not listed: an agent
+   *  stuck on a command that made nothing happen (absent in runs written before it was recorded). */
+  repeatRate?: number;
   /** A few of the evaluation's episodes as text (RUN_DIR/episodes.jsonl, not the metrics row). */
   samples?: EpisodeSample[];
 }
@@ -46,6 +52,21 @@ export async function runEvaluate(node: NodeOf<"Evaluate">, ctx: RunContext, ste
     meanReward: records.reduce((a, r) => a + r.reward, 0) / n,
     meanTurns: records.reduce((a, r) => a + r.turns.length, 0) / n,
     episodes: n,
+    ...actionRates(records),
     samples: evalSamples(step, p.name, records, ctx.tokenizer),
   };
+}
+
+/** EvalRow's admissibleRate and repeatRate over the records' turns (0 for no turns). */
+export function actionRates(records: readonly EpisodeRecord[]): { admissibleRate: number; repeatRate: number } {
+  let turns = 0, admissible = 0, repeats = 0;
+  for (const r of records) {
+    r.turns.forEach((t, i) => {
+      turns++;
+      if (t.action !== null && t.context.admissible.includes(t.action)) admissible++;
+      const prev = r.turns[i - 1];
+      if (prev && prev.action !== null && t.action === prev.action && !prev.context.admissible.includes(prev.action)) repeats++;
+    });
+  }
+  return { admissibleRate: turns > 0 ? admissible / turns : 0, repeatRate: turns > 0 ? repeats / turns : 0 };
 }

@@ -19,6 +19,8 @@ export function rowScalars(row: MetricsRow): Scalars {
     put(`${prefix}/mean_reward`, row.meanReward);
     put(`${prefix}/mean_turns`, row.meanTurns);
     put(`${prefix}/episodes`, row.episodes);
+    put(`${prefix}/admissible_rate`, row.admissibleRate);
+    put(`${prefix}/repeat_rate`, row.repeatRate);
   } else {
     const skip = new Set(["kind", "step", "time", "kl", "tokens", "coefs"]);
     for (const [k, v] of Object.entries(row)) if (!skip.has(k)) put(`train/${snake(k)}`, v);

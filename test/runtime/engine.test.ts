@@ -12,6 +12,8 @@ import { CounterEnv, END, ScriptedStudent, ScriptedTeacher } from "./doubles.js"
 import { testPlan } from "./plans.js";
 import { nextAdaptiveCap } from "../../runtime/adaptive-depth.js";
 import { composeRuntime } from "../../bin/compose.js";
+import { actionRates } from "../../runtime/nodes/evaluate.js";
+import type { EpisodeRecord } from "../../runtime/rollout.js";
 
 composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
@@ -122,6 +124,22 @@ describe("engine", () => {
     expect(evals.map((r) => r.step)).toEqual([0, 2, 4]);
     // horizon 1 in training, but evaluation is never capped: the scripted student always wins
     expect(evals.every((r) => r.kind === "eval" && r.successRate === 1)).toBe(true);
+    // … with listed actions only, never repeating one that made nothing happen
+    expect(evals.map((r) => r.kind === "eval" && [r.admissibleRate, r.repeatRate])).toEqual([[1, 0], [1, 0], [1, 0]]);
+  });
+
+  it("eval action rates: the share of listed actions, and of repeats of an unlisted one (hand-counted)", () => {
+    const listed = ["go to a", "open a", "take x from a"];
+    const ep = (actions: (string | null)[]): EpisodeRecord =>
+      ({ turns: actions.map((action) => ({ action, context: { admissible: listed } })) }) as unknown as EpisodeRecord;
+    // turns: 4 + 3 = 7; listed: go, open (ep 1) + go (ep 2) = 3;
+    // repeats of an unlisted action: ep 1 turn 3 (take y after take y); ep 2 turn 2 (jump after jump). A repeat of
+    // a listed action (none here) or of an unparsed reply (null) is not one.
+    const rates = actionRates([ep(["go to a", "take y from a", "take y from a", "open a"]), ep(["jump", "jump", "go to a"])]);
+    expect(rates.admissibleRate).toBeCloseTo(3 / 7, 12);
+    expect(rates.repeatRate).toBeCloseTo(2 / 7, 12);
+    expect(actionRates([ep(["go to a", "go to a", null, null])])).toEqual({ admissibleRate: 0.5, repeatRate: 0 });
+    expect(actionRates([])).toEqual({ admissibleRate: 0, repeatRate: 0 });
   });
 
   it("determinism: two runs with the same seed write identical metrics (wall times aside)", async () => {
