@@ -7,6 +7,7 @@
  * runs deterministic.
  */
 import type { EpisodeRecord } from "./rollout.js";
+import { actionRates } from "./action-rates.js";
 import { trajectoryRow, turnRows, type ExperienceRow, type RowShape, type ScoredEpisode } from "./replay.js";
 import type { TrainRowMetrics } from "./metrics.js";
 import type { RunContext } from "./nodes/context.js";
@@ -130,15 +131,8 @@ function rolloutStats(step: number, policyStep: number, records: EpisodeRecord[]
     studentTurns: mean(records.map((r) => r.spec.studentTurns)),
     turns: records.reduce((a, r) => a + r.turns.length, 0),
     invalidActions: records.reduce((a, r) => a + r.invalidActions, 0),
-    admissibleRate: admissibleShare(records),
+    admissibleRate: actionRates(records).admissibleRate,
     noExperience: records.filter((r) => r.replayFinished).length,
     droppedFailed, adaptiveCap, tokens: { prompt, response }, time,
   };
-}
-
-/** Share of student turns whose parsed action is one of the turn's admissible commands. */
-function admissibleShare(records: EpisodeRecord[]): number {
-  let n = 0, ok = 0;
-  for (const r of records) for (const t of r.turns) { n++; if (t.action !== null && t.context.admissible.includes(t.action)) ok++; }
-  return n > 0 ? ok / n : 0;
 }

@@ -5,7 +5,8 @@
  * not with sampling noise.
  */
 import type { NodeOf } from "../../plan/schema.js";
-import type { EpisodeRecord, EpisodeSpec } from "../rollout.js";
+import type { EpisodeSpec } from "../rollout.js";
+import { actionRates } from "../action-rates.js";
 import { mixSeed, SEED_PURPOSE } from "../seeds.js";
 import type { RunContext } from "./context.js";
 import { input, type Executor, type PortData } from "./executor.js";
@@ -55,18 +56,4 @@ export async function runEvaluate(node: NodeOf<"Evaluate">, ctx: RunContext, ste
     ...actionRates(records),
     samples: evalSamples(step, p.name, records, ctx.tokenizer),
   };
-}
-
-/** EvalRow's admissibleRate and repeatRate over the records' turns (0 for no turns). */
-export function actionRates(records: readonly EpisodeRecord[]): { admissibleRate: number; repeatRate: number } {
-  let turns = 0, admissible = 0, repeats = 0;
-  for (const r of records) {
-    r.turns.forEach((t, i) => {
-      turns++;
-      if (t.action !== null && t.context.admissible.includes(t.action)) admissible++;
-      const prev = r.turns[i - 1];
-      if (prev && prev.action !== null && t.action === prev.action && !prev.context.admissible.includes(prev.action)) repeats++;
-    });
-  }
-  return { admissibleRate: turns > 0 ? admissible / turns : 0, repeatRate: turns > 0 ? repeats / turns : 0 };
 }

@@ -12,7 +12,7 @@ import { CounterEnv, END, ScriptedStudent, ScriptedTeacher } from "./doubles.js"
 import { testPlan } from "./plans.js";
 import { nextAdaptiveCap } from "../../runtime/adaptive-depth.js";
 import { composeRuntime } from "../../bin/compose.js";
-import { actionRates } from "../../runtime/nodes/evaluate.js";
+import { actionRates } from "../../runtime/action-rates.js";
 import type { EpisodeRecord } from "../../runtime/rollout.js";
 
 composeRuntime(); // the backends and envs bin/ registers for `tcod run`
