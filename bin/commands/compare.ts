@@ -7,7 +7,7 @@ import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
 import { readMetrics, type MetricsRow } from "../../runtime/metrics.js";
-import { configDifferences, configOf, groupRuns, methodOf, renderCompare, summarize, type RunData } from "../../runtime/report/compare.js";
+import { configDifferences, configOf, groupRuns, renderCompare, runsByMethod, summarize, type RunData } from "../../runtime/report/compare.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { UsageError, UserError } from "../../plan/errors.js";
 import { fileReadError, jsonErrorAt, MAX_RUN_FILE_BYTES, readTextFile } from "../../plan/read-file.js";
@@ -132,9 +132,7 @@ export function register(program: Command): void {
         writeOutFile(o.json, JSON.stringify({ level, methods: summaries }, null, 2) + "\n", "--json");
       }
       // Runs of one name that are not seeds of one configuration: say in what they differ.
-      const byName = new Map<string, RunData[]>();
-      for (const r of runs) byName.set(methodOf(r.plan), [...(byName.get(methodOf(r.plan)) ?? []), r]);
-      for (const [m, rs] of byName) {
+      for (const [m, rs] of runsByMethod(runs)) {
         const d = configDifferences(rs);
         if (d.length === 0) continue;
         const n = new Set(rs.map((r) => configOf(r.plan))).size;

@@ -16,6 +16,7 @@
  * and the wall time at which each seed first reached a success level.
  * Pure functions over parsed metrics; the CLI (bin/commands/compare.ts) does the reading and writing.
  */
+import { basename } from "node:path";
 import type { Plan } from "../../plan/schema.js";
 import type { MetricsRow, TrainRowMetrics } from "../metrics.js";
 import { esc, lineChart, type Series } from "./svg.js";
@@ -119,7 +120,15 @@ export function configDifferences(runs: readonly RunData[]): string[] {
   return paths.filter((p) => new Set(all.map((m) => m.get(p))).size > 1);
 }
 
-const folderName = (dir: string): string => dir.replace(/[\\/]+$/, "").split(/[\\/]/).pop() || dir;
+/** Runs by methodOf, in first-seen order (configurations not yet told apart). */
+export function runsByMethod(runs: readonly RunData[]): Map<string, RunData[]> {
+  const byMethod = new Map<string, RunData[]>();
+  for (const r of runs) {
+    const m = methodOf(r.plan);
+    byMethod.set(m, [...(byMethod.get(m) ?? []), r]);
+  }
+  return byMethod;
+}
 
 /**
  * Runs grouped into methods (see the file comment): by methodOf, then, where runs of one method
@@ -127,13 +136,8 @@ const folderName = (dir: string): string => dir.replace(/[\\/]+$/, "").split(/[\
  * folders (the first two, then `+N`).
  */
 export function groupRuns(runs: readonly RunData[]): Map<string, RunData[]> {
-  const byMethod = new Map<string, RunData[]>();
-  for (const r of runs) {
-    const m = methodOf(r.plan);
-    byMethod.set(m, [...(byMethod.get(m) ?? []), r]);
-  }
   const groups = new Map<string, RunData[]>();
-  for (const [m, rs] of byMethod) {
+  for (const [m, rs] of runsByMethod(runs)) {
     const byConfig = new Map<string, RunData[]>();
     for (const r of rs) {
       const c = configOf(r.plan);
@@ -141,7 +145,7 @@ export function groupRuns(runs: readonly RunData[]): Map<string, RunData[]> {
     }
     if (byConfig.size === 1) { groups.set(m, rs); continue; }
     for (const cs of byConfig.values()) {
-      const names = cs.map((r) => folderName(r.dir));
+      const names = cs.map((r) => basename(r.dir));
       let label = `${m} (${names.slice(0, 2).join(", ")}${names.length > 2 ? `, +${names.length - 2}` : ""})`;
       for (let k = 2; groups.has(label); k++) label = `${m} (${names[0]} #${k})`;
       groups.set(label, cs);
