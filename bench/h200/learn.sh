@@ -25,7 +25,7 @@
 #          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher]]]] …" with method one of opd tcod-f2b
 #          tcod-b2f turnopd atod paced-f2b, init `warm` (the phase-1 initialisation), `scratch` (student.json) or
 #          the NAME of an INITS entry,
-#          peak_lr the student's learning rate after its warm-up (default: the example's, 5e-4),
+#          peak_lr the student's learning rate after its warm-up (default: the example's, 1e-4),
 #          temperature the rollouts' sampling temperature (the curriculum's `temperature`, default 1), and
 #          estimator the distillation estimator, k1 (default) or topk (the examples' `estimator`), and
 #          teacher a phase-1 teacher's name (default: the chosen one below), so one call can distil
