@@ -12,6 +12,10 @@ round) with torch.profiler and records where a call's wall time goes: the prompt
 (tcod.prefill), the static cache (tcod.static_cache), the capture (tcod.capture), the rest
 (replays, sampler set-up, the copy back), plus the top operators, in OUT and OUT.MODEL.txt.
 
+Each case also runs with the graph kept between calls (worker/tcod_worker/decode_cache.py: the
+call padded to its shape bucket, no capture), and `rollout` times the 30 sample calls of one OPD
+step's rollouts (32 episodes, prompts growing by 35 tokens a turn, rows dropping to 8) both ways.
+
 `--procs N` then runs N copies of the measurement at once on the same GPU (the bench/h200/learn.sh
 setting: one worker process per run), each reporting its own figures.
 
@@ -31,6 +35,7 @@ import torch
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "worker"))
+from tcod_worker.decode_cache import SlotCache  # noqa: E402
 from tcod_worker.sampling import SampleRow, generate_rows  # noqa: E402
 from tcod_worker.tiny import build_tiny_model, parse_tiny_spec  # noqa: E402
 
@@ -55,14 +60,14 @@ def agree(a: list[int], b: list[int]) -> int:
     return n
 
 
-def timed(model, rs, decode: str, reps: int) -> tuple[float, list]:
+def timed(model, rs, decode: str, reps: int, cache: SlotCache | None = None) -> tuple[float, list]:
     dev = torch.device("cuda")
     times, outs = [], None
     for _ in range(reps):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
-            outs = generate_rows(model, rs, pad_id=0, device=dev, decode=decode)
+            outs = generate_rows(model, rs, pad_id=0, device=dev, decode=decode, cache=cache)
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), outs
@@ -76,10 +81,13 @@ def measure(reps: int) -> dict:
         for batch in (32, 140):
             for max_tokens in (16, 64):
                 rs = rows(batch, max_tokens, seed=batch + max_tokens)
-                timed(model, rs, "eager", 1)  # warm-up of both paths (kernels, allocator)
+                cache = SlotCache(budget=8 << 30)
+                timed(model, rs, "eager", 1)  # warm-up of every path (kernels, allocator; the kept graph's capture)
                 timed(model, rs, "graph", 1)
+                timed(model, rs, "graph", 1, cache)
                 te, eager = timed(model, rs, "eager", reps)
                 tg, graph = timed(model, rs, "graph", reps)
+                tk, kept = timed(model, rs, "graph", reps, cache)
                 same = sum(e.tokens == g.tokens for e, g in zip(eager, graph))
                 lp = [abs(a - b) for e, g in zip(eager, graph) for a, b in zip(e.logprobs[:agree(e.tokens, g.tokens)], g.logprobs)]
                 key = f"{name} B={batch} new={max_tokens}"
@@ -89,11 +97,43 @@ def measure(reps: int) -> dict:
                     "eager_ms_per_step": round(te * 1e3 / max_tokens, 3), "graph_ms_per_step": round(tg * 1e3 / max_tokens, 3),
                     "graph_over_eager": round(tg / te, 4), "graph_tok_s": round(gen / tg), "eager_tok_s": round(gen / te),
                     "rows_identical": f"{same}/{batch}", "max_abs_logprob_diff_common_prefix": round(max(lp, default=0.0), 5),
+                    # the graph kept between calls (decode_cache.py): no capture, but the call padded to its bucket
+                    "kept_ms": round(tk * 1e3, 2), "kept_over_graph": round(tk / tg, 4),
+                    "kept_rows_identical_to_graph": f"{sum(k.tokens == g.tokens for k, g in zip(kept, graph))}/{batch}",
                 }
                 print(key, json.dumps(results[key]), flush=True)
+        results[f"{name} rollout"] = rollout(model, reps)
+        print(f"{name} rollout", json.dumps(results[f"{name} rollout"]), flush=True)
         del model
         torch.cuda.empty_cache()
     return results
+
+
+def rollout(model, reps: int) -> dict:
+    """The sample calls of one OPD step's rollouts: 30 turns of 32 episodes, each turn's prompt 35
+    tokens longer than the last, 6 new tokens a row, a few episodes ending every turn (rows drop
+    from 32 to 8). Seconds for the 30 calls, per-call capture (graph) against kept graphs."""
+    turns = []
+    for t in range(30):
+        batch = 32 - (24 * t) // 29
+        turns.append([SampleRow([5 + (7 * i + j) % (VOCAB - 5) for j in range(300 + 35 * t)], 6, temperature=1.0, seed=1000 * t + i)
+                      for i in range(batch)])
+
+    def run(cache: SlotCache | None) -> float:
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for rs in turns:
+            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+                generate_rows(model, rs, pad_id=0, device=torch.device("cuda"), decode="graph", cache=cache)
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    cache = SlotCache(budget=8 << 30)
+    run(None), run(cache)  # warm-up; the kept graphs are captured here, as an OPD run's first step does
+    graph = statistics.median(run(None) for _ in range(reps))
+    kept = statistics.median(run(cache) for _ in range(reps))
+    return {"calls": len(turns), "graph_s": round(graph, 4), "kept_s": round(kept, 4), "kept_over_graph": round(kept / graph, 4),
+            "kept_slots": len(cache), "kept_mib": round(cache.nbytes() / 2**20, 1)}
 
 
 def profile(out: str) -> None:

@@ -52,7 +52,8 @@ WORK=${WORK:-$(mktemp -d)}   # run folders with weights; only small files go to 
 mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
 G=examples/texthouse/gpu
 export TCOD_PYTHON=${TCOD_PYTHON:-python3}
-export TCOD_WORKER_ARGS="--device ${DEV:-cuda} --token-budget ${BUDGET:-65536}"
+# DECODE_CACHE_MB: the workers keep decode buffers and CUDA graphs between sample calls (--decode-cache-mb)
+export TCOD_WORKER_ARGS="--device ${DEV:-cuda} --token-budget ${BUDGET:-65536}${DECODE_CACHE_MB:+ --decode-cache-mb $DECODE_CACHE_MB}"
 TEACHERS=${TEACHERS:-"t32:$G/teacher.json:32:0.001:600"}
 STUDENT_INIT=${STUDENT_INIT-"$G/student.json:32:0.001:60"}
 PHASES=${PHASES:-"1 2"}

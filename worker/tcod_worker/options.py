@@ -32,6 +32,8 @@ class Options:
     parallel: str = "auto"
     #: How sampling decodes after the prompt (sampling.DECODE_MODES).
     decode: str = "auto"
+    #: Bytes of static decodes (buffers and CUDA graphs) kept between /sample calls (decode_cache.py); 0: none.
+    decode_cache: int = 0
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
@@ -67,11 +69,17 @@ def parse_options(argv: list[str] | None = None) -> Options:
                    help="decode steps of /sample: graph replays one CUDA graph per token over a static KV cache "
                    "(Llama/Qwen2 models on CUDA), eager runs the model's own forward per token; auto = graph where "
                    "it applies, else eager")
+    p.add_argument("--decode-cache-mb", type=float, default=0.0,
+                   help="MiB of static decode buffers kept between /sample calls, with their CUDA graphs, by shape "
+                   "bucket (rows, prompt width, new tokens): a call of a kept bucket skips the capture but decodes "
+                   "padded to the bucket; least recently used evicted first (default 0: every call captures afresh)")
     a = p.parse_args(argv)
     token = a.token or os.environ.get("TCOD_WORKER_TOKEN") or None
     if not a.max_body_mb > 0:
         p.error(f"--max-body-mb must be positive, got {a.max_body_mb}")
+    if not a.decode_cache_mb >= 0:
+        p.error(f"--decode-cache-mb must be 0 or more, got {a.decode_cache_mb}")
     return Options(a.model, a.port, a.host, a.teacher, a.vocab, a.lora_rank, a.lora_alpha, token, a.device, a.dtype,
                    a.seed, a.token_budget, a.max_logprobs, a.served_name,
                    resolve_roots(a.root, os.environ.get("TCOD_WORKER_ROOTS")), int(a.max_body_mb * 1024 * 1024),
-                   a.parallel, a.decode)
+                   a.parallel, a.decode, int(a.decode_cache_mb * 1024 * 1024))

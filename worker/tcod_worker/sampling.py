@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from . import static_decode
+from .decode_cache import SlotCache, bucket_rows, bucket_small, bucket_width
 
 M32 = 0xFFFF_FFFF
 
@@ -116,36 +117,80 @@ class _RowSampler:
     and `pick`, which samples every row's next token from `logits` and records it at column `t`
     (a [1] device tensor, so the same code runs eagerly and inside a CUDA graph)."""
 
-    def __init__(self, rows: list[SampleRow], steps: int, pad_id: int, device: torch.device):
-        batch = len(rows)
-        self.temps = torch.tensor([[r.temperature] for r in rows], dtype=torch.float32, device=device)
-        self.greedy = self.temps <= 0.0  # [B, 1]
-        self.safe_t = torch.where(self.greedy, torch.ones_like(self.temps), self.temps)
-        self.any_top_p = any(r.top_p < 1.0 for r in rows)
-        self.top_p = torch.tensor([[r.top_p] for r in rows], dtype=torch.float32, device=device)
-        self.raw_mode = torch.tensor([r.raw for r in rows], dtype=torch.bool, device=device)
-        self.max_new = torch.tensor([r.max_tokens for r in rows], dtype=torch.long, device=device)
-        n_stop = max((len(r.stop_ids) for r in rows), default=0)
-        stops = torch.full((batch, max(1, n_stop)), -1, dtype=torch.long)
+    def __init__(self, rows: list[SampleRow], steps: int, pad_id: int, device: torch.device,
+                 capacity: int | None = None, stop_width: int | None = None):
+        """Tensors for `capacity` rows (default: the rows given) and `steps` columns, loaded with `rows`.
+        Rows past the given ones are done from the start (a bucket's unused rows, decode_cache.py)."""
+        batch = capacity or len(rows)
+        self.k, self.any_top_p, self.need_raw, self.any_greedy = self.flags_of(rows)
+        k = self.k
+        n_stop = stop_width or max(1, max((len(r.stop_ids) for r in rows), default=0))
+
+        def new(fill: float | int | bool, *shape: int, dtype: torch.dtype) -> torch.Tensor:
+            return torch.full(shape, fill, dtype=dtype, device=device)
+
+        self.temps = new(1.0, batch, 1, dtype=torch.float32)
+        self.greedy = new(False, batch, 1, dtype=torch.bool)
+        self.safe_t = new(1.0, batch, 1, dtype=torch.float32)
+        self.top_p = new(1.0, batch, 1, dtype=torch.float32)
+        self.raw_mode = new(False, batch, dtype=torch.bool)
+        self.max_new = new(0, batch, dtype=torch.long)
+        self.stops = new(-1, batch, n_stop, dtype=torch.long)
+        self.keys = new(0, batch, 1, dtype=torch.int64)
+        self.out_tok = new(pad_id, batch, steps, dtype=torch.long)
+        self.out_lp = new(0.0, batch, steps, dtype=torch.float32)
+        self.top_v = new(0.0, batch, steps, k, dtype=torch.float32) if k else None
+        self.top_i = new(0, batch, steps, k, dtype=torch.long) if k else None
+        self.length = new(0, batch, dtype=torch.long)
+        self.stopped = new(False, batch, dtype=torch.bool)
+        self.done = new(True, batch, dtype=torch.bool)
+        self.pad = new(pad_id, batch, dtype=torch.long)
+        self.pad_id = pad_id
+        self.load(rows)
+
+    @staticmethod
+    def flags_of(rows: list[SampleRow]) -> tuple[int, bool, bool, bool]:
+        """What `pick` decides on the host, so a graph captured for one set serves only that set:
+        the top-k width, whether any row has top-p, needs the raw distribution, or is greedy."""
+        # The raw distribution is needed only by greedy rows and rows that report raw log-probs; at
+        # temperature 1 without top-p it is the sampling distribution itself.
+        need_raw = any(r.temperature <= 0.0 or r.raw for r in rows) and not all(
+            r.temperature == 1.0 and r.top_p >= 1.0 for r in rows)
+        return (max(r.topk for r in rows), any(r.top_p < 1.0 for r in rows), need_raw,
+                any(r.temperature <= 0.0 for r in rows))
+
+    @property
+    def nbytes(self) -> int:
+        return sum(x.numel() * x.element_size() for x in vars(self).values() if isinstance(x, torch.Tensor))
+
+    def load(self, rows: list[SampleRow]) -> None:
+        """Writes `rows`' settings over the tensors in place (a kept graph reads these addresses) and
+        clears the outputs; rows past len(rows) are done. `rows` must have this sampler's flags."""
+        batch, n = self.temps.shape[0], len(rows)
+        assert n <= batch and len(rows) > 0
+        pad = [SampleRow([], 0)] * (batch - n)  # temperature 1, no top-p: neutral for every flag
+        every = list(rows) + pad
+        temps = torch.tensor([[r.temperature] for r in every], dtype=torch.float32)
+        self.temps.copy_(temps)
+        self.greedy.copy_(temps <= 0.0)
+        self.safe_t.copy_(torch.where(temps <= 0.0, torch.ones_like(temps), temps))
+        self.top_p.copy_(torch.tensor([[r.top_p] for r in every], dtype=torch.float32))
+        self.raw_mode.copy_(torch.tensor([r.raw for r in every], dtype=torch.bool))
+        self.max_new.copy_(torch.tensor([r.max_tokens for r in every], dtype=torch.long))
+        stops = torch.full(tuple(self.stops.shape), -1, dtype=torch.long)
         for i, r in enumerate(rows):
             if r.stop_ids:
                 stops[i, : len(r.stop_ids)] = torch.tensor(r.stop_ids, dtype=torch.long)
-        self.stops = stops.to(device)
-        self.keys = seed_keys([r.seed for r in rows], device)
-        self.k = k = max(r.topk for r in rows)
-        self.out_tok = torch.full((batch, steps), pad_id, dtype=torch.long, device=device)
-        self.out_lp = torch.zeros((batch, steps), dtype=torch.float32, device=device)
-        self.top_v = torch.zeros((batch, steps, k), dtype=torch.float32, device=device) if k else None
-        self.top_i = torch.zeros((batch, steps, k), dtype=torch.long, device=device) if k else None
-        self.length = torch.zeros(batch, dtype=torch.long, device=device)
-        self.stopped = torch.zeros(batch, dtype=torch.bool, device=device)
-        self.done = self.max_new <= 0
-        self.pad = torch.full((batch,), pad_id, dtype=torch.long, device=device)
-        # The raw distribution is needed only by greedy rows and rows that report raw log-probs; at
-        # temperature 1 without top-p it is the sampling distribution itself.
-        self.need_raw = any(r.temperature <= 0.0 or r.raw for r in rows) and not all(
-            r.temperature == 1.0 and r.top_p >= 1.0 for r in rows)
-        self.any_greedy = any(r.temperature <= 0.0 for r in rows)
+        self.stops.copy_(stops)
+        self.keys.copy_(seed_keys([r.seed for r in every], self.keys.device))
+        self.out_tok.fill_(self.pad_id)
+        self.out_lp.zero_()
+        if self.top_v is not None and self.top_i is not None:
+            self.top_v.zero_()
+            self.top_i.zero_()
+        self.length.zero_()
+        self.stopped.zero_()
+        self.done.copy_(self.max_new <= 0)
 
     def pick(self, logits: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         """Samples and records step `t`; the tokens to feed next ([B]: pad for rows already done)."""
@@ -169,10 +214,11 @@ class _RowSampler:
         return torch.where(self.done, self.pad, chosen)
 
     def outputs(self, rows: list[SampleRow]) -> list[SampleOutput]:
-        """One transfer back for the whole batch."""
-        toks, lps, lens, stp = self.out_tok.tolist(), self.out_lp.tolist(), self.length.tolist(), self.stopped.tolist()
-        tv_l = self.top_v.tolist() if self.top_v is not None else None
-        ti_l = self.top_i.tolist() if self.top_i is not None else None
+        """One transfer back for the whole batch (its first len(rows) rows: the rest are a bucket's padding)."""
+        b = len(rows)
+        toks, lps, lens, stp = self.out_tok[:b].tolist(), self.out_lp[:b].tolist(), self.length[:b].tolist(), self.stopped[:b].tolist()
+        tv_l = self.top_v[:b].tolist() if self.top_v is not None else None
+        ti_l = self.top_i[:b].tolist() if self.top_i is not None else None
         outs = []
         for i, r in enumerate(rows):
             n = lens[i]
@@ -201,11 +247,26 @@ def resolve_decode(mode: str, model: Any, device: torch.device, lockstep: bool) 
     return mode
 
 
+@dataclass
+class _DecodeSlot:
+    """A static decode kept between calls of one bucket (decode_cache.py): buffers, sampler, step counter, graph."""
+    decoder: static_decode.StaticDecoder
+    sampler: _RowSampler
+    t: torch.Tensor
+    graph: Any = None
+
+    @property
+    def nbytes(self) -> int:
+        return self.decoder.nbytes + self.sampler.nbytes
+
+
 def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: torch.device,
-                  steps: int | None = None, decode: str = "auto") -> list[SampleOutput]:
+                  steps: int | None = None, decode: str = "auto", cache: SlotCache | None = None) -> list[SampleOutput]:
     """Continues every row in one batched decode. With `steps` given (FSDP: every rank must run the
     same forwards) exactly that many decode steps run, even after every row is done; otherwise the
-    loop ends when every row has stopped or reached its max_tokens. `decode`: see DECODE_MODES."""
+    loop ends when every row has stopped or reached its max_tokens. `decode`: see DECODE_MODES.
+    `cache`: a static or graph decode keeps its buffers and graph there for the next call of its
+    bucket (decode_cache.py); without it every call allocates (and captures) afresh."""
     batch = len(rows)
     lockstep = steps is not None
     steps = max((r.max_tokens for r in rows), default=0) if steps is None else steps
@@ -221,8 +282,6 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
         attn[i, width - len(r.prompt): width] = 1
     ids, attn = ids.to(device), attn.to(device)
     positions = (attn[:, :width].cumsum(-1) - 1).clamp(min=0)
-    sampler = _RowSampler(rows, steps, pad_id, device)
-    t_dev = torch.zeros(1, dtype=torch.long, device=device)
 
     cache_arg = cache_kwarg(model)
     # Only the last position's logits are needed for the prompt (saves a [B, P, V] tensor).
@@ -233,17 +292,27 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
     next_pos = positions[:, -1:] + 1
 
     if mode != "eager":
+        past, last = _cache_of(out), out.logits[:, -1, :]
         with torch.profiler.record_function("tcod.static_cache"):
-            dec = static_decode.StaticDecoder(model, _cache_of(out), attn, width, out.logits[:, -1, :], next_pos, t_dev)
-        del out
+            if cache is None:
+                t_dev = torch.zeros(1, dtype=torch.long, device=device)
+                sampler = _RowSampler(rows, steps, pad_id, device)
+                dec = static_decode.StaticDecoder(model, past, attn[:, :width], last, next_pos, t_dev, total=total)
+                slot = None
+            else:
+                slot = _kept_slot(cache, model, rows, steps, mode, past, attn[:, :width], last, next_pos, pad_id)
+                t_dev, sampler, dec = slot.t, slot.sampler, slot.decoder
+        del out, past, last
 
         def step() -> None:
             dec.forward(sampler.pick(dec.logits, t_dev))
             t_dev.add_(1)
 
-        static_decode.run_steps(step, steps, device, mode == "graph", lambda: sampler.done.all())
+        static_decode.run_steps(step, steps, device, mode == "graph", lambda: sampler.done.all(), kept=slot)
         return sampler.outputs(rows)
 
+    sampler = _RowSampler(rows, steps, pad_id, device)
+    t_dev = torch.zeros(1, dtype=torch.long, device=device)
     past = _cache_of(out)
     logits = out.logits[:, -1, :]
     # The "all rows done" flag travels to the host one step late (non-blocking copy + event), so
@@ -273,6 +342,30 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
         logits = out.logits[:, -1, :]
         next_pos = next_pos + 1
     return sampler.outputs(rows)
+
+
+def _kept_slot(cache: SlotCache, model: Any, rows: list[SampleRow], steps: int, mode: str, past: Any,
+               prompt_mask: torch.Tensor, logits: torch.Tensor, next_pos: torch.Tensor, pad_id: int) -> _DecodeSlot:
+    """The cached slot of this call's bucket with the call loaded into it, or a new one (kept if it fits)."""
+    b, w = prompt_mask.shape
+    n_stop = max(1, max(len(r.stop_ids) for r in rows))
+    kv_dtype = static_decode.cache_dtype(past)
+    key = (mode, bucket_rows(b), bucket_width(w), bucket_small(steps), bucket_small(n_stop),
+           _RowSampler.flags_of(rows), kv_dtype, logits.dtype)
+    _, rows_b, width_b, steps_b, stop_b, *_ = key
+    slot = cache.get(model, key)
+    if slot is not None:
+        slot.decoder.load(past, prompt_mask, logits, next_pos)
+        slot.sampler.load(rows)
+        slot.t.zero_()
+        return slot
+    t = torch.zeros(1, dtype=torch.long, device=prompt_mask.device)
+    sampler = _RowSampler(rows, steps_b, pad_id, prompt_mask.device, capacity=rows_b, stop_width=stop_b)
+    dec = static_decode.StaticDecoder(model, past, prompt_mask, logits, next_pos, t, rows=rows_b, width=width_b,
+                                      total=width_b + steps_b)
+    slot = _DecodeSlot(dec, sampler, t)
+    cache.put(model, key, slot)
+    return slot
 
 
 def generate(model: Any, prompts: list[list[int]], *, max_tokens: int, temperature: float, top_p: float,

@@ -61,6 +61,11 @@ def _cache_tensors(past: Any, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
     return past.key_cache[layer], past.value_cache[layer]
 
 
+def cache_dtype(past: Any) -> torch.dtype:
+    """The dtype of an HF cache's keys (the static buffers take it)."""
+    return _cache_tensors(past, 0)[0].dtype
+
+
 class StaticDecoder:
     """The KV cache of a prefill, in buffers of `total` columns, and a one-token forward over them.
 
@@ -68,29 +73,56 @@ class StaticDecoder:
     counter `self.t`), attends over every column the mask allows and leaves the last position's
     logits in `self.logits`; then the caller advances `self.t`. Nothing in it reads a value back
     to the host, so it can be captured in a CUDA graph.
+
+    The buffers may be larger than the call (`rows`, `width` and `total` of a bucket, decode_cache.py):
+    a prompt of w < `width` columns sits right-aligned in columns width − w … width − 1, with the
+    columns before it masked, so the next token is always at column `width + t`; rows past the call's
+    attend to one column and are done from the start. `load` puts a later call of the same bucket
+    into the same buffers, so a graph captured over them replays for it.
     """
 
-    def __init__(self, model: Any, past: Any, attn: torch.Tensor, width: int, logits: torch.Tensor,
-                 next_pos: torch.Tensor, t: torch.Tensor):
+    def __init__(self, model: Any, past: Any, prompt_mask: torch.Tensor, logits: torch.Tensor,
+                 next_pos: torch.Tensor, t: torch.Tensor, *, rows: int | None = None, width: int | None = None,
+                 total: int):
         self.model = model
         self.base = model.model
-        self.width = width
+        batch = rows or prompt_mask.shape[0]
+        self.width = width or prompt_mask.shape[1]
         self.t = t
-        self.mask = attn.bool()  # [B, total]; prompt columns set, decode columns set as they fill
-        total = attn.shape[1]
+        device = prompt_mask.device
+        self.mask = torch.zeros((batch, total), dtype=torch.bool, device=device)  # decode columns set as they fill
         self.keys: list[torch.Tensor] = []
         self.values: list[torch.Tensor] = []
         for i in range(len(self.base.layers)):
             k, v = _cache_tensors(past, i)
-            kb = k.new_zeros((k.shape[0], k.shape[1], total, k.shape[3]))
-            vb = v.new_zeros((v.shape[0], v.shape[1], total, v.shape[3]))
-            kb[:, :, :width] = k
-            vb[:, :, :width] = v
-            self.keys.append(kb)
-            self.values.append(vb)
-        self.logits = logits.clone()
-        self.pos = next_pos.clone()  # [B, 1]
+            self.keys.append(k.new_zeros((batch, k.shape[1], total, k.shape[3])))
+            self.values.append(v.new_zeros((batch, v.shape[1], total, v.shape[3])))
+        self.logits = logits.new_zeros((batch, logits.shape[-1]))
+        self.pos = next_pos.new_zeros((batch, 1))
         self.rope = _rope_function(self.base.layers[0].self_attn)
+        self.load(past, prompt_mask, logits, next_pos)
+
+    @property
+    def nbytes(self) -> int:
+        tensors = [*self.keys, *self.values, self.mask, self.logits, self.pos]
+        return sum(x.numel() * x.element_size() for x in tensors)
+
+    def load(self, past: Any, prompt_mask: torch.Tensor, logits: torch.Tensor, next_pos: torch.Tensor) -> None:
+        """A prefill's cache ([b, heads, w, dim] a layer), its prompt mask [b, w], last logits [b, V] and
+        next positions [b, 1], written in place (b ≤ rows, w ≤ width)."""
+        b, w = prompt_mask.shape
+        start = self.width - w
+        for i in range(len(self.keys)):
+            k, v = _cache_tensors(past, i)
+            self.keys[i][:b, :, start: self.width] = k
+            self.values[i][:b, :, start: self.width] = v
+        self.mask.zero_()
+        self.mask[:b, start: self.width] = prompt_mask.bool()
+        self.mask[b:, self.width - 1] = True  # a padding row attends to one column: no empty softmax
+        self.logits.zero_()
+        self.logits[:b] = logits
+        self.pos.zero_()
+        self.pos[:b] = next_pos
 
     def forward(self, tokens: torch.Tensor) -> None:
         col = self.t + self.width  # [1]
@@ -125,18 +157,23 @@ def _rope_function(attn: Any) -> Callable[..., tuple[torch.Tensor, torch.Tensor]
 
 
 def run_steps(step: Callable[[], None], steps: int, device: torch.device, use_graph: bool,
-              all_done: Callable[[], torch.Tensor]) -> None:
+              all_done: Callable[[], torch.Tensor], kept: Any = None) -> None:
     """Runs `step` (one decode step, its counter advanced inside) `steps` times, stopping early once
     every row is done. With `use_graph`, step 0 runs eagerly (on a side stream: it is also the
-    warm-up capture needs) and the rest replay one CUDA graph of `step`. The "all done" flag
-    travels to the host one step late (non-blocking copy + event), so the host queues the next step
-    while the device runs this one; at most one extra step is decoded, which changes no output."""
+    warm-up capture needs) and the rest replay one CUDA graph of `step`. `kept` (an object with a
+    `graph` attribute, decode_cache.py) holds the graph between calls: one it already holds is
+    replayed without a capture (step 0 then runs eagerly on the current stream), and one captured
+    here is left in it. The "all done" flag travels to the host one step late (non-blocking copy +
+    event), so the host queues the next step while the device runs this one; at most one extra step
+    is decoded, which changes no output."""
     flag_host = torch.zeros(1, dtype=torch.bool, pin_memory=device.type == "cuda")
     flag_event = None
-    graph = None
     use_graph = use_graph and steps > 1
+    graph = kept.graph if kept is not None and use_graph else None
     for t in range(steps):
-        if t == 0 and use_graph:
+        if t == 0 and graph is not None:
+            step()
+        elif t == 0 and use_graph:
             side = torch.cuda.Stream(device)
             side.wait_stream(torch.cuda.current_stream(device))
             with torch.cuda.stream(side):
@@ -145,6 +182,8 @@ def run_steps(step: Callable[[], None], steps: int, device: torch.device, use_gr
             graph = torch.cuda.CUDAGraph()
             with torch.profiler.record_function("tcod.capture"), _capture_autocast(device), torch.cuda.graph(graph):
                 step()
+            if kept is not None:
+                kept.graph = graph
         elif graph is not None:
             graph.replay()
         else:

@@ -28,6 +28,7 @@ from .logprobs import (SelectedLogits, chosen_logprobs, entropy_from_logprobs, m
 from .options import Options
 from .parallel import Parallel, choose_mode
 from .paths import confine
+from .decode_cache import SlotCache
 from .sampling import SampleRow, generate_rows, resolve_decode
 from .trace import Trace
 from .validate import (body_object, get_bool, get_float, get_int, get_opt_float, get_str, numbers,
@@ -94,6 +95,8 @@ class Worker:
         self.heads = {"student": SelectedLogits(self.student, full_forward=full)}
         if self.teacher is not None:
             self.heads["teacher"] = SelectedLogits(self.teacher, full_forward=full)
+        #: Static decodes kept between /sample calls (--decode-cache-mb; decode_cache.py).
+        self.decode_cache = SlotCache(opts.decode_cache) if opts.decode_cache > 0 else None
         #: Concurrent /sample and /score requests run as one batch (set by the server: its model thread).
         self.coalescer: Coalescer | None = None
         self.trace = Trace.from_env() if comm.rank == 0 else Trace(None)
@@ -170,6 +173,10 @@ class Worker:
             "world_size": self.comm.world,
             "parallel": self.par.mode,
             "decode": resolve_decode(self.opts.decode, self.student, self.device, self.par.lockstep),
+            "decode_cache": None if self.decode_cache is None else {
+                "budget_mib": self.decode_cache.budget / 2**20, "slots": len(self.decode_cache),
+                "mib": round(self.decode_cache.nbytes() / 2**20, 1), "hits": self.decode_cache.hits,
+                "misses": self.decode_cache.misses},
             "peak_memory_gib": (torch.cuda.max_memory_allocated(self.device) / 2**30) if self.device.type == "cuda" else None,
             "version": self.version,
             "worker_version": __version__,
@@ -250,7 +257,7 @@ class Worker:
             work = work or [SampleRow([self.pad_id], steps)]
         with torch.no_grad(), self._autocast():
             outs = generate_rows(self._model(req["model"]), work, pad_id=self.pad_id, device=self.device, steps=steps,
-                                 decode=self.opts.decode)
+                                 decode=self.opts.decode, cache=self.decode_cache)
         result = []
         for i, o in zip(mine, outs):
             item: dict[str, Any] = {"tokens": o.tokens, "logprobs": o.logprobs, "finish_reason": o.finish_reason}
