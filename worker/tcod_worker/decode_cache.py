@@ -1,13 +1,19 @@
-"""Decode state kept between /sample calls, so a CUDA graph is captured once per shape, not per call.
+"""Decode state kept between /sample calls, so CUDA graphs are captured once per shape, not per call.
 
 A static decode (static_decode.py) fixes every tensor's shape and address for one call, and its
 CUDA graph is captured for those addresses. Capturing is a quarter of a small model's call on the
-H200 (bench/results/h200.md: 12.8 of 45.7 ms for 32 rows × 16 tokens of the 4×256 student), and
-rollouts make thousands of such calls. Here the call's shape is rounded up to a bucket (rows, prompt
-width, decode steps, stop-list width) and the static buffers, the row sampler's tensors and the
-graph of that bucket are kept, least recently used first out, within a byte budget; a later call of
-the same bucket loads its rows into them and replays the graph. Unused rows of a bucket are done
-from the start, and unused prompt columns are masked, so they change no real row's output.
+H200, and the prompt's forward through HF's model another third (bench/results/h200.md: 12.8 and
+14.3 of 45.7 ms for 32 rows × 16 tokens of the 4×256 student), and rollouts make thousands of such
+calls. Here the call's shape is rounded up to a bucket (rows, prompt width, decode steps, stop-list
+width) and the bucket's static buffers, row sampler and graphs are kept, least recently used first
+out, within a byte budget. A bucket's first call runs HF's forward for the prompt and fills the
+buffers from its cache; later calls load their prompts into the buffers and run the prompt's
+forward through the model's own submodules (StaticDecoder.prefill), captured as a graph at the
+second call and replayed after, as is the decode step. Unused rows of a bucket are done from the
+start, and unused prompt columns are masked, so they change no real row's output.
+
+A slot's bytes are its buffers' and, once captured, its graphs' private memory pools (measured as
+the growth of the CUDA allocator's reserved memory over the capture).
 
 What a kept graph reads must stay where it was: the model's weights are updated in place (AdamW
 on the fp32 master weights; autocast's weight casts are recomputed in the graph, not cached), and a
@@ -28,8 +34,11 @@ def bucket_rows(n: int) -> int:
 
 
 def bucket_width(n: int) -> int:
-    """Prompt width rounded up to a power of two, at least 64 (a turn's prompt grows by tens of tokens)."""
-    return max(64, 1 << max(0, n - 1).bit_length())
+    """Prompt width rounded up: a power of two from 64 to 256, then a multiple of 256 (a turn's prompt
+    grows by tens of tokens, so a bucket serves several turns and pads by at most 255 columns)."""
+    if n <= 256:
+        return max(64, 1 << max(0, n - 1).bit_length())
+    return -(-n // 256) * 256
 
 
 def bucket_small(n: int) -> int:
@@ -58,10 +67,13 @@ class SlotCache:
         return slot
 
     def put(self, model: Any, key: Hashable, slot: Any) -> bool:
-        """Keeps `slot` (evicting others as needed); False when it alone exceeds the budget."""
+        """Keeps `slot` under `key` as the most recently used (evicting others as needed; called again
+        after a slot grew, it re-counts it); False, and `key` dropped, when it alone exceeds the budget."""
         if slot.nbytes > self.budget:
+            self._slots.pop((id(model), key), None)
             return False
         self._slots[(id(model), key)] = slot
+        self._slots.move_to_end((id(model), key))
         while self.nbytes() > self.budget:
             self._slots.popitem(last=False)
         return True

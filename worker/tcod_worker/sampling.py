@@ -254,10 +254,14 @@ class _DecodeSlot:
     sampler: _RowSampler
     t: torch.Tensor
     graph: Any = None
+    #: The prompts' forward (StaticDecoder.prefill) as a graph, captured at the bucket's second call.
+    prefill_graph: Any = None
+    #: GPU memory the graphs' private pools took when captured.
+    graph_bytes: int = 0
 
     @property
     def nbytes(self) -> int:
-        return self.decoder.nbytes + self.sampler.nbytes
+        return self.decoder.nbytes + self.sampler.nbytes + self.graph_bytes
 
 
 def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: torch.device,
@@ -283,6 +287,20 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
     ids, attn = ids.to(device), attn.to(device)
     positions = (attn[:, :width].cumsum(-1) - 1).clamp(min=0)
 
+    if mode != "eager" and cache is not None:
+        key = _bucket_key(rows, steps, mode, device)
+        slot = cache.get(model, key)
+        if slot is not None:  # the prompts' forward and every decode step replay the bucket's graphs
+            with torch.profiler.record_function("tcod.static_cache"):
+                slot.decoder.load_prompts(ids, attn[:, :width].bool())
+                slot.sampler.load(rows)
+                slot.t.zero_()
+            with torch.profiler.record_function("tcod.prefill"):
+                static_decode.run_kept(slot.decoder.prefill, slot, "prefill_graph", device, mode == "graph")
+            outs = _decode_static(slot.decoder, slot.sampler, slot.t, rows, steps, device, mode, slot)
+            cache.put(model, key, slot)  # again: a capture made it larger
+            return outs
+
     cache_arg = cache_kwarg(model)
     # Only the last position's logits are needed for the prompt (saves a [B, P, V] tensor).
     keep = {"logits_to_keep": 1} if "logits_to_keep" in _forward_params(model) else {}
@@ -299,17 +317,14 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
                 sampler = _RowSampler(rows, steps, pad_id, device)
                 dec = static_decode.StaticDecoder(model, past, attn[:, :width], last, next_pos, t_dev, total=total)
                 slot = None
-            else:
-                slot = _kept_slot(cache, model, rows, steps, mode, past, attn[:, :width], last, next_pos, pad_id)
+            else:  # a bucket's first call: its buffers take this prefill's cache (and dtypes)
+                slot = _new_slot(model, rows, steps, key, past, attn[:, :width], last, next_pos, pad_id)
                 t_dev, sampler, dec = slot.t, slot.sampler, slot.decoder
         del out, past, last
-
-        def step() -> None:
-            dec.forward(sampler.pick(dec.logits, t_dev))
-            t_dev.add_(1)
-
-        static_decode.run_steps(step, steps, device, mode == "graph", lambda: sampler.done.all(), kept=slot)
-        return sampler.outputs(rows)
+        outs = _decode_static(dec, sampler, t_dev, rows, steps, device, mode, slot)
+        if cache is not None and slot is not None:
+            cache.put(model, key, slot)
+        return outs
 
     sampler = _RowSampler(rows, steps, pad_id, device)
     t_dev = torch.zeros(1, dtype=torch.long, device=device)
@@ -344,28 +359,36 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
     return sampler.outputs(rows)
 
 
-def _kept_slot(cache: SlotCache, model: Any, rows: list[SampleRow], steps: int, mode: str, past: Any,
-               prompt_mask: torch.Tensor, logits: torch.Tensor, next_pos: torch.Tensor, pad_id: int) -> _DecodeSlot:
-    """The cached slot of this call's bucket with the call loaded into it, or a new one (kept if it fits)."""
-    b, w = prompt_mask.shape
+def _bucket_key(rows: list[SampleRow], steps: int, mode: str, device: torch.device) -> tuple:
+    """A call's bucket (decode_cache.py): shapes rounded up, `pick`'s host-side flags, and the autocast
+    in force (it decides the buffers' dtypes)."""
+    kind = device.type
+    cast = torch.get_autocast_dtype(kind) if torch.is_autocast_enabled(kind) else None
+    width = max(len(r.prompt) for r in rows)
     n_stop = max(1, max(len(r.stop_ids) for r in rows))
-    kv_dtype = static_decode.cache_dtype(past)
-    key = (mode, bucket_rows(b), bucket_width(w), bucket_small(steps), bucket_small(n_stop),
-           _RowSampler.flags_of(rows), kv_dtype, logits.dtype)
+    return (mode, bucket_rows(len(rows)), bucket_width(width), bucket_small(steps), bucket_small(n_stop),
+            _RowSampler.flags_of(rows), cast)
+
+
+def _new_slot(model: Any, rows: list[SampleRow], steps: int, key: tuple, past: Any, prompt_mask: torch.Tensor,
+              logits: torch.Tensor, next_pos: torch.Tensor, pad_id: int) -> _DecodeSlot:
+    """A bucket's buffers, loaded with this call (whose prompts' forward HF's model already ran)."""
     _, rows_b, width_b, steps_b, stop_b, *_ = key
-    slot = cache.get(model, key)
-    if slot is not None:
-        slot.decoder.load(past, prompt_mask, logits, next_pos)
-        slot.sampler.load(rows)
-        slot.t.zero_()
-        return slot
     t = torch.zeros(1, dtype=torch.long, device=prompt_mask.device)
     sampler = _RowSampler(rows, steps_b, pad_id, prompt_mask.device, capacity=rows_b, stop_width=stop_b)
     dec = static_decode.StaticDecoder(model, past, prompt_mask, logits, next_pos, t, rows=rows_b, width=width_b,
                                       total=width_b + steps_b)
-    slot = _DecodeSlot(dec, sampler, t)
-    cache.put(model, key, slot)
-    return slot
+    return _DecodeSlot(dec, sampler, t)
+
+
+def _decode_static(dec: static_decode.StaticDecoder, sampler: _RowSampler, t_dev: torch.Tensor, rows: list[SampleRow],
+                   steps: int, device: torch.device, mode: str, slot: _DecodeSlot | None) -> list[SampleOutput]:
+    def step() -> None:
+        dec.forward(sampler.pick(dec.logits, t_dev))
+        t_dev.add_(1)
+
+    static_decode.run_steps(step, steps, device, mode == "graph", lambda: sampler.done.all(), kept=slot)
+    return sampler.outputs(rows)
 
 
 def generate(model: Any, prompts: list[list[int]], *, max_tokens: int, temperature: float, top_p: float,

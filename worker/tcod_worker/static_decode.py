@@ -151,6 +151,85 @@ class StaticDecoder:
         self.pos += 1
 
 
+    # ------------------------------------------------------------------ the prompt's forward, kept
+    def load_prompts(self, ids: torch.Tensor, keep: torch.Tensor) -> None:
+        """A call's prompts for `prefill`: ids [b, w] left-padded and keep [b, w] (True on prompt
+        tokens), b ≤ rows and w ≤ width, written in place right-aligned; the rows after b and the
+        columns before width − w are padding."""
+        if not hasattr(self, "in_ids"):
+            rows, dev = self.mask.shape[0], self.mask.device
+            self.in_ids = torch.zeros((rows, self.width), dtype=torch.long, device=dev)
+            self.in_keep = torch.zeros((rows, self.width), dtype=torch.bool, device=dev)
+            self.in_pos = torch.zeros((rows, self.width), dtype=torch.long, device=dev)
+            self.causal = torch.ones((self.width, self.width), dtype=torch.bool, device=dev).tril()
+            self.eye = torch.eye(self.width, dtype=torch.bool, device=dev)
+        b, w = ids.shape
+        self.in_ids.zero_()
+        self.in_ids[:b, self.width - w:] = ids
+        self.in_keep.zero_()
+        self.in_keep[:b, self.width - w:] = keep
+        self.in_pos.copy_((self.in_keep.long().cumsum(-1) - 1).clamp(min=0))
+
+    def prefill(self) -> None:
+        """The prompts' forward through the model's own submodules over the loaded prompts (as HF's
+        forward with their attention mask and positions computes it, to rounding): their keys and
+        values fill columns 0 … width − 1, the last column's logits land in `self.logits`, and the
+        mask and positions are set for the decode. Reads nothing back to the host, so it can be a
+        CUDA graph too. A query attends to the prompt's earlier tokens and, so that padding columns
+        (no earlier prompt token) stay finite, to itself."""
+        rows, width = self.in_ids.shape
+        keep = self.in_keep
+        mask = ((self.causal & keep[:, None, :]) | self.eye)[:, None, :, :]  # [B, 1, W, W]
+        x = self.base.embed_tokens(self.in_ids)
+        cos, sin = self.base.rotary_emb(x, self.in_pos)
+        for i, layer in enumerate(self.base.layers):
+            attn = layer.self_attn
+            residual = x
+            h = layer.input_layernorm(x)
+            q = attn.q_proj(h).view(rows, width, -1, attn.head_dim).transpose(1, 2)
+            k = attn.k_proj(h).view(rows, width, -1, attn.head_dim).transpose(1, 2)
+            v = attn.v_proj(h).view(rows, width, -1, attn.head_dim).transpose(1, 2)
+            q, k = self.rope(q, k, cos, sin)
+            self.keys[i][:, :, :width].copy_(k)
+            self.values[i][:, :, :width].copy_(v)
+            o = F.scaled_dot_product_attention(q, k.to(self.keys[i].dtype), v.to(self.values[i].dtype), attn_mask=mask,
+                                               scale=attn.scaling, enable_gqa=True)
+            x = residual + attn.o_proj(o.transpose(1, 2).reshape(rows, width, -1))
+            residual = x
+            x = residual + layer.mlp(layer.post_attention_layernorm(x))
+        x = self.base.norm(x[:, -1:, :])
+        self.logits.copy_(self.model.lm_head(x[:, -1, :]))
+        self.mask.zero_()
+        self.mask[:, :width].copy_(keep)
+        self.mask[:, width - 1] |= ~keep.any(-1)  # a padding row attends to one column: no empty softmax
+        self.pos.copy_(self.in_pos[:, -1:] + 1)
+
+
+def run_kept(fn: Callable[[], None], kept: Any, attr: str, device: torch.device, use_graph: bool) -> None:
+    """Runs `fn` once: as the CUDA graph held in `kept.<attr>` when there is one, else eagerly, and
+    on CUDA with `use_graph` captures it there (its memory added to `kept.graph_bytes`) for the next call (after running it on a side stream,
+    the warm-up capture needs). `fn` must compute its outputs from its inputs alone (run twice, the
+    same result)."""
+    graph = getattr(kept, attr, None)
+    if graph is not None:
+        graph.replay()
+        return
+    if not use_graph:
+        fn()
+        return
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    before = torch.cuda.memory_reserved(device)
+    with torch.profiler.record_function("tcod.capture_prefill"), _capture_autocast(device), torch.cuda.graph(graph):
+        fn()
+    kept.graph_bytes += torch.cuda.memory_reserved(device) - before  # the graph's private pool
+    setattr(kept, attr, graph)  # capture records without running; the warm-up above did this call's work
+
+
 def _rope_function(attn: Any) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
     """The installed transformers' `apply_rotary_pos_emb` of the attention module's own file."""
     return getattr(sys.modules[type(attn).__module__], "apply_rotary_pos_emb")
@@ -161,7 +240,7 @@ def run_steps(step: Callable[[], None], steps: int, device: torch.device, use_gr
     """Runs `step` (one decode step, its counter advanced inside) `steps` times, stopping early once
     every row is done. With `use_graph`, step 0 runs eagerly (on a side stream: it is also the
     warm-up capture needs) and the rest replay one CUDA graph of `step`. `kept` (an object with a
-    `graph` attribute, decode_cache.py) holds the graph between calls: one it already holds is
+    `graph` and a `graph_bytes` attribute, decode_cache.py) holds the graph between calls: one it already holds is
     replayed without a capture (step 0 then runs eagerly on the current stream), and one captured
     here is left in it. The "all done" flag travels to the host one step late (non-blocking copy +
     event), so the host queues the next step while the device runs this one; at most one extra step
@@ -180,10 +259,12 @@ def run_steps(step: Callable[[], None], steps: int, device: torch.device, use_gr
                 step()
             torch.cuda.current_stream(device).wait_stream(side)
             graph = torch.cuda.CUDAGraph()
+            before = torch.cuda.memory_reserved(device)
             with torch.profiler.record_function("tcod.capture"), _capture_autocast(device), torch.cuda.graph(graph):
                 step()
             if kept is not None:
                 kept.graph = graph
+                kept.graph_bytes += torch.cuda.memory_reserved(device) - before  # the graph's private pool
         elif graph is not None:
             graph.replay()
         else:

@@ -1,7 +1,9 @@
-"""Static decodes kept between calls (decode_cache.py): a call decoded in a kept bucket's buffers, with
-padding rows and right-aligned shorter prompts, gives what the eager decode gives, whatever the
-bucket held before; slots are found by model and bucket, and the byte budget evicts the least
-recently used. On a machine with CUDA the kept graph is replayed too."""
+"""Static decodes kept between calls (decode_cache.py): a bucket's first call decodes from HF's
+prompt forward, later ones run the prompt's forward through the model's submodules
+(StaticDecoder.prefill) into the kept buffers; either way, with padding rows and right-aligned
+shorter prompts, a call gives what the eager decode gives, whatever the bucket held before. Slots
+are found by model and bucket, and the byte budget evicts the least recently used. On a machine with
+CUDA the kept graphs (prompt forward and decode step) are replayed too."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ MODES = [("cpu", "static")] + ([("cuda", "graph"), ("cuda", "static")] if torch.
 
 def test_buckets():
     assert [bucket_rows(n) for n in (1, 2, 3, 5, 8, 31, 32, 33, 64, 65, 140, 160)] == [1, 2, 4, 8, 8, 32, 32, 64, 64, 96, 160, 160]
-    assert [bucket_width(n) for n in (1, 64, 65, 300, 512, 513)] == [64, 64, 128, 512, 512, 1024]
+    assert [bucket_width(n) for n in (1, 64, 65, 200, 256, 257, 512, 513, 1350)] == [64, 64, 128, 256, 256, 512, 512, 768, 1536]
     assert [bucket_small(n) for n in (1, 2, 3, 24, 32, 33)] == [1, 2, 4, 32, 32, 64]
 
 
@@ -37,6 +39,11 @@ def test_slot_cache_keys_by_model_and_evicts_least_recently_used():
     assert cache.nbytes() == 80 and len(cache) == 2
     assert not cache.put(m1, "huge", Slot(101)) and cache.get(m1, "huge") is None
     assert (cache.hits, cache.misses) == (3, 3)
+    grown = cache.get(m2, "a")
+    grown.nbytes = 70  # a capture added its pool: put again re-counts it and evicts the others
+    assert cache.put(m2, "a", grown) and len(cache) == 1 and cache.nbytes() == 70
+    grown.nbytes = 150  # now larger than the whole budget: dropped
+    assert not cache.put(m2, "a", grown) and len(cache) == 0
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])
