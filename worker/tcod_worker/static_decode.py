@@ -61,11 +61,6 @@ def _cache_tensors(past: Any, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
     return past.key_cache[layer], past.value_cache[layer]
 
 
-def cache_dtype(past: Any) -> torch.dtype:
-    """The dtype of an HF cache's keys (the static buffers take it)."""
-    return _cache_tensors(past, 0)[0].dtype
-
-
 class StaticDecoder:
     """The KV cache of a prefill, in buffers of `total` columns, and a one-token forward over them.
 
@@ -105,6 +100,7 @@ class StaticDecoder:
     @property
     def nbytes(self) -> int:
         tensors = [*self.keys, *self.values, self.mask, self.logits, self.pos]
+        tensors += [getattr(self, a) for a in ("in_ids", "in_keep", "in_pos", "causal", "eye") if hasattr(self, a)]
         return sum(x.numel() * x.element_size() for x in tensors)
 
     def load(self, past: Any, prompt_mask: torch.Tensor, logits: torch.Tensor, next_pos: torch.Tensor) -> None:
@@ -149,7 +145,6 @@ class StaticDecoder:
         x = self.base.norm(x)
         self.logits.copy_(self.model.lm_head(x[:, -1, :]))
         self.pos += 1
-
 
     # ------------------------------------------------------------------ the prompt's forward, kept
     def load_prompts(self, ids: torch.Tensor, keep: torch.Tensor) -> None:
