@@ -126,8 +126,9 @@ export function register(program: Command): void {
       }
       ensureOutFile(o.out, "--out", "compare.html");
       if (o.json) ensureOutFile(o.json, "--json", "compare.json");
-      writeOutFile(o.out, renderCompare(runs, { level, ...(o.title ? { title: o.title } : {}) }));
-      const summaries = [...groupRuns(runs)].map(([m, rs]) => summarize(m, rs, level));
+      const groups = groupRuns(runs);
+      writeOutFile(o.out, renderCompare(runs, { level, groups, ...(o.title ? { title: o.title } : {}) }));
+      const summaries = [...groups].map(([m, rs]) => summarize(m, rs, level));
       if (o.json) {
         writeOutFile(o.json, JSON.stringify({ level, methods: summaries }, null, 2) + "\n", "--json");
       }

@@ -218,9 +218,9 @@ export function lateKlPerTurn(rows: readonly MetricsRow[]): [number, number][] {
 const f3 = (s: Spread): string => (s.n === 0 || Number.isNaN(s.mean) ? "—" : s.n > 1 ? `${s.mean.toFixed(3)} ± ${s.std.toFixed(3)}` : s.mean.toFixed(3));
 const f1 = (s: Spread | null): string => (!s ? "—" : s.n > 1 ? `${s.mean.toFixed(1)} ± ${s.std.toFixed(1)}` : s.mean.toFixed(1));
 
-/** The compare page: one self-contained HTML file (inline SVG, no scripts). */
-export function renderCompare(runs: readonly RunData[], opts: { level: number; title?: string }): string {
-  const groups = groupRuns(runs);
+/** The compare page: one self-contained HTML file (inline SVG, no scripts). `groups`: `groupRuns(runs)`, when the caller has it. */
+export function renderCompare(runs: readonly RunData[], opts: { level: number; title?: string; groups?: Map<string, RunData[]> }): string {
+  const groups = opts.groups ?? groupRuns(runs);
   const names = evalNames(runs);
   const summaries = [...groups].map(([m, rs]) => summarize(m, rs, opts.level));
   const perMethod = (f: (r: RunData) => [number, number][]): Series[] => [...groups].map(([m, rs]) => banded(m, rs.map(f)));
