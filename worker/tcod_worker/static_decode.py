@@ -202,16 +202,23 @@ class StaticDecoder:
 
 def run_kept(fn: Callable[[], None], kept: Any, attr: str, device: torch.device, use_graph: bool) -> None:
     """Runs `fn` once: as the CUDA graph held in `kept.<attr>` when there is one, else eagerly, and
-    on CUDA with `use_graph` captures it there (its memory added to `kept.graph_bytes`) for the next call (after running it on a side stream,
-    the warm-up capture needs). `fn` must compute its outputs from its inputs alone (run twice, the
-    same result)."""
+    on CUDA with `use_graph` captures it there for the next call (its pool added to
+    `kept.graph_bytes`). `fn` must read and write only tensors kept with the graph: later calls
+    replay it over them."""
     graph = getattr(kept, attr, None)
     if graph is not None:
         graph.replay()
-        return
-    if not use_graph:
+    elif not use_graph:
         fn()
-        return
+    else:  # capture records without running; the warm-up in `_capture` did this call's work
+        graph, pool = _capture(fn, device, "tcod.capture_prefill")
+        setattr(kept, attr, graph)
+        kept.graph_bytes += pool
+
+
+def _capture(fn: Callable[[], None], device: torch.device, label: str) -> tuple[Any, int]:
+    """Runs `fn` once on a side stream (the warm-up capture needs), then captures it as a CUDA graph;
+    the graph and the bytes its private memory pool took (the growth of reserved memory)."""
     side = torch.cuda.Stream(device)
     side.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(side):
@@ -219,10 +226,9 @@ def run_kept(fn: Callable[[], None], kept: Any, attr: str, device: torch.device,
     torch.cuda.current_stream(device).wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     before = torch.cuda.memory_reserved(device)
-    with torch.profiler.record_function("tcod.capture_prefill"), _capture_autocast(device), torch.cuda.graph(graph):
+    with torch.profiler.record_function(label), _capture_autocast(device), torch.cuda.graph(graph):
         fn()
-    kept.graph_bytes += torch.cuda.memory_reserved(device) - before  # the graph's private pool
-    setattr(kept, attr, graph)  # capture records without running; the warm-up above did this call's work
+    return graph, torch.cuda.memory_reserved(device) - before
 
 
 def _rope_function(attn: Any) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
@@ -234,9 +240,9 @@ def run_steps(step: Callable[[], None], steps: int, device: torch.device, use_gr
               all_done: Callable[[], torch.Tensor], kept: Any = None) -> None:
     """Runs `step` (one decode step, its counter advanced inside) `steps` times, stopping early once
     every row is done. With `use_graph`, step 0 runs eagerly (on a side stream: it is also the
-    warm-up capture needs) and the rest replay one CUDA graph of `step`. `kept` (an object with a
-    `graph` and a `graph_bytes` attribute, decode_cache.py) holds the graph between calls: one it already holds is
-    replayed without a capture (step 0 then runs eagerly on the current stream), and one captured
+    warm-up capture needs) and the rest replay one CUDA graph of `step`. `kept` (an object with
+    `graph` and `graph_bytes` attributes, decode_cache.py) holds the graph between calls: one it
+    already holds is replayed without a capture (step 0 then runs eagerly on the current stream), and one captured
     here is left in it. The "all done" flag travels to the host one step late (non-blocking copy +
     event), so the host queues the next step while the device runs this one; at most one extra step
     is decoded, which changes no output."""
@@ -248,18 +254,10 @@ def run_steps(step: Callable[[], None], steps: int, device: torch.device, use_gr
         if t == 0 and graph is not None:
             step()
         elif t == 0 and use_graph:
-            side = torch.cuda.Stream(device)
-            side.wait_stream(torch.cuda.current_stream(device))
-            with torch.cuda.stream(side):
-                step()
-            torch.cuda.current_stream(device).wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            before = torch.cuda.memory_reserved(device)
-            with torch.profiler.record_function("tcod.capture"), _capture_autocast(device), torch.cuda.graph(graph):
-                step()
+            graph, pool = _capture(step, device, "tcod.capture")
             if kept is not None:
                 kept.graph = graph
-                kept.graph_bytes += torch.cuda.memory_reserved(device) - before  # the graph's private pool
+                kept.graph_bytes += pool
         elif graph is not None:
             graph.replay()
         else:
