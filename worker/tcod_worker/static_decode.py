@@ -187,8 +187,12 @@ class StaticDecoder:
             q, k = self.rope(q, k, cos, sin)
             self.keys[i][:, :, :width].copy_(k)
             self.values[i][:, :, :width].copy_(v)
-            o = F.scaled_dot_product_attention(q, k.to(self.keys[i].dtype), v.to(self.values[i].dtype), attn_mask=mask,
-                                               scale=attn.scaling, enable_gqa=True)
+            # Key/value heads repeated for the query heads rather than `enable_gqa`: SDPA runs GQA only
+            # in its flash and math kernels, flash takes no mask, and math holds [B, heads, W, W] scores.
+            rep = q.shape[1] // k.shape[1]
+            k = k.to(self.keys[i].dtype).repeat_interleave(rep, dim=1)
+            v = v.to(self.values[i].dtype).repeat_interleave(rep, dim=1)
+            o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=attn.scaling)
             x = residual + attn.o_proj(o.transpose(1, 2).reshape(rows, width, -1))
             residual = x
             x = residual + layer.mlp(layer.post_attention_layernorm(x))
