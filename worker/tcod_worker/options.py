@@ -71,8 +71,9 @@ def parse_options(argv: list[str] | None = None) -> Options:
                    "it applies, else eager")
     p.add_argument("--decode-cache-mb", type=float, default=0.0,
                    help="MiB of static decode buffers kept between /sample calls, with their CUDA graphs, by shape "
-                   "bucket (rows, prompt width, new tokens): a call of a kept bucket skips the capture but decodes "
-                   "padded to the bucket; least recently used evicted first (default 0: every call captures afresh)")
+                   "bucket (rows, prompt width, new tokens): a call of a kept bucket replays the prompt's forward and the "
+                   "decode step as graphs (no capture) but computes padded to the bucket; least recently used "
+                   "evicted first (default 0: every call runs HF's prompt forward and captures afresh)")
     a = p.parse_args(argv)
     token = a.token or os.environ.get("TCOD_WORKER_TOKEN") or None
     if not a.max_body_mb > 0:

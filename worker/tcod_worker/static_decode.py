@@ -246,10 +246,10 @@ def run_steps(step: Callable[[], None], steps: int, device: torch.device, use_gr
     every row is done. With `use_graph`, step 0 runs eagerly (on a side stream: it is also the
     warm-up capture needs) and the rest replay one CUDA graph of `step`. `kept` (an object with
     `graph` and `graph_bytes` attributes, decode_cache.py) holds the graph between calls: one it
-    already holds is replayed without a capture (step 0 then runs eagerly on the current stream), and one captured
-    here is left in it. The "all done" flag travels to the host one step late (non-blocking copy +
-    event), so the host queues the next step while the device runs this one; at most one extra step
-    is decoded, which changes no output."""
+    already holds is replayed without a capture (step 0 then runs eagerly on the current stream),
+    and one captured here is left in it. The "all done" flag travels to the host one step late
+    (non-blocking copy + event), so the host queues the next step while the device runs this one;
+    at most one extra step is decoded, which changes no output."""
     flag_host = torch.zeros(1, dtype=torch.bool, pin_memory=device.type == "cuda")
     flag_event = None
     use_graph = use_graph and steps > 1

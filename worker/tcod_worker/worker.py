@@ -21,6 +21,7 @@ import torch
 from . import __version__, losses
 from .coalesce import Coalescer
 from .comm import Comm
+from .decode_cache import SlotCache
 from .errors import BadRequest, NotFound, StartupError, WorkerError
 from .loading import DTYPES, load_tokenizer_and_model, stop_token_ids, tokenizer_fingerprint, wrap_lora, write_word_tokenizer
 from .logprobs import (SelectedLogits, chosen_logprobs, entropy_from_logprobs, micro_batches, pad_values, ranks_of,
@@ -28,7 +29,6 @@ from .logprobs import (SelectedLogits, chosen_logprobs, entropy_from_logprobs, m
 from .options import Options
 from .parallel import Parallel, choose_mode
 from .paths import confine
-from .decode_cache import SlotCache
 from .sampling import SampleRow, generate_rows, resolve_decode
 from .trace import Trace
 from .validate import (body_object, get_bool, get_float, get_int, get_opt_float, get_str, numbers,
