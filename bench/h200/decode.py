@@ -10,7 +10,8 @@ tokens (bf16 rounding differs between them, so a sampled row can diverge after a
 `--profile` instead profiles three graph calls per model (32 rows, 16 new tokens, as in an OPD
 round) with torch.profiler and records where a call's wall time goes: the prompt's forward
 (tcod.prefill), the static cache (tcod.static_cache), the capture (tcod.capture), the rest
-(replays, sampler set-up, the copy back), plus the top operators, in OUT and OUT.MODEL.txt.
+(replays, sampler set-up, the copy back), plus the top operators, in OUT and OUT.MODEL.txt; and
+the same for calls kept between calls (OUT.MODEL-kept.txt).
 
 Each case also runs with the decode kept between calls (worker/tcod_worker/decode_cache.py: the
 call padded to its shape bucket, the prompt's forward and the decode step replayed as graphs, no capture), and `rollout` times the 30 sample calls of one OPD
@@ -142,17 +143,21 @@ def profile(out: str) -> None:
     for name, cfg in MODELS.items():
         model = build_tiny_model(parse_tiny_spec(os.path.join(ROOT, cfg), None), VOCAB, eos_id=3, pad_id=0).to("cuda")
         rs = rows(32, 16, seed=48)
-        timed(model, rs, "graph", 1)  # warm-up
-        wall, _ = timed(model, rs, "graph", 3)
-        with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            timed(model, rs, "graph", 3)
-        avg = prof.key_averages()
-        labels = {e.key: round(e.cpu_time_total / 3e3, 3) for e in avg if e.key.startswith("tcod.")}
-        res["models"][name] = {"call_ms_median": round(wall * 1e3, 2), "label_cpu_ms_per_call": labels,
-                               "cuda_ms_per_call": round(sum(getattr(e, "self_device_time_total", 0) for e in avg) / 3e3, 3)}
-        with open(f"{out}.{name}.txt", "w") as f:
-            f.write(avg.table(sort_by="cpu_time_total", row_limit=40))
-        print(name, json.dumps(res["models"][name]), flush=True)
+        # Per call, captured afresh ("graph"), and kept between calls ("kept": decode_cache.py, warmed
+        # up by two calls so that both of its graphs exist).
+        for variant, cache in (("graph", None), ("kept", SlotCache(budget=8 << 30))):
+            key = name if variant == "graph" else f"{name} kept"
+            timed(model, rs, "graph", 2, cache)  # warm-up
+            wall, _ = timed(model, rs, "graph", 3, cache)
+            with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                timed(model, rs, "graph", 3, cache)
+            avg = prof.key_averages()
+            labels = {e.key: round(e.cpu_time_total / 3e3, 3) for e in avg if e.key.startswith("tcod.")}
+            res["models"][key] = {"call_ms_median": round(wall * 1e3, 2), "label_cpu_ms_per_call": labels,
+                                  "cuda_ms_per_call": round(sum(getattr(e, "self_device_time_total", 0) for e in avg) / 3e3, 3)}
+            with open(f"{out}.{key.replace(' ', '-')}.txt", "w") as f:
+                f.write(avg.table(sort_by="cpu_time_total", row_limit=40))
+            print(key, json.dumps(res["models"][key]), flush=True)
         del model
     with open(out, "w") as f:
         json.dump(res, f, indent=1)
