@@ -26,10 +26,15 @@ from collections import OrderedDict
 from typing import Any, Hashable
 
 
+def _pow2(n: int) -> int:
+    """The least power of two ≥ n (1 for n ≤ 1)."""
+    return 1 << max(0, n - 1).bit_length()
+
+
 def bucket_rows(n: int) -> int:
     """Rows rounded up: a power of two up to 64, then a multiple of 32 (140 → 160)."""
     if n <= 64:
-        return 1 << max(0, n - 1).bit_length()
+        return _pow2(n)
     return -(-n // 32) * 32
 
 
@@ -37,13 +42,13 @@ def bucket_width(n: int) -> int:
     """Prompt width rounded up: a power of two from 64 to 256, then a multiple of 256 (a turn's prompt
     grows by tens of tokens, so a bucket serves several turns and pads by at most 255 columns)."""
     if n <= 256:
-        return max(64, 1 << max(0, n - 1).bit_length())
+        return max(64, _pow2(n))
     return -(-n // 256) * 256
 
 
 def bucket_small(n: int) -> int:
     """Decode steps or stop-list width rounded up to a power of two (at least 1)."""
-    return 1 << max(0, n - 1).bit_length()
+    return _pow2(n)
 
 
 class SlotCache:

@@ -285,10 +285,9 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
         ids[i, width - len(r.prompt):] = torch.tensor(r.prompt, dtype=torch.long)
         attn[i, width - len(r.prompt): width] = 1
     ids, attn = ids.to(device), attn.to(device)
-    positions = (attn[:, :width].cumsum(-1) - 1).clamp(min=0)
 
     if mode != "eager" and cache is not None:
-        key = _bucket_key(rows, steps, mode, device)
+        key = _bucket_key(rows, width, steps, mode, device)
         slot = cache.get(model, key)
         if slot is not None:  # the prompts' forward and every decode step replay the bucket's graphs
             with torch.profiler.record_function("tcod.static_cache"):
@@ -301,6 +300,7 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
             cache.put(model, key, slot)  # again: a capture made it larger
             return outs
 
+    positions = (attn[:, :width].cumsum(-1) - 1).clamp(min=0)  # a kept bucket's prefill computes its own
     cache_arg = cache_kwarg(model)
     # Only the last position's logits are needed for the prompt (saves a [B, P, V] tensor).
     keep = {"logits_to_keep": 1} if "logits_to_keep" in _forward_params(model) else {}
@@ -359,12 +359,11 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
     return sampler.outputs(rows)
 
 
-def _bucket_key(rows: list[SampleRow], steps: int, mode: str, device: torch.device) -> tuple:
+def _bucket_key(rows: list[SampleRow], width: int, steps: int, mode: str, device: torch.device) -> tuple:
     """A call's bucket (decode_cache.py): shapes rounded up, `pick`'s host-side flags, and the autocast
     in force (it decides the buffers' dtypes)."""
     kind = device.type
     cast = torch.get_autocast_dtype(kind) if torch.is_autocast_enabled(kind) else None
-    width = max(len(r.prompt) for r in rows)
     n_stop = max(1, max(len(r.stop_ids) for r in rows))
     return (mode, bucket_rows(len(rows)), bucket_width(width), bucket_small(steps), bucket_small(n_stop),
             _RowSampler.flags_of(rows), cast)
