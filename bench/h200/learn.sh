@@ -15,11 +15,12 @@
 # (bench/h200/learn-summary.mjs), OUT_DIR/gpu.csv (nvidia-smi). Needs node ≥ 20 on PATH (bin/tcod.mjs
 # + dist/) and a python with torch/transformers ($TCOD_PYTHON, default python3).
 #
-# Entries: TEACHERS="name:config.json:tasks_per_step:peak_lr:steps[:noise[:noise_from]] …"  STUDENT_INIT="config.json:tasks:peak_lr:steps[:noise[:noise_from]]"
+# Entries: TEACHERS="name:config.json:tasks_per_step:peak_lr:steps[:noise[:noise_from[:seed]]] …"  STUDENT_INIT="config.json:tasks:peak_lr:steps[:noise[:noise_from]]"
 #          (sft-teacher.tcod: warm-up then cosine to peak_lr/10 at `steps`; noise = DART noise, default 0;
 #          noise_from = admissible (default), stale (a command offered earlier and not now), guess (a
 #          `take` of a goal-type object the receptacle at hand does not hold) or student: the model's
-#          own replies as the noise)
+#          own replies as the noise; seed = the run's `--seed`, which orders its demonstrations and draws its
+#          noise, default the plan's: two entries of one recipe at two seeds are two draws of it)
 #          INITS="name:config.json:tasks:peak_lr:steps[:noise[:noise_from]] …": more initialisations beside
 #          STUDENT_INIT, each trained in phase 1 as run init-NAME (e.g. a larger student, or one trained longer)
 #          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher]]]] …" with method one of opd tcod-f2b
@@ -107,11 +108,11 @@ resume() {
   PIDS+=($!); PORTS+=($port)
   log "resumed $name (pid $!, port $port)"
 }
-# sft_run NAME CONFIG TASKS PEAK_LR STEPS NOISE NOISE_FROM EVALS: an SFT run of sft-teacher.tcod, resumed if it has a checkpoint.
+# sft_run NAME CONFIG TASKS PEAK_LR STEPS NOISE NOISE_FROM EVALS [SEED]: an SFT run of sft-teacher.tcod, resumed if it has a checkpoint.
 sft_run() {
-  local name=$1 cfg=$2 tasks=$3 lr=$4 steps=$5 noise=$6 from=$7 ev=$8
+  local name=$1 cfg=$2 tasks=$3 lr=$4 steps=$5 noise=$6 from=$7 ev=$8 seed=${9:-}
   if [ -f "$WORK/$name/checkpoint/state.json" ]; then resume "$name"; return; fi
-  launch "$name" $G/sft-teacher.tcod texthouse_sft_teacher --set "config=\"$cfg\"" --set "train_steps=$steps steps" \
+  launch "$name" $G/sft-teacher.tcod texthouse_sft_teacher ${seed:+--seed "$seed"} --set "config=\"$cfg\"" --set "train_steps=$steps steps" \
     --set "texthouse_sft_teacher.batch=$tasks tasks × 0 rollouts" --set "peak_lr=$lr" --set "noise=$noise" --set "noise_from=\"$from\"" \
     --set "texthouse_sft_teacher.eval=$ev"
 }
@@ -157,8 +158,8 @@ last_seen() {  # last valid_seen success of a run folder (−1 when none)
 # Phase 1: teachers and the students' initialisation.
 if [[ " $PHASES " == *" 1 "* ]]; then
   for t in $TEACHERS; do
-    IFS=: read -r name cfg tasks lr steps noise from <<< "$t"
-    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "${from:-admissible}" "$(evals $T_EVAL false $T_EVAL_OTHER)"
+    IFS=: read -r name cfg tasks lr steps noise from seed <<< "$t"
+    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "${from:-admissible}" "$(evals $T_EVAL false $T_EVAL_OTHER)" "$seed"
   done
   if [ -n "$STUDENT_INIT" ]; then   # STUDENT_INIT="" trains teachers only
     IFS=: read -r icfg itasks ilr isteps inoise ifrom <<< "$STUDENT_INIT"
