@@ -29,7 +29,8 @@
 #          peak_lr the student's learning rate after its warm-up (default: the example's, 1e-4),
 #          temperature the rollouts' sampling temperature (the curriculum's `temperature`, default 1), and
 #          estimator the distillation estimator, k1 (default) or topk (the examples' `estimator`), and
-#          teacher a phase-1 teacher's name (default: the chosen one below), so one call can distil
+#          teacher a phase-1 teacher's name (default: the chosen one below) or NAME@STEP (its weights at
+#          that step, kept by TEACHER_KEEP), so one call can distil
 #          from two teachers side by side (e.g. a clean-path teacher X and a stale-noise teacher XS),
 #          or `init`: the student's own initialisation (self-distillation, a control: the teacher
 #          agrees with the student at step 1, so whatever the student loses is the update's noise).
@@ -39,6 +40,10 @@
 #          with deadline $P1B_S seconds (default 200), evaluated every $FT_EVAL steps on every split
 #          (default: as the phase-1 teachers).
 # TEACHER=name distils from teacher-name instead of the teacher with the best last valid_seen success.
+# TEACHER_KEEP="600 …": keeps a copy of every phase-1 teacher's weights as its checkpoint stood at each
+#          of these steps ($WORK/kept/NAME@STEP), so students can distil from one teacher run at two
+#          points of its training (a student's teacher field `NAME@STEP`). Each step must be a multiple
+#          of CKPT (a checkpoint is written there); the copy is taken while the phase runs (polled every 2 s).
 # PHASES="1 2" (default) runs both; "1" only trains teachers (and the initialisation), "2" only
 # distils from the teachers and initialisation already in $WORK (a later call on a machine that kept
 # them: WORK under the repo's ignored runs/ survives between calls while the machine stays warm). A
@@ -126,6 +131,25 @@ snapshot() {
 progress() {
   local f; for f in "$WORK"/*.log; do [ -f "$f" ] && log "  $(basename "$f" .log): $(grep -E '^(step|eval|done|error|interrupt)' "$f" | tail -n 1 | cut -c1-150)"; done
 }
+# keep_checkpoints: copies each teacher's checkpointed weights at a step of $TEACHER_KEEP to $WORK/kept/NAME@STEP
+# (through a temporary folder, and only if the checkpoint still holds that step once copied: a newer
+# checkpoint may replace it meanwhile).
+keep_checkpoints() {
+  [ -n "${TEACHER_KEEP:-}" ] || return 0
+  local d name step k dst
+  for d in "$WORK"/teacher-*/; do
+    [ -f "$d/checkpoint/state.json" ] || continue
+    name=$(basename "$d"); name=${name#teacher-}
+    step=$(node -e 'try{console.log(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).learnerStep)}catch{console.log(-1)}' "$d/checkpoint/state.json")
+    for k in $TEACHER_KEEP; do
+      dst="$WORK/kept/$name@$k"
+      [ "$step" = "$k" ] && [ ! -d "$dst" ] || continue
+      rm -rf "$dst.tmp" && mkdir -p "$dst.tmp" && cp -r "$d/checkpoint/student" "$dst.tmp/student" 2>/dev/null \
+        && cp "$d/checkpoint/state.json" "$dst.tmp/state.json" 2>/dev/null && cmp -s "$dst.tmp/state.json" "$d/checkpoint/state.json" \
+        && mv "$dst.tmp" "$dst" && log "kept teacher-$name at step $k: $dst" || rm -rf "$dst.tmp"
+    done
+  done
+}
 # Waits for the phase's runs until DEADLINE seconds from now (snapshots and progress every 30 s),
 # then interrupts the rest (SIGINT: finish the step, checkpoint, stop) and, GRACE seconds later,
 # kills what is left together with its worker (which runs in a process group of its own).
@@ -135,6 +159,7 @@ finish_phase() {
     local alive=0; for p in "${PIDS[@]}"; do kill -0 $p 2>/dev/null && alive=1; done
     [ $alive = 0 ] && break
     [ $(date +%s) -ge $next ] && { snapshot; progress; next=$(( $(date +%s) + 30 )); }
+    keep_checkpoints
     sleep 2
   done
   for p in "${PIDS[@]}"; do kill -INT $p 2>/dev/null; done
@@ -149,6 +174,7 @@ finish_phase() {
   done
   # Only the phase's runs: a bare `wait` (also what an empty list expands to) waits for nvidia-smi too.
   [ ${#PIDS[@]} -gt 0 ] && wait "${PIDS[@]}" 2>/dev/null; PIDS=(); PORTS=()
+  keep_checkpoints   # a teacher that ended at a kept step
   snapshot; progress
 }
 last_seen() {  # last valid_seen success of a run folder (−1 when none)
@@ -206,6 +232,7 @@ elif [ -n "$best" ]; then
     IFS=: read -r name method init seed slr stemp sest steach <<< "$s"
     cur=texthouse_gpu_${method//-/_}
     tdir=$TDIR; [ -n "$steach" ] && tdir="$WORK/teacher-$steach/checkpoint/student"
+    [[ "$steach" == *@* ]] && tdir="$WORK/kept/$steach/student"   # NAME@STEP: a TEACHER_KEEP copy
     case $init in
       scratch) scfg=$G/student.json ;;
       warm) scfg="$WORK/student-init/checkpoint/student" ;;
