@@ -160,12 +160,21 @@ function lossTerm(a: Map<string, Value>, call: CallInfo): Value {
     if (!dimless("loss_term", scalar(a, "beta"), call, "beta")) return invalid(call.span);
     if (!checkRange(a, "beta", call, "beta", 0, 1, "in [0, 1] (the share of forward KL)")) return invalid(call.span);
   }
+  if (kind === "opd") {
+    if (constArg(a, "clip", call, "opd(clip)") === undefined) return invalid(call.span);
+    if (!checkRange(a, "clip", call, "clip", 0, Number.MAX_VALUE, "≥ 0 (0: no clamp)")) return invalid(call.span);
+    const estimator = string(a, "estimator");
+    if (constValue(scalar(a, "clip"))! > 0 && estimator !== "k1") {
+      call.report(d.invalidValue({ what: "opd clip", detail: dt.clipNeedsK1({ estimator }), hint: h.clipWithK1() }), call.argSpans.get("clip"));
+      return invalid(call.span);
+    }
+  }
   if (kind === "sft") {
     if (constArg(a, "noise", call, "sft(noise)") === undefined) return invalid(call.span);
     if (!checkRange(a, "noise", call, "noise", 0, 1, "in [0, 1) (the probability of a random command per demonstration turn)", { hiOpen: true })) return invalid(call.span);
     if (!oneOf(a, "noise_from", call, NOISE_SOURCES, "noise source")) return invalid(call.span);
   }
-  const params = new Map<string, Value>([["estimator", a.get("estimator")!], ["normalize", a.get("normalize")!], ["eps", a.get("eps")!], ["group", a.get("group")!], ["beta", a.get("beta")!], ["noise", a.get("noise")!], ["noise_from", a.get("noise_from")!]]);
+  const params = new Map<string, Value>([["estimator", a.get("estimator")!], ["normalize", a.get("normalize")!], ["eps", a.get("eps")!], ["group", a.get("group")!], ["beta", a.get("beta")!], ["noise", a.get("noise")!], ["noise_from", a.get("noise_from")!], ["clip", a.get("clip")!]]);
   return {
     kind: "loss",
     terms: [{ kind: kind as "opd", coef, params, span: call.span }],
@@ -400,7 +409,7 @@ export function coreBuiltins(): Map<string, Value> {
     }));
   add(builtin("loss_term", [p("kind", "string"), p("coef", "number", num(LOSS_DEFAULTS.coef)), p("estimator", "string", str(LOSS_DEFAULTS.estimator)), p("aggregate", "string", str("")),
     p("blend", "number", num(0)), p("normalize", "bool", bool(GRPO_DEFAULTS.normalize)), p("eps", "number", num(GRPO_DEFAULTS.eps)), p("group", "number", num(0)), p("beta", "number", num(0)), p("noise", "number", num(0)),
-    p("noise_from", "string", str("admissible"))],
+    p("noise_from", "string", str("admissible")), p("clip", "number", num(0))],
     "One loss term: opd, grpo, sft or gkd.", lossTerm));
   add(builtin("adaptive", [p("probe_every", "steps"), p("probe_episodes", "episodes"), p("rule", "depth_rule"), p("initial", "turns"), p("min", "turns", unit(1, "turns"))],
     "TurnOPD adaptive depth: probe full-horizon episodes every `probe_every` steps and move the cap.", (a, call) => {

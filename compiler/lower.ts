@@ -518,7 +518,11 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     if (!L.checkLevel(t.coef, "step", span("loss"))) return;
     const coef = L.ref(id, t.coef, `the ${t.kind} coefficient`, span("loss"));
     const param = (k: string) => t.params.get(k);
-    if (t.kind === "opd") terms.push({ kind: "opd", coef, estimator: ((param("estimator") as Str | undefined)?.value ?? LOSS_DEFAULTS.estimator) as "k1" });
+    if (t.kind === "opd") {
+      const clipArg = param("clip") as Scalar | undefined;
+      const clip = (clipArg && constValue(clipArg)) ?? 0;
+      terms.push({ kind: "opd", coef, estimator: ((param("estimator") as Str | undefined)?.value ?? LOSS_DEFAULTS.estimator) as "k1", ...(clip > 0 ? { clip } : {}) });
+    }
     else if (t.kind === "grpo") {
       const group = constValue(param("group") as Scalar) ?? 0;
       if (group !== 0 && group !== rolloutsPerTask) {

@@ -140,7 +140,8 @@ export type Aggregate = z.infer<typeof AggregateSchema>;
 
 export const AdvantageTermSchema = z.discriminatedUnion("kind", [
   /** c·(log p_T − log p_S) on sampled tokens (k1); `topk`/`full` use richer teacher output. */
-  z.object({ kind: z.literal("opd"), coef: Ref, estimator: z.enum(ESTIMATORS) }).strict(),
+  /** `clip`: each k1 advantage clamped to [−clip, clip] (rllm's distill estimator); absent: none (Trinity). */
+  z.object({ kind: z.literal("opd"), coef: Ref, estimator: z.enum(ESTIMATORS), clip: z.number().positive().optional() }).strict(),
   /** Group-normalised episode reward broadcast to the episode's tokens. */
   /** Its advantages come from the GroupAdvantage node wired to the Advantage node's `grpo` input. */
   z.object({ kind: z.literal("grpo"), coef: Ref }).strict(),

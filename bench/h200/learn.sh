@@ -23,7 +23,7 @@
 #          noise, default the plan's: two entries of one recipe at two seeds are two draws of it)
 #          INITS="name:config.json:tasks:peak_lr:steps[:noise[:noise_from]] …": more initialisations beside
 #          STUDENT_INIT, each trained in phase 1 as run init-NAME (e.g. a larger student, or one trained longer)
-#          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher[:decode_cache_mb]]]]] …" with method one of opd tcod-f2b
+#          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher[:decode_cache_mb[:clip]]]]]]] …" with method one of opd tcod-f2b
 #          tcod-b2f turnopd atod paced-f2b, init `warm` (the phase-1 initialisation), `scratch` (student.json) or
 #          the NAME of an INITS entry,
 #          peak_lr the student's learning rate after its warm-up (default: the example's, 1e-4),
@@ -35,7 +35,8 @@
 #          or `init`: the student's own initialisation (self-distillation, a control: the teacher
 #          agrees with the student at step 1, so whatever the student loses is the update's noise);
 #          decode_cache_mb: this student's worker keeps decodes (`--decode-cache-mb N`, over DECODE_CACHE_MB;
-#          0 turns them off), so one call can time two students doing the same work with and without.
+#          0 turns them off), so one call can time two students doing the same work with and without;
+#          clip (method opd only): opd.tcod's `clip`, each k1 advantage clamped to [−clip, clip] (rllm's distill estimator).
 # TEACHERS_FT: phase 1b, after phase 1 and in the same form as TEACHERS, teachers fine-tuned from a
 #          phase-1 teacher: config `@NAME` starts from teacher-NAME's checkpoint (e.g. the clean-path
 #          teacher L fine-tuned on its own mistakes: TEACHERS_FT="LS:@L:32:0.0002:150:0.2:student"),
@@ -231,7 +232,7 @@ if [[ " $PHASES " != *" 2 "* ]]; then
 elif [ -n "$best" ]; then
   TDIR="$WORK/teacher-$best/checkpoint/student"
   for s in $STUDENTS; do
-    IFS=: read -r name method init seed slr stemp sest steach scache <<< "$s"
+    IFS=: read -r name method init seed slr stemp sest steach scache sclip <<< "$s"
     cur=texthouse_gpu_${method//-/_}
     tdir=$TDIR; [ -n "$steach" ] && tdir="$WORK/teacher-$steach/checkpoint/student"
     [[ "$steach" == *@* ]] && tdir="$WORK/kept/$steach/student"   # NAME@STEP: a TEACHER_KEEP copy
@@ -244,11 +245,12 @@ elif [ -n "$best" ]; then
     # teacher `init`: the student's own initialisation, a control whose KL starts at 0 (self-distillation)
     [ "$steach" = init ] && tdir=$scfg
     [ -d "$tdir" ] || { log "skip $name: no teacher checkpoint $tdir"; continue; }
+    [ -n "$sclip" ] && [ "$method" != opd ] && { log "skip $name: clip is a field of method opd (opd.tcod's clip), not $method"; continue; }
     # A student whose folder holds a checkpoint (an earlier call's phase 2, stopped at its deadline) is resumed.
     if [ -f "$WORK/$name/checkpoint/state.json" ]; then resume "$name"; continue; fi
     TCOD_WORKER_ARGS="$TCOD_WORKER_ARGS${scache:+ --decode-cache-mb $scache}" \
     launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$tdir\"" --set "student_config=\"$scfg\"" \
-      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START ${S_EVAL_OTHER:-$S_EVAL})" ${slr:+--set "peak_lr=$slr"} ${stemp:+--set "$cur.temperature=$stemp"} ${sest:+--set "estimator=\"$sest\""}
+      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START ${S_EVAL_OTHER:-$S_EVAL})" ${slr:+--set "peak_lr=$slr"} ${stemp:+--set "$cur.temperature=$stemp"} ${sest:+--set "estimator=\"$sest\""} ${sclip:+--set "clip=$sclip"}
   done
   finish_phase "$P2_S"
 else

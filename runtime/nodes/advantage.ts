@@ -84,7 +84,7 @@ export function runAdvantage(
     let a: Float64Array;
     switch (term.kind) {
       case "opd":
-        a = opdAdvantages(batch.layout, batch.logpStudent, batch.logpTeacher, { coef: c });
+        a = opdAdvantages(batch.layout, batch.logpStudent, batch.logpTeacher, { coef: c, ...(term.clip ? { clip: { min: -term.clip, max: term.clip } } : {}) });
         break;
       case "grpo": {
         if (!groupAdvantages) throw new UnsupportedTermError("the grpo term needs group advantages on the Advantage node's grpo input (a GroupAdvantage node)");

@@ -337,6 +337,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   for (const t of advantage.terms) {
     if (t.kind === "gkd") fail("gkd loss", "the forward-KL part needs the teacher's full next-token distributions; Trinity's teacher scoring returns sampled-token logprobs only", "Use opd(estimator: \"k1\") for Trinity exports, or train with `tcod run` on the embedded backend.", originOf(t.coef));
     if (t.kind === "sft") fail("sft advantage term", "an SFT term on expert demonstrations cannot be combined with OPD in one Trinity algorithm", "Drop the sft term, or train with `tcod run`.", originOf(t.coef));
+    if (t.kind === "opd" && t.clip !== undefined) fail("opd clip", "Trinity's multi_turn_opd does not clamp its advantages", "Drop clip for Trinity exports, or train with `tcod run`.", originOf(t.coef));
     if (t.kind === "opd" && t.estimator !== "k1") fail(`opd estimator ${t.estimator}`, `the '${t.estimator}' estimator needs teacher distributions; Trinity's teacher scoring returns sampled-token logprobs only`, "Use the k1 estimator for Trinity exports.", originOf(t.coef));
     if (usesExt(typeof t.coef === "number" ? undefined : plan.exprs[t.coef.expr]?.tree)) fail("TypeScript extension", "an advantage coefficient calls a TypeScript extension", "Write the coefficient in tcod itself.", originOf(t.coef));
   }

@@ -54,6 +54,15 @@ describe("Advantage with the opd full estimator", () => {
     expect(r.klCoefs![2]).toBe(2);
   });
 
+  it("k1 with clip: each token's advantage c·(log p_T − log p_S) is clamped to [−clip, clip] (rllm's distill estimator)", () => {
+    const b = batch();
+    b.logpTeacher = Float64Array.from([0, 0, -9, -0.5, 0, -1, -3, -1.25, 0, -2, -2]); // student −1 everywhere
+    const unclipped = runAdvantage(node([{ kind: "opd", coef: 2, estimator: "k1" }] as Terms), ctx, b, 1);
+    expect(Array.from(unclipped.advantages)).toEqual([0, 0, -16, 1, 0, 0, -4, -0.5, 0, -2, -2]);
+    const r = runAdvantage(node([{ kind: "opd", coef: 2, estimator: "k1", clip: 3 }] as Terms), ctx, b, 1);
+    expect(Array.from(r.advantages)).toEqual([0, 0, -3, 1, 0, 0, -3, -0.5, 0, -2, -2]);
+  });
+
   it("topk, like full, is a KL coefficient on student tokens, not an advantage", () => {
     const r = runAdvantage(node([{ kind: "opd", coef: 0.5, estimator: "topk" }] as Terms), ctx, batch(), 1);
     expect(Array.from(r.klCoefs!)).toEqual([0, 0, 0.5, 0.5, 0, 0.5, 0.5, 0.5, 0, 0, 0]);

@@ -162,6 +162,11 @@ describe("errors name the construct", () => {
     expect(err.issues.map((i) => i.construct)).toEqual(["teacher top-k scoring", "opd estimator topk", "sft advantage term", "train_batch"]);
     for (const i of err.issues) expect(i.hint.length).toBeGreaterThan(10);
   });
+  it("a clipped opd term: Trinity's multi_turn_opd does not clamp advantages", () => {
+    const err = exportError(() => exportTrinity(makePlan({ name: "x", terms: [{ kind: "opd", coef: 1, estimator: "k1", clip: 5 }] }), fork));
+    expect(err.issues.map((i) => i.construct)).toEqual(["opd clip"]);
+    expect(err.issues[0]!.hint).toMatch(/Drop clip/);
+  });
   it("webshop and scienceworld with a non-official schedule or the upstream target: the generated workflow drives them, with their episode semantics", () => {
     for (const envKind of ["webshop", "scienceworld"]) {
       // Each env's official prompt: WebShop's; ScienceWorld's with action templates and objects.
