@@ -33,7 +33,9 @@
 #          that step, kept by TEACHER_KEEP), so one call can distil
 #          from two teachers side by side (e.g. a clean-path teacher X and a stale-noise teacher XS),
 #          or `init`: the student's own initialisation (self-distillation, a control: the teacher
-#          agrees with the student at step 1, so whatever the student loses is the update's noise);
+#          agrees with the student at step 1, so with k1 every advantage is ~0 and the student barely
+#          moves — its gradient norm was ~1e-7 against OPD's ~3 — and what it loses is the evaluation's
+#          and the pipeline's drift, not an update's noise);
 #          decode_cache_mb: this student's worker keeps decodes (`--decode-cache-mb N`, over DECODE_CACHE_MB;
 #          0 turns them off), so one call can time two students doing the same work with and without;
 #          clip (method opd only): opd.tcod's `clip`, each k1 advantage clamped to [−clip, clip] (rllm's distill estimator).
