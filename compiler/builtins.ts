@@ -161,10 +161,11 @@ function lossTerm(a: Map<string, Value>, call: CallInfo): Value {
     if (!checkRange(a, "beta", call, "beta", 0, 1, "in [0, 1] (the share of forward KL)")) return invalid(call.span);
   }
   if (kind === "opd") {
-    if (constArg(a, "clip", call, "opd(clip)") === undefined) return invalid(call.span);
+    const clip = constArg(a, "clip", call, "opd(clip)");
+    if (clip === undefined) return invalid(call.span);
     if (!checkRange(a, "clip", call, "clip", 0, Number.MAX_VALUE, "≥ 0 (0: no clamp)")) return invalid(call.span);
     const estimator = string(a, "estimator");
-    if (constValue(scalar(a, "clip"))! > 0 && estimator !== "k1") {
+    if (clip > 0 && estimator !== "k1") {
       call.report(d.invalidValue({ what: "opd clip", detail: dt.clipNeedsK1({ estimator }), hint: h.clipWithK1() }), call.argSpans.get("clip"));
       return invalid(call.span);
     }
