@@ -13,7 +13,12 @@ second call and replayed after, as is the decode step. Unused rows of a bucket a
 start, and unused prompt columns are masked, so they change no real row's output.
 
 A slot's bytes are its buffers' and, once captured, its graphs' private memory pools (measured as
-the growth of the CUDA allocator's reserved memory over the capture).
+the growth of the CUDA allocator's reserved memory over the capture). A slot evicted or refused
+(larger than the whole budget) hands its memory back to PyTorch's caching allocator, not to the
+device: the process keeps it reserved, and a graph pool's blocks serve no other allocation, so with
+several workers on one GPU the reserved memory of each grows with every eviction until another one
+runs out (eight workers with 2,048 MB budgets reached the H200's 140 GB). `release` hands it back to
+the device (torch.cuda.empty_cache) once the caller has let go of the dropped slot.
 
 What a kept graph reads must stay where it was: the model's weights are updated in place (AdamW
 on the fp32 master weights; autocast's weight casts are recomputed in the graph, not cached), and a
@@ -23,7 +28,7 @@ slot is keyed by the model object, so a model loaded anew never meets an old slo
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Hashable
+from typing import Any, Callable, Hashable
 
 
 def _pow2(n: int) -> int:
@@ -61,6 +66,9 @@ class SlotCache:
         self._slots: "OrderedDict[tuple[int, Hashable], Any]" = OrderedDict()
         self.hits = 0
         self.misses = 0
+        #: Slots evicted or refused, in all; `_unreleased` is set while one awaits `release`.
+        self.dropped = 0
+        self._unreleased = False
 
     def get(self, model: Any, key: Hashable) -> Any | None:
         slot = self._slots.get((id(model), key))
@@ -76,11 +84,27 @@ class SlotCache:
         after a slot grew, it re-counts it); False, and `key` dropped, when it alone exceeds the budget."""
         if slot.nbytes > self.budget:
             self._slots.pop((id(model), key), None)
+            self._dropped()
             return False
         self._slots[(id(model), key)] = slot
         self._slots.move_to_end((id(model), key))
         while self.nbytes() > self.budget:
             self._slots.popitem(last=False)
+            self._dropped()
+        return True
+
+    def _dropped(self) -> None:
+        self.dropped += 1
+        self._unreleased = True
+
+    def release(self, free: Callable[[], None]) -> bool:
+        """Calls `free` (torch.cuda.empty_cache: the device gets back what the allocator holds unused)
+        if a slot was dropped since the last release; call it after the call that dropped it returned,
+        so that nothing still refers to the slot. True when `free` ran."""
+        if not self._unreleased:
+            return False
+        self._unreleased = False
+        free()
         return True
 
     def nbytes(self) -> int:

@@ -176,7 +176,7 @@ class Worker:
             "decode_cache": None if self.decode_cache is None else {
                 "budget_mib": self.decode_cache.budget / 2**20, "slots": len(self.decode_cache),
                 "mib": round(self.decode_cache.nbytes() / 2**20, 1), "hits": self.decode_cache.hits,
-                "misses": self.decode_cache.misses},
+                "misses": self.decode_cache.misses, "dropped": self.decode_cache.dropped},
             "peak_memory_gib": (torch.cuda.max_memory_allocated(self.device) / 2**30) if self.device.type == "cuda" else None,
             "version": self.version,
             "worker_version": __version__,
@@ -258,6 +258,8 @@ class Worker:
         with torch.no_grad(), self._autocast():
             outs = generate_rows(self._model(req["model"]), work, pad_id=self.pad_id, device=self.device, steps=steps,
                                  decode=self.opts.decode, cache=self.decode_cache)
+        if self.decode_cache is not None and self.device.type == "cuda":  # what an eviction freed goes back to the device
+            self.decode_cache.release(torch.cuda.empty_cache)
         result = []
         for i, o in zip(mine, outs):
             item: dict[str, Any] = {"tokens": o.tokens, "logprobs": o.logprobs, "finish_reason": o.finish_reason}

@@ -46,6 +46,19 @@ def test_slot_cache_keys_by_model_and_evicts_least_recently_used():
     assert not cache.put(m2, "a", grown) and len(cache) == 0
 
 
+def test_slot_cache_releases_once_after_a_drop():
+    """What an evicted or refused slot held goes back to the device once (release's `free`), and not
+    after calls that dropped nothing."""
+    cache, m, freed = SlotCache(budget=100), object(), []
+    free = lambda: freed.append(len(cache))  # noqa: E731
+    assert cache.put(m, "a", Slot(60)) and not cache.release(free) and freed == []
+    assert cache.put(m, "b", Slot(60))  # evicts "a"
+    assert cache.release(free) and freed == [1] and cache.dropped == 1
+    assert not cache.release(free) and freed == [1]  # nothing dropped since
+    assert not cache.put(m, "huge", Slot(101))  # refused: it was built, so its memory is dropped too
+    assert cache.release(free) and freed == [1, 1] and cache.dropped == 2
+
+
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])
 @pytest.mark.parametrize("where,mode", MODES)
 def test_kept_decode_matches_eager_call_after_call(arch, where, mode):
@@ -99,7 +112,8 @@ def test_worker_flag_keeps_decodes_and_samples_as_eager(assets):
     kept = WorkerProcess(base + ["--decode", "static", "--decode-cache-mb", "64"])
     eager = WorkerProcess(base + ["--decode", "eager"])
     try:
-        assert kept.ok("/info")["decode_cache"] == {"budget_mib": 64.0, "slots": 0, "mib": 0.0, "hits": 0, "misses": 0}
+        assert kept.ok("/info")["decode_cache"] == {"budget_mib": 64.0, "slots": 0, "mib": 0.0, "hits": 0, "misses": 0,
+                                                   "dropped": 0}
         assert eager.ok("/info")["decode_cache"] is None
         calls = [{"prompts": [[5, 6, 7, 8], [9, 10]], "max_tokens": 6, "temperature": 0.0},
                  {"prompts": [[11, 12, 13], [14, 15, 16, 17, 18]], "max_tokens": 6, "temperature": 0.0},
@@ -116,6 +130,7 @@ def test_worker_flag_keeps_decodes_and_samples_as_eager(assets):
         same_samples(after, eager.ok("/sample", calls[0])["samples"])
         cache = kept.ok("/info")["decode_cache"]
         assert cache["hits"] == 3 and cache["misses"] == 2 and cache["slots"] == 2 and cache["mib"] > 0
+        assert cache["dropped"] == 0
     finally:
         kept.stop()
         eager.stop()
