@@ -23,7 +23,7 @@
 #          noise, default the plan's: two entries of one recipe at two seeds are two draws of it)
 #          INITS="name:config.json:tasks:peak_lr:steps[:noise[:noise_from]] …": more initialisations beside
 #          STUDENT_INIT, each trained in phase 1 as run init-NAME (e.g. a larger student, or one trained longer)
-#          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher[:decode_cache_mb[:clip]]]]]]] …" with method one of opd tcod-f2b
+#          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher[:decode_cache_mb[:clip[:tasks]]]]]]] …" with method one of opd tcod-f2b
 #          tcod-b2f turnopd atod paced-f2b, init `warm` (the phase-1 initialisation), `scratch` (student.json) or
 #          the NAME of an INITS entry,
 #          peak_lr the student's learning rate after its warm-up (default: the example's, 1e-4),
@@ -38,7 +38,9 @@
 #          and the pipeline's drift, not an update's noise);
 #          decode_cache_mb: this student's worker keeps decodes (`--decode-cache-mb N`, over DECODE_CACHE_MB;
 #          0 turns them off), so one call can time two students doing the same work with and without;
-#          clip (method opd only): opd.tcod's `clip`, each k1 advantage clamped to [−clip, clip] (rllm's distill estimator).
+#          clip (method opd only): opd.tcod's `clip`, each k1 advantage clamped to [−clip, clip] (rllm's distill estimator);
+#          tasks: the student's tasks a step (the examples' 32; one rollout each, so not for atod), its
+#          env pool set alike so that every episode of a step runs at once (a larger batch: a less noisy gradient).
 # TEACHERS_FT: phase 1b, after phase 1 and in the same form as TEACHERS, teachers fine-tuned from a
 #          phase-1 teacher: config `@NAME` starts from teacher-NAME's checkpoint (e.g. the clean-path
 #          teacher L fine-tuned on its own mistakes: TEACHERS_FT="LS:@L:32:0.0002:150:0.2:student"),
@@ -234,7 +236,7 @@ if [[ " $PHASES " != *" 2 "* ]]; then
 elif [ -n "$best" ]; then
   TDIR="$WORK/teacher-$best/checkpoint/student"
   for s in $STUDENTS; do
-    IFS=: read -r name method init seed slr stemp sest steach scache sclip <<< "$s"
+    IFS=: read -r name method init seed slr stemp sest steach scache sclip stasks <<< "$s"
     cur=texthouse_gpu_${method//-/_}
     tdir=$TDIR; [ -n "$steach" ] && tdir="$WORK/teacher-$steach/checkpoint/student"
     [[ "$steach" == *@* ]] && tdir="$WORK/kept/$steach/student"   # NAME@STEP: a TEACHER_KEEP copy
@@ -248,11 +250,13 @@ elif [ -n "$best" ]; then
     [ "$steach" = init ] && tdir=$scfg
     [ -d "$tdir" ] || { log "skip $name: no teacher checkpoint $tdir"; continue; }
     [ -n "$sclip" ] && [ "$method" != opd ] && { log "skip $name: clip is a field of method opd (opd.tcod's clip), not $method"; continue; }
+    [ -n "$stasks" ] && [ "$method" = atod ] && { log "skip $name: tasks sets one rollout a task; atod.tcod takes 4"; continue; }
     # A student whose folder holds a checkpoint (an earlier call's phase 2, stopped at its deadline) is resumed.
     if [ -f "$WORK/$name/checkpoint/state.json" ]; then resume "$name"; continue; fi
     TCOD_WORKER_ARGS="$TCOD_WORKER_ARGS${scache:+ --decode-cache-mb $scache}" \
     launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$tdir\"" --set "student_config=\"$scfg\"" \
-      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START ${S_EVAL_OTHER:-$S_EVAL})" ${slr:+--set "peak_lr=$slr"} ${stemp:+--set "$cur.temperature=$stemp"} ${sest:+--set "estimator=\"$sest\""} ${sclip:+--set "clip=$sclip"}
+      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START ${S_EVAL_OTHER:-$S_EVAL})" ${slr:+--set "peak_lr=$slr"} ${stemp:+--set "$cur.temperature=$stemp"} ${sest:+--set "estimator=\"$sest\""} ${sclip:+--set "clip=$sclip"} \
+      ${stasks:+--set "$cur.batch=$stasks tasks × 1 rollout"} ${stasks:+--set "$cur.env=texthouse(split: \"train\", pool: $stasks, agent: agent, grammar: \"move\")"}
   done
   finish_phase "$P2_S"
 else
