@@ -23,7 +23,7 @@
 #          noise, default the plan's: two entries of one recipe at two seeds are two draws of it)
 #          INITS="name:config.json:tasks:peak_lr:steps[:noise[:noise_from]] …": more initialisations beside
 #          STUDENT_INIT, each trained in phase 1 as run init-NAME (e.g. a larger student, or one trained longer)
-#          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher[:decode_cache_mb[:clip[:tasks]]]]]]] …" with method one of opd tcod-f2b
+#          STUDENTS="name:method:init:seed[:peak_lr[:temperature[:estimator[:teacher[:decode_cache_mb[:clip[:tasks[:TARGET=VALUE…]]]]]]]] …" with method one of opd tcod-f2b
 #          tcod-b2f turnopd atod paced-f2b, init `warm` (the phase-1 initialisation), `scratch` (student.json) or
 #          the NAME of an INITS entry,
 #          peak_lr the student's learning rate after its warm-up (default: the example's, 1e-4),
@@ -40,7 +40,9 @@
 #          0 turns them off), so one call can time two students doing the same work with and without;
 #          clip (method opd only): opd.tcod's `clip`, each k1 advantage clamped to [−clip, clip] (rllm's distill estimator);
 #          tasks: the student's tasks a step (the examples' 32; one rollout each, so not for atod), its
-#          env pool set alike so that every episode of a step runs at once (a larger batch: a less noisy gradient).
+#          env pool set alike so that every episode of a step runs at once (a larger batch: a less noisy gradient);
+#          then any number of TARGET=VALUE fields, each given to `tcod run --set` (a leading `.` names a field
+#          of the student's curriculum: `.teacher_temperature=1.5` scores with the teacher's logits over 1.5).
 # TEACHERS_FT: phase 1b, after phase 1 and in the same form as TEACHERS, teachers fine-tuned from a
 #          phase-1 teacher: config `@NAME` starts from teacher-NAME's checkpoint (e.g. the clean-path
 #          teacher L fine-tuned on its own mistakes: TEACHERS_FT="LS:@L:32:0.0002:150:0.2:student"),
@@ -236,8 +238,14 @@ if [[ " $PHASES " != *" 2 "* ]]; then
 elif [ -n "$best" ]; then
   TDIR="$WORK/teacher-$best/checkpoint/student"
   for s in $STUDENTS; do
-    IFS=: read -r name method init seed slr stemp sest steach scache sclip stasks <<< "$s"
+    IFS=: read -r name method init seed slr stemp sest steach scache sclip stasks sextra <<< "$s"
     cur=texthouse_gpu_${method//-/_}
+    sets=(); IFS=: read -r -a extra <<< "$sextra"
+    for x in "${extra[@]}"; do
+      [[ "$x" == *=* ]] || { log "skip $name: field '$x' after the eleventh is not TARGET=VALUE"; continue 2; }
+      [[ "$x" == .* ]] && x="$cur$x"
+      sets+=(--set "$x")
+    done
     tdir=$TDIR; [ -n "$steach" ] && tdir="$WORK/teacher-$steach/checkpoint/student"
     [[ "$steach" == *@* ]] && tdir="$WORK/kept/$steach/student"   # NAME@STEP: a TEACHER_KEEP copy
     case $init in
@@ -256,7 +264,8 @@ elif [ -n "$best" ]; then
     TCOD_WORKER_ARGS="$TCOD_WORKER_ARGS${scache:+ --decode-cache-mb $scache}" \
     launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$tdir\"" --set "student_config=\"$scfg\"" \
       --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START ${S_EVAL_OTHER:-$S_EVAL})" ${slr:+--set "peak_lr=$slr"} ${stemp:+--set "$cur.temperature=$stemp"} ${sest:+--set "estimator=\"$sest\""} ${sclip:+--set "clip=$sclip"} \
-      ${stasks:+--set "$cur.batch=$stasks tasks × 1 rollout"} ${stasks:+--set "$cur.env=texthouse(split: \"train\", pool: $stasks, agent: agent, grammar: \"move\")"}
+      ${stasks:+--set "$cur.batch=$stasks tasks × 1 rollout"} ${stasks:+--set "$cur.env=texthouse(split: \"train\", pool: $stasks, agent: agent, grammar: \"move\")"} \
+      "${sets[@]}"
   done
   finish_phase "$P2_S"
 else
