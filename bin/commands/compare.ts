@@ -141,7 +141,9 @@ export function register(program: Command): void {
       }
       for (const s of summaries) {
         const evals = Object.entries(s.evals).map(([n, e]) => `${n} ${e.final.mean.toFixed(3)}${e.final.n > 1 ? `±${e.final.std.toFixed(3)}` : ""}`).join("  ");
-        process.stdout.write(`${s.method.padEnd(32)} seeds ${s.seeds.length}  steps ${s.steps}  ${evals}\n`);
+        // The seeds themselves, not their count: two runs of one seed (e.g. one differing only in its
+        // worker's flags, which the plan does not hold) are replicates, not two seeds.
+        process.stdout.write(`${s.method.padEnd(32)} runs ${s.seeds.length} (seed ${s.seeds.join(", ")})  steps ${s.steps}  ${evals}\n`);
       }
       process.stdout.write(`→ ${o.out}\n`);
       process.exitCode = EXIT_OK;

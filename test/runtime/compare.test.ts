@@ -114,7 +114,7 @@ describe("tcod compare: CLI", () => {
     const out = join(root, "c.html"), json = join(root, "c.json");
     const ok = tcod("compare", ...dirs, "--out", out, "--json", json);
     expect(ok.status, ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(/^m\s+seeds 2/m);
+    expect(ok.stdout).toMatch(/^m\s+runs 2 \(seed 1, 2\)/m);
     const table = JSON.parse(readFileSync(json, "utf8"));
     expect(table.methods.map((m: { method: string }) => m.method)).toEqual(["m", "other"]);
     expect(table.methods[0].evals.valid.final.mean).toBeCloseTo(0.5, 12);
