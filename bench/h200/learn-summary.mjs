@@ -1,6 +1,7 @@
 // Summarises the run folders of bench/h200/learn.sh (stdout, JSON): per run, the steps it finished,
 // its evaluations (success on valid_seen, valid_unseen and hard at each evaluated step), the final and
-// best of each, the mean step time, for SFT runs the demonstrations' NLL at the first and last step,
+// best of each, the mean step time and the median of each part of a step (rollout, teacher, update…:
+// the metrics' `time`), for SFT runs the demonstrations' NLL at the first and last step,
 // and the last evaluation's action rates per eval set (admissible share; repeats of an unlisted action).
 //   node bench/h200/learn-summary.mjs WORK_DIR > learn.json
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -31,9 +32,13 @@ for (const name of readdirSync(dir).sort()) {
   const actions = {};
   for (const e of m) if (e.kind === "eval" && e.admissibleRate !== undefined) actions[e.name] = { step: e.step, admissible: r3(e.admissibleRate), repeats: r3(e.repeatRate) };
   const stepTimes = train.map((r) => Object.values(r.time ?? {}).reduce((a, b) => a + b, 0));
+  const parts = [...new Set(train.flatMap((r) => Object.keys(r.time ?? {})))];
+  const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2 : null; };
+  const medianS = Object.fromEntries([["step", r3(median(stepTimes))], ...parts.map((k) => [k, r3(median(train.map((r) => r.time?.[k]).filter((x) => typeof x === "number")))])]);
   runs[name] = {
     steps: train.length,
     meanStepS: r3(stepTimes.reduce((a, b) => a + b, 0) / Math.max(1, stepTimes.length)),
+    medianS,
     evals,
     final: pick((xs) => (xs.length ? xs[xs.length - 1] : null)),
     best: pick((xs) => (xs.length ? Math.max(...xs) : null)),
