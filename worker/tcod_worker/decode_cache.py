@@ -15,10 +15,10 @@ start, and unused prompt columns are masked, so they change no real row's output
 A slot's bytes are its buffers' and, once captured, its graphs' private memory pools (measured as
 the growth of the CUDA allocator's reserved memory over the capture). A slot evicted or refused
 (larger than the whole budget) hands its memory back to PyTorch's caching allocator, not to the
-device: the process keeps it reserved, and a graph pool's blocks serve no other allocation, so with
-several workers on one GPU the reserved memory of each grows with every eviction until another one
-runs out (eight workers with 2,048 MB budgets reached the H200's 140 GB). `release` hands it back to
-the device (torch.cuda.empty_cache) once the caller has let go of the dropped slot.
+device: the process keeps it reserved, where no other process can use it, so with several workers
+on one GPU each one's reserved memory can grow past its budget until another runs out (eight workers
+with 2,048 MB budgets filled the H200's 140 GiB). `release` hands it back to the device
+(torch.cuda.empty_cache) once the caller has let go of the dropped slot.
 
 What a kept graph reads must stay where it was: the model's weights are updated in place (AdamW
 on the fp32 master weights; autocast's weight casts are recomputed in the graph, not cached), and a
