@@ -43,6 +43,9 @@
 #          env pool set alike so that every episode of a step runs at once (a larger batch: a less noisy gradient);
 #          then any number of TARGET=VALUE fields, each given to `tcod run --set` (a leading `.` names a field
 #          of the student's curriculum: `.teacher_temperature=1.5` scores with the teacher's logits over 1.5).
+#          After the first four, a field may also be named, in any order: peak_lr=, temperature=, estimator=,
+#          teacher=, decode_cache_mb=, clip=, tasks= (e.g. `b128:opd:L4:1:teacher=S1@400:tasks=128`); an
+#          unnamed field fills the next positional one. No field may hold a space or a colon.
 # TEACHERS_FT: phase 1b, after phase 1 and in the same form as TEACHERS, teachers fine-tuned from a
 #          phase-1 teacher: config `@NAME` starts from teacher-NAME's checkpoint (e.g. the clean-path
 #          teacher L fine-tuned on its own mistakes: TEACHERS_FT="LS:@L:32:0.0002:150:0.2:student"),
@@ -238,13 +241,20 @@ if [[ " $PHASES " != *" 2 "* ]]; then
 elif [ -n "$best" ]; then
   TDIR="$WORK/teacher-$best/checkpoint/student"
   for s in $STUDENTS; do
-    IFS=: read -r name method init seed slr stemp sest steach scache sclip stasks sextra <<< "$s"
+    IFS=: read -r -a f <<< "$s"
+    name=${f[0]:-} method=${f[1]:-} init=${f[2]:-} seed=${f[3]:-}
     cur=texthouse_gpu_${method//-/_}
-    sets=(); IFS=: read -r -a extra <<< "$sextra"
-    for x in "${extra[@]}"; do
-      [[ "$x" == *=* ]] || { log "skip $name: field '$x' after the eleventh is not TARGET=VALUE"; continue 2; }
-      [[ "$x" == .* ]] && x="$cur$x"
-      sets+=(--set "$x")
+    slr="" stemp="" sest="" steach="" scache="" sclip="" stasks="" sets=() at=0
+    positional=(slr stemp sest steach scache sclip stasks)
+    for x in "${f[@]:4}"; do
+      case $x in
+        peak_lr=*) slr=${x#*=} ;; temperature=*) stemp=${x#*=} ;; estimator=*) sest=${x#*=} ;;
+        teacher=*) steach=${x#*=} ;; decode_cache_mb=*) scache=${x#*=} ;; clip=*) sclip=${x#*=} ;; tasks=*) stasks=${x#*=} ;;
+        .*=*) sets+=(--set "$cur$x") ;;
+        *=*) sets+=(--set "$x") ;;
+        *) [ $at -lt ${#positional[@]} ] || { log "skip $name: field '$x' after the eleventh is not TARGET=VALUE"; continue 2; }
+           printf -v "${positional[$at]}" '%s' "$x"; at=$((at + 1)) ;;
+      esac
     done
     tdir=$TDIR; [ -n "$steach" ] && tdir="$WORK/teacher-$steach/checkpoint/student"
     [[ "$steach" == *@* ]] && tdir="$WORK/kept/$steach/student"   # NAME@STEP: a TEACHER_KEEP copy
