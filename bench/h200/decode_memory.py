@@ -11,6 +11,8 @@ variant: the allocator's peak and final reserved memory, the kept slots' bytes, 
 the wall time of the calls.
 
     python bench/h200/decode_memory.py --out decode-memory.json [--budget-mb 2048] [--rounds 3]
+
+`--device cpu` runs the same calls on the CPU as a check of the script (no memory figures there).
 """
 from __future__ import annotations
 
@@ -44,24 +46,28 @@ def calls() -> list[list[SampleRow]]:
     return rollout + evaluation
 
 
-def child(variant: str, budget_mb: float, rounds: int) -> dict:
-    dev = torch.device("cuda")
+def child(variant: str, budget_mb: float, rounds: int, device: str = "cuda", calls=calls) -> dict:
+    dev = torch.device(device)
+    cuda = dev.type == "cuda"
+    reserved = (lambda: torch.cuda.memory_reserved(dev)) if cuda else (lambda: 0)
     spec = parse_tiny_spec(os.path.join(ROOT, "examples/texthouse/gpu/student.json"), None)
     model = build_tiny_model(spec, VOCAB, eos_id=3, pad_id=0).to(dev)
     cache = SlotCache(budget=int(budget_mb * 2**20))
-    base = torch.cuda.memory_reserved(dev)
+    base = reserved()
     peak, per_round = base, []
-    torch.cuda.synchronize()
+    if cuda:
+        torch.cuda.synchronize()
     t0 = time.perf_counter()
     for _ in range(rounds):
         for rs in calls():
-            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            with torch.no_grad(), torch.autocast(dev.type, dtype=torch.bfloat16):
                 generate_rows(model, rs, pad_id=0, device=dev, decode="graph", cache=cache)
             if variant == "released":
-                cache.release(torch.cuda.empty_cache)
-            peak = max(peak, torch.cuda.memory_reserved(dev))
-        per_round.append(round(torch.cuda.memory_reserved(dev) / 2**20))
-    torch.cuda.synchronize()
+                cache.release(torch.cuda.empty_cache if cuda else (lambda: None))
+            peak = max(peak, reserved())
+        per_round.append(round(reserved() / 2**20))
+    if cuda:
+        torch.cuda.synchronize()
     wall = time.perf_counter() - t0
     return {"variant": variant, "budget_mib": budget_mb, "rounds": rounds, "calls": rounds * len(calls()),
             "weights_mib": round(base / 2**20), "peak_reserved_mib": round(peak / 2**20),
@@ -76,9 +82,10 @@ def main() -> None:
     ap.add_argument("--budget-mb", type=float, default=2048)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--child", choices=VARIANTS)
+    ap.add_argument("--device", default="cuda")
     a = ap.parse_args()
     if a.child:
-        res = child(a.child, a.budget_mb, a.rounds)
+        res = child(a.child, a.budget_mb, a.rounds, a.device)
         print(json.dumps(res), flush=True)
         with open(a.out, "w") as f:
             json.dump(res, f)
@@ -86,13 +93,13 @@ def main() -> None:
     runs = []
     for v in VARIANTS:
         subprocess.run([sys.executable, __file__, "--child", v, "--budget-mb", str(a.budget_mb), "--rounds", str(a.rounds),
-                        "--out", f"{a.out}.{v}"], check=True)
+                        "--device", a.device, "--out", f"{a.out}.{v}"], check=True)
         with open(f"{a.out}.{v}") as f:
             runs.append(json.load(f))
         os.remove(f"{a.out}.{v}")
     kept, released = runs
-    res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "runs": runs,
-           "peak_released_over_kept": round(released["peak_reserved_mib"] / kept["peak_reserved_mib"], 4),
+    res = {"device": torch.cuda.get_device_name(0) if a.device == "cuda" else a.device, "torch": torch.__version__, "runs": runs,
+           "peak_released_over_kept": round(released["peak_reserved_mib"] / max(1, kept["peak_reserved_mib"]), 4),
            "wall_released_over_kept": round(released["wall_s"] / kept["wall_s"], 4)}
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
