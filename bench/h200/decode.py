@@ -53,6 +53,13 @@ def rows(batch: int, max_tokens: int, seed: int) -> list[SampleRow]:
     return out
 
 
+def turn_rows(batch: int, turn: int, temperature: float) -> list[SampleRow]:
+    """Turn `turn` of `batch` texthouse episodes: each prompt 300 + 35·turn tokens (the chat grows
+    by an observation and a reply a turn), 6 new tokens a row (bench/h200/decode_memory.py too)."""
+    return [SampleRow([5 + (7 * i + j) % (VOCAB - 5) for j in range(300 + 35 * turn)], 6, temperature=temperature,
+                      seed=1000 * turn + i) for i in range(batch)]
+
+
 def agree(a: list[int], b: list[int]) -> int:
     """Length of the common prefix of two token lists (after it the rows' contexts differ)."""
     n = 0
@@ -114,11 +121,7 @@ def rollout(model, reps: int) -> dict:
     """The sample calls of one OPD step's rollouts: 30 turns of 32 episodes, each turn's prompt 35
     tokens longer than the last, 6 new tokens a row, a few episodes ending every turn (rows drop
     from 32 to 8). Seconds for the 30 calls, per-call capture (graph) against kept graphs."""
-    turns = []
-    for t in range(30):
-        batch = 32 - (24 * t) // 29
-        turns.append([SampleRow([5 + (7 * i + j) % (VOCAB - 5) for j in range(300 + 35 * t)], 6, temperature=1.0, seed=1000 * t + i)
-                      for i in range(batch)])
+    turns = [turn_rows(32 - (24 * t) // 29, t, 1.0) for t in range(30)]
 
     def run(cache: SlotCache | None) -> float:
         torch.cuda.synchronize()

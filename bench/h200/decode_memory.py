@@ -25,19 +25,13 @@ import time
 
 import torch
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "worker"))
+# decode.py (beside this file) sets up the worker's import path and holds the models and turn shapes.
+from decode import MODELS, ROOT, VOCAB, turn_rows  # noqa: E402
 from tcod_worker.decode_cache import SlotCache  # noqa: E402
 from tcod_worker.sampling import SampleRow, generate_rows  # noqa: E402
 from tcod_worker.tiny import build_tiny_model, parse_tiny_spec  # noqa: E402
 
-VOCAB = 4090
 VARIANTS = ("kept", "released")
-
-
-def turn_rows(batch: int, turn: int, temperature: float) -> list[SampleRow]:
-    return [SampleRow([5 + (7 * i + j) % (VOCAB - 5) for j in range(300 + 35 * turn)], 6, temperature=temperature,
-                      seed=1000 * turn + i) for i in range(batch)]
 
 
 def calls() -> list[list[SampleRow]]:
@@ -46,11 +40,11 @@ def calls() -> list[list[SampleRow]]:
     return rollout + evaluation
 
 
-def child(variant: str, budget_mb: float, rounds: int, device: str = "cuda", calls=calls) -> dict:
+def child(variant: str, budget_mb: float, rounds: int, device: str = "cuda") -> dict:
     dev = torch.device(device)
     cuda = dev.type == "cuda"
     reserved = (lambda: torch.cuda.memory_reserved(dev)) if cuda else (lambda: 0)
-    spec = parse_tiny_spec(os.path.join(ROOT, "examples/texthouse/gpu/student.json"), None)
+    spec = parse_tiny_spec(os.path.join(ROOT, MODELS["student"]), None)
     model = build_tiny_model(spec, VOCAB, eos_id=3, pad_id=0).to(dev)
     cache = SlotCache(budget=int(budget_mb * 2**20))
     base = reserved()
