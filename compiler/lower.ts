@@ -581,7 +581,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   const trainBatch = constField("train_batch", 0, [(v) => Number.isSafeInteger(v) && v >= 1, "an integer ≥ 1 turn"]);
   const checkpointEvery = constField("checkpoint_every", Math.min(FIELD_DEFAULTS.checkpointEveryAtMost, steps), [(v) => Number.isSafeInteger(v) && v >= 1, "an integer ≥ 1 step"]);
   const seed = constField("seed", FIELD_DEFAULTS.seed, [(v) => Number.isSafeInteger(v), "an integer"]);
-  const teacherTemp = constField("teacher_temperature", FIELD_DEFAULTS.teacherTemperature, [(v) => v > 0 && v <= 2, "in (0, 2]"]);
+  const teacherTemp = constField("teacher_temperature", FIELD_DEFAULTS.teacherTemperature, [(v) => v > 0 && v <= 4, "in (0, 4]"]);
   const rowsF = val("rows") as Str | undefined;
   const rows = rowsF?.value;
   if (rows !== undefined && rows !== "turn" && rows !== "trajectory") {
