@@ -51,6 +51,8 @@
 #          teacher L fine-tuned on its own mistakes: TEACHERS_FT="LS:@L:32:0.0002:150:0.2:student"),
 #          with deadline $P1B_S seconds (default 200), evaluated every $FT_EVAL steps on every split
 #          (default: as the phase-1 teachers).
+# S_MEM_FRACTION: the share of the GPU's memory each student's worker may hold (its --memory-fraction;
+#          default 0.9 / the number of STUDENTS entries, 0 for no limit).
 # TEACHER=name distils from teacher-name instead of the teacher with the best last valid_seen success.
 # TEACHER_KEEP="600 …": keeps a copy of every phase-1 teacher's weights as its checkpoint stood at each
 #          of these steps ($WORK/kept/NAME@STEP), so students can distil from one teacher run at two
@@ -240,6 +242,13 @@ if [[ " $PHASES " != *" 2 "* ]]; then
   log "phase 2 not asked for (PHASES=$PHASES)"
 elif [ -n "$best" ]; then
   TDIR="$WORK/teacher-$best/checkpoint/student"
+  # Each student's worker may hold S_MEM_FRACTION of the GPU (default 0.9 / the number of students; 0: no
+  # limit): without a share, the allocators keep what they once held and six workers reached 18-33 GiB each
+  # and ran the 140 GiB H200 out of memory (sixteenth session), kept decodes or not.
+  n_students=$(wc -w <<< "$STUDENTS")
+  S_MEM_FRACTION=${S_MEM_FRACTION:-$(awk -v n="$n_students" 'BEGIN { printf "%.3f", (n > 0 ? 0.9 / n : 0) }')}
+  awk -v f="$S_MEM_FRACTION" 'BEGIN { exit !(f > 0) }' && export TCOD_WORKER_ARGS="$TCOD_WORKER_ARGS --memory-fraction $S_MEM_FRACTION"
+  log "phase 2: $n_students students, worker args $TCOD_WORKER_ARGS"
   for s in $STUDENTS; do
     IFS=: read -r -a f <<< "$s"
     name=${f[0]:-} method=${f[1]:-} init=${f[2]:-} seed=${f[3]:-}

@@ -34,6 +34,8 @@ class Options:
     decode: str = "auto"
     #: Bytes of static decodes (buffers and CUDA graphs) kept between /sample calls (decode_cache.py); 0: none.
     decode_cache: int = 0
+    #: Share of the GPU's memory this process's caching allocator may hold (0: no limit); see --memory-fraction.
+    memory_fraction: float = 0.0
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
@@ -74,13 +76,21 @@ def parse_options(argv: list[str] | None = None) -> Options:
                    "bucket (rows, prompt width, new tokens): a call of a kept bucket replays the prompt's forward and the "
                    "decode step as graphs (no capture) but computes padded to the bucket; least recently used "
                    "evicted first (default 0: every call runs HF's prompt forward and captures afresh)")
+    p.add_argument("--memory-fraction", type=float, default=0.0,
+                   help="largest share (0-1] of the GPU's memory this worker's PyTorch allocator may hold "
+                   "(torch.cuda.set_per_process_memory_fraction): at the limit it hands its cached, unused blocks "
+                   "back to the device before allocating more, instead of keeping them, so several workers can share "
+                   "one GPU within their shares; a request whose live tensors pass it fails with out of memory "
+                   "(default 0: no limit; CUDA only, ignored with a notice on the CPU)")
     a = p.parse_args(argv)
     token = a.token or os.environ.get("TCOD_WORKER_TOKEN") or None
     if not a.max_body_mb > 0:
         p.error(f"--max-body-mb must be positive, got {a.max_body_mb}")
     if not a.decode_cache_mb >= 0:
         p.error(f"--decode-cache-mb must be 0 or more, got {a.decode_cache_mb}")
+    if not 0 <= a.memory_fraction <= 1:
+        p.error(f"--memory-fraction must be in (0, 1] (0: no limit), got {a.memory_fraction}")
     return Options(a.model, a.port, a.host, a.teacher, a.vocab, a.lora_rank, a.lora_alpha, token, a.device, a.dtype,
                    a.seed, a.token_budget, a.max_logprobs, a.served_name,
                    resolve_roots(a.root, os.environ.get("TCOD_WORKER_ROOTS")), int(a.max_body_mb * 1024 * 1024),
-                   a.parallel, a.decode, int(a.decode_cache_mb * 1024 * 1024))
+                   a.parallel, a.decode, int(a.decode_cache_mb * 1024 * 1024), a.memory_fraction)

@@ -14,6 +14,7 @@ import json
 import math
 import os
 import pickle
+import sys
 from typing import Any
 
 import torch
@@ -51,6 +52,15 @@ class Worker:
         if kind == "cuda" and not torch.cuda.is_available():
             raise StartupError("--device cuda but torch sees no GPU; use --device cpu")
         self.device = comm.device or (torch.device("cuda", torch.cuda.current_device()) if kind == "cuda" else torch.device("cpu"))
+        # Before anything is loaded, so the weights count against the share too. Without a limit the
+        # caching allocator keeps every block it ever held (a student's worker reached 18-33 GiB on the
+        # H200 with ~8 GiB live), and several workers on one GPU run each other out of memory.
+        if opts.memory_fraction > 0:
+            if self.device.type == "cuda":
+                torch.cuda.set_per_process_memory_fraction(opts.memory_fraction, self.device)
+            else:
+                print(f"tcod_worker: --memory-fraction {opts.memory_fraction} applies to CUDA devices; ignored on {self.device}",
+                      file=sys.stderr, flush=True)
         dtype_name = opts.dtype if opts.dtype != "auto" else ("bf16" if kind == "cuda" else "fp32")
         self.dtype_name = dtype_name
         self.dtype = DTYPES[dtype_name]
@@ -157,6 +167,17 @@ class Worker:
         return self.comm.run(op, req, self.handle)
 
     # ---------------------------------------------------------------- info
+    def _memory_info(self) -> dict[str, Any]:
+        """The allocator's limit (--memory-fraction; None when there is none or on the CPU) and its
+        reserved memory now and at its peak, in GiB (None on the CPU)."""
+        cuda = self.device.type == "cuda"
+        frac = self.opts.memory_fraction if cuda and self.opts.memory_fraction > 0 else None
+        total = torch.cuda.get_device_properties(self.device).total_memory if cuda else 0
+        gib = lambda b: round(b / 2**30, 3)  # noqa: E731
+        return {"fraction": frac, "limit_gib": gib(frac * total) if frac else None,
+                "reserved_gib": gib(torch.cuda.memory_reserved(self.device)) if cuda else None,
+                "peak_reserved_gib": gib(torch.cuda.max_memory_reserved(self.device)) if cuda else None}
+
     def info(self) -> dict[str, Any]:
         return {
             "model": self.served_name,
@@ -178,6 +199,7 @@ class Worker:
                 "mib": round(self.decode_cache.nbytes() / 2**20, 1), "hits": self.decode_cache.hits,
                 "misses": self.decode_cache.misses, "dropped": self.decode_cache.dropped},
             "peak_memory_gib": (torch.cuda.max_memory_allocated(self.device) / 2**30) if self.device.type == "cuda" else None,
+            "memory": self._memory_info(),
             "version": self.version,
             "worker_version": __version__,
             "losses": [l for l in LOSSES if l != "reverse_kl" or self.teacher is not None],
