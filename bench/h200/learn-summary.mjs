@@ -2,7 +2,9 @@
 // its evaluations (success on valid_seen, valid_unseen and hard at each evaluated step), the final and
 // best of each, the mean step time and the median of each part of a step (rollout, teacher, update…:
 // the metrics' `time`), for SFT runs the demonstrations' NLL at the first and last step,
-// and the last evaluation's action rates per eval set (admissible share; repeats of an unlisted action).
+// the last evaluation's action rates per eval set (admissible share; repeats of an unlisted action),
+// and for runs that sample (students) the mean sampled success and per-token KL over their first and
+// last 25 steps: the training policy's own trend, beside the greedy evaluations.
 //   node bench/h200/learn-summary.mjs WORK_DIR > learn.json
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -35,6 +37,10 @@ for (const name of readdirSync(dir).sort()) {
   const parts = [...new Set(train.flatMap((r) => Object.keys(r.time ?? {})))];
   const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2 : null; };
   const medianS = Object.fromEntries([["step", r3(median(stepTimes))], ...parts.map((k) => [k, r3(median(train.map((r) => r.time?.[k]).filter((x) => typeof x === "number")))])]);
+  const sampling = train.filter((r) => r.episodes > 0 && typeof r.successRate === "number");
+  const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+  const block = (rs) => ({ steps: [rs[0].step, rs[rs.length - 1].step], success: r3(mean(rs.map((r) => r.successRate))),
+    kl: r3(mean(rs.map((r) => r.kl?.mean).filter((x) => typeof x === "number"))) });
   runs[name] = {
     steps: train.length,
     meanStepS: r3(stepTimes.reduce((a, b) => a + b, 0) / Math.max(1, stepTimes.length)),
@@ -44,6 +50,7 @@ for (const name of readdirSync(dir).sort()) {
     best: pick((xs) => (xs.length ? Math.max(...xs) : null)),
     ...(train.some((r) => r.demoNll !== undefined) ? { demoNll: { first: r3(train[0]?.demoNll), last: r3(train[train.length - 1]?.demoNll) } } : {}),
     klMean: { first: r3(train[0]?.kl?.mean), last: r3(train[train.length - 1]?.kl?.mean) },
+    ...(sampling.length ? { sampled: { first25: block(sampling.slice(0, 25)), last25: block(sampling.slice(-25)) } } : {}),
     ...(Object.keys(actions).length ? { lastEvalActions: actions } : {}),
   };
 }
