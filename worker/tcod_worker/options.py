@@ -55,7 +55,8 @@ def parse_options(argv: list[str] | None = None) -> Options:
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--dtype", default="auto", choices=["auto", "bf16", "fp16", "fp32"], help="compute dtype (auto: bf16 on GPU, fp32 on CPU)")
     p.add_argument("--seed", type=int, default=0, help="seed for LoRA init")
-    p.add_argument("--token-budget", type=int, default=16384, help="max rows × longest row (padded tokens) per forward micro-batch (memory bound)")
+    p.add_argument("--token-budget", type=int, default=16384, help="max rows × longest row (padded tokens) per forward micro-batch (memory bound); "
+                   "/sample's prompt forward runs in such groups of rows too (static and graph decodes)")
     p.add_argument("--max-logprobs", type=int, default=20, help="cap on logprobs/prompt_logprobs/topk (vLLM's --max-logprobs)")
     p.add_argument("--served-name", default=None, help="model id in /v1/models (default: --model)")
     p.add_argument("--root", action="append", default=None,

@@ -265,12 +265,17 @@ class _DecodeSlot:
 
 
 def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: torch.device,
-                  steps: int | None = None, decode: str = "auto", cache: SlotCache | None = None) -> list[SampleOutput]:
+                  steps: int | None = None, decode: str = "auto", cache: SlotCache | None = None,
+                  prefill_tokens: int | None = None) -> list[SampleOutput]:
     """Continues every row in one batched decode. With `steps` given (FSDP: every rank must run the
     same forwards) exactly that many decode steps run, even after every row is done; otherwise the
     loop ends when every row has stopped or reached its max_tokens. `decode`: see DECODE_MODES.
     `cache`: a static or graph decode keeps its buffers and graph there for the next call of its
-    bucket (decode_cache.py); without it every call allocates (and captures) afresh."""
+    bucket (decode_cache.py); without it every call allocates (and captures) afresh.
+    `prefill_tokens`: a static or graph decode runs HF's forward of the prompts in groups of rows of
+    at most this many padded tokens (the worker's --token-budget), so its memory does not grow with
+    rows × width² (the [rows, 1, width, width] attention mask of left-padded prompts: 140 evaluation
+    rows of 5,000 tokens would need 3.5 GB for it alone); the rows decode together after."""
     batch = len(rows)
     lockstep = steps is not None
     steps = max((r.max_tokens for r in rows), default=0) if steps is None else steps
@@ -305,8 +310,12 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
     # Only the last position's logits are needed for the prompt (saves a [B, P, V] tensor).
     keep = {"logits_to_keep": 1} if "logits_to_keep" in _forward_params(model) else {}
     # Labels for torch.profiler (bench/h200/decode.py --profile); free when no profiler runs.
+    group = max(1, prefill_tokens // width) if prefill_tokens else batch
     with torch.profiler.record_function("tcod.prefill"):
-        out = model(input_ids=ids, attention_mask=attn[:, :width], position_ids=positions, use_cache=True, **keep)
+        if mode != "eager" and not lockstep and group < batch:  # lockstep (FSDP): every rank the same forwards
+            out = _grouped_prefill(model, ids, attn[:, :width], positions, group, keep)
+        else:
+            out = model(input_ids=ids, attention_mask=attn[:, :width], position_ids=positions, use_cache=True, **keep)
     next_pos = positions[:, -1:] + 1
 
     if mode != "eager":
@@ -357,6 +366,46 @@ def generate_rows(model: Any, rows: list[SampleRow], *, pad_id: int, device: tor
         logits = out.logits[:, -1, :]
         next_pos = next_pos + 1
     return sampler.outputs(rows)
+
+
+class _StackedCache:
+    """Per layer, the keys and values of several prefills' caches stacked by row ([B, kv_heads, W,
+    head_dim]), in the `layers[i].keys / .values` shape static_decode reads (what it needs of an HF cache)."""
+
+    def __init__(self, caches: list[Any]):
+        n = len(caches[0].layers) if getattr(caches[0], "layers", None) is not None else len(caches[0].key_cache)
+        self.layers = []
+        for i in range(n):
+            kv = [static_decode.cache_tensors(c, i) for c in caches]
+            self.layers.append(_LayerKV(torch.cat([k for k, _ in kv]), torch.cat([v for _, v in kv])))
+
+
+@dataclass
+class _LayerKV:
+    keys: torch.Tensor
+    values: torch.Tensor
+
+
+@dataclass
+class _Prefill:
+    """What `generate_rows` reads of HF's forward output: the last position's logits and the cache."""
+    logits: torch.Tensor
+    past_key_values: Any
+    cache: Any = None
+
+
+def _grouped_prefill(model: Any, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, group: int,
+                     keep: dict[str, int]) -> _Prefill:
+    """HF's forward of the prompts `group` rows at a time: the rows' caches stacked, their last logits
+    concatenated (each row's values are those of the whole batch's forward, to rounding)."""
+    caches, logits = [], []
+    for a in range(0, ids.shape[0], group):
+        out = model(input_ids=ids[a:a + group], attention_mask=mask[a:a + group], position_ids=positions[a:a + group],
+                    use_cache=True, **keep)
+        caches.append(_cache_of(out))
+        logits.append(out.logits[:, -1:, :])
+        del out
+    return _Prefill(torch.cat(logits), _StackedCache(caches))
 
 
 def _bucket_key(rows: list[SampleRow], width: int, steps: int, mode: str, device: torch.device) -> tuple:

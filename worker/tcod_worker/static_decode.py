@@ -53,7 +53,7 @@ _LAYER_PARTS = ("self_attn", "mlp", "input_layernorm", "post_attention_layernorm
 _ATTN_PARTS = ("q_proj", "k_proj", "v_proj", "o_proj", "head_dim", "scaling")
 
 
-def _cache_tensors(past: Any, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+def cache_tensors(past: Any, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(keys, values) [B, kv_heads, width, head_dim] of one layer of an HF DynamicCache."""
     layers = getattr(past, "layers", None)
     if layers is not None:  # transformers ≥ 4.56
@@ -89,7 +89,7 @@ class StaticDecoder:
         self.keys: list[torch.Tensor] = []
         self.values: list[torch.Tensor] = []
         for i in range(len(self.base.layers)):
-            k, v = _cache_tensors(past, i)
+            k, v = cache_tensors(past, i)
             self.keys.append(k.new_zeros((batch, k.shape[1], total, k.shape[3])))
             self.values.append(v.new_zeros((batch, v.shape[1], total, v.shape[3])))
         self.logits = logits.new_zeros((batch, logits.shape[-1]))
@@ -109,7 +109,7 @@ class StaticDecoder:
         b, w = prompt_mask.shape
         start = self.width - w
         for i in range(len(self.keys)):
-            k, v = _cache_tensors(past, i)
+            k, v = cache_tensors(past, i)
             self.keys[i][:b, :, start: self.width] = k
             self.values[i][:b, :, start: self.width] = v
         self.mask.zero_()

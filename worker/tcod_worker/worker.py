@@ -279,7 +279,7 @@ class Worker:
             work = work or [SampleRow([self.pad_id], steps)]
         with torch.no_grad(), self._autocast():
             outs = generate_rows(self._model(req["model"]), work, pad_id=self.pad_id, device=self.device, steps=steps,
-                                 decode=self.opts.decode, cache=self.decode_cache)
+                                 decode=self.opts.decode, cache=self.decode_cache, prefill_tokens=self.opts.token_budget)
         if self.decode_cache is not None and self.device.type == "cuda":  # what an eviction freed goes back to the device
             self.decode_cache.release(torch.cuda.empty_cache)
         result = []

@@ -134,3 +134,24 @@ def test_worker_flag_keeps_decodes_and_samples_as_eager(assets):
     finally:
         kept.stop()
         eager.stop()
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_a_prefill_in_groups_of_rows_decodes_as_one(arch):
+    """`prefill_tokens` (the worker's --token-budget) runs HF's forward of the prompts a few rows at a
+    time; the stacked caches then decode as the whole batch's would, kept or not (the rows' prompts
+    differ in length, so the groups' left padding is the batch's)."""
+    m, cpu = model(arch, seed=5), torch.device("cpu")
+    rs = rows(6)
+    width = max(len(r.prompt) for r in rs)
+    assert len(rs) > 2 and len({len(r.prompt) for r in rs}) > 1
+    with torch.no_grad():
+        whole = generate_rows(m, rs, pad_id=0, device=cpu, decode="static")
+        for tokens in (width, 2 * width + 1, 1):  # 1 row, 2 rows, and a budget under one row (still 1 row)
+            grouped = generate_rows(m, rs, pad_id=0, device=cpu, decode="static", prefill_tokens=tokens)
+            kept = generate_rows(m, rs, pad_id=0, device=cpu, decode="static", prefill_tokens=tokens,
+                                 cache=SlotCache(budget=1 << 30))
+            for w, g, k in zip(whole, grouped, kept, strict=True):
+                assert g.tokens == w.tokens == k.tokens and g.finish_reason == w.finish_reason
+                assert g.logprobs == pytest.approx(w.logprobs, abs=1e-5)
+                assert k.logprobs == pytest.approx(w.logprobs, abs=1e-5)
