@@ -54,7 +54,8 @@ _ATTN_PARTS = ("q_proj", "k_proj", "v_proj", "o_proj", "head_dim", "scaling")
 
 
 def cache_tensors(past: Any, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(keys, values) [B, kv_heads, width, head_dim] of one layer of an HF DynamicCache."""
+    """(keys, values) [B, kv_heads, width, head_dim] of one layer of an HF DynamicCache (or of the
+    rows-stacked cache of a grouped prefill, sampling._StackedCache)."""
     layers = getattr(past, "layers", None)
     if layers is not None:  # transformers ≥ 4.56
         return layers[layer].keys, layers[layer].values
