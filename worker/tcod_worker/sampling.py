@@ -372,10 +372,9 @@ class _StackedCache:
     """Per layer, the keys and values of several prefills' caches stacked by row ([B, kv_heads, W,
     head_dim]), in the `layers[i].keys / .values` shape static_decode reads (what it needs of an HF cache)."""
 
-    def __init__(self, caches: list[Any]):
-        n = len(caches[0].layers) if getattr(caches[0], "layers", None) is not None else len(caches[0].key_cache)
+    def __init__(self, caches: list[Any], n_layers: int):
         self.layers = []
-        for i in range(n):
+        for i in range(n_layers):
             kv = [static_decode.cache_tensors(c, i) for c in caches]
             self.layers.append(_LayerKV(torch.cat([k for k, _ in kv]), torch.cat([v for _, v in kv])))
 
@@ -405,7 +404,7 @@ def _grouped_prefill(model: Any, ids: torch.Tensor, mask: torch.Tensor, position
         caches.append(_cache_of(out))
         logits.append(out.logits[:, -1:, :])
         del out
-    return _Prefill(torch.cat(logits), _StackedCache(caches))
+    return _Prefill(torch.cat(logits), _StackedCache(caches, len(model.model.layers)))  # StaticDecoder's layers
 
 
 def _bucket_key(rows: list[SampleRow], width: int, steps: int, mode: str, device: torch.device) -> tuple:
