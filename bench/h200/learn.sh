@@ -42,7 +42,8 @@
 #          tasks: the student's tasks a step (the examples' 32; one rollout each, so not for atod), its
 #          env pool set alike so that every episode of a step runs at once (a larger batch: a less noisy gradient);
 #          then any number of TARGET=VALUE fields, each given to `tcod run --set` (a leading `.` names a field
-#          of the student's curriculum: `.teacher_temperature=1.5` scores with the teacher's logits over 1.5).
+#          of the student's curriculum: `.teacher_temperature=1.5` scores with the teacher's logits over 1.5;
+#          `end_lr=0.00001`: opd.tcod's rate decays to it by S_STEPS).
 #          After the first four, a field may also be named, in any order: peak_lr=, temperature=, estimator=,
 #          teacher=, decode_cache_mb=, clip=, tasks= (e.g. `b128:opd:L4:1:teacher=S1@400:tasks=128`); an
 #          unnamed field fills the next positional one. No field may hold a space or a colon.
@@ -280,9 +281,11 @@ elif [ -n "$best" ]; then
     [ -n "$stasks" ] && [ "$method" = atod ] && { log "skip $name: tasks sets one rollout a task; atod.tcod takes 4"; continue; }
     # A student whose folder holds a checkpoint (an earlier call's phase 2, stopped at its deadline) is resumed.
     if [ -f "$WORK/$name/checkpoint/state.json" ]; then resume "$name"; continue; fi
+    # A file whose schedules run to `train_steps` (opd.tcod's lr decay) is given its length there.
+    steps_set=(--set "$cur.steps=$S_STEPS"); grep -q '^let train_steps' "$G/$method.tcod" && steps_set=(--set "train_steps=$S_STEPS steps")
     TCOD_WORKER_ARGS="$TCOD_WORKER_ARGS${scache:+ --decode-cache-mb $scache}" \
     launch "$name" "$G/$method.tcod" "$cur" --seed "$seed" --set "teacher_dir=\"$tdir\"" --set "student_config=\"$scfg\"" \
-      --set "$cur.steps=$S_STEPS" --set "$cur.eval=$(evals $S_EVAL $S_AT_START ${S_EVAL_OTHER:-$S_EVAL})" ${slr:+--set "peak_lr=$slr"} ${stemp:+--set "$cur.temperature=$stemp"} ${sest:+--set "estimator=\"$sest\""} ${sclip:+--set "clip=$sclip"} \
+      "${steps_set[@]}" --set "$cur.eval=$(evals $S_EVAL $S_AT_START ${S_EVAL_OTHER:-$S_EVAL})" ${slr:+--set "peak_lr=$slr"} ${stemp:+--set "$cur.temperature=$stemp"} ${sest:+--set "estimator=\"$sest\""} ${sclip:+--set "clip=$sclip"} \
       ${stasks:+--set "$cur.batch=$stasks tasks × 1 rollout"} ${stasks:+--set "$cur.env=texthouse(split: \"train\", pool: $stasks, agent: agent, grammar: \"move\")"} \
       "${sets[@]}"
   done
