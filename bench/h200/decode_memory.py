@@ -48,6 +48,8 @@ def calls() -> list[list[SampleRow]]:
 def child(variant: str, budget_mb: float, rounds: int, device: str = "cuda", prefill_tokens: int = 65536,
           fraction: float = 0.15) -> dict:
     dev = torch.device(device)
+    if dev.type == "cuda" and dev.index is None:  # set_per_process_memory_fraction needs the index
+        dev = torch.device("cuda", torch.cuda.current_device())
     cuda = dev.type == "cuda"
     reserved = (lambda: torch.cuda.memory_reserved(dev)) if cuda else (lambda: 0)
     if cuda and variant == "capped":

@@ -230,10 +230,16 @@ def _capture(fn: Callable[[], None], device: torch.device, label: str) -> tuple[
         fn()
     torch.cuda.current_stream(device).wait_stream(side)
     graph = torch.cuda.CUDAGraph()
+    # torch.cuda.graph() empties the allocator's cache as it enters, so reserved memory measured
+    # before that counts the cached blocks it hands back against the pool: a capture after a large
+    # prompt forward measured a negative pool, the slot cache's total went below zero and its
+    # budget stopped evicting. Empty it first, as the capture would, then measure.
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
     before = torch.cuda.memory_reserved(device)
     with torch.profiler.record_function(label), _capture_autocast(device), torch.cuda.graph(graph):
         fn()
-    return graph, torch.cuda.memory_reserved(device) - before
+    return graph, max(0, torch.cuda.memory_reserved(device) - before)
 
 
 def _rope_function(attn: Any) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:

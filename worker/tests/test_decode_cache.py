@@ -80,6 +80,23 @@ def test_kept_decode_matches_eager_call_after_call(arch, where, mode):
     assert (cache.hits, cache.misses, len(cache)) == (3, 2, 2)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs")
+def test_kept_slots_never_count_negative_bytes():
+    """A slot's graph pools are measured as the growth of reserved memory; the capture empties the
+    allocator's cache as it starts, so blocks a large forward left cached before it must not count
+    against the pool (they did: the sixteenth session's cache summed to -1.6 GiB and stopped evicting)."""
+    device = torch.device("cuda", torch.cuda.current_device())
+    m = model("qwen2", seed=11).to(device)
+    cache = SlotCache(budget=1 << 30)
+    for i in range(4):
+        junk = torch.empty(256 << 20, dtype=torch.uint8, device=device)  # a 256 MiB block left cached
+        del junk
+        with torch.no_grad():
+            generate_rows(m, rows(i), pad_id=0, device=device, decode="graph", cache=cache)
+        assert all(s.nbytes >= 0 for s in cache._slots.values()), f"call {i}"
+    assert cache.nbytes() > 0
+
+
 def test_a_kept_bucket_forgets_the_call_before():
     """Greedy continuations of one prompt are the same whether the bucket last held a longer prompt,
     more rows, or nothing."""
