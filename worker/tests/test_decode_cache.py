@@ -84,7 +84,7 @@ def test_kept_decode_matches_eager_call_after_call(arch, where, mode):
 def test_kept_slots_never_count_negative_bytes():
     """A slot's graph pools are measured as the growth of reserved memory; the capture empties the
     allocator's cache as it starts, so blocks a large forward left cached before it must not count
-    against the pool (they did: the sixteenth session's cache summed to -1.6 GiB and stopped evicting)."""
+    against the pool (they did: on the H200 the kept slots summed to -1.6 GiB and the budget stopped evicting)."""
     device = torch.device("cuda", torch.cuda.current_device())
     m = model("qwen2", seed=11).to(device)
     cache = SlotCache(budget=1 << 30)
