@@ -259,10 +259,11 @@ export function preludeBuiltins(): Map<string, Value> {
       if (!oneOf(a, "loss_fn", call, LOSS_FNS, "loss_fn")) return invalid(call.span);
       return obj("optimizer", a, call);
     }));
-  add(builtin("evaluate", [p("env", "env"), p("every", "steps", unit(5, "steps")), p("tasks", "tasks", unit(32, "tasks")), p("temperature", "number", num(0.4)), p("max_turns", "turns", unit(0, "turns")), p("name", "string", str("")), p("at_start", "bool", bool(true))],
-    "Evaluate every `every` steps on `tasks` tasks of `env`, uncapped (the env's max turns unless `max_turns` is given).", (a, call) => {
-      for (const k of ["every", "tasks"]) if (constArg(a, k, call, `evaluate(${k})`) === undefined) return invalid(call.span);
+  add(builtin("evaluate", [p("env", "env"), p("every", "steps", unit(5, "steps")), p("tasks", "tasks", unit(32, "tasks")), p("temperature", "number", num(0.4)), p("max_turns", "turns", unit(0, "turns")), p("name", "string", str("")), p("at_start", "bool", bool(true)), p("from", "steps", unit(0, "steps"))],
+    "Evaluate every `every` steps on `tasks` tasks of `env`, uncapped (the env's max turns unless `max_turns` is given); with `from`, only at the multiples of `every` from that step on (and the last step, and step 0 with `at_start`).", (a, call) => {
+      for (const k of ["every", "tasks", "from"]) if (constArg(a, k, call, `evaluate(${k})`) === undefined) return invalid(call.span);
       if (!checkRange(a, "every", call, "every", 1, 1e9, "≥ 1 step", { integer: true })) return invalid(call.span);
+      if (!checkRange(a, "from", call, "from", 0, 1e9, "an integer ≥ 0 steps", { integer: true })) return invalid(call.span);
       if (!checkRange(a, "tasks", call, "tasks", 1, 1e9, "≥ 1 task", { integer: true })) return invalid(call.span);
       if (!checkRange(a, "temperature", call, "temperature", 0, 2, "in [0, 2]")) return invalid(call.span);
       return obj("eval", a, call);

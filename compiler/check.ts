@@ -23,8 +23,11 @@ export class Checker {
     if (v.kind === "invalid" || t.kind === "any") return v;
     switch (t.kind) {
       case "union": {
-        // Try each alternative silently; report against the first when none fits.
+        // Try each alternative silently; report against the first when none fits. A list with an
+        // item already reported (e.g. an out-of-range `evaluate(…)` in `eval: […]`) fits nothing,
+        // and a second report that the list is not an eval would only repeat the first.
         if (t.alternatives.some((a) => fits(v, a))) return v;
+        if (v.kind === "list" && v.items.some((i) => i.kind === "invalid")) return invalid(span);
         return this.type(v, t.alternatives[0]!, span, what);
       }
       case "list": {

@@ -663,6 +663,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     envs[`eval-${name}`] = lowerEnv(eenv, evMax);
     evalNodes.push({
       name, env: `eval-${name}`, every: num(e, "every"), tasks: num(e, "tasks"), temperature: num(e, "temperature"), maxTurns: evMax, atStart: bool(e, "at_start"),
+      ...(num(e, "from") > 0 ? { from: num(e, "from") } : {}),
       student: studentName, agent: "default",
     });
   }

@@ -267,6 +267,8 @@ export const NodeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("Evaluate"), params: z.object({
     name: z.string(), env: z.string(), every: PosInt, tasks: PosInt, temperature: z.number(), maxTurns: PosInt,
     atStart: z.boolean(),
+    /** The first step it runs at (then every `every`-th step after 0 from there); absent: from the start. */
+    from: PosInt.optional(),
     /** The model and agent format it plays with (the Rollout node's). */
     student: z.string(), agent: z.string(),
   }).strict() }).strict(),

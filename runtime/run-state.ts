@@ -139,7 +139,7 @@ export class RunState {
   private async evaluateAt(u: number): Promise<void> {
     const T = this.plan.clock.steps;
     for (const ev of this.g.clock.filter((n): n is NodeOf<"Evaluate"> => n.kind === "Evaluate")) {
-      if (!(u === 0 ? ev.params.atStart : u % ev.params.every === 0 || u === T)) continue;
+      if (!(u === 0 ? ev.params.atStart : (u % ev.params.every === 0 && u >= (ev.params.from ?? 0)) || u === T)) continue;
       const t0 = performance.now();
       const out = await runNode(ev, inputsOf(this.g, ev, new Map(), this.latest), this.stepCtx(u));
       const { samples, ...row } = out.metrics as EvalRow;

@@ -82,6 +82,10 @@ STUDENTS=${STUDENTS:-"opd:opd:warm:1 f2b:tcod-f2b:warm:1 b2f:tcod-b2f:warm:1 tur
 P1_S=${P1_S:-300}; P2_S=${P2_S:-240}          # phase deadlines (seconds)
 T_EVAL=${T_EVAL:-50}; S_EVAL=${S_EVAL:-10}    # evaluation every … steps (teachers, students; S_EVAL_OTHER: the students' valid_unseen and hard)
 T_EVAL_OTHER=${T_EVAL_OTHER:-$((2 * T_EVAL))}  # the teachers' valid_unseen and hard every … steps
+# T_EVAL_FROM: the teachers evaluate only from this step on (`evaluate(from:)`; 0: from the start). An
+# evaluation of an early teacher is the slowest (its episodes run to the turn limit): the 12×768
+# teacher's evaluations to step 400 took 157 s of a call at T_EVAL=50 T_EVAL_OTHER=200 (eighteenth session),
+# 50 s at T_EVAL=100 and no other split (seventeenth).
 EVAL_TASKS=${EVAL_TASKS:-}; S_STEPS=${S_STEPS:-40}   # EVAL_TASKS empty: every task of each split
 # The students also evaluate at their step 0 (S_AT_START=false skips it: every student starts from the
 # same initialisation, whose greedy figures phase 1 already measured at its last step).
@@ -100,11 +104,11 @@ command -v nvidia-smi >/dev/null && { nvidia-smi --query-gpu=timestamp,utilizati
 # named valid_seen_tT (e.g. EVAL_TEMP=0 EXTRA_TEMPS=0.4: greedy, and the sampled agent beside it).
 EVAL_TEMP=${EVAL_TEMP:-0.4}; EXTRA_TEMPS=${EXTRA_TEMPS:-}
 evals() {
-  local every=$1 at_start=$2 other=${3:-$1} s n e t out=""
+  local every=$1 at_start=$2 other=${3:-$1} from=${4:-0} s n e t out=""
   for s in valid_seen:140:$EVAL_TEMP: valid_unseen:134:$EVAL_TEMP: hard:121:$EVAL_TEMP: $(for t in $EXTRA_TEMPS; do echo "valid_seen:140:$t:_t$t"; done); do
     IFS=: read -r split n t suffix <<< "$s"
     n=${EVAL_TASKS:-$n}; e=$other; [ $split$suffix = valid_seen ] && e=$every
-    out+="${out:+, }evaluate(every: $e steps, env: texthouse(split: \"$split\", pool: $n, agent: agent, grammar: \"move\"), tasks: $n tasks, name: \"$split$suffix\", temperature: $t, at_start: $at_start)"
+    out+="${out:+, }evaluate(every: $e steps, env: texthouse(split: \"$split\", pool: $n, agent: agent, grammar: \"move\"), tasks: $n tasks, name: \"$split$suffix\", temperature: $t, at_start: $at_start$([ "$from" -gt 0 ] && echo ", from: $from steps"))"
   done
   echo "[$out]"
 }
@@ -200,7 +204,7 @@ last_seen() {  # last valid_seen success of a run folder (−1 when none)
 if [[ " $PHASES " == *" 1 "* ]]; then
   for t in $TEACHERS; do
     IFS=: read -r name cfg tasks lr steps noise from seed <<< "$t"
-    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "${from:-admissible}" "$(evals $T_EVAL false $T_EVAL_OTHER)" "$seed"
+    sft_run "teacher-$name" "$cfg" "$tasks" "$lr" "$steps" "${noise:-0}" "${from:-admissible}" "$(evals $T_EVAL false $T_EVAL_OTHER "${T_EVAL_FROM:-0}")" "$seed"
   done
   if [ -n "$STUDENT_INIT" ]; then   # STUDENT_INIT="" trains teachers only
     IFS=: read -r icfg itasks ilr isteps inoise ifrom <<< "$STUDENT_INIT"

@@ -185,6 +185,7 @@ export const REFUSED_CONSTRUCTS: Readonly<Record<string, string>> = {
   train_batch: "`train_batch: 0` (the whole step): train_batch_size is a fixed number of turns",
   "eval every": "evaluations at different intervals: one explorer.eval_interval",
   "eval at_start": "some evaluations at the start and others not: one explorer.eval_on_startup",
+  "eval from": "an evaluation that starts at a later step: the explorer evaluates every eval_interval steps from the start",
 };
 
 /** An issue's construct with its per-name parts dropped (`student model lora` → `model lora`). */
@@ -366,6 +367,7 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   if (update.trainBatchTurns === 0) fail("train_batch", "the plan trains on every turn of a step at once, which Trinity cannot express: its train_batch_size is a fixed number of turns (experiences) per update", "Set `train_batch:` to a number of turns, e.g. `train_batch: 64 turns` as in TCOD's configs.");
   const evalEvery = [...new Set(evals.map((e) => e.every))];
   if (evalEvery.length > 1) fail("eval every", `evaluations run at different intervals (${evalEvery.join(", ")} steps); Trinity has one explorer.eval_interval`, "Give every eval the same `every:`.");
+  if (evals.some((e) => e.from !== undefined)) fail("eval from", "an evaluation starts at a later step (`from:`); Trinity's explorer evaluates every eval_interval steps from the start", "Remove `from:` from the evals, or train with `tcod run`.");
   const atStart = [...new Set(evals.map((e) => e.atStart))];
   if (atStart.length > 1) fail("eval at_start", "some evaluations run at the start and others do not; Trinity has one explorer.eval_on_startup", "Use the same setting for every eval.");
 

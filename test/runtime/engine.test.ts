@@ -128,6 +128,13 @@ describe("engine", () => {
     expect(evals.map((r) => r.kind === "eval" && [r.admissibleRate, r.repeatRate])).toEqual([[1, 0], [1, 0], [1, 0]]);
   });
 
+  it("evaluate(from:): every k steps only from that step on, and still at the start and the last step", async () => {
+    const h = harness(testPlan({ horizon: "f2b", k: 100, steps: 9, evalEvery: 2, evalFrom: 5, maxTurns: 8 }));
+    await h.run();
+    const evals = readMetrics(join(h.runDir, "metrics.jsonl")).filter((r) => r.kind === "eval");
+    expect(evals.map((r) => r.step)).toEqual([0, 6, 8, 9]);
+  });
+
   it("eval action rates: the share of listed actions, and of repeats of an unlisted one (hand-counted)", () => {
     const listed = ["go to a", "open a", "take x from a"];
     const ep = (actions: (string | null)[]): EpisodeRecord =>

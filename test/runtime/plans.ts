@@ -63,6 +63,8 @@ export interface TestPlanOptions {
   trainBatchTurns?: number;
   evalEvery?: number;
   evalTasks?: number;
+  /** The eval's first step after 0 (`evaluate(from:)`). */
+  evalFrom?: number;
   agent?: AgentFormat;
   backend?: "embedded";
   grpo?: boolean;
@@ -113,7 +115,7 @@ export function testPlan(o: TestPlanOptions = {}): Plan {
       optimizer: { kind: "adamw", lr: o.lr ?? 0.1, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, gradClip: 1 },
       lossFn: "importance_sampling", clip: 0.2, trainBatchTurns: o.trainBatchTurns ?? 0, staleness: o.staleness ?? 0,
     },
-    evals: o.evalEvery ? [{ name: "valid", env: "valid", every: o.evalEvery, tasks: o.evalTasks ?? 3, temperature: 0, maxTurns, atStart: true }] : [],
+    evals: o.evalEvery ? [{ name: "valid", env: "valid", every: o.evalEvery, tasks: o.evalTasks ?? 3, temperature: 0, maxTurns, atStart: true, ...(o.evalFrom ? { from: o.evalFrom } : {}) }] : [],
     ...(o.checkpointEvery ? { checkpointEvery: o.checkpointEvery } : {}),
     ...(o.sftNoise ? { demosNoise: o.sftNoise } : {}),
     ...(o.sftNoiseFrom ? { demosNoiseFrom: o.sftNoiseFrom } : {}),

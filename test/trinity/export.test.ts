@@ -226,6 +226,13 @@ describe("errors name the construct", () => {
     expect(err.issues.map((i) => i.construct)).toEqual(["log-ratio clamp"]);
     expect(err.issues[0]!.message).toMatch(/±5.*fixed ±20/);
   });
+  it("an evaluation that starts at a later step (evaluate(from:)) is refused: eval_interval counts from the start", () => {
+    const p = makePlan({ name: "from" });
+    (p.graph.nodes.find((n) => n.kind === "Evaluate")!.params as { from?: number }).from = 300;
+    const err = exportError(() => exportTrinity(p, fork));
+    expect(err.issues.map((i) => i.construct)).toEqual(["eval from"]);
+    expect(err.issues[0]!.hint).toMatch(/Remove `from:`/);
+  });
   it("a learning rate from a TypeScript extension is a named error, not a crash", () => {
     const p = makePlan({ name: "lrx", lr: { expr: "lr" }, extraExprs: { lr: { op: "ext", fn: "warmup", args: [step] } as ExprTree } });
     expect(exportError(() => exportTrinity(p, fork)).issues.map((i) => i.construct)).toEqual(["learning-rate schedule"]);
