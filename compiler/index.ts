@@ -310,7 +310,7 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
 }
 
 /** Checks files without writing anything: every diagnostic of every file. */
-export function checkFiles(paths: string[], opts: Pick<CompileOptions, "maxPoints"> = {}): CompileResult {
+export function checkFiles(paths: string[], opts: Pick<CompileOptions, "maxPoints" | "overrides" | "curriculum"> = {}): CompileResult {
   const results = paths.map((p) => compileFile(p, opts));
   const sources = new Map<string, string>();
   for (const r of results) for (const [k, v] of r.sources) sources.set(k, v);

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { writeSync } from "node:fs";
 import { checkFiles } from "../../compiler/index.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
-import { printDiagnostics } from "../report-diagnostics.js";
+import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 
@@ -10,13 +10,18 @@ export function register(program: Command): void {
   program.command("check")
     .description("Check .tcod files: syntax, names, types, units, binding-time levels, ranges.")
     .argument("<files...>", ".tcod files")
+    .option("--set <target=value>", "override a curriculum field or a let in every file, as `tcod run` would (repeatable)", collect, [])
+    .option("--curriculum <name>", "check only this curriculum")
     .option("--json", "diagnostics as JSON lines, then the result line")
     .option(...MAX_POINTS_FLAG)
     .action(run);
 }
 
-function run(files: string[], o: { json?: boolean; maxPoints?: string }): void {
-  const r = checkFiles(files, parseMaxPoints(o.maxPoints));
+function run(files: string[], o: { json?: boolean; maxPoints?: string; set?: string[]; curriculum?: string }): void {
+  const r = checkFiles(files, {
+    ...parseMaxPoints(o.maxPoints),
+    ...(o.set?.length ? { overrides: o.set } : {}), ...(o.curriculum !== undefined ? { curriculum: o.curriculum } : {}),
+  });
   printDiagnostics(r, !!o.json, writeErr);
   if (!o.json && r.ok) writeErr(`ok: ${files.length} file(s), ${r.plans.length} plan(s)\n`);
   result({ files: files.length, plans: r.plans.map((p) => p.plan.name) });

@@ -28,6 +28,21 @@ describe("tcod CLI", () => {
     expect(r.stderr).toMatch(/7 error\(s\)/);
   });
 
+  it("check --set checks the file as `tcod run --set` would compile it: the override's own errors point into it", () => {
+    const f = "examples/texthouse/gpu/sft-teacher.tcod";
+    const ok = tcod("check", f, "--set", "train_steps=800 steps", "--set", 'texthouse_sft_teacher.eval=evaluate(env: texthouse(split: "valid_seen"), every: 50 steps, from: 350 steps)');
+    expect(ok.status, ok.stderr).toBe(0);
+    const bad = tcod("check", f, "--set", 'texthouse_sft_teacher.eval=evaluate(env: texthouse(split: "valid_seen"), every: 50 steps, from: -1 steps)');
+    expect(bad.status).toBe(1);
+    noStack(bad.stderr);
+    expect(bad.stderr).toContain("<--set 1>:1:");
+    expect(bad.stderr).toContain("error TC4001: from must be an integer ≥ 0 steps, got -1.");
+    const target = tcod("check", f, "--set", "nope=1");
+    expect(target.status).toBe(1);
+    expect(target.stderr).toContain("error TC5002: Override target 'nope'");
+    expect(tcod("check", f, "--curriculum", "texthouse_sft_teacher").status).toBe(0);
+  });
+
   it("check --json prints one JSON object per diagnostic", () => {
     const r = tcod("check", "--json", "test/fixtures/ranges/out-of-range/input.tcod");
     expect(r.status).toBe(1);
