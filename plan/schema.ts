@@ -267,7 +267,7 @@ export const NodeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("Evaluate"), params: z.object({
     name: z.string(), env: z.string(), every: PosInt, tasks: PosInt, temperature: z.number(), maxTurns: PosInt,
     atStart: z.boolean(),
-    /** The first step it runs at (then every `every`-th step after 0 from there); absent: from the start. */
+    /** It runs only at the multiples of `every` that are ≥ from (and still at the last step, and at 0 with atStart); absent: 0. */
     from: PosInt.optional(),
     /** The model and agent format it plays with (the Rollout node's). */
     student: z.string(), agent: z.string(),
