@@ -3,8 +3,8 @@
 # kept copies of teacher-S1 that bench/h200/pick-copies.sh puts first (C1: the earliest copy with
 # valid_seen ≥ 0.8; C2: the next), each from the phase-1 initialisation L4, with opd.tcod's rate
 # decaying to END_LR by step S_STEPS (default 1e-5; END_LR="" holds the peak rate). SET 1: C1 at
-# seeds 1-3, C1 with clip 5, C2, and the self-distillation control; SET 2: the same at other seeds
-# (a second call on the warm machine). A student whose folder holds a checkpoint is resumed.
+# seeds 1-3, C1 with clip 5, C2, and the self-distillation control; SET 2, 3, …: the same at other
+# seeds (a later call on the warm machine). A student whose folder holds a checkpoint is resumed.
 # Run after a phase-1 call of learn.sh with WORK=runs/gpu26 INITS=L4:… TEACHERS=S1:… TEACHER_KEEP=….
 set -uo pipefail
 OUT=$1 SET=${2:-1}
@@ -14,13 +14,9 @@ mapfile -t C < <(bench/h200/pick-copies.sh "$WORK" S1 "${KEEP:-400 450 500}" 0.8
 c1=${C[0]%% *}; c2=${C[1]:-${C[0]}}; c2=${c2%% *}
 mkdir -p "$OUT"; printf '%s\n' "${C[@]}" > "$OUT/copies.txt"
 END_LR=${END_LR-0.00001}; e=${END_LR:+:end_lr=$END_LR}
-if [ "$SET" = 1 ]; then
-  S="o${c1}s1:opd:L4:1:teacher=S1@$c1$e o${c1}s2:opd:L4:2:teacher=S1@$c1$e o${c1}s3:opd:L4:3:teacher=S1@$c1$e"
-  S+=" c${c1}s1:opd:L4:1:teacher=S1@$c1:clip=5$e o${c2}s1b:opd:L4:1:teacher=S1@$c2$e selfs1:opd:L4:1:teacher=init$e"
-else
-  S="o${c1}s4:opd:L4:4:teacher=S1@$c1$e o${c1}s5:opd:L4:5:teacher=S1@$c1$e o${c1}s6:opd:L4:6:teacher=S1@$c1$e"
-  S+=" c${c1}s2:opd:L4:2:teacher=S1@$c1:clip=5$e o${c2}s2b:opd:L4:2:teacher=S1@$c2$e selfs2:opd:L4:2:teacher=init$e"
-fi
+# SET N: plain students at seeds 3N-2 … 3N; the clipped one, the C2 one and the control at seed N.
+S=""; for k in $((3 * SET - 2)) $((3 * SET - 1)) $((3 * SET)); do S+="o${c1}s$k:opd:L4:$k:teacher=S1@$c1$e "; done
+S+="c${c1}s$SET:opd:L4:$SET:teacher=S1@$c1:clip=5$e o${c2}s${SET}b:opd:L4:$SET:teacher=S1@$c2$e selfs$SET:opd:L4:$SET:teacher=init$e"
 echo "copies (step valid_seen): ${C[*]}; students: $S"
 DECODE_CACHE_MB=${DECODE_CACHE_MB:-3072} PHASES=2 WORK=$WORK EVAL_TEMP=0 STUDENT_INIT="" GRACE=${GRACE:-20} CKPT=25 \
   S_STEPS=${S_STEPS:-150} S_EVAL=25 S_EVAL_OTHER=50 S_AT_START=false P2_S=${P2_S:-520} PORT0=$((8300 + 20 * SET)) \
