@@ -15,6 +15,7 @@ import pLimit from "p-limit";
 import { safeFileName, type CompiledPlan } from "../compiler/index.js";
 import { stringifyPlan } from "../plan/access.js";
 import { UsageError } from "../plan/errors.js";
+import { planFileNames } from "./plan-file-names.js";
 
 export type PointStatus = "pending" | "running" | "completed" | "interrupted" | "failed";
 
@@ -67,8 +68,9 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
   const recordPath = join(o.dir, "sweep.json");
   const previous = existsSync(recordPath) ? readRecord(recordPath) : undefined;
   const rec: SweepRecord = { file: o.file, overrides: o.overrides, points: [] };
-  for (const c of o.plans) {
-    const name = safeFileName(c.plan.name);
+  const fileNames = planFileNames(o.plans.map((c) => c.plan.name));
+  for (const [i, c] of o.plans.entries()) {
+    const name = fileNames[i]!;
     const planPath = join(o.dir, "plans", `${name}.plan.json`);
     const text = stringifyPlan(c.plan);
     const runDir = join(o.dir, name);
@@ -80,7 +82,9 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     writeFileSync(planPath, text);
     if (c.bundle && c.plan.extensions) writeFileSync(join(o.dir, "plans", c.plan.extensions.bundle), c.bundle);
     const before = previous?.points.find((p) => p.name === c.plan.name);
-    rec.points.push({ name: c.plan.name, dir: name, settings: c.settings, status: before?.status === "completed" ? "completed" : existsSync(join(runDir, "metrics.jsonl")) ? "interrupted" : "pending" });
+    // Completed in the same folder only: a point whose folder name changed (it was shared) runs again.
+    const done = before?.status === "completed" && before.dir === name;
+    rec.points.push({ name: c.plan.name, dir: name, settings: c.settings, status: done ? "completed" : existsSync(join(runDir, "metrics.jsonl")) ? "interrupted" : "pending" });
   }
   const save = () => writeFileSync(recordPath, JSON.stringify(rec, null, 2) + "\n");
   save();

@@ -1,12 +1,13 @@
 import { join } from "node:path";
 import type { Command } from "commander";
-import { compileFile, safeFileName } from "../../compiler/index.js";
+import { compileFile } from "../../compiler/index.js";
 import { parsePlan, PlanError, stringifyPlan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { ensureOutDir, writeAtomic } from "../out-path.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
+import { planFileNames } from "../plan-file-names.js";
 
 export function register(program: Command): void {
   program.command("compile")
@@ -23,13 +24,14 @@ export function register(program: Command): void {
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       ensureOutDir(o.out);
       const written: Record<string, unknown>[] = [];
-      for (const c of r.plans) {
+      const fileNames = planFileNames(r.plans.map((c) => c.plan.name));
+      for (const [i, c] of r.plans.entries()) {
         // Checked on write: a plan that fails its own schema is a compiler bug, not a user error.
         try { parsePlan(c.plan); } catch (e) {
           if (e instanceof PlanError) throw new Error(`compiler produced an invalid plan for ${c.plan.name}:\n${e.message}`);
           throw e;
         }
-        const base = join(o.out, safeFileName(c.plan.name));
+        const base = join(o.out, fileNames[i]!);
         writeAtomic(`${base}.plan.json`, stringifyPlan(c.plan));
         if (c.bundle && c.plan.extensions) writeAtomic(join(o.out, c.plan.extensions.bundle), c.bundle);
         if (!o.json) process.stdout.write(`${base}.plan.json\n`);

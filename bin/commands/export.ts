@@ -6,7 +6,8 @@ import { rmSync } from "node:fs";
 import { jsonErrorAt, readTextFile } from "../../plan/read-file.js";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
-import { compileFile, safeFileName } from "../../compiler/index.js";
+import { compileFile } from "../../compiler/index.js";
+import { planFileNames } from "../plan-file-names.js";
 import { DEFAULT_INFRA, exportTrinity, parseInfra, TRINITY_TARGETS, TrinityExportError, type TrinityTarget } from "../../targets/trinity/export.js";
 import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
@@ -52,8 +53,9 @@ export function register(program: Command): void {
       ensureOutDir(o.out);
       let failed = false;
       const exported: Record<string, unknown>[] = [];
-      for (const plan of plans) {
-        const base = safeFileName(plan.name);
+      const fileNames = planFileNames(plans.map((p) => p.name));
+      for (const [i, plan] of plans.entries()) {
+        const base = fileNames[i]!;
         try {
           const e = exportTrinity(plan, { target: o.target as TrinityTarget, infra, pluginDir: `${base}.plugin` });
           const yamlPath = join(o.out, `${base}.yaml`);

@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { compileFile, safeFileName } from "../../compiler/index.js";
+import { compileFile } from "../../compiler/index.js";
+import { planFileNames } from "../plan-file-names.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { needsTrace, planReplay, planSchedules, scheduleValues, stepGrid } from "../../plan/schedules.js";
 import { NeedsTraceError } from "../../plan/expr.js";
@@ -39,7 +40,8 @@ export function register(program: Command): void {
       const L = lengths[0]!;
       const say = (t: string) => { if (!jsonMode()) process.stdout.write(t); };
       const plotted: { name: string; steps: number; schedules: Record<string, unknown>[]; svg?: string }[] = [];
-      for (const { plan } of r.plans) {
+      const fileNames = planFileNames(r.plans.map((c) => c.plan.name));
+      for (const [i, { plan }] of r.plans.entries()) {
         const grid = stepGrid(plan.clock.steps);
         say(`${plan.name} (${plan.clock.steps} steps)\n`);
         const entry: (typeof plotted)[number] = { name: plan.name, steps: plan.clock.steps, schedules: [] };
@@ -73,7 +75,7 @@ export function register(program: Command): void {
         }
         if (o.out) {
           mkdirSync(o.out, { recursive: true });
-          const path = join(o.out, `${safeFileName(plan.name)}.schedules.svg`);
+          const path = join(o.out, `${fileNames[i]!}.schedules.svg`);
           writeOutFile(path, stack(charts));
           entry.svg = path;
           say(`  → ${path}\n`);
@@ -92,14 +94,15 @@ function plotGraphs(file: string, o: { out?: string; set: string[] }): void {
   printDiagnostics(r, false);
   if (!r.ok) { process.exitCode = EXIT_USER; return; }
   const drawn: { name: string; nodes: number; edges: number; mermaid: string; svg?: string; mmd?: string }[] = [];
-  for (const { plan } of r.plans) {
+  const fileNames = planFileNames(r.plans.map((c) => c.plan.name));
+  for (const [i, { plan }] of r.plans.entries()) {
     const mermaid = graphMermaid(plan);
     const entry: (typeof drawn)[number] = { name: plan.name, nodes: plan.graph.nodes.length, edges: plan.graph.edges.length, mermaid };
     if (!jsonMode()) process.stdout.write(`%% ${plan.name}\n${mermaid}`);
     if (o.out) {
       mkdirSync(o.out, { recursive: true });
-      entry.svg = join(o.out, `${safeFileName(plan.name)}.graph.svg`);
-      entry.mmd = join(o.out, `${safeFileName(plan.name)}.graph.mmd`);
+      entry.svg = join(o.out, `${fileNames[i]!}.graph.svg`);
+      entry.mmd = join(o.out, `${fileNames[i]!}.graph.mmd`);
       writeOutFile(entry.svg, graphSvg(plan));
       writeOutFile(entry.mmd, mermaid);
       if (!jsonMode()) process.stdout.write(`%% → ${entry.svg}, ${entry.mmd}\n`);
