@@ -3,7 +3,7 @@
  * (runtime/report/compare.ts): success per eval set against step and wall time, per-turn KL,
  * tokens, the schedules in force, and a table of final and best figures with seeds aggregated.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
 import { readMetrics, type MetricsRow } from "../../runtime/metrics.js";
@@ -98,10 +98,32 @@ function lineOfRow(path: string, i: number): number {
   return 0;
 }
 
+/**
+ * The folders named, each once: a folder given twice (`run1 run1`, `run1 ./run1/`, a link to it, or
+ * its metrics.jsonl) would count as two seeds. The later names are dropped with a note on stderr,
+ * not refused, as overlapping shell globs (`runs/a* runs/*-s1`) name one folder twice.
+ */
+function once(dirs: string[]): string[] {
+  const seen = new Map<string, string>();
+  return dirs.filter((d) => {
+    let key: string;
+    try {
+      key = realpathSync(d);
+      if (basename(key) === "metrics.jsonl" && statSync(key).isFile()) key = dirname(key);
+    } catch {
+      return true; // a path that does not resolve: readRun names the problem
+    }
+    const first = seen.get(key);
+    if (first === undefined) { seen.set(key, d); return true; }
+    process.stderr.write(`tcod compare: note: ${d} is the run folder ${first} again; it is counted once\n`);
+    return false;
+  });
+}
+
 export function register(program: Command): void {
   program.command("compare")
     .description("Overlay runs on one HTML page: success per eval set against step and wall time, per-turn KL, tokens, schedules; a table of final and best figures, seeds aggregated.")
-    .argument("<run_dirs...>", "run folders (tcod run --out DIR)")
+    .argument("<run_dirs...>", "run folders (tcod run --out DIR); a folder named twice (or through a link) counts once, with a note on stderr")
     .option("-o, --out <file>", "the HTML page to write", "compare.html")
     .option("--json <file>", "also write the table as JSON")
     .option("--level <x>", "success level for the time-to-level column", "0.5")
@@ -111,7 +133,7 @@ export function register(program: Command): void {
       if (!(level >= 0 && level <= 1)) throw new UsageError(`--level ${o.level}: expected a success rate in [0, 1]`, { hint: "e.g. --level 0.5 (the time-to-level column: the first step at that success)" });
       const runs: RunData[] = [];
       const problems: UserError[] = [];
-      for (const d of dirs) {
+      for (const d of once(dirs)) {
         try {
           runs.push(readRun(d));
         } catch (e) {

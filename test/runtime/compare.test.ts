@@ -3,7 +3,7 @@
  * files and errors, and the page in headless Chromium (playwright-core) like report.html.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -133,6 +133,19 @@ describe("tcod compare: CLI", () => {
     expect(split.status, split.stderr).toBe(0);
     expect(split.stdout).toContain("m: 2 configurations, not seeds of one (the plans differ in resources.models.teacher.path); each is its own row");
     expect(JSON.parse(readFileSync(json, "utf8")).methods.map((m: { method: string }) => m.method)).toEqual(["m (x-run)", "m (y-run)"]);
+  });
+
+  it("a folder named twice (again, with a slash, through a link, by its metrics.jsonl) is one run, with a note", () => {
+    const root = mkdtempSync(join(tmpdir(), "tcod-compare-"));
+    const a = writeRun(root, run("m@run_seed=1", 1, { run_seed: "1" }, 0.25, 0.75, 0.5));
+    const b = writeRun(root, run("m@run_seed=2", 2, { run_seed: "2" }, 0.5, 0.25, 0));
+    symlinkSync(a, join(root, "link"));
+    const json = join(root, "c.json");
+    const r = tcod("compare", a, b, a, `${a}/`, join(root, "link"), join(a, "metrics.jsonl"), "--out", join(root, "c.html"), "--json", json);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^m\s+runs 2 \(seed 1, 2\)/m);
+    expect(JSON.parse(readFileSync(json, "utf8")).methods[0].seeds).toEqual([1, 2]);
+    expect(r.stderr.match(/is the run folder .* again; it is counted once/g)).toHaveLength(4);
   });
 });
 
