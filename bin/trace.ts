@@ -18,5 +18,7 @@ export function readTrace(path: string): Observation[] {
   } catch (e) {
     throw new UsageError(`--trace ${path}: cannot read it: ${(e as Error).message}`, { hint: "Give a run's metrics.jsonl (or its run folder), or a synthetic JSONL trace: {\"step\": 1, \"kl\": 0.4} per line.", where: { file } });
   }
-  return parseTrace(text, file);
+  return parseTrace(text, file, (line) => {
+    process.stderr.write(`${file}:${line}: note: the last line is not a whole row yet (a run still writing, or one that was killed); the trace ends at the row before it\n`);
+  });
 }

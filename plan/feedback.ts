@@ -251,10 +251,13 @@ export class TraceError extends UserError {
  * Reads a metrics trace: RUN_DIR/metrics.jsonl of a run, or a synthetic file of the same shape.
  * Training rows (`kind` "train" or absent) become observations; other rows (evaluations) are
  * skipped. A synthetic row needs `step` and may give any of `successRate`, `meanReward`, `kl`
- * (a number, or `{mean, perTurn}`), `admissibleRate`, `horizon`, `prefix`, `studentTurns`; the
- * rest read 0. Steps must increase.
+ * (a number, or `{mean, perTurn}`), `admissibleRate`, `horizon`, `prefix`, `studentTurns`; those it
+ * leaves out read 0, but one it gives must be a finite number (null is refused: it is how JSON writes
+ * NaN, and reading it as 0 would advance a stage on a number no run measured). Steps must increase.
+ * A last line without its newline that is not JSON is a row being written (a live or killed run's
+ * file): it is skipped, as `tcod metrics` and `tcod compare` skip it, and `partialLastLine` is told.
  */
-export function parseTrace(text: string, file: string): Observation[] {
+export function parseTrace(text: string, file: string, partialLastLine?: (line: number) => void): Observation[] {
   const out: Observation[] = [];
   const lines = text.split("\n");
   lines.forEach((line, i) => {
@@ -262,13 +265,19 @@ export function parseTrace(text: string, file: string): Observation[] {
     const where = { file, line: i + 1, column: 1 };
     let row: Record<string, unknown>;
     try { row = JSON.parse(line) as Record<string, unknown>; } catch (e) {
+      // `text` ends in a newline unless its last line is unterminated: then this is that line.
+      if (i === lines.length - 1) { partialLastLine?.(i + 1); return; }
       throw new TraceError(`line ${i + 1} is not JSON (${(e as Error).message})`, { where, hint: "A trace is JSON lines: one object per line, e.g. {\"step\": 1, \"kl\": 0.4}." });
     }
-    if (!row || typeof row !== "object" || Array.isArray(row)) throw new TraceError(`line ${i + 1} is not a JSON object`, { where });
+    if (!row || typeof row !== "object" || Array.isArray(row)) throw new TraceError(`line ${i + 1} is not a JSON object`, { where, hint: "A trace is JSON lines: one object per line, e.g. {\"step\": 1, \"kl\": 0.4}." });
     if (row.kind !== undefined && row.kind !== "train") return;
     const num = (k: string, v: unknown): number => {
-      if (v === undefined || v === null) return 0;
-      if (typeof v !== "number" || !Number.isFinite(v)) throw new TraceError(`line ${i + 1}: \`${k}\` is ${JSON.stringify(v)}, not a finite number`, { where, hint: "Every metric of a trace row is a number." });
+      if (v === undefined) return 0;
+      if (typeof v !== "number" || !Number.isFinite(v)) {
+        // JSON.parse reads a number too large for a double (1e400) as Infinity.
+        const what = typeof v === "number" ? "a number too large for a double" : JSON.stringify(v);
+        throw new TraceError(`line ${i + 1}: \`${k}\` is ${what}, not a finite number`, { where, hint: "Every metric of a trace row is a finite number; leave out one the trace does not have (it reads 0)." });
+      }
       return v;
     };
     if (typeof row.step !== "number" || !Number.isInteger(row.step) || row.step < 1) {
@@ -280,7 +289,11 @@ export function parseTrace(text: string, file: string): Observation[] {
     let klv: Observation["kl"];
     if (kl && typeof kl === "object" && !Array.isArray(kl)) {
       const k = kl as { mean?: unknown; perTurn?: unknown };
-      const per = Array.isArray(k.perTurn) ? k.perTurn.map((x) => (x === null ? null : num("kl.perTurn", x))) : [];
+      if (k.perTurn !== undefined && !Array.isArray(k.perTurn)) {
+        throw new TraceError(`line ${i + 1}: \`kl.perTurn\` is ${JSON.stringify(k.perTurn)}, not a list`, { where, hint: "`kl.perTurn` lists each turn's KL: numbers, null for a turn no episode reached." });
+      }
+      // null is allowed here: a turn no episode of the step reached (runtime/learner.ts klSummary).
+      const per = (k.perTurn ?? []).map((x) => (x === null ? null : num("kl.perTurn", x)));
       klv = { mean: num("kl.mean", k.mean), perTurn: per };
     } else klv = { mean: num("kl", kl), perTurn: [] };
     out.push({

@@ -4,7 +4,7 @@
  * done on it; a broken trace is TC7013 with its line.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -59,5 +59,28 @@ describe("explain/plot --trace", () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/bad\.jsonl:2:1 error TC7013: line 2: `kl` is "high"/);
     expect(tcod("plot", EX, "--trace", join(dir, "nope.jsonl")).stderr).toContain("TC7009");
+  });
+
+  it("a trace of a live run (its last line cut short) reads up to that line, with a note, as `tcod metrics` does", () => {
+    const live = join(dir, "live");
+    mkdirSync(live, { recursive: true });
+    const whole = readFileSync(trace, "utf8").split("\n").slice(0, 3).join("\n") + "\n";
+    writeFileSync(join(live, "metrics.jsonl"), whole + '{"step": 4, "kl": {"mea');
+    for (const cmd of [["explain", EX, "texthouse_paced_f2b.horizon", "--trace", live, "--at", "1,4"], ["plot", EX, "--trace", live]]) {
+      const r = tcod(...cmd);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/metrics\.jsonl:4: note: the last line is not a whole row yet/);
+    }
+  });
+
+  it("a null or non-finite KL is TC7013, never read as 0 (it would advance a stage)", () => {
+    for (const [kl, msg] of [["null", "`kl` is null"], ['{"mean": null, "perTurn": "x"}', "`kl.perTurn` is \"x\", not a list"], ['{"mean": null}', "`kl.mean` is null"], ["1e400", "`kl` is a number too large for a double, not a finite number"]] as const) {
+      const bad = join(dir, "kl.jsonl");
+      writeFileSync(bad, `{"step": 1, "kl": ${kl}}\n`);
+      const r = tcod("explain", EX, "texthouse_paced_f2b.horizon", "--trace", bad);
+      expect(r.status, kl).toBe(1);
+      expect(r.stderr).toContain(`kl.jsonl:1:1 error TC7013: line 1: ${msg}`);
+      expect(r.stderr).toContain("hint:");
+    }
   });
 });

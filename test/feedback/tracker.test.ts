@@ -127,6 +127,13 @@ describe("replayTrace", () => {
 });
 
 describe("parseTrace", () => {
+  it("skips a last line without its newline that is not JSON (a live run's row being written), and says so", () => {
+    const lines: number[] = [];
+    const t = parseTrace('{"step": 1, "kl": 0.5}\n{"step": 2, "kl": 0.4}\n{"kind":"train","step":3,"kl":{"me', "t.jsonl", (l) => lines.push(l));
+    expect(t.map((o) => o.step)).toEqual([1, 2]);
+    expect(lines).toEqual([3]);
+  });
+
   it("reads metrics.jsonl rows and synthetic ones; skips eval rows", () => {
     const text = [
       JSON.stringify({ kind: "train", step: 1, successRate: 0.5, meanReward: 1, kl: { mean: 0.3, perTurn: [0.2, null] }, admissibleRate: 0.9, horizon: 2, prefix: 1, studentTurns: 2 }),
@@ -151,7 +158,13 @@ describe("parseTrace", () => {
       }
       expect.unreachable();
     };
-    bad('{"step": 1}\n{oops', /line 2 is not JSON/, 2);
+    bad('{"step": 1}\n{oops\n{"step": 2}', /line 2 is not JSON/, 2);
+    bad('{"step": 1}\n{oops\n', /line 2 is not JSON/, 2); // a whole line (it has its newline)
+    bad('{"step": 1, "kl": null}', /`kl` is null, not a finite number/, 1);
+    bad('{"step": 1, "kl": {"mean": null, "perTurn": [0.1]}}', /`kl.mean` is null, not a finite number/, 1);
+    bad('{"step": 1, "kl": {"mean": 0.1, "perTurn": "x"}}', /`kl.perTurn` is "x", not a list/, 1);
+    bad('{"step": 1, "successRate": null}', /`successRate` is null/, 1);
+    bad('{"step": 1, "kl": 1e400}', /`kl` is a number too large for a double, not a finite number/, 1);
     bad('{"kl": 0.1}', /needs an integer `step`/, 1);
     bad('{"step": 2}\n{"step": 2}', /does not follow/, 2);
     bad('{"step": 1, "kl": "high"}', /`kl` is "high"/, 1);
