@@ -5,6 +5,7 @@
  * run truncates the file there, so no row is duplicated or half-written.
  */
 import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
 import type { EvalRow } from "./nodes/evaluate.js";
 import { RunFolderError } from "./checkpoint.js";
@@ -69,8 +70,16 @@ export class MetricsWriter {
     if (size < offset) throw fail(`has ${size} bytes, the checkpoint expects at least ${offset} (truncated)`);
     const head = readFileSync(this.path).subarray(0, offset).toString("utf8");
     if (offset > 0 && !head.endsWith("\n")) throw fail(`does not end a row at byte ${offset}, where the checkpoint says the rows end`);
+    // The rows kept are checked as `tcod compare` and `tcod metrics` read them: a resume cannot remake
+    // a row before its checkpoint, so a damaged one is refused, never kept or dropped.
     head.split("\n").slice(0, -1).forEach((l, i) => {
-      if (!isRow(l)) throw fail(`line ${i + 1} is not a metrics row`, i + 1);
+      const problem = rowProblem(l);
+      if (problem) {
+        throw new RunFolderError(`cannot resume: ${this.path} line ${i + 1} ${problem}`, {
+          where: { file: this.path, line: i + 1 },
+          hint: `The row is before the run's last checkpoint, so a resume keeps it and cannot write it again: restore ${this.path} from a copy, or start the run again in a new --out folder.`,
+        });
+      }
     });
     truncateSync(this.path, offset);
   }
@@ -91,31 +100,74 @@ export class MetricsWriter {
   }
 }
 
-function isRow(line: string): boolean {
-  try {
-    const r = JSON.parse(line) as { kind?: unknown; step?: unknown } | null;
-    return r !== null && typeof r === "object" && (r.kind === "train" || r.kind === "eval") && typeof r.step === "number";
-  } catch {
-    return false;
-  }
+const num = (v: unknown): boolean => typeof v === "number";
+const obj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * What is wrong with a line of a metrics file, as the commands that read one need it (`tcod compare`
+ * draws every field named here, `tcod metrics` and the sinks read `kl` and `tokens`): undefined for a
+ * whole row. The one check of a metrics row, so the readers and a resume agree on what is damaged.
+ */
+export function rowProblem(line: string): string | undefined {
+  let r: unknown;
+  try { r = JSON.parse(line); } catch { return "is not a metrics row (truncated or overwritten)"; }
+  if (!obj(r) || (r.kind !== "train" && r.kind !== "eval") || !num(r.step)) return "is not a metrics row (truncated or overwritten)";
+  const missing = missingField(r);
+  return missing && `is ${r.kind === "eval" ? "an eval" : "a train"} row without ${missing}`;
 }
 
-/** The rows of a metrics file; a line that is not a row is a RunFolderError naming the file and line. */
+/** The first field a row lacks or has of the wrong type, if any. */
+function missingField(r: Record<string, unknown>): string | undefined {
+  if (r.time !== undefined && !obj(r.time)) return "a `time` object";
+  if (r.kind === "eval") {
+    if (typeof r.name !== "string") return "a string `name`";
+    return num(r.successRate) ? undefined : "a numeric `successRate`";
+  }
+  for (const k of ["successRate", "horizon", "prefix", "studentTurns"]) if (!num(r[k])) return `a numeric \`${k}\``;
+  if (!obj(r.kl) || !num(r.kl.mean) || !Array.isArray(r.kl.perTurn)) return "`kl.mean` and `kl.perTurn`";
+  if (!obj(r.tokens) || !num(r.tokens.prompt) || !num(r.tokens.response)) return "`tokens.prompt` and `tokens.response`";
+  return obj(r.coefs) ? undefined : "a `coefs` object";
+}
+
+/**
+ * The rows of a metrics file; a line that is not a whole row is a RunFolderError naming the file and
+ * line, with what a resume can do about it (damagedRowHint).
+ */
 export function readMetrics(path: string): MetricsRow[] {
   let text: string;
   try {
     text = readTextFile(path, MAX_RUN_FILE_BYTES);
   } catch (e) {
-    throw new RunFolderError(`cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { where: { file: path } });
+    throw new RunFolderError(`cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { where: { file: path }, hint: "A run's metrics.jsonl is a file of JSON rows that `tcod run` writes; restore it, or run the curriculum again in a new --out folder." });
   }
   const rows: MetricsRow[] = [];
   const lines = text.split("\n");
+  let at = 0; // the byte offset of line i
   lines.forEach((l, i) => {
+    const start = at;
+    at += Buffer.byteLength(l) + 1;
     if (l.length === 0) return;
-    // The last line without its newline may be a row being written (a live or killed run): skipped.
-    if (i === lines.length - 1 && !isRow(l)) return;
-    if (!isRow(l)) throw new RunFolderError(`${path}: line ${i + 1} is not a metrics row (truncated or overwritten)`, { where: { file: path, line: i + 1 } });
+    const problem = rowProblem(l);
+    if (problem) {
+      // The last line without its newline, not JSON: a row being written (a live or killed run), skipped.
+      if (i === lines.length - 1 && problem.startsWith("is not a metrics row")) return;
+      throw new RunFolderError(`${path}: line ${i + 1} ${problem}`, { where: { file: path, line: i + 1 }, hint: damagedRowHint(path, start) });
+    }
     rows.push(JSON.parse(l) as MetricsRow);
   });
   return rows;
+}
+
+/**
+ * What a resume does to a damaged row at byte `start`: it cuts off and writes again the rows after its
+ * checkpoint's offset, and keeps (so refuses, while damaged) the rows before it. Read-only: the
+ * checkpoint's state.json is only peeked at (findCheckpoint repairs a folder; a reader must not).
+ */
+export function damagedRowHint(path: string, start: number): string {
+  const fresh = `restore ${basename(path)} from a copy, or run the curriculum again in a new --out folder`;
+  let offset: unknown;
+  try { offset = (JSON.parse(readFileSync(join(dirname(path), "checkpoint", "state.json"), "utf8")) as { metricsOffset?: unknown }).metricsOffset; } catch { offset = undefined; }
+  if (typeof offset !== "number") return `The run has no readable checkpoint to resume from: ${fresh}.`;
+  if (start >= offset) return "The row is after the run's last checkpoint: resuming the run (`tcod run --resume DIR`) cuts it off and runs its step again.";
+  return `The row is before the run's last checkpoint, which a resume keeps (and refuses while it is damaged): ${fresh}.`;
 }

@@ -6,7 +6,7 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
-import { readMetrics, type MetricsRow } from "../../runtime/metrics.js";
+import { readMetrics } from "../../runtime/metrics.js";
 import { configDifferences, configOf, groupRuns, renderCompare, runsByMethod, summarize, type RunData } from "../../runtime/report/compare.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { UsageError, UserError } from "../../plan/errors.js";
@@ -55,47 +55,9 @@ export function readRun(dir: string): RunData {
   if (typeof plan?.name !== "string" || typeof plan?.clock?.seed !== "number") {
     throw new RunFolderError("the run's plan is not a tcod plan (it has no name or clock.seed)", { where: { file: planPath }, hint: damaged });
   }
-  const hint = "metrics.jsonl is damaged; resuming the run (`tcod run --resume DIR`) rewrites it from the checkpoint.";
-  let rows: MetricsRow[];
-  try {
-    rows = readMetrics(metricsPath);
-  } catch (e) {
-    if (!(e instanceof RunFolderError)) throw e;
-    throw new RunFolderError(e.message, { ...(e.where ? { where: e.where } : {}), hint });
-  }
-  // The fields the page and the table read: a row without them is a damaged file, not a crash.
-  rows.forEach((row, i) => {
-    const missing = missingFields(row);
-    if (!missing) return;
-    const line = lineOfRow(metricsPath, i);
-    throw new RunFolderError(`${metricsPath}: line ${line} is ${row.kind === "eval" ? "an eval" : "a train"} row without ${missing}`, { where: { file: metricsPath, line }, hint });
-  });
+  // Every row checked as compare reads it (runtime/metrics.ts rowProblem): a damaged one is TC7014 at its line.
+  const rows = readMetrics(metricsPath);
   return { dir, plan, rows };
-}
-
-const num = (v: unknown): boolean => typeof v === "number";
-const obj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
-
-/** The first field (of those compare reads) a metrics row lacks or has of the wrong type, if any. */
-function missingFields(row: MetricsRow): string | undefined {
-  const r = row as unknown as Record<string, unknown>;
-  if (r.time !== undefined && !obj(r.time)) return "a `time` object";
-  if (row.kind === "eval") {
-    if (typeof r.name !== "string") return "a string `name`";
-    return num(r.successRate) ? undefined : "a numeric `successRate`";
-  }
-  for (const k of ["successRate", "horizon", "prefix", "studentTurns"]) if (!num(r[k])) return `a numeric \`${k}\``;
-  if (!obj(r.kl) || !num(r.kl.mean) || !Array.isArray(r.kl.perTurn)) return "`kl.mean` and `kl.perTurn`";
-  if (!obj(r.tokens) || !num(r.tokens.prompt) || !num(r.tokens.response)) return "`tokens.prompt` and `tokens.response`";
-  return obj(r.coefs) ? undefined : "a `coefs` object";
-}
-
-/** The line of the `i`-th row of a metrics file (readMetrics skips empty lines). */
-function lineOfRow(path: string, i: number): number {
-  const lines = readTextFile(path, MAX_RUN_FILE_BYTES).split("\n");
-  let seen = -1;
-  for (let k = 0; k < lines.length; k++) if (lines[k]!.length > 0 && ++seen === i) return k + 1;
-  return 0;
 }
 
 /**

@@ -13,7 +13,6 @@ import { rowScalars } from "../../runtime/sinks/scalars.js";
 import { TensorBoardWriter } from "../../runtime/sinks/tensorboard.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { formatUserError, UsageError, UserError } from "../../plan/errors.js";
-import { RunFolderError } from "../../runtime/checkpoint.js";
 import { jsonError, result } from "../json-output.js";
 
 interface Flags { csv?: boolean; json?: boolean; tensorboard?: boolean }
@@ -36,12 +35,11 @@ export function register(program: Command): void {
           return;
         }
         try {
+          // Every row checked as `tcod compare` checks it (runtime/metrics.ts rowProblem).
           runs.push({ dir, rows: readMetrics(path) });
         } catch (e) {
           if (!(e instanceof UserError)) throw e;
-          // A damaged run folder (TC7014), naming the file and line.
-          const first = e.problems()[0]!;
-          fail(new RunFolderError(first.message, { ...(first.where ? { where: first.where } : {}), hint: "The file is damaged; a resumed run rewrites it from its checkpoint." }));
+          fail(e); // a damaged run folder (TC7014), naming the file and line
           return;
         }
       }

@@ -152,6 +152,25 @@ describe("tcod metrics: a damaged metrics file is TC7014", () => {
     expect(r.stderr).toMatch(/metrics\.jsonl:1 error TC7014/);
     userError(tcod("metrics", join(dir, "nope")), "TC7009");
   });
+
+  it("a train row without `kl` (or with `kl` null): the error compare gives, for every output (was a TypeError)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
+    const run = runFolder(dir, "run");
+    for (const row of ['{"kind":"train","step":1}', '{"kind":"train","step":1,"successRate":0,"horizon":1,"prefix":0,"studentTurns":1,"kl":null}']) {
+      writeFileSync(join(run, "metrics.jsonl"), row + "\n");
+      const c = tcod("compare", run, "--out", join(dir, "c.html"));
+      userError(c, "TC7014");
+      const first = c.stderr.split("\n")[0]!;
+      expect(first).toMatch(/metrics\.jsonl:1 error TC7014: .*line 1 is a train row without /);
+      for (const flags of [[], ["--csv"], ["--json"], ["--tensorboard"]]) {
+        const r = tcod("metrics", run, ...flags);
+        expect(r.status, `${flags} ${r.stderr}`).toBe(1);
+        if (flags[0] === "--json") continue; // the error is the JSON result line
+        userError(r, "TC7014");
+        expect(r.stderr.split("\n")[0]).toBe(first);
+      }
+    }
+  });
 });
 
 describe("tcod fmt: files it cannot read are the diagnostics `tcod check` prints", () => {

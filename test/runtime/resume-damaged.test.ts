@@ -75,6 +75,8 @@ const CASES: [string, (dir: string) => void, RegExp, string][] = [
   ["metrics.jsonl missing", (d) => rmSync(join(d, "metrics.jsonl")), /metrics\.jsonl is missing/, "metrics.jsonl"],
   ["metrics.jsonl truncated", (d) => writeFileSync(join(d, "metrics.jsonl"), readFileSync(join(d, "metrics.jsonl"), "utf8").slice(0, 40)), /metrics\.jsonl has 40 bytes, the checkpoint expects at least \d+ \(truncated\)/, "metrics.jsonl"],
   ["metrics.jsonl overwritten", (d) => { const p = join(d, "metrics.jsonl"); const t = readFileSync(p, "utf8"); writeFileSync(p, "#".repeat(10) + t.slice(10)); }, /metrics\.jsonl line 1 is not a metrics row/, "metrics.jsonl"],
+  // Whole JSON, but not a row compare and metrics can read: a resume keeps the rows before its checkpoint, so it refuses.
+  ["metrics.jsonl row 1 with a renamed key", (d) => { const p = join(d, "metrics.jsonl"); writeFileSync(p, readFileSync(p, "utf8").replace('"successRate"', '"successRatX"')); }, /metrics\.jsonl line 1 is an? (eval|train) row without a numeric `successRate`/, "metrics.jsonl"],
   ["weights corrupt", (d) => { const p = join(d, "checkpoint", "student", "embedded-student.bin"); const b = readFileSync(p); b[b.length >> 1]! ^= 0xff; writeFileSync(p, b); }, /student state in .* does not load: .*sha256/, "checkpoint/student"],
   ["weights missing", (d) => rmSync(join(d, "checkpoint", "student"), { recursive: true }), /student state in .* does not load/, "checkpoint/student"],
   ["weights meta garbage", (d) => writeFileSync(join(d, "checkpoint", "student", "embedded-student.json"), "{"), /does not load: .*not JSON/, "checkpoint/student"],
@@ -102,6 +104,39 @@ describe("damaged run folders", () => {
       expect(r.stderr).toMatch(/error TC7014: cannot resume: /);
       expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
     }
+  });
+});
+
+describe("a damaged metrics row: the hint compare gives is what a resume does", () => {
+  const cli = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args, ...(args[0] === "run" ? ["-q", "--no-tensorboard"] : [])], { encoding: "utf8" });
+  const compare = (dir: string) => cli("compare", dir, "--out", join(dir, "..", "c.html"));
+
+  it("a row before the checkpoint: compare says resume cannot remake it; resume refuses and changes no byte of it", () => {
+    const dir = damaged((d) => { const p = join(d, "metrics.jsonl"); writeFileSync(p, readFileSync(p, "utf8").replace('"successRate"', '"successRatX"')); });
+    const before = readFileSync(join(dir, "metrics.jsonl"));
+    const c = compare(dir);
+    expect(c.status).toBe(1);
+    expect(c.stderr).toMatch(/metrics\.jsonl:1 error TC7014: .*line 1 is an? (eval|train) row without a numeric `successRate`/);
+    expect(c.stderr).toContain("hint: The row is before the run's last checkpoint, which a resume keeps");
+    expect(c.stderr).not.toContain("rewrites it");
+    const r = cli("run", "--resume", dir);
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/error TC7014: cannot resume: .*line 1 is an? (eval|train) row without a numeric `successRate`/);
+    expect(readFileSync(join(dir, "metrics.jsonl"))).toEqual(before);
+    // `tcod metrics` reads rows through the same check and gives the same error.
+    const m = cli("metrics", dir);
+    expect(m.status).toBe(1);
+    expect(m.stderr.split("\n")[0]).toBe(c.stderr.split("\n")[0]);
+  });
+
+  it("a row after the checkpoint: compare says resume runs its step again, and after the resume compare reads the run", () => {
+    const dir = damaged((d) => { const p = join(d, "metrics.jsonl"); writeFileSync(p, readFileSync(p, "utf8") + '{"kind":"train","step":3}\n'); });
+    const c = compare(dir);
+    expect(c.status).toBe(1);
+    expect(c.stderr).toContain("hint: The row is after the run's last checkpoint: resuming the run (`tcod run --resume DIR`) cuts it off");
+    expect(cli("run", "--resume", dir).status).toBe(0);
+    expect(compare(dir).status).toBe(0);
+    expect(metrics(dir)).toEqual(metrics(full));
   });
 });
 
