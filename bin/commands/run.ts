@@ -109,7 +109,13 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     runDir = o.out ?? join("runs", `${safeFileName(plan.name)}-${timestamp()}`);
     ensureOutDir(runDir);
     if (existsSync(join(runDir, "metrics.jsonl"))) {
-      throw new UsageError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`);
+      // --resume needs the run's plan.json: without one, the folder's metrics are not a run it can continue.
+      if (!existsSync(join(runDir, "plan.json"))) {
+        throw new UsageError(`${runDir} holds a metrics.jsonl but no plan.json, so it is not a run --resume can continue; it is left as it is`, {
+          where: { file: join(runDir, "metrics.jsonl") }, hint: `Choose another --out, or move ${join(runDir, "metrics.jsonl")} away to run in ${runDir}.`,
+        });
+      }
+      throw new UsageError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`, { hint: "A run folder holds one run; its metrics.jsonl is never overwritten." });
     }
     const rec = o.record ? parseRecord(o.record) : undefined;
     const root = rec?.sourceRoot ?? projectRootOf(resolve(file));

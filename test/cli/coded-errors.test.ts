@@ -173,6 +173,24 @@ describe("tcod metrics: a damaged metrics file is TC7014", () => {
   });
 });
 
+describe("tcod run --out a folder that holds a metrics.jsonl", () => {
+  it("without plan.json: not offered --resume (it cannot work), the file untouched; with one: --resume", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
+    const other = join(dir, "other");
+    mkdirSync(other);
+    writeFileSync(join(other, "metrics.jsonl"), '{"a":1}\n');
+    const r = tcod("run", F, "--out", other, "-q");
+    userError(r, "TC7009");
+    expect(r.stderr).toMatch(/other\/metrics\.jsonl error TC7009: .* holds a metrics\.jsonl but no plan\.json, so it is not a run --resume can continue/);
+    expect(r.stderr).not.toContain("continue it with --resume");
+    expect(readFileSync(join(other, "metrics.jsonl"), "utf8")).toBe('{"a":1}\n');
+    const run = runFolder(dir, "run");
+    const again = tcod("run", F, "--out", run, "-q");
+    userError(again, "TC7009");
+    expect(again.stderr).toContain(`continue it with --resume ${run}`);
+  });
+});
+
 describe("tcod fmt: files it cannot read are the diagnostics `tcod check` prints", () => {
   const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
 
