@@ -13,7 +13,7 @@ import type { Decl, SourceFile } from "../grammar/ast.js";
 import { parse, type SyntaxErrorInfo } from "../grammar/index.js";
 import { lexTcod } from "../grammar/lexer.js";
 import { layout } from "./doc.js";
-import { Printer } from "./print.js";
+import { Printer, withoutComments } from "./print.js";
 
 export type FormatResult =
   | { ok: true; text: string; changed: boolean }
@@ -51,13 +51,14 @@ export function formatAst(ast: SourceFile): string {
 }
 
 /**
- * The declarations with what layout may change removed: spans, and the whitespace inside number and
- * type texts (`16  tasks`, `list< turns >`). Two files with equal shapes mean the same.
+ * The declarations with what layout may change removed: spans, and the whitespace and comments inside
+ * number and type texts (`16  tasks`, `list< turns >`; the printer moves a comment
+ * inside them out). Two files with equal shapes mean the same.
  */
 export function astShape(decls: Decl[]): unknown {
   return JSON.parse(JSON.stringify(decls, (k, v: unknown) => {
     if (k === "span" || k.endsWith("Span")) return undefined;
-    if ((k === "text" || k === "name") && typeof v === "string") return v.replace(/\s+/g, "");
+    if ((k === "text" || k === "name") && typeof v === "string") return withoutComments(v).replace(/\s+/g, "");
     return v;
   }));
 }

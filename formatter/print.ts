@@ -13,7 +13,8 @@
  *
  * Comments (`//`, block, and doc comments) are printed verbatim: those before an item stay before it,
  * one after an item on its line stays after it, one before a closing bracket stays there. A comment
- * inside an expression where no item starts (between `a +` and `b`, say) moves before the next item.
+ * inside an expression where no item starts (between `a +` and `b`, say), or inside a number or a type
+ * (between `2` and `steps`), moves before the next item.
  */
 import { tokenMatcher, type IToken } from "chevrotain";
 import type {
@@ -227,7 +228,7 @@ export class Printer {
 
   private bare(e: Expr): Doc {
     switch (e.kind) {
-      case "number": return numberText(e.text);
+      case "number": return numberText(withoutComments(e.text));
       case "string": return this.stringText(e.span.start.offset, e.span.end.offset);
       case "bool": return String(e.value);
       case "name": return e.name;
@@ -281,6 +282,15 @@ function precedence(e: Expr): number {
   }
 }
 
+/**
+ * A number's or a type's source text without the comments it spans (a block comment between a number and its unit): the printer
+ * hands every comment out once, through its cursor, so one kept inside such a text would be printed
+ * twice, and once more on every run.
+ */
+export function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\r\n]*/g, " ");
+}
+
 /** `16 tasks`, `16tasks` → `16 tasks`; `50 %` → `50%`. */
 function numberText(text: string): string {
   const m = /^(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(%|[A-Za-z_]\w*)?$/.exec(text);
@@ -291,5 +301,5 @@ function numberText(text: string): string {
 /** `list<turns>`; a compound type (`tasks×rollouts`, `steps/turns`) as written, without spaces. */
 export function typeRef(t: TypeRef): string {
   if (t.args.length > 0) return `${t.name}<${t.args.map(typeRef).join(", ")}>`;
-  return t.text.replace(/\s+/g, "");
+  return withoutComments(t.text).replace(/\s+/g, "");
 }

@@ -80,6 +80,8 @@ describe("the layout", () => {
     ["sweeps", "sweep s zip { k: [1,2]  c.steps: [3, 4,] }", "sweep s zip {\n  k: [1, 2]\n  c.steps: [3, 4]\n}\n"],
     ["blank lines between declarations: at most one, kept", "let a = 1\n\n\n\nlet b = 2\nlet c = 3\n", "let a = 1\n\nlet b = 2\nlet c = 3\n"],
     ["comments stay where they are", "// head\n\n/// doc\nlet a = 1 // trailing\nmodel m {\n  // inside\n  path: \"p\"   /* after */\n  // last\n}\n", "// head\n\n/// doc\nlet a = 1  // trailing\nmodel m {\n  // inside\n  path: \"p\"  /* after */\n  // last\n}\n"],
+    ["a comment between a number and its unit moves out of the literal, once", "let k = 2 /* a */ steps\ncurriculum c { steps: 5 /* b */ steps }", "let k = 2 steps\n/* a */\ncurriculum c {\n  steps: 5 steps\n  /* b */\n}\n"],
+    ["a comment inside a type moves out of it, once", "let k: list< /* a */ turns> = 1\nfn f(x: tasks /* b */ × rollouts) = x", "let k: list<turns> = 1\n/* a */\nfn f(\n  x: tasks×rollouts,\n  /* b */\n) =\n  x\n"],
     ["a line comment inside arguments breaks them", "let x = f(a, // why\n b)", "let x = f(\n  a, // why\n  b,\n)\n"],
     [
       "long calls break one argument per line with a trailing comma",
@@ -114,6 +116,8 @@ describe("the layout", () => {
 
 const names = fc.constantFrom("x", "y", "step", "total_steps", "foo_1", "lr", "from");
 const sp = fc.constantFrom(" ", "", "  ");
+/** A gap between two tokens: spaces, or a comment there. */
+const gap = fc.constantFrom(" ", " /* g */ ", " // g\n");
 const nl = fc.constantFrom("\n", "\n\n", "\n\n\n", " // note\n", "\n/* block */\n", "\n/// doc\n");
 
 /** An expression as text, and whether it binds loosely (so operands need parentheses around it). */
@@ -124,18 +128,21 @@ const { expr } = fc.letrec<{ expr: E }>((tie) => ({
   expr: fc.oneof(
     { depthSize: "small", withCrossShrink: true },
     fc.constantFrom("3", "2.5 turns", "16tasks", "1e-3", "50%", "0", "1 step", "64 tokens").map((text) => ({ text, loose: false })),
+    // A comment between a number and its unit is inside the literal's text: printed once, not kept there too.
+    fc.constantFrom("2 /* c */ steps", "50 /* c */ %", "3 // c\n turns", "16/**/tasks").map((text) => ({ text, loose: false })),
     fc.constantFrom('"a"', '"s\\"q\\n"', "true", "false").map((text) => ({ text, loose: false })),
     names.map((text) => ({ text, loose: false })),
-    fc.tuple(names, fc.constantFrom("start", "kl", "in", "model")).map(([a, b]) => ({ text: `${a}.${b}`, loose: false })),
+    fc.tuple(names, fc.constantFrom("start", "kl", "in", "model"), fc.constantFrom("", " /* g */ ")).map(([a, b, g]) => ({ text: `${a}${g}.${b}`, loose: false })),
     fc.tuple(names, fc.array(fc.tuple(fc.option(fc.constantFrom("every", "max", "from", "model"), { nil: undefined }), tie("expr") as fc.Arbitrary<E>), { maxLength: 4 }), sp, fc.boolean())
       .map(([f, args, s, trailing]) => ({ text: `${f}(${args.map(([n, e]) => (n ? `${n}:${s}${e.text}` : e.text)).join(`,${s}`)}${trailing && args.length ? "," : ""})`, loose: false })),
+    fc.tuple(names, tie("expr") as fc.Arbitrary<E>, gap, gap).map(([f, e, g1, g2]) => ({ text: `${f}(${g1}${e.text}${g2})`, loose: false })),
     fc.array(tie("expr") as fc.Arbitrary<E>, { maxLength: 4 }).map((items) => ({ text: `[${items.map((i) => i.text).join(", ")}]`, loose: false })),
     fc.array(fc.tuple(fc.constantFrom("a", "b", "model"), tie("expr") as fc.Arbitrary<E>), { maxLength: 3 })
       .map((fs) => ({ text: `{${fs.map(([n, e]) => `${n}: ${e.text}`).join(", ")}}`, loose: false })),
-    fc.tuple(tie("expr") as fc.Arbitrary<E>, fc.constantFrom("+", "-", "*", "×", "/", "and", "or", "<", "==", ".."), tie("expr") as fc.Arbitrary<E>, fc.boolean(), fc.boolean(), sp)
-      .map(([l, op, r, c1, c2, s]) => {
+    fc.tuple(tie("expr") as fc.Arbitrary<E>, fc.constantFrom("+", "-", "*", "×", "/", "and", "or", "<", "==", ".."), tie("expr") as fc.Arbitrary<E>, fc.boolean(), fc.boolean(), sp, gap)
+      .map(([l, op, r, c1, c2, s, g]) => {
         const nonChaining = ["<", "==", ".."].includes(op);
-        const text = `${wrap(l, l.loose && nonChaining, c1)}${s} ${op} ${wrap(r, r.loose && nonChaining, c2)}`;
+        const text = `${wrap(l, l.loose && nonChaining, c1)}${s} ${op}${g}${wrap(r, r.loose && nonChaining, c2)}`;
         return { text, loose: true };
       }),
     fc.tuple(fc.constantFrom("-", "not "), tie("expr") as fc.Arbitrary<E>, fc.boolean()).map(([op, e, c]) => ({ text: `${op}${wrap(e, e.loose, c)}`, loose: false })),
@@ -148,7 +155,7 @@ const { expr } = fc.letrec<{ expr: E }>((tie) => ({
 const field = fc.tuple(fc.constantFrom("steps", "horizon", "loss", "model", "batch"), expr, fc.constantFrom("", ",", "  // why")).map(([n, e, t]) => `${n}: ${e.text}${t}`);
 const decl = fc.oneof(
   fc.tuple(fc.boolean(), names, expr).map(([x, n, e]) => `${x ? "export " : ""}let ${n} = ${e.text}`),
-  fc.tuple(names, fc.array(fc.tuple(names, fc.option(fc.constantFrom("steps", "list<turns>", "tasks×rollouts"), { nil: undefined })), { maxLength: 3 }), expr, fc.array(fc.tuple(names, expr), { maxLength: 2 }))
+  fc.tuple(names, fc.array(fc.tuple(names, fc.option(fc.constantFrom("steps", "list<turns>", "tasks×rollouts", "tasks /* g */ × rollouts", "list< /* g */ turns>", "steps // g\n/ turns"), { nil: undefined })), { maxLength: 3 }), expr, fc.array(fc.tuple(names, expr), { maxLength: 2 }))
     .map(([n, ps, body, lets]) => {
       const params = ps.map(([p, t]) => (t ? `${p}: ${t}` : p)).join(", ");
       return lets.length ? `fn ${n}(${params}) {\n${lets.map(([l, e]) => `  let ${l} = ${e.text}`).join("\n")}\n  return ${body.text}\n}` : `fn ${n}(${params}) = ${body.text}`;
