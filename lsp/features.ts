@@ -6,7 +6,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import type { Decl, Expr, FnDecl, Span } from "../grammar/ast.js";
-import { forEachChild, forEachDeclExpr } from "../grammar/walk.js";
+import { walk } from "../grammar/walk.js";
 import { explain, formatExplanation } from "../compiler/explain.js";
 import { CURRICULUM_FIELDS } from "../compiler/curriculum.js";
 import { coreBuiltins, preludeBuiltins } from "../compiler/builtins.js";
@@ -406,19 +406,17 @@ export function semanticTokens(a: Analysis, isLibrary: (file: string) => boolean
           : o.kind === "field" || o.kind === "namedArg" ? "property" : undefined;
     if (type) out.push({ span: o.span, type, modifiers: type === "variable" ? [...mods, "readonly"] : mods });
   }
-  // Units after numbers.
+  // Units after numbers: the word the literal ends with (a comment may stand between it and the number).
   const ast = a.program?.modules.get(a.path)?.ast;
-  const visit = (e: Expr): void => {
+  walk(ast?.decls ?? [], (e) => {
     if (e.kind === "number" && e.unit && e.unit !== "%") {
-      const m = /^(\S+?)(\s*)([A-Za-z_]+)$/.exec(e.text);
-      if (m) {
-        const start = e.span.start.offset + m[1]!.length + m[2]!.length;
-        out.push({ span: { file: e.span.file, start: { offset: start, line: e.span.start.line, column: e.span.start.column + m[1]!.length + m[2]!.length }, end: e.span.end }, type: "enumMember", modifiers: [] });
+      const word = /[A-Za-z_]+$/.exec(e.text)?.[0];
+      if (word) {
+        const start = { offset: e.span.end.offset - word.length, line: e.span.end.line, column: e.span.end.column - word.length };
+        out.push({ span: { file: e.span.file, start, end: e.span.end }, type: "enumMember", modifiers: [] });
       }
     }
-    forEachChild(e, visit);
-  };
-  for (const d of ast?.decls ?? []) forEachDeclExpr(d, visit);
+  });
   return out.sort((x, y) => x.span.start.offset - y.span.start.offset);
 }
 

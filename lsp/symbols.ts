@@ -61,39 +61,44 @@ export function moduleOccurrences(program: LoadedProgram, path: string): Occurre
   const fnParams = new Map<string, FnDecl>();
   for (const d of ast.decls) if (d.kind === "fn") fnParams.set(d.name, d);
 
-  const visitExpr = (e: Expr, locals: Map<string, Span>): void => {
-    switch (e.kind) {
-      case "name": {
-        const local = locals.get(e.name);
-        if (local) { occ.push({ span: e.span, name: e.name, kind: "param", target: local, declaration: false }); break; }
-        const top = resolveTop(path, e.name);
-        if (top) occ.push({ span: e.span, name: e.name, kind: top.kind, target: top.span, declaration: false });
-        else occ.push({ span: e.span, name: e.name, kind: mod.scope.parent && lookupPrelude(program, path, e.name) ? "builtin" : "unknown", declaration: false });
-        break;
-      }
-      case "member": visitExpr(e.object, locals); break;
-      case "call": {
-        visitExpr(e.callee, locals);
-        const callee = e.callee.kind === "name" ? e.callee.name : undefined;
-        for (const a of e.args) {
-          if (a.name !== undefined && a.nameSpan) {
-            occ.push({ span: a.nameSpan, name: a.name, kind: "namedArg", declaration: false, ...(callee ? { owner: { kind: "call" as const, callee } } : {}), ...paramTarget(callee, a.name) });
+  // An explicit stack, not recursion: a chain of binary operators is a tree as deep as the chain is
+  // long (`1+1+…+1`, 200 000 terms, compiles), deeper than the call stack. Children are pushed last
+  // first so they are visited in source order.
+  const visitExpr = (root: Expr, locals: Map<string, Span>): void => {
+    const stack: Expr[] = [root];
+    const push = (...es: Expr[]): void => { for (let i = es.length - 1; i >= 0; i--) stack.push(es[i]!); };
+    while (stack.length > 0) {
+      const e = stack.pop()!;
+      switch (e.kind) {
+        case "name": {
+          const local = locals.get(e.name);
+          if (local) { occ.push({ span: e.span, name: e.name, kind: "param", target: local, declaration: false }); break; }
+          const top = resolveTop(path, e.name);
+          if (top) occ.push({ span: e.span, name: e.name, kind: top.kind, target: top.span, declaration: false });
+          else occ.push({ span: e.span, name: e.name, kind: mod.scope.parent && lookupPrelude(program, path, e.name) ? "builtin" : "unknown", declaration: false });
+          break;
+        }
+        case "member": push(e.object); break;
+        case "call": {
+          const callee = e.callee.kind === "name" ? e.callee.name : undefined;
+          for (const a of e.args) {
+            if (a.name !== undefined && a.nameSpan) {
+              occ.push({ span: a.nameSpan, name: a.name, kind: "namedArg", declaration: false, ...(callee ? { owner: { kind: "call" as const, callee } } : {}), ...paramTarget(callee, a.name) });
+            }
           }
-          visitExpr(a.value, locals);
+          push(e.callee, ...e.args.map((a) => a.value));
+          break;
         }
-        break;
+        case "list": push(...e.items); break;
+        case "record":
+          for (const f of e.fields) occ.push({ span: f.nameSpan, name: f.name, kind: "field", declaration: false, owner: { kind: "record" } });
+          push(...e.fields.map((f) => f.value));
+          break;
+        case "binary": push(e.left, e.right); break;
+        case "unary": push(e.operand); break;
+        case "if": push(e.cond, e.then, e.else); break;
+        default: break;
       }
-      case "list": e.items.forEach((i) => visitExpr(i, locals)); break;
-      case "record":
-        for (const f of e.fields) {
-          occ.push({ span: f.nameSpan, name: f.name, kind: "field", declaration: false, owner: { kind: "record" } });
-          visitExpr(f.value, locals);
-        }
-        break;
-      case "binary": visitExpr(e.left, locals); visitExpr(e.right, locals); break;
-      case "unary": visitExpr(e.operand, locals); break;
-      case "if": visitExpr(e.cond, locals); visitExpr(e.then, locals); visitExpr(e.else, locals); break;
-      default: break;
     }
   };
   /** A named argument of a tcod function refers to its parameter. */
