@@ -121,6 +121,9 @@ function lex(text: string): Tokens | undefined {
   // Without a `\r`, a line comment ends at the next `\n`, found by `indexOf` (a check runs this
   // code cold, in the interpreter, at ~0.1 µs a character; a file's comments are much of its text).
   const noCr = !text.includes("\r");
+  // U+FFFD is what a file's bytes that are not UTF-8 were decoded to: TC1008 wherever it stands,
+  // strings and comments included, which this lexer would pass over.
+  if (text.includes("\uFFFD")) return undefined;
   let i = 0;
   for (;;) {
     // Skip whitespace.

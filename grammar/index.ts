@@ -15,7 +15,7 @@
  * import the compiler; the codes are plain strings here):
  * TC1001 unexpected token {found, expected} · TC1002 unterminated string · TC1003 invalid character
  * {char} · TC1004 missing token {expected} · TC1005 unterminated block comment · TC1006 invalid escape {char}
- * · TC1007 nesting too deep (`limit` carries MAX_NESTING).
+ * · TC1007 nesting too deep (`limit` carries MAX_NESTING) · TC1008 not UTF-8 (U+FFFD, anywhere).
  */
 import type { Expr, SourceFile, Span } from "./ast.js";
 import { fastParse, fastParseExpression } from "./fast.js";
@@ -23,7 +23,7 @@ import { parseExpressionRecovering, parseRecovering } from "./recovering.js";
 
 export { parseExpressionRecovering, parseRecovering };
 
-export type SyntaxErrorCode = "TC1001" | "TC1002" | "TC1003" | "TC1004" | "TC1005" | "TC1006" | "TC1007";
+export type SyntaxErrorCode = "TC1001" | "TC1002" | "TC1003" | "TC1004" | "TC1005" | "TC1006" | "TC1007" | "TC1008";
 
 export interface SyntaxErrorInfo {
   kind: "lexer" | "parser";

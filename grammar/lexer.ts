@@ -177,7 +177,7 @@ const lexer = (): Lexer => (tcodLexer ??= new Lexer(allTokens as TokenType[], {
 
 /** A lexical problem, by offset range (end exclusive). Codes are the TC1xxx strings of the catalogue. */
 export interface LexDiagnostic {
-  code: "TC1002" | "TC1003" | "TC1005" | "TC1006";
+  code: "TC1002" | "TC1003" | "TC1005" | "TC1006" | "TC1008";
   start: number;
   end: number;
   /** TC1003: the offending character; TC1006: the escape sequence. */
@@ -195,6 +195,7 @@ export interface LexResult {
 }
 
 const validEscapes = new Set(['"', "\\", "n", "t"]);
+const REPLACEMENT = "\uFFFD";
 
 /** Tokenizes `text`; never throws. */
 export function lexTcod(text: string): LexResult {
@@ -207,9 +208,18 @@ export function lexTcod(text: string): LexResult {
     const run = text.slice(e.offset, e.offset + e.length);
     let at = e.offset;
     for (const ch of run) {
-      diagnostics.push({ code: "TC1003", start: at, end: at + ch.length, char: ch });
+      // U+FFFD is TC1008, below, wherever it stands.
+      if (ch !== REPLACEMENT) diagnostics.push({ code: "TC1003", start: at, end: at + ch.length, char: ch });
       at += ch.length;
     }
+  }
+
+  // Sources are decoded as UTF-8 with each invalid byte sequence read as U+FFFD (Node.js's decoder;
+  // an editor's buffer arrives so decoded too). Inside a string it would reach the plan as U+FFFD,
+  // the original bytes lost; inside a comment, `tcod fmt` would write it back over them. A U+FFFD
+  // written on purpose cannot be told from one of those, so every one is an error.
+  for (let at = text.indexOf(REPLACEMENT); at !== -1; at = text.indexOf(REPLACEMENT, at + 1)) {
+    diagnostics.push({ code: "TC1008", start: at, end: at + 1 });
   }
 
   for (const t of result.tokens) {

@@ -24,6 +24,7 @@ export const catalogue = {
   TC1005: { name: "unterminatedComment", severity: "error", message: "Unterminated block comment.", hint: "Close the comment with `*/`." },
   TC1006: { name: "invalidEscape", severity: "error", message: "Invalid escape sequence {char} in a string.", hint: "Strings support the escapes \\\", \\\\, \\n and \\t; write \\\\ for a backslash." },
   TC1007: { name: "nestingTooDeep", severity: "error", message: "Nesting too deep (brackets, `if`s and prefix operators, 32 levels at most); the rest of the file was not parsed.", hint: "Split the expression with `let` bindings." },
+  TC1008: { name: "invalidUtf8", severity: "error", message: "Not valid UTF-8: U+FFFD here, the character that bytes which are not UTF-8 are read as.", hint: "Save the file as UTF-8 (a Latin-1 'é' is the byte 0xE9; in UTF-8 it is 0xC3 0xA9). A U+FFFD written on purpose is refused too: it cannot be told from one that replaced such bytes." },
 
   // ---- TC11xx: modules -------------------------------------------------------------------------
   TC1101: { name: "moduleNotFound", severity: "error", message: "Cannot find module '{spec}' (looked for {tried}).", hint: "{hint}" },

@@ -30,6 +30,15 @@ describe("lexical errors", () => {
     expect(ast.decls.map((d) => ("name" in d ? d.name : ""))).toEqual(["a", "c"]);
   });
 
+  it("reports bytes that are not UTF-8 (read as U+FFFD) wherever they are: string, comment, doc comment, code (TC1008)", () => {
+    // As readFileSync(p, "utf8") decodes a Latin-1 file: each 0xE9 becomes U+FFFD.
+    const text = Buffer.from('/// doc \xe9\nlet a = "caf\xe9" // \xe9\nlet b\xe9 = 2 /* \xe9 */\n', "latin1").toString("utf8");
+    const { errors } = parse(text, "u.tcod");
+    expect(errors.map(brief)).toEqual(["TC1008 1:9", "TC1008 2:13", "TC1008 2:19", "TC1008 3:6", "TC1008 3:15"]);
+    // Well-formed UTF-8 outside ASCII is fine inside strings and comments.
+    expect(parse('let a = "café" // é\n', "ok.tcod").errors).toEqual([]);
+  });
+
   it("reports invalid escapes (TC1006)", () => {
     const { errors } = parse(String.raw`let a = "x\qy\\ok\d"`, "e.tcod");
     expect(errors.map(brief)).toEqual([String.raw`TC1006 1:11 char \q`, String.raw`TC1006 1:18 char \d`]);
@@ -153,7 +162,7 @@ describe("catalogue agreement", () => {
     // The grammar does not import the compiler; the test may, to keep the two in step.
     const { catalogue } = await import("../../compiler/diagnostics/catalogue.js");
     expect(catalogue.TC1007.message).toContain(`${MAX_NESTING} levels`);
-    for (const code of ["TC1001", "TC1002", "TC1003", "TC1004", "TC1005", "TC1006", "TC1007"] as const) {
+    for (const code of ["TC1001", "TC1002", "TC1003", "TC1004", "TC1005", "TC1006", "TC1007", "TC1008"] as const) {
       expect(catalogue[code].name.length).toBeGreaterThan(0);
     }
   });

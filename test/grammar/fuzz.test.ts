@@ -11,7 +11,7 @@ import { lexTcod } from "../../grammar/lexer.js";
 import { rng } from "../helpers/prng.js";
 
 const sample = readFileSync(new URL("./samples/f2b.tcod", import.meta.url), "utf8");
-const codes = new Set(["TC1001", "TC1002", "TC1003", "TC1004", "TC1005", "TC1006", "TC1007"]);
+const codes = new Set(["TC1001", "TC1002", "TC1003", "TC1004", "TC1005", "TC1006", "TC1007", "TC1008"]);
 
 
 const pieces = lexTcod(sample).tokens.map((t) => t.image);
