@@ -2,15 +2,16 @@
  * `tcod import trinity CONFIG.yaml [--out FILE.tcod [--force]]`: a Trinity-RFT config as an idiomatic
  * .tcod file (an existing --out is replaced only with --force). The result is checked before it is
  * written: it must compile, and exporting it must give back every curriculum key of the config
- * (targets/trinity/import.ts CURRICULUM_KEYS).
+ * (targets/trinity/import.ts CURRICULUM_KEYS). A compile error is the config's (a value tcod
+ * refuses, such as lr: 0): reported as TC7101 at the YAML key the refused text was written from.
  */
 import { lstatSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { compileFile, render } from "../../compiler/index.js";
 import { exportTrinity, parseInfra, TrinityExportError } from "../../targets/trinity/export.js";
-import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportError } from "../../targets/trinity/import.js";
+import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportError, type TrinityImport } from "../../targets/trinity/import.js";
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
 import { readTextFile } from "../../plan/read-file.js";
 import { UsageError } from "../../plan/errors.js";
@@ -49,7 +50,13 @@ export function register(program: Command): void {
       for (const n of imported.notes) process.stderr.write(`note: ${n}\n`);
       if (imported.infra.length > 0) process.stderr.write(`note: export with ${imported.infra.map((i) => `--infra '${i}'`).join(" ")} to keep the config's cluster settings\n`);
       if (o.verify) {
-        const problem = verify(imported.source, imported.curriculum, imported.infra, text, config, o.out);
+        const problem = verify(imported, text, config, o.out);
+        if (problem instanceof TrinityImportError) {
+          reportUserError(problem, "tcod import");
+          if (!jsonMode()) process.stderr.write(`${problem.issues.length} error(s)\n`);
+          process.exitCode = EXIT_USER;
+          return;
+        }
         if (problem) { process.stderr.write(`tcod import: internal error: ${problem}\n`); process.exitCode = EXIT_INTERNAL; return; }
       }
       if (o.out) {
@@ -61,14 +68,29 @@ export function register(program: Command): void {
     });
 }
 
-/** Compiles the imported source where it will live (imports resolve alike) and compares its export. */
-function verify(source: string, curriculum: string, infraArgs: string[], yamlText: string, config: string, out?: string): string | undefined {
+/**
+ * Compiles the imported source where it will live (imports resolve alike) and compares its export.
+ * A compile error whose text was written from a YAML key is that key's TC7101; anything else is an
+ * import bug (a string).
+ */
+function verify(imported: TrinityImport, yamlText: string, config: string, out?: string): TrinityImportError | string | undefined {
+  const { source, curriculum, infra: infraArgs } = imported;
   const dir = out ? join(out, "..") : mkdtempSync(join(tmpdir(), "tcod-import-"));
   const file = join(dir, `.${curriculum}.verify-${process.pid}.tcod`);
   writeFileSync(file, source);
   try {
     const r = compileFile(file);
-    if (!r.ok) return `the imported file does not compile:\n${r.diagnostics.map((d) => render(d, (f) => r.sources.get(f))).join("\n")}`;
+    if (!r.ok) {
+      const errors = r.diagnostics.filter((d) => d.severity === "error");
+      const issues = errors.map((d) => {
+        const at = resolve(d.span.file) === resolve(file) ? imported.origin(d.span.start.offset, d.span.end.offset) : undefined;
+        return at && { path: at.path, line: at.line, column: at.column, message: `tcod cannot take this value: ${d.message.replace(/\.$/, "")} (${d.code})`, hint: d.hint ?? "Change the value." };
+      });
+      const mapped = issues.filter((i) => i !== undefined);
+      // One error per key and message (the train and eval env calls can report the same max_env_steps).
+      if (mapped.length > 0 && mapped.length === issues.length) return new TrinityImportError(config, mapped.filter((i, k) => mapped.findIndex((j) => j.path === i.path && j.message === i.message) === k));
+      return `the imported file does not compile:\n${r.diagnostics.map((d) => render(d, (f) => r.sources.get(f))).join("\n")}`;
+    }
     const plan = r.plans[0]?.plan;
     if (!plan) return "the imported file has no curriculum";
     let exported;

@@ -14,7 +14,7 @@
 import { OPTIMIZER_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
 import { DEFAULT_INFRA, FIXED_KEYS, INFRA_KEYS } from "./export.js";
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
 export class TrinityImportError extends UserError {
@@ -37,6 +37,42 @@ export interface TrinityImport {
   curriculum: string;
   /** What the import resolved or chose, one line each (interpolations, defaults taken from Trinity). */
   notes: string[];
+  /**
+   * The YAML key the text at [start, end) of `source` was written from (the innermost piece holding
+   * it), with its line and column; undefined outside every such piece. A compile error of the
+   * source is reported there (bin/commands/import.ts).
+   */
+  origin(start: number, end: number): { path: string; line: number; column: number } | undefined;
+}
+
+/**
+ * Pieces of generated text tagged with the YAML path they were written from: `mark` wraps a piece in
+ * control characters (a YAML string holding one is refused by `Reader.str`, and JSON.stringify
+ * escapes them), `strip` removes them and keeps where each piece ended up.
+ */
+class Origins {
+  private readonly paths: Path[] = [];
+  mark(path: Path, text: string): string {
+    this.paths.push(path);
+    return `\u0001${this.paths.length - 1}\u0002${text}\u0003`;
+  }
+  strip(marked: string): { text: string; pieces: { start: number; end: number; path: Path }[] } {
+    let text = "";
+    const pieces: { start: number; end: number; path: Path }[] = [];
+    const open: { start: number; path: Path }[] = [];
+    for (let i = 0; i < marked.length; i++) {
+      const c = marked[i]!;
+      if (c === "\u0001") {
+        const j = marked.indexOf("\u0002", i);
+        open.push({ start: text.length, path: this.paths[Number(marked.slice(i + 1, j))]! });
+        i = j;
+      } else if (c === "\u0003") {
+        const o = open.pop()!;
+        pieces.push({ start: o.start, end: text.length, path: o.path });
+      } else text += c;
+    }
+    return { text, pieces };
+  }
 }
 
 /** TCOD workflows: `<method>_<env>_workflow` (docs/REFERENCES.md#tcod-values). */
@@ -63,9 +99,18 @@ class Reader {
   readonly doc: Document;
   constructor(readonly text: string, readonly file: string) {
     this.doc = parseDocument(text, { lineCounter: this.lc, keepSourceTokens: true, uniqueKeys: true });
-    for (const e of this.doc.errors) {
+    // The YAML parser recurses per level of nesting and reports its stack running out as an error
+    // (once, or once per enclosing collection): one issue, at the first.
+    const overflow = this.doc.errors.find((e) => /call stack/i.test(e.message));
+    for (const e of overflow ? [overflow] : this.doc.errors) {
       const p = this.lc.linePos(e.pos[0]);
-      this.issues.push({ path: "$", line: p.line, column: p.col, message: `not valid YAML: ${e.message.split("\n")[0]}`, hint: "Fix the YAML syntax." });
+      if (e === overflow) this.issues.push({ path: "$", line: p.line, column: p.col, ...TOO_DEEP });
+      else this.issues.push({ path: "$", line: p.line, column: p.col, message: `not valid YAML: ${e.message.split("\n")[0]}`, hint: "Fix the YAML syntax." });
+    }
+    if (this.issues.length === 0) {
+      // Past MAX_YAML_DEPTH, refused before anything (toJSON, getIn, the import's own walks) recurses into it.
+      const deep = firstTooDeep(this.doc.contents);
+      if (deep) { const p = this.lc.linePos(deep[0]); this.issues.push({ path: "$", line: p.line, column: p.col, ...TOO_DEEP }); }
     }
   }
   node(path: Path): YamlNode | undefined {
@@ -85,6 +130,11 @@ class Reader {
     return undefined;
   }
   has(path: Path): boolean { return this.doc.hasIn(path); }
+  /** The YAML text of the scalar at `path` as written (`.nan`, `1e400`). */
+  source(path: Path): string | undefined {
+    const n = this.node(path);
+    return n && isScalar(n) && n.range ? this.text.slice(n.range[0], n.range[1]).trim() : undefined;
+  }
   /** The value at `path`, OmegaConf interpolations resolved; undefined when absent or null. */
   get(path: Path): unknown {
     const n = this.node(path);
@@ -122,7 +172,9 @@ class Reader {
     const v = this.get(path);
     if (v === undefined) return undefined;
     const n = typeof v === "string" && /^-?[\d.]+([eE][-+]?\d+)?$/.test(v) ? Number(v) : v; // YAML 1.1 floats like 1e-6
-    if (typeof n !== "number" || !Number.isFinite(n)) return this.fail(path, `${what} must be a number, got ${JSON.stringify(v)}`, `Write a number, e.g. ${fmt(path).split(".").pop()}: 1`);
+    // YAML's .nan and .inf, and a literal past the doubles (1e400), read as NaN or ±Infinity (JSON.stringify: null).
+    if (typeof n === "number" && !Number.isFinite(n)) return this.fail(path, `${what} must be a finite number, got ${this.source(path) ?? String(n)}`, `Write a finite number, e.g. ${fmt(path).split(".").pop()}: 1`);
+    if (typeof n !== "number") return this.fail(path, `${what} must be a number, got ${JSON.stringify(v)}`, `Write a number, e.g. ${fmt(path).split(".").pop()}: 1`);
     if (opts.integer && !Number.isInteger(n)) return this.fail(path, `${what} must be an integer, got ${n}`, "Write a whole number.");
     // A tcod plan holds whole numbers exactly up to 2^53 − 1 (JSON numbers are doubles).
     if (opts.integer && !Number.isSafeInteger(n)) return this.fail(path, `${what} must be at most 2^53 − 1 (${Number.MAX_SAFE_INTEGER}), got ${n}`, "Write a smaller whole number.");
@@ -146,6 +198,27 @@ class Reader {
   }
 }
 
+/** Collections inside collections: a Trinity config nests about six levels. */
+const MAX_YAML_DEPTH = 64;
+const TOO_DEEP = {
+  message: `the YAML is nested too deeply (tcod reads collections up to ${MAX_YAML_DEPTH} levels deep; a Trinity config has about six)`,
+  hint: "Flatten the nesting that starts here; it is not a Trinity-RFT config.",
+};
+
+/** The source range of the first node nested deeper than MAX_YAML_DEPTH, without recursion. */
+function firstTooDeep(root: unknown): [number, number, number] | undefined {
+  const stack: [unknown, number][] = [[root, 0]];
+  while (stack.length > 0) {
+    const [n, depth] = stack.pop()!;
+    if (!isMap(n) && !isSeq(n)) continue;
+    if (depth > MAX_YAML_DEPTH) return n.range ?? [0, 0, 0];
+    for (const item of n.items as unknown[]) {
+      if (isPair(item)) { stack.push([item.key, depth + 1], [item.value, depth + 1]); } else stack.push([item, depth + 1]);
+    }
+  }
+  return undefined;
+}
+
 function fmt(path: Path): string {
   return path.length === 0 ? "$" : path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
 }
@@ -153,6 +226,8 @@ function fmt(path: Path): string {
 /** Reads a Trinity config and writes the equivalent `.tcod` source. Throws TrinityImportError. */
 export function importTrinity(yamlText: string, file = "<config>"): TrinityImport {
   const r = new Reader(yamlText, file);
+  const o = new Origins();
+  const at = o.mark.bind(o);
   if (r.issues.length) throw new TrinityImportError(file, r.issues);
   if (!isMap(r.doc.contents)) throw new TrinityImportError(file, [{ path: "$", line: 1, column: 1, message: "not a Trinity-RFT config: the document is not a mapping", hint: "A Trinity config has top-level keys such as algorithm, model, buffer, explorer." }]);
   const top = new Set((r.doc.contents.items ?? []).map((p) => String(isScalar(p.key) ? p.key.value : p.key)));
@@ -206,6 +281,7 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   if (betas !== undefined && !(Array.isArray(betas) && betas.length === 2 && betas.every((b) => typeof b === "number" && Number.isFinite(b)))) r.fail(["algorithm", "optimizer", "betas"], "betas must be a list of two finite numbers", "e.g. betas: [0.9, 0.999]");
   const weightDecay = r.num(["algorithm", "optimizer", "weight_decay"], "weight_decay") ?? 0.01;
   const gradClip = r.num(["trainer", "grad_clip"], "grad_clip") ?? r.num(["algorithm", "optimizer", "clip_grad"], "clip_grad") ?? 1.0;
+  const gradClipPath: Path = r.has(["trainer", "grad_clip"]) || !r.has(["algorithm", "optimizer", "clip_grad"]) ? ["trainer", "grad_clip"] : ["algorithm", "optimizer", "clip_grad"];
 
   // ---- workflow, env, pacing ----
   const wf = r.str(["buffer", "explorer_input", "default_workflow_type"], "default_workflow_type") ?? "";
@@ -221,6 +297,8 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   // a directory the same way, the env split mapping to Trinity's (train → train, others → test).
   const trainPath = r.str([...ts, "path"], "taskset path");
   if (r.has(ts) && trainPath === undefined) r.fail([...ts, "path"], "missing required key taskset.path (the JSONL taskset)", "Add `path: /path/to/train.jsonl`.");
+  // An empty task_file means "no task file" to tcod's envs (their built-in tasks): not this taskset.
+  if (trainPath === "") r.fail([...ts, "path"], "taskset.path is empty", "Give the JSONL taskset (or the directory of split files), e.g. `path: /path/to/train.jsonl`.");
   const storage = r.str([...ts, "storage_type"], "storage_type") ?? "file";
   if (storage !== "file") r.fail([...ts, "storage_type"], `storage_type '${storage}' is not imported; tcod reads JSONL task files`, "Use storage_type: file.");
   const trainSplit = r.str([...ts, "split"], "split") ?? "train";
@@ -251,6 +329,7 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   // ---- buffer, trainer, explorer ----
   const steps = r.num(["buffer", "total_steps"], "total_steps", { integer: true, min: 1 }) ?? r.num(["trainer", "total_steps"], "trainer.total_steps", { integer: true, min: 1 });
   if (steps === undefined) r.fail(["buffer", "total_steps"], "missing required key buffer.total_steps (training steps)", "Add `buffer: { total_steps: 250 }`.");
+  const stepsPath: Path = r.has(["buffer", "total_steps"]) ? ["buffer", "total_steps"] : ["trainer", "total_steps"];
   if (wfSteps !== undefined && steps !== undefined && wfSteps !== steps) {
     r.notes.push(`${fmt([...wa, "total_steps"])}: ${wfSteps} differs from the run's ${steps} steps; TCOD's pacing does not read it, and export writes ${steps}`);
   }
@@ -276,6 +355,7 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
     const name = r.str([...base, "name"], "eval name") ?? `eval_${i}`;
     const path = r.str([...base, "path"], "eval path");
     if (path === undefined) r.fail([...base, "path"], `missing required key path of eval taskset '${name}'`, "Add `path: /path/to/test.jsonl`.");
+    if (path === "") r.fail([...base, "path"], `the path of eval taskset '${name}' is empty`, "Give the JSONL taskset, e.g. `path: /path/to/test.jsonl`.");
     const split = r.str([...base, "split"], "eval split") ?? "test";
     if (split !== "test") r.fail([...base, "split"], `eval split '${split}' is not imported (tcod maps Trinity's train/test splits)`, "Use split: test for evaluation tasksets.");
     checkPromptKey(base);
@@ -310,17 +390,18 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
       }
     }
     const tcodSplit = evalSplit(env, name, path ?? "");
+    const evalTempPath: Path = r.has([...base, "rollout_args", "temperature"]) ? [...base, "rollout_args", "temperature"] : [...ts, "rollout_args", "temperature"];
     const args = [
-      `every: ${evalInterval} steps`,
-      `env: ${envCall(env, tcodSplit, path ?? "", maxTurns)}`,
+      at(["explorer", "eval_interval"], `every: ${evalInterval} steps`),
+      `env: ${envCall(at, env, tcodSplit, path ?? "", [...base, "path"], maxTurns, [...wa, "max_env_steps"])}`,
       // An eval taskset's total_steps is the maximum number of tasks per evaluation (the fork's explorer).
-      ...(evalSteps !== undefined ? [`tasks: ${evalSteps} tasks`] : []),
-      `temperature: ${num(evalTemp)}`,
-      ...(evalMax !== undefined && evalMax !== maxTurns ? [`max_turns: ${evalMax} turns`] : []),
-      `name: ${JSON.stringify(name)}`,
-      ...(evalOnStartup === false ? ["at_start: false"] : []),
+      ...(evalSteps !== undefined ? [at([...base, "total_steps"], `tasks: ${evalSteps} tasks`)] : []),
+      at(evalTempPath, `temperature: ${num(evalTemp)}`),
+      ...(evalMax !== undefined && evalMax !== maxTurns ? [at([...base, "workflow_args", "max_env_steps"], `max_turns: ${evalMax} turns`)] : []),
+      at([...base, "name"], `name: ${JSON.stringify(name)}`),
+      ...(evalOnStartup === false ? [at(["explorer", "eval_on_startup"], "at_start: false")] : []),
     ];
-    evals.push(`evaluate(${args.join(", ")})`);
+    evals.push(at(base, `evaluate(${args.join(", ")})`));
   }
 
   // The config's name becomes the curriculum's: it must be one as it stands (exporting writes it back).
@@ -373,59 +454,78 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   // The env's default agent is the official workflow's prompt (std/envs: alfworld_format,
   // webshop_format, scienceworld_format); only a response limit other than 512 is written.
   const agentFn = env === "scienceworld" ? "scienceworld_format" : env === "alfworld" ? "alfworld_format" : env === "webshop" ? "webshop_format" : "tcod_format";
-  const agentArg = maxResponse !== undefined && maxResponse !== 512 ? `, agent: ${agentFn}(max_tokens: ${maxResponse} tokens)` : "";
+  const agentArg = maxResponse !== undefined && maxResponse !== 512 ? `, ${at(["model", "max_response_tokens"], `agent: ${agentFn}(max_tokens: ${maxResponse} tokens)`)}` : "";
   imports.push(`import { ${env} } from "std/envs"`);
   if (agentArg) imports.push(`import { ${agentFn} } from "std/agent"`);
-  const lossArgs = [`coef: ${num(klCoef)}`, ...(aggregate && aggregate !== "token_mean" ? [`aggregate: ${JSON.stringify(aggregate)}`] : [])];
+  const opt = (k: string): Path => ["algorithm", "optimizer", k];
+  const lossArgs = [at(["algorithm", "advantage_fn_args", "kl_coef"], `coef: ${num(klCoef)}`), ...(aggregate && aggregate !== "token_mean" ? [at(["algorithm", "loss_agg_mode"], `aggregate: ${JSON.stringify(aggregate)}`)] : [])];
   const adamArgs = [
-    `lr: ${num(lr)}`,
-    ...(Array.isArray(betas) ? [`betas: [${betas.map((b) => num(b as number)).join(", ")}]`] : []),
-    ...(weightDecay !== 0.01 ? [`weight_decay: ${num(weightDecay)}`] : []),
-    `grad_clip: ${num(gradClip)}`,
-    ...(lossFn !== "ppo" ? [`loss_fn: ${JSON.stringify(lossFn)}`] : []),
-    ...(clip !== 0.2 ? [`clip: ${num(clip)}`] : []),
+    at(opt("lr"), `lr: ${num(lr)}`),
+    ...(Array.isArray(betas) ? [at(opt("betas"), `betas: [${betas.map((b) => num(b as number)).join(", ")}]`)] : []),
+    ...(weightDecay !== 0.01 ? [at(opt("weight_decay"), `weight_decay: ${num(weightDecay)}`)] : []),
+    at(gradClipPath, `grad_clip: ${num(gradClip)}`),
+    ...(lossFn !== "ppo" ? [at(["algorithm", "policy_loss_fn"], `loss_fn: ${JSON.stringify(lossFn)}`)] : []),
+    ...(clip !== 0.2 ? [at(["algorithm", "policy_loss_fn_args", "clip_range"], `clip: ${num(clip)}`)] : []),
   ];
+  const checkpointSteps = [...wa, "checkpoint_steps"];
+  const trainBatchPath: Path = r.has(["buffer", "train_batch_size"]) ? ["buffer", "train_batch_size"] : ["buffer", "batch_size"];
+  // Each field is tagged with the YAML key it comes from, each argument with its own.
   const fields: [string, string][] = [
     ["teacher", "teacher"],
     ["student", "student"],
-    ["env", envCall(env, "train", trainPath ?? "", maxTurns, agentArg)],
-    ["steps", String(steps)],
-    ["batch", `${tasks} tasks × ${repeat} rollout${repeat === 1 ? "" : "s"}`],
-    ["train_batch", `${trainBatch} turns`],
-    ...(method === "TCOD_f2b" ? [["horizon", `f2b(every: ${every} steps, max: ${maxTurns} turns)`] as [string, string]] : []),
-    ...(method === "TCOD_b2f" ? [["prefix", `b2f(every: ${every} steps)`] as [string, string]] : []),
-    ["loss", `opd(${lossArgs.join(", ")})`],
-    ["optimizer", `adam(${adamArgs.join(", ")})`],
-    ["staleness", `${staleness} steps`],
-    ["temperature", num(temperature)],
-    ...(teacherTemp !== undefined && teacherTemp !== 1 ? [["teacher_temperature", num(teacherTemp)] as [string, string]] : []),
+    ["env", at(ts, envCall(at, env, "train", trainPath ?? "", [...ts, "path"], maxTurns, [...wa, "max_env_steps"], agentArg))],
+    ["steps", at(stepsPath, String(steps))],
+    ["batch", `${at(["buffer", "batch_size"], `${tasks} tasks`)} × ${at(["algorithm", "repeat_times"], `${repeat} rollout${repeat === 1 ? "" : "s"}`)}`],
+    ["train_batch", at(trainBatchPath, `${trainBatch} turns`)],
+    ...(method === "TCOD_f2b" ? [["horizon", at(checkpointSteps, `f2b(${at(checkpointSteps, `every: ${every} steps`)}, ${at([...wa, "max_env_steps"], `max: ${maxTurns} turns`)})`)] as [string, string]] : []),
+    ...(method === "TCOD_b2f" ? [["prefix", at(checkpointSteps, `b2f(every: ${every} steps)`)] as [string, string]] : []),
+    ["loss", at(["algorithm"], `opd(${lossArgs.join(", ")})`)],
+    ["optimizer", at(["algorithm", "optimizer"], `adam(${adamArgs.join(", ")})`)],
+    ["staleness", at(["algorithm", "sample_strategy_args", "max_staleness"], `${staleness} steps`)],
+    ["temperature", at([...ts, "rollout_args", "temperature"], num(temperature))],
+    ...(teacherTemp !== undefined && teacherTemp !== 1 ? [["teacher_temperature", at([...wa, "temperature"], num(teacherTemp))] as [string, string]] : []),
     ...(evals.length === 1 ? [["eval", evals[0]!] as [string, string]] : evals.length > 1 ? [["eval", `[\n    ${evals.join(",\n    ")},\n  ]`] as [string, string]] : []),
-    ...(saveInterval !== undefined ? [["checkpoint_every", `${saveInterval} steps`] as [string, string]] : []),
-    ...(seed !== undefined ? [["seed", String(seed)] as [string, string]] : []),
+    ...(saveInterval !== undefined ? [["checkpoint_every", at(["trainer", "save_interval"], `${saveInterval} steps`)] as [string, string]] : []),
+    ...(seed !== undefined ? [["seed", at(["explorer", "rollout_model", "seed"], String(seed))] as [string, string]] : []),
   ];
   const width = Math.max(...fields.map(([k]) => k.length)) + 2;
-  const src = [
-    `// Imported from ${file} by \`tcod import trinity\` (Trinity-RFT workflow ${wf || "OPD"}).`,
+  const marked = [
+    `// Imported from ${commentText(file)} by \`tcod import trinity\` (Trinity-RFT workflow ${wf || "OPD"}).`,
     `// Cluster settings (GPUs, engines, Ray) are not curriculum: pass them to \`tcod export trinity\`.`,
-    ...(infra.length > 0 ? [`// infra: ${infra.map((i) => `--infra ${shellWord(i)}`).join(" ")}`] : []),
-    ...r.notes.map((n) => `// note: ${n}`),
+    ...(infra.length > 0 ? [`// infra: ${commentText(infra.map((i) => `--infra ${shellWord(i)}`).join(" "))}`] : []),
+    ...r.notes.map((n) => `// note: ${commentText(n)}`),
     ...imports,
     "",
     `// The teacher runs inside Trinity (explorer.auxiliary_models[0]); for \`tcod run\`, serve it yourself.`,
-    `model teacher { path: ${JSON.stringify(teacher)}  serve: openai("http://127.0.0.1:8001/v1") }`,
-    `model student { path: ${JSON.stringify(student)}  serve: worker() }`,
+    `model teacher { path: ${at(["explorer", "auxiliary_models", 0, "model_path"], JSON.stringify(teacher))}  serve: openai("http://127.0.0.1:8001/v1") }`,
+    `model student { path: ${at(["model", "model_path"], JSON.stringify(student))}  serve: worker() }`,
     "",
-    `curriculum ${curriculum} {`,
+    `curriculum ${at(["name"], curriculum)} {`,
     ...fields.map(([k, v]) => `  ${(k + ":").padEnd(width)}${v}`),
     "}",
     "",
   ].join("\n");
-  return { source: src, curriculum, notes: r.notes, infra };
+  const { text: src, pieces } = o.strip(marked);
+  const origin = (start: number, end: number): { path: string; line: number; column: number } | undefined => {
+    let best: { start: number; end: number; path: Path } | undefined;
+    for (const p of pieces) {
+      if (p.start <= start && end <= p.end && (!best || p.end - p.start < best.end - best.start)) best = p;
+    }
+    return best && { path: fmt(best.path), ...r.pos(best.path) };
+  };
+  return { source: src, curriculum, notes: r.notes, infra, origin };
 }
 
-function envCall(env: string, split: string, taskFile: string, maxTurns: number, extra = ""): string {
-  const mt = maxTurns !== DEFAULT_MAX_TURNS[env] ? `, max_turns: ${maxTurns} turns` : "";
-  return `${env}(split: ${JSON.stringify(split)}, task_file: ${JSON.stringify(taskFile)}${mt}${extra})`;
+/**
+ * An env call. A range error raised inside std/envs is reported at the whole call, so the call is
+ * tagged with the YAML key of its one checked number, max_env_steps, when it is written (else the
+ * caller's tag stands); its task file with the path's key.
+ */
+function envCall(at: Origins["mark"], env: string, split: string, taskFile: string, taskFilePath: Path, maxTurns: number, maxTurnsPath: Path, extra = ""): string {
+  const custom = maxTurns !== DEFAULT_MAX_TURNS[env];
+  const mt = custom ? `, max_turns: ${maxTurns} turns` : "";
+  const call = `${env}(split: ${JSON.stringify(split)}, ${at(taskFilePath, `task_file: ${JSON.stringify(taskFile)}`)}${mt}${extra})`;
+  return custom ? at(maxTurnsPath, call) : call;
 }
 
 /** A number as tcod source: integers plainly, others in the shortest round-tripping form. */
@@ -437,6 +537,14 @@ function num(x: number): string {
 
 /** Reserved words of the tcod language (docs/LANGUAGE.md, Lexical). */
 const TCOD_KEYWORDS = new Set(["import", "export", "as", "let", "fn", "return", "model", "curriculum", "with", "sweep", "product", "zip", "in", "if", "then", "else", "and", "or", "not", "true", "false"]);
+
+/**
+ * Text for a `//` comment line: control characters (a line break would end the comment; the origin
+ * marks are control characters) written as `\uXXXX`.
+ */
+function commentText(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
 
 /** A shell word: bare when safe, else single-quoted. */
 function shellWord(s: string): string {
@@ -523,6 +631,11 @@ export function curriculumValues(obj: unknown): Map<string, unknown> {
  */
 export function curriculumDifferences(original: unknown, exported: unknown): { key: string; original: unknown; exported: unknown }[] {
   const a = curriculumValues(original), b = curriculumValues(exported);
+  // train_batch_size 0 (Trinity's default) means batch_size × repeat_times (Trinity's config
+  // validator sets it so), which the export writes out.
+  if (a.has("buffer.train_batch_size") && sameValue(a.get("buffer.train_batch_size"), 0)) {
+    a.set("buffer.train_batch_size", Number(a.get("buffer.batch_size") ?? 1) * Number(a.get("algorithm.repeat_times") ?? 1));
+  }
   const hasEvals = [...a.keys()].some((k) => k.startsWith("buffer.explorer_input.eval_tasksets."));
   const diffs: { key: string; original: unknown; exported: unknown }[] = [];
   for (const [k, v] of a) {

@@ -49,6 +49,40 @@ describe("tcod import/export trinity", () => {
     expect(r.stderr).toMatch(new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+:\\d+ error TC7101: unknown workflow type 'Foo_workflow'`));
   });
 
+  it("a value tcod refuses is TC7101 at its YAML key, exit 1 (was: internal error, exit 2)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-"));
+    const base = readFileSync("test/fixtures/trinity/shapes/alfworld-b2f/config.yaml", "utf8");
+    const lines = base.split("\n");
+    /** `base` with line `n` (1-based) changed by `edit`. */
+    const withLine = (n: number, edit: (l: string) => string) => lines.map((l, i) => (i === n - 1 ? edit(l) : l)).join("\n");
+    const lineOf = (needle: string, from = 0) => lines.findIndex((l, i) => i >= from && l.includes(needle)) + 1;
+    const evalTemp = lineOf("temperature: 0.4");
+    const cases: [string, string, number, string][] = [
+      ["lr: 0", base.replace("lr: 1e-6", "lr: 0"), lineOf("lr: 1e-6"), "algorithm.optimizer.lr"],
+      ["lr: 1e308", base.replace("lr: 1e-6", "lr: 1e308"), lineOf("lr: 1e-6"), "algorithm.optimizer.lr"],
+      ["grad_clip: 0", base.replace("grad_clip: 1.0", "grad_clip: 0"), lineOf("grad_clip: 1.0"), "trainer.grad_clip"],
+      ["grad_clip: -1", base.replace("grad_clip: 1.0", "grad_clip: -1"), lineOf("grad_clip: 1.0"), "trainer.grad_clip"],
+      ["eval temperature: 1e10", withLine(evalTemp, (l) => l.replace("0.4", "1e10")), evalTemp, "buffer.explorer_input.eval_tasksets[0].rollout_args.temperature"],
+      ["max_env_steps: 2^53 − 1", base.replace("max_env_steps: 30", "max_env_steps: 9007199254740991"), lineOf("max_env_steps: 30"), "buffer.explorer_input.taskset.workflow_args.max_env_steps"],
+      ["taskset path: ''", base.replace("path: /path/to/alfworld_data/train_expert.jsonl", "path: ''"), lineOf("train_expert.jsonl"), "buffer.explorer_input.taskset.path"],
+    ];
+    for (const [name, text, line, path] of cases) {
+      const f = join(dir, "c.yaml");
+      writeFileSync(f, text);
+      const r = tcod("import", "trinity", f);
+      expect(r.status, `${name}: ${r.stderr}`).toBe(1);
+      noStack(r.stderr);
+      expect(r.stderr, name).not.toContain("internal error");
+      expect(r.stderr, name).toMatch(new RegExp(`c\\.yaml:${line}:\\d+ error TC7101: .*\\(at ${path.replace(/[.[\]]/g, "\\$&")}\\)`));
+    }
+    // train_batch_size: 0 is Trinity's "batch_size × repeat_times", which the export writes: imported.
+    writeFileSync(join(dir, "z.yaml"), base.replace("train_batch_size: 64", "train_batch_size: 0"));
+    const z = tcod("import", "trinity", join(dir, "z.yaml"));
+    expect(z.stderr).not.toContain("internal error");
+    expect(z.status).toBe(0);
+    expect(z.stdout).toMatch(/train_batch: +16 turns/);
+  }, 60_000);
+
   it("export errors name the construct; exit 1; unknown format and target are refused", () => {
     const r = tcod("export", "trinity", "examples/texthouse/tcod-f2b.tcod", "--out", mkdtempSync(join(tmpdir(), "tcod-cli-")));
     expect(r.status).toBe(1);

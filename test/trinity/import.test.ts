@@ -93,6 +93,39 @@ describe("bad input names the YAML path and line", () => {
   });
 });
 
+describe("values that are not numbers, nesting, and where the generated text came from", () => {
+  it(".nan, .inf and 1e400 are not finite numbers (were: 'got null')", () => {
+    for (const v of [".nan", ".inf", "-.inf", "1e400"]) {
+      const is = issues(F2B.replace("lr: 1e-6", `lr: ${v}`));
+      expect(is.map((i) => [i.path, i.line, i.message])).toEqual([["algorithm.optimizer.lr", lineOf(F2B, "lr: 1e-6"), `lr must be a finite number, got ${v}`]]);
+    }
+  });
+
+  it("YAML nested too deeply is one coded issue, not a stack overflow message", () => {
+    for (const text of [`a: ${"[".repeat(20000)}${"]".repeat(20000)}`, `a: ${"[".repeat(100)}${"]".repeat(100)}`]) {
+      const is = issues(text);
+      expect(is.length).toBe(1);
+      expect(is[0]!.message).toMatch(/^the YAML is nested too deeply/);
+      expect(is[0]!.message).not.toMatch(/call stack/);
+    }
+  });
+
+  it("an empty taskset path is refused at its line", () => {
+    const is = issues(F2B.replace(/path: \/path\/to\/alfworld_data\/train[^\n]*/, "path: ''"));
+    expect(is.map((i) => i.path)).toEqual(["buffer.explorer_input.taskset.path"]);
+  });
+
+  it("knows the YAML key each piece of the generated text was written from", () => {
+    const imp = importTrinity(F2B, "x.yaml");
+    const at = (needle: string) => { const i = imp.source.indexOf(needle); return imp.origin(i, i + needle.length); };
+    expect(at("lr: 1e-6")).toEqual({ path: "algorithm.optimizer.lr", line: lineOf(F2B, "lr: 1e-6"), column: expect.any(Number) });
+    expect(at("grad_clip: 1.0")?.path).toBe("trainer.grad_clip");
+    expect(at("temperature: 0.4")?.path).toBe("buffer.explorer_input.eval_tasksets[0].rollout_args.temperature");
+    expect(at("16 tasks")?.path).toBe("buffer.batch_size");
+    expect(at("import {")).toBeUndefined();
+  });
+});
+
 describe("eval task selection (the fork's Explorer.eval)", () => {
   it("random imports as the first N with a note; sequential silently; another selector is refused; export writes sequential", () => {
     const withSel = (sel: string) => F2B.replace(/selector_type: random/, `selector_type: ${sel}`);
