@@ -118,6 +118,46 @@ export const FIXED_KEYS: Readonly<Record<string, { value: unknown; meaning: stri
  * `--infra KEY=VALUE` arguments as infra settings, or a message naming the bad one. Keys are the
  * fields of TrinityInfra; `env_vars.NAME=VALUE` sets one entry of `explorer.env_vars`.
  */
+/**
+ * What Trinity-RFT accepts for each cluster setting (trinity/common/config.py and constants.py of
+ * Trinity-RFT, as installed for test/trinity): counts are whole numbers ≥ 1, except node_num and
+ * gpu_per_node, where 0 asks Trinity to detect them from the Ray cluster (config_validator.py);
+ * gpu_memory_utilization is vLLM's fraction of GPU memory, in (0, 1]; sync_method and sync_style
+ * are the case-insensitive values of its SyncMethod and SyncStyle enums, aliases included;
+ * monitor is a name of trinity/utils/monitor.py's MONITOR registry or a dotted path to a class.
+ */
+const INFRA_RANGES: Partial<Record<keyof TrinityInfra, { integer?: boolean; min: number; minOpen?: boolean; max?: number } | { choices: readonly string[]; dotted?: boolean }>> = {
+  nodeNum: { integer: true, min: 0 }, gpuPerNode: { integer: true, min: 0 },
+  rolloutEngines: { integer: true, min: 1 }, rolloutTensorParallel: { integer: true, min: 1 },
+  teacherEngines: { integer: true, min: 1 }, teacherTensorParallel: { integer: true, min: 1 },
+  teacherMaxModelLen: { integer: true, min: 1 }, teacherMaxPromptTokens: { integer: true, min: 1 }, maxPromptTokens: { integer: true, min: 1 },
+  gpuMemoryUtilization: { min: 0, minOpen: true, max: 1 },
+  runnerPerModel: { integer: true, min: 1 }, maxTimeout: { integer: true, min: 1 }, syncTimeout: { integer: true, min: 1 },
+  maxTokenLenPerGpu: { integer: true, min: 1 }, ulyssesSequenceParallel: { integer: true, min: 1 },
+  syncMethod: { choices: ["nccl", "checkpoint", "memory", "online", "offline"] },
+  syncStyle: { choices: ["fixed", "trainer_driven", "explorer_driven", "fully_async", "dynamic_by_explorer", "dynamic_by_trainer"] },
+  monitor: { choices: ["tensorboard", "wandb", "mlflow", "swanlab"], dotted: true },
+};
+
+/** Why `value` is not a valid `--infra key`, or undefined when it is. */
+export function infraProblem(key: keyof TrinityInfra, value: number | string): string | undefined {
+  const r = INFRA_RANGES[key];
+  if (!r) return undefined;
+  if ("choices" in r) {
+    const v = String(value);
+    if (r.choices.includes(v.toLowerCase())) return undefined;
+    if (r.dotted && /^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$/.test(v)) return undefined;
+    return `--infra ${key} must be one of ${r.choices.join(", ")}${r.dotted ? " (or a dotted path to a class, my_pkg.monitors.MyMonitor)" : ""}; got '${v}'`;
+  }
+  const n = value as number;
+  const range = `${r.integer ? "a whole number " : "a number "}${r.max !== undefined ? `in ${r.minOpen ? "(" : "["}${r.min}, ${r.max}]` : `≥ ${r.min}`}`;
+  const zero = r.integer && r.min === 0 ? " (0: Trinity detects it from the Ray cluster)" : "";
+  if ((r.integer && !Number.isSafeInteger(n)) || n < r.min || (r.minOpen && n === r.min) || (r.max !== undefined && n > r.max)) {
+    return `--infra ${key} must be ${range}${zero}; got ${n}`;
+  }
+  return undefined;
+}
+
 export function parseInfra(items: readonly string[]): Partial<TrinityInfra> | string {
   const out: Record<string, unknown> = {};
   const envVars: Record<string, string> = {};
@@ -132,8 +172,14 @@ export function parseInfra(items: readonly string[]): Partial<TrinityInfra> | st
     if (typeof def === "number") {
       const n = Number(m[2]);
       if (m[2]!.trim() === "" || !Number.isFinite(n)) return `--infra ${key} needs a number, got '${m[2]}'`;
+      const problem = infraProblem(key as keyof TrinityInfra, n);
+      if (problem) return problem;
       out[key] = n;
-    } else out[key] = m[2]!;
+    } else {
+      const problem = infraProblem(key as keyof TrinityInfra, m[2]!);
+      if (problem) return problem;
+      out[key] = m[2]!;
+    }
   }
   if (Object.keys(envVars).length > 0) out.envVars = envVars;
   return out as Partial<TrinityInfra>;

@@ -13,7 +13,7 @@
  */
 import { OPTIMIZER_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
-import { DEFAULT_INFRA, FIXED_KEYS, INFRA_KEYS } from "./export.js";
+import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
@@ -424,6 +424,9 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
       r.fail(path, `${key} must be ${typeof def === "number" ? "a number" : "a string"}, got ${JSON.stringify(v)}`, `It is the cluster setting --infra ${field}.`);
       continue;
     }
+    // What `tcod export --infra` would refuse is refused here, at the key.
+    const problem = infraProblem(field, typeof def === "number" ? Number(v) : (v as string));
+    if (problem) { r.fail(path, `${key}: ${problem.replace(/^--infra \w+ /, "")}`, `It is the cluster setting --infra ${field}; Trinity-RFT's trinity/common/config.py says what it takes.`); continue; }
     if (typeof def === "number" ? Number(v) !== def : v !== def) infra.push(`${field}=${String(v)}`);
   }
   for (const [key, fixed] of Object.entries(FIXED_KEYS)) {

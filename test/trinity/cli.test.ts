@@ -83,6 +83,30 @@ describe("tcod import/export trinity", () => {
     expect(z.stdout).toMatch(/train_batch: +16 turns/);
   }, 60_000);
 
+  it("--infra values Trinity-RFT would not take are TC7009 naming the key and its range or choices (were written to the YAML)", () => {
+    const refused: [string, RegExp][] = [
+      ["nodeNum=-1", /--infra nodeNum must be a whole number ≥ 0 \(0: Trinity detects it/],
+      ["nodeNum=1.5", /--infra nodeNum must be a whole number ≥ 0/],
+      ["gpuMemoryUtilization=5", /--infra gpuMemoryUtilization must be a number in \(0, 1\]; got 5/],
+      ["maxTimeout=-5", /--infra maxTimeout must be a whole number ≥ 1; got -5/],
+      ["rolloutEngines=-2", /--infra rolloutEngines must be a whole number ≥ 1; got -2/],
+      ["syncMethod=bogus", /--infra syncMethod must be one of nccl, checkpoint, memory, online, offline; got 'bogus'/],
+      ["monitor=bogus", /--infra monitor must be one of tensorboard, wandb, mlflow, swanlab .*; got 'bogus'/],
+    ];
+    for (const [arg, message] of refused) {
+      const out = join(mkdtempSync(join(tmpdir(), "tcod-cli-infra-")), "o");
+      const r = tcod("export", "trinity", "examples/alfworld/tcod-f2b.tcod", "-o", out, "--infra", arg);
+      expect(r.status, arg).toBe(1);
+      expect(r.stderr, arg).toMatch(/TC7009/);
+      expect(r.stderr, arg).toMatch(message);
+      expect(existsSync(out), arg).toBe(false);
+    }
+    // Trinity's own spellings are taken: 0 GPUs per node (detect), an alias, a case, a dotted monitor class.
+    const ok = tcod("export", "trinity", "examples/alfworld/tcod-f2b.tcod", "-o", join(mkdtempSync(join(tmpdir(), "tcod-cli-infra-")), "o"),
+      "--infra", "gpuPerNode=0", "--infra", "syncMethod=CHECKPOINT", "--infra", "syncStyle=fixed", "--infra", "monitor=my_pkg.monitors.MyMonitor");
+    expect(ok.status, ok.stderr).toBe(0);
+  }, 60_000);
+
   it("export errors name the construct; exit 1; unknown format and target are refused", () => {
     const r = tcod("export", "trinity", "examples/texthouse/tcod-f2b.tcod", "--out", mkdtempSync(join(tmpdir(), "tcod-cli-")));
     expect(r.status).toBe(1);

@@ -110,6 +110,12 @@ describe("values that are not numbers, nesting, and where the generated text cam
     }
   });
 
+  it("a cluster setting Trinity would not take is refused at its key (was: internal error in the self-check)", () => {
+    const is = issues(F2B.replace(/sync_method: [^\n]*/, "sync_method: bogus"));
+    expect(is.map((i) => [i.path, i.line])).toEqual([["synchronizer.sync_method", lineOf(F2B, "sync_method:")]]);
+    expect(is[0]!.message).toContain("must be one of nccl, checkpoint, memory");
+  });
+
   it("an empty taskset path is refused at its line", () => {
     const is = issues(F2B.replace(/path: \/path\/to\/alfworld_data\/train[^\n]*/, "path: ''"));
     expect(is.map((i) => i.path)).toEqual(["buffer.explorer_input.taskset.path"]);
