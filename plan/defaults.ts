@@ -36,3 +36,20 @@ export const FIELD_DEFAULTS = {
 export function showDefault(v: number): string {
   return v !== 0 && Math.abs(v) < 1e-3 ? v.toExponential() : String(v);
 }
+
+/**
+ * Size limits, written once: the compiler refuses a curriculum beyond them (TC4001), a plan .json
+ * beyond them does not validate (TC7001), and `--max-points` may not be raised past its own. They are
+ * generous (8× a large RL batch of 512 tasks × 16 rollouts), but they keep a typo like
+ * `100000 tasks × 100000 rollouts` from being allocated: the embedded run holds a step's episodes in
+ * memory (10,000 short episodes take ~0.6 GB), and 10^10 of them abort V8 out of memory.
+ */
+export const SIZE_LIMITS = {
+  /** Student episodes of one training step (tasks × rollouts), and tasks of one step or of one evaluation. */
+  episodesPerStep: 65_536,
+  /**
+   * Sweep points a file may expand to, even with `--max-points` (each is a plan compiled and kept:
+   * 10,000 points of a small curriculum took 4 s and 0.4 GB, 100,000 took 4 min and 4 GB).
+   */
+  sweepPoints: 100_000,
+} as const;

@@ -10,6 +10,7 @@ import type { AggregateKind, BackendKind, DepthRule, LossKind, MemoryKind, OnInv
 import { UserError, type UserIssue } from "./errors.js";
 import { ExprDefSchema, ValueRefSchema } from "./expr-schema.js";
 import { PLAN_SCHEMA_ID, PLAN_SCHEMA_V1 } from "./version.js";
+import { SIZE_LIMITS } from "./defaults.js";
 import { checkGraph } from "./graph.js";
 import { convertPlanV1, PlanVersionError } from "./convert.js";
 
@@ -21,6 +22,8 @@ z.config({ jitless: true });
 
 const Int = z.number().int();
 const PosInt = z.number().int().min(1);
+/** A count of episodes or tasks past SIZE_LIMITS (plan/defaults.ts): refused before anything is allocated. */
+const EPISODES_LIMIT = `must be at most ${SIZE_LIMITS.episodesPerStep} (tcod's limit of episodes a step)`;
 const Json: z.ZodType<unknown> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(Json), z.record(z.string(), Json)]),
 );
@@ -171,10 +174,13 @@ export interface AdaptiveDepth {
 
 export const NodeSchema = z.discriminatedUnion("kind", [
   z.object({ id: z.string(), kind: z.literal("TaskSampler"), params: z.object({
-    env: z.string(), tasksPerStep: PosInt,
+    env: z.string(), tasksPerStep: PosInt.max(SIZE_LIMITS.episodesPerStep, EPISODES_LIMIT),
     /** 0: no student episodes (a loss of sft terms alone: the step's tasks feed the Demonstrations node only). */
-    rolloutsPerTask: z.number().int().min(0), seed: Int,
-  }).strict() }).strict(),
+    rolloutsPerTask: z.number().int().min(0).max(SIZE_LIMITS.episodesPerStep, EPISODES_LIMIT), seed: Int,
+  }).strict().refine((p) => !(p.tasksPerStep * p.rolloutsPerTask > SIZE_LIMITS.episodesPerStep && p.tasksPerStep <= SIZE_LIMITS.episodesPerStep && p.rolloutsPerTask <= SIZE_LIMITS.episodesPerStep), {
+    // Checked on load, before anything is allocated: a step of 10^9 episodes would hang or abort.
+    message: `tasksPerStep × rolloutsPerTask must be at most ${SIZE_LIMITS.episodesPerStep} episodes a step`, path: ["rolloutsPerTask"],
+  }) }).strict(),
   z.object({ id: z.string(), kind: z.literal("EpisodePlanner"), params: z.object({
     maxTurns: PosInt,
     /** Turn cap (TCOD-f2b); absent = maxTurns. Evaluation is never capped. */
@@ -188,7 +194,7 @@ export const NodeSchema = z.discriminatedUnion("kind", [
     /** Env whose split the probe tasks come from (a seeded permutation per probe step). */
     env: z.string(),
     every: PosInt,
-    episodes: PosInt,
+    episodes: PosInt.max(SIZE_LIMITS.episodesPerStep, EPISODES_LIMIT),
     /** Probe episodes run the full horizon. */
     maxTurns: PosInt,
     truncatedReward: z.number(),
@@ -265,7 +271,7 @@ export const NodeSchema = z.discriminatedUnion("kind", [
   }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("WeightSync"), params: z.object({ every: PosInt }).strict() }).strict(),
   z.object({ id: z.string(), kind: z.literal("Evaluate"), params: z.object({
-    name: z.string(), env: z.string(), every: PosInt, tasks: PosInt, temperature: z.number(), maxTurns: PosInt,
+    name: z.string(), env: z.string(), every: PosInt, tasks: PosInt.max(SIZE_LIMITS.episodesPerStep, EPISODES_LIMIT), temperature: z.number(), maxTurns: PosInt,
     atStart: z.boolean(),
     /** It runs only at the multiples of `every` that are ≥ from (and still at the last step, and at 0 with atStart); absent: 0. */
     from: PosInt.optional(),

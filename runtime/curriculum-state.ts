@@ -8,7 +8,8 @@
  * Mutable state (the adaptive cap and its probe history, the feedback tracker) is saved in checkpoints.
  */
 import type { Plan } from "../plan/schema.js";
-import { evalRef, evalTurns, type ExprTree, type ExtFns, type ScalarVars, type TurnBatch, type ValueRef } from "../plan/expr.js";
+import { ExprError, evalRef, evalTurns, readsFeedback, type ExprTree, type ExtFns, type ScalarVars, type TurnBatch, type ValueRef } from "../plan/expr.js";
+import type { Where } from "../plan/errors.js";
 import type { ProbeProfile } from "./adaptive-depth.js";
 import { FeedbackTracker, hasFeedback, observationOf, observeClock, type FeedbackSnapshot, type FeedbackSummary, type Observation } from "../plan/feedback.js";
 
@@ -60,12 +61,12 @@ export class CurriculumState {
 
   /** A step-level value at `step`. */
   atStep(ref: ValueRef, step: number): number {
-    return this.finite(ref, evalRef(ref, this.plan.exprs, this.stepVars(step), this.ext, this.feedback?.view()));
+    return this.finite(ref, evalRef(ref, this.plan.exprs, this.stepVars(step), this.ext, this.feedback?.view()), step);
   }
 
   /** An episode-level value. */
   atEpisode(ref: ValueRef, vars: ScalarVars): number {
-    return this.finite(ref, evalRef(ref, this.plan.exprs, { ...vars, ...this.feedback?.vars() }, this.ext, this.feedback?.view()));
+    return this.finite(ref, evalRef(ref, this.plan.exprs, { ...vars, ...this.feedback?.vars() }, this.ext, this.feedback?.view()), vars["step"] ?? this.step + 1);
   }
 
   /** A turn-level expression over every turn of a batch. */
@@ -101,11 +102,26 @@ export class CurriculumState {
     if (this.feedback && s.feedback) this.feedback.restore(s.feedback);
   }
 
-  private finite(ref: ValueRef, v: number): number {
-    if (!Number.isFinite(v)) {
-      const where = typeof ref === "number" ? "a constant" : `expression ${ref.expr}${this.plan.exprs[ref.expr]?.origin ? ` (${this.plan.exprs[ref.expr]!.origin})` : ""}`;
-      throw new Error(`${where} evaluated to ${v} at step ${this.step + 1}; check the schedule's arithmetic`);
-    }
-    return v;
+  /**
+   * A value the runtime is about to use must be a number: the compiler checks schedules over the
+   * run, but a feedback-level one only at step 1 (later values depend on the run's own metrics) and a
+   * plan .json not at all. A coded error (TC7005) at the expression's origin rather than a crash: the
+   * run stops inside the step, so its folder keeps the last step's checkpoint, which --resume continues.
+   */
+  private finite(ref: ValueRef, v: number, step: number): number {
+    if (Number.isFinite(v)) return v;
+    const def = typeof ref === "number" ? undefined : this.plan.exprs[ref.expr];
+    const what = typeof ref === "number" ? "a constant of the plan" : `the expression ${ref.expr}${def?.level === "feedback" || (def && readsFeedback(def.tree)) ? " (it reads the run's own metrics)" : ""}`;
+    const where = def?.origin ? originWhere(def.origin) : undefined;
+    throw new ExprError(`${what} evaluates to ${v} at step ${step}; a schedule must be a finite number at every step`, {
+      hint: "Guard the arithmetic that reaches it (a division by a value that becomes 0, e.g. `1 - feedback.step / 1 step` at step 1) and bound the schedule, e.g. `clamp(…, 1 turn, 30 turns)`.",
+      ...(where ? { where } : {}),
+    });
   }
+}
+
+/** An expression's origin (`file.tcod:12:12`, compiler/lower.ts) as an error's position. */
+export function originWhere(origin: string): Where | undefined {
+  const m = /^(.*):(\d+):(\d+)$/.exec(origin);
+  return m ? { file: m[1]!, line: Number(m[2]), column: Number(m[3]) } : undefined;
 }

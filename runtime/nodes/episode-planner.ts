@@ -8,6 +8,7 @@
  */
 import type { NodeOf } from "../../plan/schema.js";
 import { ExprError } from "../../plan/expr.js";
+import { originWhere } from "../curriculum-state.js";
 import { mixSeed, SEED_PURPOSE } from "../seeds.js";
 import type { RunContext } from "./context.js";
 import { input, type EpisodePlan, type Executor, type PortData } from "./executor.js";
@@ -47,7 +48,11 @@ export async function runEpisodePlanner(node: NodeOf<"EpisodePlanner">, ctx: Run
     if (input.depth !== undefined) cap = input.depth;
     else if (p.horizon !== undefined) cap = Math.floor(ctx.state.atEpisode(p.horizon, vars));
     // A coded error (TC7005): a feedback-paced horizon is range-checked by the compiler at step 1 only.
-    if (!(cap >= 1)) throw new ExprError(`the horizon evaluates to ${cap} turns at step ${input.step}; it must be at least 1 turn`, { hint: "Bound the schedule with max(1 turn, …)." });
+    if (!(cap >= 1)) {
+      const origin = typeof p.horizon === "object" ? ctx.plan.exprs[p.horizon.expr]?.origin : undefined;
+      const where = origin ? originWhere(origin) : undefined;
+      throw new ExprError(`the horizon evaluates to ${cap} turns at step ${input.step} (whole turns, rounded down); it must be at least 1 turn`, { hint: "Bound the schedule with max(1 turn, …).", ...(where ? { where } : {}) });
+    }
     cap = Math.min(cap, p.maxTurns);
     let prefix = 0;
     if (p.prefix !== undefined) prefix = Math.max(0, Math.min(Math.floor(ctx.state.atEpisode(p.prefix, vars)), expert.length));
