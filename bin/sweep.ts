@@ -15,6 +15,7 @@ import pLimit from "p-limit";
 import { safeFileName, type CompiledPlan } from "../compiler/index.js";
 import { stringifyPlan } from "../plan/access.js";
 import { UsageError } from "../plan/errors.js";
+import { SIZE_LIMITS } from "../plan/defaults.js";
 import { planFileNames } from "./plan-file-names.js";
 
 export type PointStatus = "pending" | "running" | "completed" | "interrupted" | "failed";
@@ -31,13 +32,18 @@ export class SweepError extends UsageError {
 }
 
 /** `--max-points N`: the most sweep points a file may expand to (compiler TC5006 above it). */
-export const MAX_POINTS_FLAG = ["--max-points <n>", "the most sweep points a file may expand to (default 1000)"] as const;
+export const MAX_POINTS_FLAG = ["--max-points <n>", "the most sweep points a file may expand to (default 1000, at most 100000)"] as const;
 
 export function parseMaxPoints(text: string | undefined): { maxPoints?: number } {
   if (text === undefined) return {};
   const n = Number(text);
-  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < 1) {
+  if (!/^\s*\d+\s*$/.test(text) || n < 1) {
     throw new UsageError(`--max-points ${text}: expected a whole number of points, at least 1`, { hint: "e.g. --max-points 5000" });
+  }
+  // Every point is compiled and kept in memory: 10^10 of them would abort out of memory, not refuse.
+  const max = SIZE_LIMITS.sweepPoints;
+  if (n > max) {
+    throw new UsageError(`--max-points ${text.trim()}: at most ${max.toLocaleString("en-US")} points (each is a plan compiled and held in memory)`, { hint: `Split the sweep into several files of at most ${max.toLocaleString("en-US")} points each, e.g. --max-points ${max}.` });
   }
   return { maxPoints: n };
 }

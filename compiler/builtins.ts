@@ -8,7 +8,7 @@ import { chooseHint, closestName, d, didYouMean, dt, h, placeholders } from "./d
 import { DIMLESS, dimEq, example, formatDim, isDimless } from "./units.js";
 import { constScalar, constValue, invalid, isConst, op, varScalar, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
 import { levelRank, maxLevel } from "../plan/expr.js";
-import { EMBEDDED_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPENAI_DEFAULTS, OPTIMIZER_DEFAULTS, WORKER_DEFAULTS } from "../plan/defaults.js";
+import { EMBEDDED_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPENAI_DEFAULTS, OPTIMIZER_DEFAULTS, SIZE_LIMITS, WORKER_DEFAULTS } from "../plan/defaults.js";
 import {
   ACTION_PICKS, AGGREGATES, DIALECTS, ESTIMATORS, HISTORY_ENTRY_PLACEHOLDERS, LOSS_FNS, LOSS_KINDS, MEMORY_KINDS, NOISE_SOURCES, ON_INVALID_KINDS,
   PARSER_KINDS, TEMPLATE_PLACEHOLDERS,
@@ -264,7 +264,7 @@ export function preludeBuiltins(): Map<string, Value> {
       for (const k of ["every", "tasks", "from"]) if (constArg(a, k, call, `evaluate(${k})`) === undefined) return invalid(call.span);
       if (!checkRange(a, "every", call, "every", 1, 1e9, "≥ 1 step", { integer: true })) return invalid(call.span);
       if (!checkRange(a, "from", call, "from", 0, 1e9, "an integer ≥ 0 steps", { integer: true })) return invalid(call.span);
-      if (!checkRange(a, "tasks", call, "tasks", 1, 1e9, "≥ 1 task", { integer: true })) return invalid(call.span);
+      if (!checkRange(a, "tasks", call, "tasks", 1, SIZE_LIMITS.episodesPerStep, `an integer in [1, ${SIZE_LIMITS.episodesPerStep}] tasks`, { integer: true })) return invalid(call.span);
       if (!checkRange(a, "temperature", call, "temperature", 0, 2, "in [0, 2]")) return invalid(call.span);
       return obj("eval", a, call);
     }));
@@ -417,7 +417,8 @@ export function coreBuiltins(): Map<string, Value> {
     "TurnOPD adaptive depth: probe full-horizon episodes every `probe_every` steps and move the cap.", (a, call) => {
       for (const k of ["probe_every", "probe_episodes", "initial", "min"]) {
         if (constArg(a, k, call, `adaptive(${k})`) === undefined) return invalid(call.span);
-        if (!checkRange(a, k, call, k, 1, 1e9, "an integer ≥ 1", { integer: true })) return invalid(call.span);
+        const hi = k === "probe_episodes" ? SIZE_LIMITS.episodesPerStep : 1e9;
+        if (!checkRange(a, k, call, k, 1, hi, hi === 1e9 ? "an integer ≥ 1" : `an integer in [1, ${hi}]`, { integer: true })) return invalid(call.span);
       }
       return obj("depth", a, call);
     }));

@@ -10,7 +10,7 @@ import { printExpr } from "../plan/print.js";
 import { CURRICULUM_FIELDS } from "./curriculum.js";
 import type { CompiledPlan } from "./index.js";
 import { formatDim } from "./units.js";
-import { lookup, type Scalar, type Value } from "./values.js";
+import { lookup, type Loss, type Scalar, type Value } from "./values.js";
 
 export interface Explanation {
   target: string;
@@ -29,19 +29,58 @@ export interface Explanation {
   stages?: { name: string; rule: string; advances: { step: number; observed: number; signal: number | null }[] }[];
 }
 
-export function explain(compiled: CompiledPlan, path: string[], steps: number[], expertLengths: number[] | undefined, sources: Map<string, string>, describe: (file: string, line: number, col: number) => string, trace?: Observation[]): Explanation | { error: string; available: string[] } {
+/** A target `explain` cannot resolve: what is wrong, and a hint that names what can be explained there. */
+export interface ExplainMiss { error: string; available: string[]; hint: string }
+
+/**
+ * The members `explain` can reach below a value: an object's or record's fields; a loss's terms by
+ * kind (`loss.opd.coef`), and with a single term its coefficient and arguments directly
+ * (`loss.coef`, `loss.estimator`), since `opd(coef: 1)` reads as a call with those arguments.
+ */
+const TERM_PARAMS: Record<Loss["terms"][number]["kind"], readonly string[]> = {
+  opd: ["estimator", "clip"], grpo: ["group", "normalize", "eps"], gkd: ["beta"], sft: ["noise", "noise_from"],
+};
+
+function membersOf(v: Value): Map<string, Value> | undefined {
+  if (v.kind === "object" || v.kind === "record") return v.fields;
+  if (v.kind !== "loss") return undefined;
+  // A term carries every kind's parameters (builtins.ts lossTerm); its own are the ones its function takes.
+  const termFields = (t: Loss["terms"][number]) => new Map<string, Value>([["coef", t.coef], ...[...t.params].filter(([k]) => TERM_PARAMS[t.kind].includes(k))]);
+  const out = new Map<string, Value>();
+  for (const t of v.terms) {
+    // A kind given twice has no one member to name.
+    if (v.terms.filter((x) => x.kind === t.kind).length === 1) out.set(t.kind, { kind: "record", fields: termFields(t), span: t.span });
+  }
+  if (v.terms.length === 1) for (const [k, x] of termFields(v.terms[0]!)) if (!out.has(k)) out.set(k, x);
+  return out;
+}
+
+export function explain(compiled: CompiledPlan, path: string[], steps: number[], expertLengths: number[] | undefined, sources: Map<string, string>, describe: (file: string, line: number, col: number) => string, trace?: Observation[]): Explanation | ExplainMiss {
   const [field, ...rest] = path;
   const fv = field ? compiled.curriculum.fields.get(field) : undefined;
   if (!fv) {
     const spec = field && Object.hasOwn(CURRICULUM_FIELDS, field) ? CURRICULUM_FIELDS[field] : undefined;
-    if (!spec) return { error: `a curriculum has no field '${field ?? ""}'`, available: Object.keys(CURRICULUM_FIELDS) };
+    if (!spec) {
+      const available = Object.keys(CURRICULUM_FIELDS);
+      return { error: `a curriculum has no field '${field ?? ""}'`, available, hint: `Fields: ${available.join(", ")}.` };
+    }
     return { target: `${compiled.curriculum.name}.${path.join(".")}`, kind: "default", value: spec.default, origin: ["not set in the curriculum: the default applies"], note: spec.doc };
   }
   let v: Value = fv.value;
-  for (const p of rest) {
-    const next = v.kind === "object" || v.kind === "record" ? v.fields.get(p) : undefined;
-    if (!next) return { error: `'${[field, ...rest].join(".")}' has no member '${p}'`, available: v.kind === "object" || v.kind === "record" ? [...v.fields.keys()] : [] };
-    v = next;
+  for (const [i, p] of rest.entries()) {
+    const owner = [field, ...rest.slice(0, i)].join(".");
+    const members = membersOf(v);
+    const next = members?.get(p);
+    if (next) { v = next; continue; }
+    const cur = compiled.curriculum.name;
+    if (members && members.size > 0) {
+      const available = [...members.keys()];
+      return { error: `'${owner}' has no member '${p}'`, available, hint: `Members of '${owner}': ${available.map((m) => `${cur}.${owner}.${m}`).join(", ")}.` };
+    }
+    // A number or schedule keeps no members: a function's arguments (`f2b(every: …)`) went into its value.
+    const made = i === 0 && fv.expr.kind === "call" ? `, computed by the call \`${(sources.get(fv.expr.span.file) ?? "").slice(fv.expr.span.start.offset, fv.expr.span.end.offset)}\`` : "";
+    const what = v.kind === "scalar" ? `a ${v.level === "const" ? "constant" : `${v.level}-level`} value in ${formatDim(v.dim)}` : `a ${v.kind}`;
+    return { error: `'${owner}' is ${what}${made}; it has no member '${p}'`, available: [], hint: `Explain the value itself: ${cur}.${owner} (its \`from:\` line shows the call and its arguments).` };
   }
   const target = `${compiled.curriculum.name}.${path.join(".")}`;
   const text = (e: Expr) => (sources.get(e.span.file) ?? "").slice(e.span.start.offset, e.span.end.offset);

@@ -10,6 +10,7 @@ import type { CurriculumDecl, Decl, Expr, FnDecl, ImportDecl, LetDecl, ModelDecl
 import { parse, parseExpression } from "../grammar/index.js";
 import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
+import { SIZE_LIMITS } from "../plan/defaults.js";
 import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOverride, type FieldShare } from "./curriculum.js";
 import { d, didYouMean, type Diagnostic } from "./diagnostics/index.js";
 import { Evaluator, INLINE_BUDGET } from "./evaluate.js";
@@ -273,7 +274,8 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   // Only valid overrides are applied; the others were reported.
   const validOverrides = expanded.filter((s) => validateTarget(s, entry, sink));
 
-  const points = (opts.sweeps ?? true) ? expandSweeps(entry.sweeps, entry, sink, opts.maxPoints ?? DEFAULT_MAX_SWEEP_POINTS) : [[]];
+  // The CLI refuses a --max-points past the hard limit; an API caller's is held to it here.
+  const points = (opts.sweeps ?? true) ? expandSweeps(entry.sweeps, entry, sink, Math.min(opts.maxPoints ?? DEFAULT_MAX_SWEEP_POINTS, SIZE_LIMITS.sweepPoints)) : [[]];
   if (opts.sweeps ?? true) checkOverridesOfSwept(validOverrides, entry, sink);
   const plans: CompiledPlan[] = [];
   let pointsBefore = 0;
@@ -667,7 +669,8 @@ function parseSetting(text: string, file: string, sink: DiagnosticSink, sources:
   const m = /^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*=(.*)$/s.exec(text);
   sources.set(file, text);
   if (!m || !m[2]!.trim()) {
-    sink.add(d.badOverride({ text, example: "alfworld_tcod_f2b.steps=500" }), { file, start: { offset: 0, line: 1, column: 1 }, end: { offset: text.length, line: 1, column: text.length + 1 } });
+    const target = /^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)/.exec(text)?.[1];
+    sink.add(d.badOverride({ text, example: target ? overrideExample(target.split(".")) : "alfworld_tcod_f2b.steps=500" }), { file, start: { offset: 0, line: 1, column: 1 }, end: { offset: text.length, line: 1, column: text.length + 1 } });
     return undefined;
   }
   const valueText = m[2]!;
@@ -676,10 +679,33 @@ function parseSetting(text: string, file: string, sink: DiagnosticSink, sources:
   // point into the override text.
   const { expr, errors } = parseExpression(text.slice(0, prefix).replace(/[^\r\n]/g, " ") + valueText, file);
   for (const er of errors) {
-    sink.add(d.badOverride({ text, example: `${m[1]}=${"3 turns"}` }), er.span);
+    sink.add(d.badOverride({ text, example: overrideExample(m[1]!.split(".")) }), er.span);
     return undefined;
   }
   return { target: m[1]!.split("."), text: valueText.trim(), expr, file, source: "override" };
+}
+
+/** Examples of the call arguments `--set` most often sets, each in its argument's unit. */
+const ARGUMENT_EXAMPLES: Record<string, string> = {
+  "loss.coef": "0.5", "optimizer.lr": "1e-6", "horizon.every": "6 steps", "horizon.max": "30 turns", "prefix.every": "5 steps",
+};
+
+/**
+ * A `--set` example for the target the user wrote, in that target's unit: a field's documented
+ * example, a known argument's, else the whole field set to its example (never a value of another unit).
+ */
+function overrideExample(target: string[]): string {
+  const at = target.length >= 2 && Object.hasOwn(CURRICULUM_FIELDS, target[1]!) ? 1 : Object.hasOwn(CURRICULUM_FIELDS, target[0]!) ? 0 : -1;
+  // A let, or a name that is neither: its unit is unknown before the file is read.
+  if (at < 0) return `${target.join(".")}=VALUE (in the unit of its let)`;
+  const field = target[at]!;
+  const args = target.slice(at + 1);
+  const spec = CURRICULUM_FIELDS[field]!;
+  // `steps: 250` may be bare, but the example says its unit.
+  const example = spec.bareUnit && /^\d+$/.test(spec.example) ? `${spec.example} ${spec.bareUnit}` : spec.example;
+  if (args.length === 0) return `${target.join(".")}=${example}`;
+  const arg = ARGUMENT_EXAMPLES[`${field}.${args.join(".")}`];
+  return arg !== undefined ? `${target.join(".")}=${arg}` : `${target.slice(0, at + 1).join(".")}=${example}`;
 }
 
 function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolean {

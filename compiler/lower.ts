@@ -7,7 +7,8 @@ import type { Span } from "../grammar/ast.js";
 import { compileScalar, evalScalar, evalScalarGrid, readsFeedback, type ExprDef, type ScalarVars, type ValueRef } from "../plan/expr.js";
 import { FeedbackTracker } from "../plan/feedback.js";
 import { PLAN_SCHEMA_ID } from "../plan/version.js";
-import { DEFAULT_LOG_RATIO_CLAMP, EMBEDDED_DEFAULTS, FIELD_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS } from "../plan/defaults.js";
+import { showNumber } from "../plan/print.js";
+import { DEFAULT_LOG_RATIO_CLAMP, EMBEDDED_DEFAULTS, FIELD_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS, SIZE_LIMITS } from "../plan/defaults.js";
 import type {
   AdaptiveDepth, AdvantageTerm, AgentFormat, BackendSpec, EnvSpec, ModelSpec, Plan, PlanNode,
 } from "../plan/schema.js";
@@ -127,11 +128,13 @@ class Lowering {
     // A value that reads the run's metrics is known only on a trace; at step 1 no step has finished
     // (feedback.* read 0, smoothers their init, stages 0), a state every run passes through: check it.
     if (readsFeedback(s.tree)) return this.rangeAtStart(s, what, ok, range, span, lengths, maxTurns);
-    const stride = Math.max(1, Math.ceil((this.steps * lengths.length) / 200_000));
-    const { values, threw } = gridValues(s.tree, this.steps, stride, lengths, maxTurns);
+    const sample = rangeSample(this.steps, lengths.length);
+    const ls = sample.lengths ? sample.lengths.map((i) => lengths[i]!) : lengths;
+    const rows = sample.steps ?? Array.from({ length: this.steps }, (_, i) => i + 1);
+    const { values, threw } = gridValues(s.tree, this.steps, sample.steps, ls, maxTurns);
     let i = 0;
-    for (let step = 1; step <= this.steps; step = step === this.steps ? step + 1 : Math.min(this.steps, step + stride)) {
-      for (const L of lengths) {
+    for (const step of rows) {
+      for (const L of ls) {
         const k = i++;
         if (threw?.[k]) continue;
         const v = values[k]!;
@@ -144,15 +147,72 @@ class Lowering {
         }
       }
     }
+    // A check that skipped points says so, once per value (`ref` checks a value `range` checked).
+    // (Not after a range error of this lowering: the error is what to fix first.)
+    if ((sample.steps || sample.lengths) && this.ok && !this.sampled.has(s)) {
+      this.sampled.add(s);
+      this.check.report(d.rangeSampled({ what, checked: describeSample(sample, this.steps, lengths.length, s.level === "episode"), dense: RANGE_POINTS.toLocaleString("en-US") }), span);
+    }
     return true;
   }
+
+  /** Values whose range check was a sample (reported once each). */
+  private readonly sampled = new Set<Scalar>();
+}
+
+/**
+ * How many points (steps × expert lengths) a schedule's range check evaluates: every point up to
+ * this many (~0.1 s), a sample beyond (`rangeSample`). The sample always holds the first and last
+ * steps of the run and those around them, where schedules built on `step / total_steps` or
+ * `1 / (N − step)` leave their range, and a stride over the rest; `check` then warns (TC4003) that
+ * the check was not exhaustive rather than calling it complete.
+ */
+export const RANGE_POINTS = 200_000;
+/** Steps checked one by one at each end of a sampled run; expert lengths likewise. */
+const RANGE_EDGE = 1_000;
+const LENGTHS_DENSE = 1_001;
+const LENGTHS_EDGE = 100;
+
+/** The sample of a range check: 1-based steps and 0-based expert-length indices; undefined = every one. */
+export interface RangeSample { steps?: number[]; lengths?: number[]; stride: number; lengthStride: number; edge: number }
+
+/** Indices `first` … `first + n − 1`: all (`at` undefined) up to `count`, else `edge` at each end and a stride between. */
+function sampleIndices(n: number, count: number, edge: number, first: number): { at?: number[]; stride: number; edge: number } {
+  if (n <= count) return { stride: 1, edge: 0 };
+  const e = Math.max(1, Math.min(edge, Math.floor(count / 4)));
+  const stride = Math.ceil((n - 2 * e) / Math.max(1, count - 2 * e));
+  const at: number[] = [];
+  for (let i = 0; i < e; i++) at.push(first + i);
+  for (let i = e; i < n - e; i += stride) at.push(first + i);
+  for (let i = n - e; i < n; i++) at.push(first + i);
+  return { at, stride, edge: e };
+}
+
+/** Which points a range check over `steps` steps × `lengths` expert lengths evaluates (pure). */
+export function rangeSample(steps: number, lengths: number): RangeSample {
+  const l = sampleIndices(lengths, LENGTHS_DENSE, LENGTHS_EDGE, 0);
+  const s = sampleIndices(steps, Math.max(8, Math.floor(RANGE_POINTS / (l.at?.length ?? lengths))), RANGE_EDGE, 1);
+  return { ...(s.at ? { steps: s.at } : {}), ...(l.at ? { lengths: l.at } : {}), stride: s.stride, lengthStride: l.stride, edge: s.edge };
+}
+
+/** A sampled range check in words, for TC4003. */
+function describeSample(r: RangeSample, steps: number, lengths: number, episode: boolean): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const th = (x: number) => `${n(x)}${x % 100 >= 11 && x % 100 <= 13 ? "th" : ["th", "st", "nd", "rd"][x % 10] ?? "th"}`;
+  const st = r.steps
+    ? `${n(r.steps.length)} of the run's ${n(steps)} steps (the first and last ${n(r.edge)}, and every ${th(r.stride)} between)`
+    : `every one of the run's ${n(steps)} steps`;
+  const ls = !episode ? "" : r.lengths
+    ? `, at ${n(r.lengths.length)} of ${n(lengths)} expert lengths (every ${th(r.lengthStride)} between the first and last ${LENGTHS_EDGE})`
+    : `, at every expert length`;
+  return st + ls;
 }
 
 /** In `startValues`: the evaluation threw (a value the runtime reports, not a range error). */
 const THREW = Symbol("threw");
 
 /**
- * A value over the grid `range` checks (steps 1..steps by `stride`, then each expert length), in
+ * A value over the grid `range` checks (every step 1..steps, or the sampled ones, then each expert length), in
  * that order; `threw` marks the points where the evaluation threw (a value the runtime reports, not
  * a range error), absent where none can. Memoized by the tree's text for small grids: an editor
  * compiles the same schedules after every keystroke, and a sweep's points share most of theirs.
@@ -190,18 +250,19 @@ function startValues(s: Scalar, steps: number, lengths: number[], maxTurns: numb
   starts.set(key, out);
   return out;
 }
-function gridValues(tree: Scalar["tree"], steps: number, stride: number, lengths: number[], maxTurns: number): Grid {
-  const small = steps * lengths.length <= 20_000;
+function gridValues(tree: Scalar["tree"], steps: number, sampled: number[] | undefined, lengths: number[], maxTurns: number): Grid {
+  // A sample is only taken of grids far larger than the memoized ones.
+  const small = !sampled && steps * lengths.length <= 20_000;
   const text = small ? treeText(tree) : "";
   // A tree that does not read total_steps has the same value at a step whatever the run's length: its
   // grid for more steps extends the one for fewer (an edit of `steps` computes only the new rows).
-  const rows = small && stride === 1 && !text.includes('"total_steps"');
-  const key = !small ? "" : rows ? `rows|${lengths.length}|${maxTurns}|${text}` : `${steps}|${stride}|${lengths.length}|${maxTurns}|${text}`;
+  const rows = small && !text.includes('"total_steps"');
+  const key = !small ? "" : rows ? `rows|${lengths.length}|${maxTurns}|${text}` : `${steps}|${lengths.length}|${maxTurns}|${text}`;
   const hit = small ? grids.get(key) : undefined;
   if (hit && (!rows || hit.values.length >= steps * lengths.length)) return hit;
-  // The steps of the rows to compute (a stride's last row is the last step), each row every expert length.
-  const rowSteps: number[] = [];
-  for (let step = rows && hit ? hit.values.length / lengths.length + 1 : 1; step <= steps; step = step === steps ? step + 1 : Math.min(steps, step + stride)) rowSteps.push(step);
+  // The steps of the rows to compute (the sample's, or every step not yet memoized), each row every expert length.
+  const rowSteps: number[] = sampled ?? [];
+  if (!sampled) for (let step = rows && hit ? hit.values.length / lengths.length + 1 : 1; step <= steps; step++) rowSteps.push(step);
   const done = hit?.values.length ?? 0;
   const values = new Float64Array(done + rowSteps.length * lengths.length);
   if (hit) values.set(hit.values);
@@ -299,7 +360,7 @@ function nonFinitePath(root: Plan): string | undefined {
   return undefined;
 }
 
-const fmt = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6))));
+const fmt = showNumber;
 const str = (o: Obj, k: string): string => (o.fields.get(k) as Str | undefined)?.value ?? "";
 const num = (o: Obj, k: string): number => constValue(o.fields.get(k) as Scalar) ?? NaN;
 const bool = (o: Obj, k: string): boolean => num(o, k) !== 0;
@@ -461,7 +522,9 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   const stepsS = val("steps") as Scalar | undefined;
   // Keep checking what can be checked when some fields are broken: one run reports every error.
   const steps = stepsS ? constValue(stepsS)! : 1;
-  const L = new Lowering(check, ctx, Math.max(1, Math.min(steps, 1e6)));
+  // Ranges are checked over the run's real length (a sample past RANGE_POINTS); a `steps` out of
+  // range (reported below) is clamped to one the checks can step through.
+  const L = new Lowering(check, ctx, Number.isSafeInteger(steps) && steps >= 1 ? steps : Math.max(1, Math.min(Math.floor(steps) || 1, Number.MAX_SAFE_INTEGER)));
   const span = (k: string) => f(k)?.expr.span ?? cv.decl.nameSpan;
 
   if (stepsS) L.range(stepsS, "steps", (v) => Number.isSafeInteger(v) && v >= 1, "an integer ≥ 1", span("steps"));
@@ -483,6 +546,12 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     }
     if (!Number.isSafeInteger(tasksPerStep) || tasksPerStep < 1 || !Number.isSafeInteger(rolloutsPerTask) || rolloutsPerTask < 0) {
       check.report(d.outOfRange({ what: "batch", range: `a whole number ≥ 1 of tasks and of rollouts${Number.isSafeInteger(tasksPerStep * rolloutsPerTask) || !Number.isInteger(tasksPerStep * rolloutsPerTask) ? "" : `, at most 2^53 − 1 (${Number.MAX_SAFE_INTEGER})`}`, value: `${tasksPerStep} tasks × ${rolloutsPerTask} rollouts`, hint: h.batchExample() }), batch.expr.span);
+      return undefined;
+    }
+    // A step's episodes are held in memory at once: beyond the limit a run would abort out of memory.
+    const limit = SIZE_LIMITS.episodesPerStep;
+    if (tasksPerStep * Math.max(1, rolloutsPerTask) > limit) {
+      check.report(d.outOfRange({ what: "batch", range: `at most ${limit.toLocaleString("en-US")} episodes a step (tasks × rollouts)`, value: `${tasksPerStep} tasks × ${rolloutsPerTask} rollouts = ${(tasksPerStep * Math.max(1, rolloutsPerTask)).toLocaleString("en-US")}`, hint: h.batchLimit({ limit: limit.toLocaleString("en-US") }) }), batch.expr.span);
       return undefined;
     }
   }

@@ -25,3 +25,17 @@ export function printExpr(t: ExprTree, parent = 0): string {
     }
   }
 }
+
+/**
+ * A number for a message, to 6 significant digits — but never rounded onto a whole number it is not:
+ * ranges are bounded by whole numbers (≥ 1 turn, ≥ 0), and "must be ≥ 1, got 1" for 0.9999995 hides
+ * why it failed; such a value gets the digits that keep it off the whole number (0.9999995).
+ */
+export function showNumber(v: number): string {
+  if (!Number.isFinite(v) || Number.isInteger(v)) return String(v);
+  for (let p = 6; p <= 17; p++) {
+    const r = Number(v.toPrecision(p));
+    if (!Number.isInteger(r)) return String(r);
+  }
+  return String(v);
+}

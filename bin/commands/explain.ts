@@ -13,7 +13,12 @@ import { result } from "../json-output.js";
 /** `0,6,12` → [0, 6, 12]; anything but non-negative integers is a coded error naming the option. */
 export function naturals(option: string, text: string, example: string): number[] {
   const parts = text.split(",").map((x) => x.trim());
-  const bad = parts.find((x) => !/^\d+$/.test(x) || !Number.isSafeInteger(Number(x)));
+  // Digits past 2^53 − 1 are a whole number, but not one a double holds exactly (…993 reads as …992).
+  const huge = parts.find((x) => /^\d+$/.test(x) && !Number.isSafeInteger(Number(x)));
+  if (huge !== undefined) {
+    throw new UsageError(`${option} ${text}: '${huge}' is beyond the largest exact ${option === "--at" ? "step" : "whole number"}, ${Number.MAX_SAFE_INTEGER} (2^53 − 1)`, { hint: `Give smaller numbers, e.g. ${option} ${example}.` });
+  }
+  const bad = parts.find((x) => !/^\d+$/.test(x));
   if (bad !== undefined || parts.length === 0) {
     throw new UsageError(`${option} ${text}: ${bad === undefined || bad === "" ? "an empty entry" : `'${bad}'`} is not a whole number ≥ 0`, { hint: `Give comma-separated whole numbers, e.g. ${option} ${example}.` });
   }
@@ -46,7 +51,7 @@ export function register(program: Command): void {
       }
       const steps = steps0 ?? defaultSteps(compiled.plan.clock.steps);
       const e = explain(compiled, path, steps, lengths, r.sources, (f, l, c) => `${relative(process.cwd(), f) || f}:${l}:${c}`, trace);
-      if ("error" in e) throw new UsageError(`target '${target}': ${e.error}`, { hint: `Fields: ${e.available.join(", ")}.` });
+      if ("error" in e) throw new UsageError(`target '${target}': ${e.error}`, { hint: e.hint });
       if (e.needsTrace) {
         // What is known without a trace (the rule, its level, where it came from), then the coded error.
         if (!o.json) process.stdout.write(formatExplanation(e) + "\n");

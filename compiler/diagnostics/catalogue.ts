@@ -67,8 +67,11 @@ export const catalogue = {
 
   // ---- TC4xxx: ranges ---------------------------------------------------------------------------
   // Ranges are checked exactly (constants) or at every step and expert length (schedules), so a
-  // value is either in range or an error; TC4002 ("may leave range", a warning) is retired.
+  // value is either in range or an error; TC4002 ("may leave range", a warning) is retired. Past
+  // 200,000 points (steps × expert lengths) a schedule is checked at a sample that holds the run's
+  // first and last steps (compiler/lower.ts `rangeSample`), and TC4003 says the check was a sample.
   TC4001: { name: "outOfRange", severity: "error", valueDependent: true, message: "{what} must be {range}, got {value}.", hint: "{hint}" },
+  TC4003: { name: "rangeSampled", severity: "warning", valueDependent: true, message: "{what} was range-checked at a sample of the run: {checked}; a value out of range at a step between them is not found before the run.", hint: "Runs of up to {dense} points (steps × expert lengths) are checked at every point; otherwise keep the schedule bounded by construction, e.g. with `min`, `max` or `clamp`." },
 
   // ---- TC45xx: environment semantics (plan/env-semantics.ts) --------------------------------------
   TC4501: { name: "noExpertActions", severity: "warning", message: "b2f on {env}: the official {env} tasksets carry no expert actions ({source}), so unless the rows of this env's task file have an \"actions\" list, no prefix is replayed and every episode plays as plain OPD.", hint: "Add an \"actions\" list (the expert's env commands, in order) to each taskset row, or use `horizon: f2b(…)` or plain OPD on {env}; `tcod run` warns again when the rows it reads have none." },
@@ -135,6 +138,7 @@ export const hints = {
   boundFromStart: "The value must stay {range} from the first step on: bound it with `max`, `min` or `clamp`.",
   checkArithmetic: "Check the arithmetic of the values this field is built from.",
   batchExample: "e.g. `16 tasks × 8 rollouts`.",
+  batchLimit: "A step's episodes are held in memory together; the limit is {limit} (docs/LANGUAGE.md#limits). Use fewer tasks or rollouts a step, e.g. `64 tasks × 8 rollouts`, and more steps.",
   betasExample: "e.g. `betas: [0.9, 0.999]`.",
   piecewiseLengths: "Give as many values as points, at least one.",
   piecewiseSorted: "Sort the points: `at: [0 steps, 100 steps, …]`.",
