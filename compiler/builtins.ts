@@ -53,8 +53,20 @@ function checkRange(args: Map<string, Value>, k: string, call: CallInfo, what: s
   const v = constValue(s);
   if (v === undefined) return true;
   if (inRange(v, lo, hi, opts)) return true;
-  call.report(d.outOfRange({ what, range, value: String(v), hint: chooseHint(range) }), call.argSpans.get(k));
+  const stated = statedRange(range, v, hi, opts.hiOpen);
+  call.report(d.outOfRange({ what, range: stated, value: String(v), hint: chooseHint(stated) }), call.argSpans.get(k));
   return false;
+}
+
+/**
+ * The range as the message states it: most are written by their lower bound alone (`> 0`, `≥ 1 turn`)
+ * and keep an upper bound that only guards against absurd values (lr ≤ 10, max_turns ≤ 10^6); a value
+ * refused by that bound gets it named, or "must be > 0, got 1e+308" would not say what is wrong.
+ */
+function statedRange(range: string, v: number, hi: number, hiOpen = false): string {
+  const aboveHi = hiOpen ? v >= hi : v > hi;
+  if (!aboveHi || /[[(≤<]|at most/.test(range)) return range;
+  return `${range} and ${hiOpen ? "<" : "≤"} ${hi.toLocaleString("en-US")}`;
 }
 
 function oneOf(args: Map<string, Value>, k: string, call: CallInfo, allowed: readonly string[], what: string): boolean {
