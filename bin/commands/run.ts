@@ -101,7 +101,8 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     if (o.set.length) throw new UsageError("--set cannot change a run being resumed; start a new run instead");
     const b = plan.extensions ? join(runDir, plan.extensions.bundle) : undefined;
     if (b && existsSync(b)) bundle = readFileSync(b, "utf8");
-    recordResume(runDir);
+    // run.json records the resume once the engine has taken the folder (onStart, below): a resume
+    // refused for a damaged checkpoint or metrics.jsonl is not one.
   } else {
     if (!file) throw new UsageError("give a .tcod file or a plan .json to run (or --resume RUN_DIR)");
     let loaded: Loaded;
@@ -147,7 +148,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
   try {
     result = await runPlan(plan, {
       runDir, ...(seed !== undefined ? { seed } : {}), resume: !!o.resume, signal: abort.signal, ext,
-      onStart: (i) => progress.start(i), onRow: (r) => { progress.row(r); sinks.row(r); },
+      onStart: (i) => { if (o.resume) recordResume(runDir); progress.start(i); }, onRow: (r) => { progress.row(r); sinks.row(r); },
       onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
     });
   } finally {

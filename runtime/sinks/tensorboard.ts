@@ -13,15 +13,16 @@ import type { Scalars } from "./scalars.js";
 
 export class TensorBoardWriter {
   readonly path: string;
-  private fd: number;
+  /** -1 until the first scalars: a run refused before its first row (a damaged --resume) leaves no event file. */
+  private fd = -1;
+  private closed = false;
+  private readonly started: number;
 
-  constructor(dir: string, now = Date.now()) {
-    mkdirSync(dir, { recursive: true });
+  constructor(private readonly dir: string, now = Date.now()) {
     // TensorBoard finds event files by the "tfevents" in their name; the rest keeps files of
     // restarts apart (seconds since the epoch, host, process).
     this.path = join(dir, `events.out.tfevents.${Math.floor(now / 1000)}.${hostname().replace(/[^\w.-]/g, "_")}.${process.pid}.tcod`);
-    this.fd = openSync(this.path, "a");
-    this.record(encodeEvent({ wallTime: now / 1000, step: 0, fileVersion: "brain.Event:2" }));
+    this.started = now;
   }
 
   scalars(step: number, values: Scalars, now = Date.now()): void {
@@ -31,10 +32,11 @@ export class TensorBoardWriter {
   }
 
   flush(): void {
-    fsyncSync(this.fd);
+    if (this.fd >= 0) fsyncSync(this.fd);
   }
 
   close(): void {
+    this.closed = true;
     if (this.fd < 0) return;
     fsyncSync(this.fd);
     closeSync(this.fd);
@@ -42,6 +44,12 @@ export class TensorBoardWriter {
   }
 
   private record(payload: Uint8Array): void {
+    if (this.fd < 0) {
+      if (this.closed) throw new Error(`TensorBoardWriter: ${this.path} is closed`);
+      mkdirSync(this.dir, { recursive: true });
+      this.fd = openSync(this.path, "a");
+      writeSync(this.fd, tfRecord(encodeEvent({ wallTime: this.started / 1000, step: 0, fileVersion: "brain.Event:2" })));
+    }
     writeSync(this.fd, tfRecord(payload));
   }
 }

@@ -96,13 +96,18 @@ describe("damaged run folders", () => {
     });
   }
 
-  it("the CLI reports a damaged folder with its code and exit 1, no stack trace", () => {
+  it("the CLI reports a damaged folder with its code and exit 1, no stack trace, and records no resume", () => {
     for (const damage of [(d: string) => writeFileSync(state(d), "{\"format\":"), (d: string) => rmSync(join(d, "metrics.jsonl"))]) {
       const dir = damaged(damage);
-      const r = spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "--resume", dir, "-q", "--no-tensorboard"], { encoding: "utf8" });
+      const record = JSON.stringify({ plan: plan.name, resumes: [] }, null, 2) + "\n";
+      writeFileSync(join(dir, "run.json"), record);
+      const r = spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "--resume", dir, "-q"], { encoding: "utf8" });
       expect(r.status, r.stderr).toBe(1);
       expect(r.stderr).toMatch(/error TC7014: cannot resume: /);
       expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
+      // A refused resume is not one: run.json lists no resume, and no (empty) TensorBoard event file is left.
+      expect(readFileSync(join(dir, "run.json"), "utf8")).toBe(record);
+      expect(readdirSync(dir).filter((f) => f.includes("tfevents"))).toEqual([]);
     }
   });
 });
@@ -134,7 +139,10 @@ describe("a damaged metrics row: the hint compare gives is what a resume does", 
     const c = compare(dir);
     expect(c.status).toBe(1);
     expect(c.stderr).toContain("hint: The row is after the run's last checkpoint: resuming the run (`tcod run --resume DIR`) cuts it off");
+    writeFileSync(join(dir, "run.json"), JSON.stringify({ plan: plan.name, resumes: [] }));
     expect(cli("run", "--resume", dir).status).toBe(0);
+    // A resume the engine took is recorded in run.json (once it has taken the folder).
+    expect((JSON.parse(readFileSync(join(dir, "run.json"), "utf8")) as { resumes: { argv: string[] }[] }).resumes.map((r) => r.argv.slice(0, 2))).toEqual([["run", "--resume"]]);
     expect(compare(dir).status).toBe(0);
     expect(metrics(dir)).toEqual(metrics(full));
   });
