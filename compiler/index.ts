@@ -849,7 +849,9 @@ function warnIdenticalPoints(plans: CompiledPlan[], curriculum: string, entry: M
     const sweeps = g.map((p) => p.plan.sweep ?? {});
     for (const k of Object.keys(sweeps[0]!)) if (new Set(sweeps.map((x) => x[k])).size > 1) vars.add(k);
   }
-  const shown = same.slice(0, 3).map((g) => `[${g.map((p) => p.plan.name).join(", ")}]`).join(", ") + (same.length > 3 ? ` and ${same.length - 3} more groups` : "");
+  // A few names of a few groups: a swept value that changes nothing may make one group of every point.
+  const names = (g: CompiledPlan[]) => g.slice(0, 4).map((p) => p.plan.name).join(", ") + (g.length > 4 ? `, … ${g.length - 4} more` : "");
+  const shown = same.slice(0, 3).map((g) => `[${names(g)}]`).join(", ") + (same.length > 3 ? ` and ${same.length - 3} more groups` : "");
   const axis = entry.sweeps.flatMap((sw) => sw.axes).find((a) => vars.has(a.target.join(".")));
   const span = axis?.targetSpan ?? entry.sweeps[0]?.nameSpan ?? spanAt(entry.path);
   sink.add(d.identicalSweepPoints({ points: shown, vars: [...vars].map((v) => `'${v}'`).join(", ") || "value", curriculum }), span);
