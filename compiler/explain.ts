@@ -9,6 +9,7 @@ import type { Observation } from "../plan/feedback.js";
 import { printExpr } from "../plan/print.js";
 import { CURRICULUM_FIELDS } from "./curriculum.js";
 import type { CompiledPlan } from "./index.js";
+import { h } from "./diagnostics/index.js";
 import { formatDim } from "./units.js";
 import { lookup, type Loss, type Scalar, type Value } from "./values.js";
 
@@ -62,7 +63,7 @@ export function explain(compiled: CompiledPlan, path: string[], steps: number[],
     const spec = field && Object.hasOwn(CURRICULUM_FIELDS, field) ? CURRICULUM_FIELDS[field] : undefined;
     if (!spec) {
       const available = Object.keys(CURRICULUM_FIELDS);
-      return { error: `a curriculum has no field '${field ?? ""}'`, available, hint: `Fields: ${available.join(", ")}.` };
+      return { error: `a curriculum has no field '${field ?? ""}'`, available, hint: h.explainFields({ fields: available.join(", ") }) };
     }
     return { target: `${compiled.curriculum.name}.${path.join(".")}`, kind: "default", value: spec.default, origin: ["not set in the curriculum: the default applies"], note: spec.doc };
   }
@@ -75,12 +76,12 @@ export function explain(compiled: CompiledPlan, path: string[], steps: number[],
     const cur = compiled.curriculum.name;
     if (members && members.size > 0) {
       const available = [...members.keys()];
-      return { error: `'${owner}' has no member '${p}'`, available, hint: `Members of '${owner}': ${available.map((m) => `${cur}.${owner}.${m}`).join(", ")}.` };
+      return { error: `'${owner}' has no member '${p}'`, available, hint: h.explainMembers({ owner, members: available.map((m) => `${cur}.${owner}.${m}`).join(", ") }) };
     }
     // A number or schedule keeps no members: a function's arguments (`f2b(every: …)`) went into its value.
     const made = i === 0 && fv.expr.kind === "call" ? `, computed by the call \`${(sources.get(fv.expr.span.file) ?? "").slice(fv.expr.span.start.offset, fv.expr.span.end.offset)}\`` : "";
     const what = v.kind === "scalar" ? `a ${v.level === "const" ? "constant" : `${v.level}-level`} value in ${formatDim(v.dim)}` : `a ${v.kind}`;
-    return { error: `'${owner}' is ${what}${made}; it has no member '${p}'`, available: [], hint: `Explain the value itself: ${cur}.${owner} (its \`from:\` line shows the call and its arguments).` };
+    return { error: `'${owner}' is ${what}${made}; it has no member '${p}'`, available: [], hint: h.explainValueItself({ target: `${cur}.${owner}` }) };
   }
   const target = `${compiled.curriculum.name}.${path.join(".")}`;
   const text = (e: Expr) => (sources.get(e.span.file) ?? "").slice(e.span.start.offset, e.span.end.offset);

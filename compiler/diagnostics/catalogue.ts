@@ -174,4 +174,8 @@ export const hints = {
   feedbackNotStepClock: "This value reads the run's own metrics (feedback level), and this field takes values of the step clock alone; pace `horizon` or `prefix` with feedback instead.",
   // modules (TC1101)
   cannotRead: "Cannot read it: {reason}",
+  // tcod explain (a target it cannot find)
+  explainFields: "Fields: {fields}.",
+  explainMembers: "Members of '{owner}': {members}.",
+  explainValueItself: "Explain the value itself: {target} (its `from:` line shows the call and its arguments).",
 } as const;
