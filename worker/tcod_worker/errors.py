@@ -27,6 +27,20 @@ class PayloadTooLarge(WorkerError):
     kind = "PayloadTooLargeError"
 
 
+class MethodNotAllowed(WorkerError):
+    status = 405
+    kind = "MethodNotAllowedError"
+
+    def __init__(self, message: str, allow: str):
+        super().__init__(message)
+        self.allow = allow  # the route's methods, for the Allow header
+
+
+class UnsupportedMediaType(WorkerError):
+    status = 415
+    kind = "UnsupportedMediaTypeError"
+
+
 class NotFound(WorkerError):
     status = 404
     kind = "NotFoundError"

@@ -17,13 +17,13 @@ import uuid
 from typing import Any
 
 from .errors import BadRequest
-from .validate import get_bool, get_int, get_opt_int, get_str, token_ids
+from .validate import get_bool, get_int, get_opt_int, get_str, text, token_ids
 
 
 def _prompts(worker: Any, prompt: Any) -> list[list[int]]:
     def one(p: Any, where: str) -> list[int]:
         if isinstance(p, str):
-            return [int(i) for i in worker.tokenizer.encode(p, add_special_tokens=True)]
+            return [int(i) for i in worker.tokenizer.encode(text(p, where), add_special_tokens=True)]
         return token_ids(p, where, worker.vocab_size)
 
     if isinstance(prompt, str) or (isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt)):

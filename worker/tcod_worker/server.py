@@ -4,13 +4,17 @@ CUDA state such as cuBLAS handles and their heuristics caches stays warm across 
 thread per connection sampled about 4× slower on an H200: 1330 vs 5586 tokens/s in scripts/gpu_smoke.py). /health never waits.
 
 Errors are OpenAI-shaped: {"error": {"message", "type", "code"}} with status 400 (bad input),
-401 (token), 404 (route or model), 413 (body over the limit), 500 (anything else, with the exception named).
+401 (token), 404 (route or model), 405 (a route's other method), 413 (body over the limit), 415 (a body
+that is not `Content-Type: application/json`), 500 (anything else, with the exception named).
+Responses are strict JSON: a float that is not finite (a top-k log-probability outside the top-p
+nucleus, a loss that overflowed) is written as -9999.0 for -inf (vLLM's convention) and null otherwise.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import math
 import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 from .coalesce import Coalescer
-from .errors import BadRequest, NotFound, PayloadTooLarge, Unauthorized, WorkerError
+from .errors import (BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, Unauthorized, UnsupportedMediaType,
+                     WorkerError)
 
 #: Default cap on a request body (--max-body-mb); checked from Content-Length before anything is read.
 MAX_BODY = 512 * 1024 * 1024
@@ -65,9 +70,11 @@ def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecuto
         def log_message(self, fmt: str, *args: Any) -> None:  # quiet by default; errors are logged below
             pass
 
-        def _send(self, status: int, payload: Any, close: bool = False) -> None:
-            data = json.dumps(payload).encode("utf-8")
+        def _send(self, status: int, payload: Any, close: bool = False, headers: dict[str, str] | None = None) -> None:
+            data = dump_json(payload)
             self.send_response(status)
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             if close:
@@ -79,15 +86,20 @@ def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecuto
             # A refused request's body is unread: close the connection rather than parse it as the next request.
             if unread_body:
                 self.close_connection = True
-            self._send(e.status, {"error": {"message": e.message, "type": e.kind, "code": e.status}}, close=unread_body)
+            extra = {"Allow": e.allow} if isinstance(e, MethodNotAllowed) else None
+            self._send(e.status, {"error": {"message": e.message, "type": e.kind, "code": e.status}}, close=unread_body,
+                       headers=extra)
 
         def _dispatch(self, method: str) -> None:
             path = self.path.split("?", 1)[0].rstrip("/") or "/"
-            unread = method == "POST"
+            unread = method != "GET"
             try:
                 # Route, token and size are checked from the request line and headers alone: nothing
                 # of a body is read (let alone parsed) for a request that will be refused.
                 route = routes.get((method, path))
+                if route is None and any(p == path for (_m, p) in routes):
+                    allow = ", ".join(sorted(m for (m, p) in routes if p == path))
+                    raise MethodNotAllowed(f"{method} {path} is not served; use {allow}", allow)
                 if route is None:
                     known = sorted({p for (_m, p) in routes})
                     raise NotFound(f"no route {method} {path}; routes: {', '.join(known)}")
@@ -127,6 +139,12 @@ def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecuto
             if n > limit:
                 raise PayloadTooLarge(f"request body of {n} bytes is over this worker's limit of {limit} bytes "
                                       f"(--max-body-mb)")
+            # JSON only: a browser page may POST text/plain (or a typeless blob) to 127.0.0.1 without a
+            # CORS preflight, but not application/json, so this also keeps web pages off a token-less worker.
+            ctype = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+            if ctype != "application/json":
+                raise UnsupportedMediaType(f"request bodies must be sent as Content-Type: application/json, got "
+                                           f"{(self.headers.get('Content-Type') or 'none')[:80]!r}")
             raw = self.rfile.read(n)
             if len(raw) != n:
                 raise BadRequest(f"request body ended after {len(raw)} of {n} bytes")
@@ -138,16 +156,55 @@ def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecuto
         def do_POST(self) -> None:  # noqa: N802
             self._dispatch("POST")
 
+        # Any other method gets a JSON 405 (a known route) or 404, not http.server's HTML 501.
+        def do_PUT(self) -> None:  # noqa: N802
+            self._dispatch("PUT")
+
+        def do_PATCH(self) -> None:  # noqa: N802
+            self._dispatch("PATCH")
+
+        def do_DELETE(self) -> None:  # noqa: N802
+            self._dispatch("DELETE")
+
+        def do_OPTIONS(self) -> None:  # noqa: N802 - no CORS: a preflight is refused, so browsers send nothing
+            self._dispatch("OPTIONS")
+
     return Handler
+
+
+def _no_constant(name: str) -> Any:
+    raise BadRequest(f"request body is not valid JSON: {name} is not a JSON number (send a finite number or null)")
 
 
 def parse_json(raw: bytes) -> Any:
     try:
-        return json.loads(raw or b"{}")
+        return json.loads(raw or b"{}", parse_constant=_no_constant)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise BadRequest(f"request body is not valid JSON: {e}") from e
     except RecursionError:
         raise BadRequest("request body is nested too deeply") from None
+    except ValueError as e:  # an integer literal of more than 4300 digits (int's string-conversion limit)
+        raise BadRequest(f"request body is not valid JSON here: {str(e).split(';')[0]}") from None
+
+
+def _finite(x: Any) -> Any:
+    """`x` with every non-finite float replaced: -inf by -9999.0 (vLLM's stand-in for a log-probability
+    of zero, which tcod's client reads as such), +inf and NaN by null."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else (-9999.0 if x == float("-inf") else None)
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x
+
+
+def dump_json(payload: Any) -> bytes:
+    """Strict JSON (no NaN/Infinity, which JSON.parse refuses); the common all-finite case costs one dumps."""
+    try:
+        return json.dumps(payload, allow_nan=False).encode("utf-8")
+    except ValueError:
+        return json.dumps(_finite(payload), allow_nan=False).encode("utf-8")
 
 
 class WorkerServer(ThreadingHTTPServer):

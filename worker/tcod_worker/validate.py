@@ -9,6 +9,14 @@ from .errors import BadRequest
 
 _MISSING = object()
 
+#: The largest float32: a number beyond it becomes inf on the device (advantages, weights, lr…).
+FP32_MAX = 3.4028234663852886e38
+#: Sampling/scoring temperatures: 0 (greedy, /sample only) or within [MIN_TEMPERATURE, MAX_TEMPERATURE].
+#: Below 1e-6 the logits / temperature overflow float32 (NaN log-probs); above 100 every distribution
+#: is uniform to float32 precision, so such a value is a mistake, not a setting.
+MIN_TEMPERATURE = 1e-6
+MAX_TEMPERATURE = 100.0
+
 
 def body_object(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
@@ -39,13 +47,31 @@ def get_float(body: dict[str, Any], key: str, default: Any = _MISSING, *, lo: fl
     v = body.get(key, default)
     if v is _MISSING:
         raise BadRequest(f"missing field `{key}` (a number)")
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise BadRequest(f"`{key}` must be a finite number, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not finite32(v):
+        raise BadRequest(f"`{key}` must be a finite number (within float32's ±3.4e38), got {v!r}")
     if lo is not None and v < lo:
         raise BadRequest(f"`{key}` must be ≥ {lo}, got {v}")
     if hi is not None and v > hi:
         raise BadRequest(f"`{key}` must be ≤ {hi}, got {v}")
     return float(v)
+
+
+def finite32(x: int | float) -> bool:
+    try:
+        return math.isfinite(x) and abs(x) <= FP32_MAX
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def get_temperature(body: dict[str, Any], key: str = "temperature", default: float = 1.0, *,
+                    greedy: bool = False) -> float:
+    """A temperature in [MIN_TEMPERATURE, MAX_TEMPERATURE], or 0 (greedy) where `greedy` allows it."""
+    v = get_float(body, key, default, lo=0.0, hi=MAX_TEMPERATURE)
+    if v < MIN_TEMPERATURE and not (greedy and v == 0.0):
+        also = "0 (greedy) or " if greedy else ""
+        raise BadRequest(f"`{key}` must be {also}≥ {MIN_TEMPERATURE:g}, got {v!r} (smaller temperatures "
+                         "overflow float32 logits)")
+    return v
 
 
 def get_opt_float(body: dict[str, Any], key: str, *, lo: float | None = None, hi: float | None = None) -> float | None:
@@ -65,10 +91,22 @@ def get_str(body: dict[str, Any], key: str, default: Any = _MISSING, *, choices:
     v = body.get(key, default)
     if v is _MISSING:
         raise BadRequest(f"missing field `{key}` (a string)")
-    if not isinstance(v, str):
-        raise BadRequest(f"`{key}` must be a string, got {type(v).__name__}")
+    text(v, f"`{key}`")
     if choices is not None and v not in choices:
         raise BadRequest(f"`{key}` must be one of {', '.join(choices)}; got {v!r}")
+    return v
+
+
+def text(v: Any, where: str) -> str:
+    """A string the tokenizer (and the file system) can take: UTF-8 encodable, so no lone surrogates
+    (JSON's "\\ud800" decodes to one)."""
+    if not isinstance(v, str):
+        raise BadRequest(f"{where} must be a string, got {type(v).__name__}")
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise BadRequest(f"{where} is not valid Unicode: a lone surrogate {v[e.start]!r} at character {e.start} "
+                         "(escape pairs must be complete)") from None
     return v
 
 
@@ -99,6 +137,6 @@ def numbers(v: Any, where: str, length: int) -> list[float]:
         n = len(v) if isinstance(v, list) else type(v).__name__
         raise BadRequest(f"{where} must be a list of {length} numbers (one per token), got {n}")
     for i, x in enumerate(v):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise BadRequest(f"{where}[{i}] must be a finite number, got {x!r}")
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not finite32(x):
+            raise BadRequest(f"{where}[{i}] must be a finite number (within float32's ±3.4e38), got {x!r}")
     return [float(x) for x in v]

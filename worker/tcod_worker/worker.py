@@ -32,8 +32,8 @@ from .parallel import Parallel, choose_mode
 from .paths import confine
 from .sampling import SampleRow, generate_rows, resolve_decode
 from .trace import Trace
-from .validate import (body_object, get_bool, get_float, get_int, get_opt_float, get_str, numbers,
-                       token_id_lists, token_ids)
+from .validate import (FP32_MAX, body_object, finite32, get_bool, get_float, get_int, get_opt_float, get_str,
+                       get_temperature, numbers, text, token_id_lists, token_ids)
 
 LOSSES = ("importance_sampling", "ppo", "cross_entropy", "reverse_kl")
 ADAPTER_FILE = "adapter_config.json"
@@ -216,21 +216,31 @@ class Worker:
         body = body_object(body)
         if "messages" in body:
             msgs = body["messages"]
-            if not isinstance(msgs, list) or not all(isinstance(m, dict) and isinstance(m.get("role"), str)
-                                                     and isinstance(m.get("content"), str) for m in msgs):
-                raise BadRequest("`messages` must be a list of {role: string, content: string}")
+            if not isinstance(msgs, list) or not msgs or not all(
+                    isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                    for m in msgs):
+                raise BadRequest("`messages` must be a non-empty list of {role: string, content: string}")
+            for i, m in enumerate(msgs):
+                text(m["role"], f"messages[{i}].role")
+                text(m["content"], f"messages[{i}].content")
             if not self.tokenizer.chat_template:
                 raise BadRequest("this model's tokenizer has no chat template; send `text` instead")
+            # Continuing the final message and opening a new assistant turn exclude each other; the
+            # generation prompt defaults to off when the final message is continued.
+            cont = get_bool(body, "continue_final_message", False)
+            gen = get_bool(body, "add_generation_prompt", not cont)
+            if cont and gen:
+                raise BadRequest("`continue_final_message` and `add_generation_prompt` exclude each other: continue "
+                                 "the final message or open a new assistant turn, not both")
             ids = self.tokenizer.apply_chat_template(
-                msgs, tokenize=True, add_generation_prompt=get_bool(body, "add_generation_prompt", True),
-                continue_final_message=get_bool(body, "continue_final_message", False), return_dict=False)
+                msgs, tokenize=True, add_generation_prompt=gen, continue_final_message=cont, return_dict=False)
             if isinstance(ids, dict) or hasattr(ids, "keys"):
                 ids = ids["input_ids"]
         else:
-            text = body.get("text", body.get("prompt"))
-            if not isinstance(text, str):
+            s = body.get("text", body.get("prompt"))
+            if not isinstance(s, str):
                 raise BadRequest("send `text` (a string) or `messages` (a chat) to tokenize")
-            ids = self.tokenizer.encode(text, add_special_tokens=get_bool(body, "add_special_tokens", True))
+            ids = self.tokenizer.encode(text(s, "`text`"), add_special_tokens=get_bool(body, "add_special_tokens", True))
         ids = [int(i) for i in ids]
         return {"tokens": ids, "count": len(ids), "max_model_len": self.max_len}
 
@@ -260,7 +270,7 @@ class Worker:
         stop_ids = self.stop_ids if stops is None else token_ids(stops, "`stop_token_ids`", self.vocab_size)
         return {
             "prompts": prompts, "max_tokens": max_tokens,
-            "temperature": get_float(body, "temperature", 1.0, lo=0.0),
+            "temperature": get_temperature(body, greedy=True),
             "top_p": get_float(body, "top_p", 1.0, lo=1e-6, hi=1.0),
             "seeds": seeds, "stop_ids": list(stop_ids),
             "model": get_str(body, "model", "student", choices=("student", "teacher")),
@@ -344,7 +354,7 @@ class Worker:
             "topk": get_int(body, "topk", 0, lo=0, hi=self.opts.max_logprobs),
             "entropy": get_bool(body, "entropy", False),
             "ranks": get_bool(body, "ranks", False),
-            "temperature": get_float(body, "temperature", 1.0, lo=1e-6),
+            "temperature": get_temperature(body),
             "model": get_str(body, "model", "student", choices=("student", "teacher")),
         }
 
@@ -500,7 +510,7 @@ class Worker:
             "clip_high": get_float(body, "clip_high", clip, lo=0.0),
             "dual_clip": dual,
             "log_ratio_clamp": get_opt_float(body, "log_ratio_clamp", lo=0.0),
-            "temperature": get_float(body, "temperature", 1.0, lo=1e-6),
+            "temperature": get_temperature(body),
             "return_logprobs": get_bool(body, "return_logprobs", False),
         }
 
@@ -563,8 +573,8 @@ class Worker:
             if len(toks) != V:
                 raise BadRequest(f"{where}: lists {len(toks)} of {V} tokens and rest is null; give rest, the "
                                  "log-probability of every unlisted token, or list the whole vocabulary")
-        elif isinstance(rest, bool) or not isinstance(rest, (int, float)) or not math.isfinite(rest):
-            raise BadRequest(f"{where}.rest must be a finite number or null, got {rest!r}")
+        elif isinstance(rest, bool) or not isinstance(rest, (int, float)) or not finite32(rest):
+            raise BadRequest(f"{where}.rest must be a finite number (within float32's ±{FP32_MAX:.1e}) or null, got {rest!r}")
         total = math.fsum(math.exp(min(x, 700.0)) for x in lps)  # min: a huge logprob fails the sum, not exp()
         if rest is not None:
             total += (V - len(toks)) * math.exp(min(rest, 700.0))
@@ -725,7 +735,7 @@ class Worker:
             raise BadRequest("`betas` must be [beta1, beta2] with each in [0, 1)")
         grad_clip = get_opt_float(body, "grad_clip", lo=0.0)
         return {
-            "lr": get_float(body, "lr", lo=0.0),
+            "lr": get_float(body, "lr", lo=0.0, hi=10.0),  # the language's own guard bound (lr ≤ 10)
             "betas": [float(b) for b in betas],
             "eps": get_float(body, "eps", 1e-8, lo=0.0),
             "weight_decay": get_float(body, "weight_decay", 0.0, lo=0.0),

@@ -195,7 +195,8 @@ def test_bearer_token(lora_worker):
 
 
 def test_error_body_is_openai_shaped(full_worker):
-    req = urllib.request.Request(full_worker.base + "/score", data=b"[]", method="POST")
+    req = urllib.request.Request(full_worker.base + "/score", data=b"[]", method="POST",
+                                 headers={"Content-Type": "application/json"})
     try:
         urllib.request.urlopen(req, timeout=30)
         raise AssertionError("expected 400")
