@@ -32,7 +32,7 @@ from .parallel import Parallel, choose_mode
 from .paths import confine
 from .sampling import SampleRow, generate_rows, resolve_decode
 from .trace import Trace
-from .validate import (FP32_MAX, body_object, finite32, get_bool, get_float, get_int, get_opt_float, get_str,
+from .validate import (body_object, finite32, get_bool, get_float, get_int, get_opt_float, get_str,
                        get_temperature, numbers, text, token_id_lists, token_ids)
 
 LOSSES = ("importance_sampling", "ppo", "cross_entropy", "reverse_kl")
@@ -574,7 +574,7 @@ class Worker:
                 raise BadRequest(f"{where}: lists {len(toks)} of {V} tokens and rest is null; give rest, the "
                                  "log-probability of every unlisted token, or list the whole vocabulary")
         elif isinstance(rest, bool) or not isinstance(rest, (int, float)) or not finite32(rest):
-            raise BadRequest(f"{where}.rest must be a finite number (within float32's ±{FP32_MAX:.1e}) or null, got {rest!r}")
+            raise BadRequest(f"{where}.rest must be a finite number or null (within float32's ±3.4e38), got {rest!r}")
         total = math.fsum(math.exp(min(x, 700.0)) for x in lps)  # min: a huge logprob fails the sum, not exp()
         if rest is not None:
             total += (V - len(toks)) * math.exp(min(rest, 700.0))
