@@ -77,6 +77,12 @@ export class CurriculumState {
     return evalTurns(def.tree as ExprTree, fb ? { ...batch, feedback: fb } : batch, this.ext);
   }
 
+  /** Where the expression came from (`file.tcod:12:12`), for an error about its value. */
+  whereOf(exprId: string): Where | undefined {
+    const origin = this.plan.exprs[exprId]?.origin;
+    return origin ? originWhere(origin) : undefined;
+  }
+
   /** Does the expression (or value) read the named variable? (Avoids costly inputs nobody uses.) */
   reads(ref: ValueRef | undefined, name: string): boolean {
     if (ref === undefined || typeof ref === "number") return false;

@@ -1,8 +1,12 @@
 /**
  * TypeScript extensions at run time: the plan's bundle (NAME.plan.bundle.mjs, written by the
  * compiler with esbuild) is an ES module exporting `functions = { "file.ts#name": (...numbers) => number }`.
- * Each function the plan names is looked up there and wrapped so that a throw or a result that is
- * not a number becomes an ExprError naming the function (a user error), never a crash.
+ * Each function the plan names is looked up there and wrapped so that a throw (of anything: an Error,
+ * a string, undefined, an object without a string form) or a result that is not a number, or is NaN,
+ * becomes an ExprError naming the function (a user error), never a crash. ±Infinity passes: the
+ * expression around the call may bound it, and every value the runtime uses is checked finite
+ * (curriculum-state.ts `finite`, turn-weights.ts). A call is synchronous and has no time limit: a
+ * function that never returns stops the run where it is (docs/RUNTIME.md).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -28,7 +32,9 @@ export async function loadExtensions(plan: Plan, bundle: string | undefined, run
   try {
     mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
   } catch (e) {
-    throw new ExtensionError(`extension bundle ${path} does not load: ${(e as Error).message}`);
+    throw new ExtensionError(`extension bundle ${path} does not load: it threw${thrown(e)} when imported`, {
+      hint: "A module of the extension runs code at import time that fails; fix it (or the value it throws) and compile the .tcod file again.",
+    });
   }
   const table = mod["functions"];
   if (table === null || typeof table !== "object") throw new ExtensionError(`extension bundle ${path} does not export a \`functions\` table; compile the .tcod file again`);
@@ -47,9 +53,31 @@ function guarded(name: string, f: (...a: number[]) => unknown): (...a: number[])
     try {
       v = f(...a);
     } catch (e) {
-      throw new ExprError(`TypeScript extension ${name}(${a.join(", ")}) threw: ${e instanceof Error ? e.message : String(e)}`);
+      throw new ExprError(`TypeScript extension ${name}(${a.join(", ")}) threw${thrown(e)}`);
+    }
+    if (v instanceof Promise) {
+      v.catch(() => undefined); // its rejection, if any, must not surface later as an unhandled one
+      throw new ExprError(`TypeScript extension ${name}(${a.join(", ")}) returned a Promise, not a number`, {
+        hint: "An extension function is called synchronously: make it a plain (not async) function that returns a number.",
+      });
     }
     if (typeof v !== "number") throw new ExprError(`TypeScript extension ${name}(${a.join(", ")}) returned ${typeof v}, not a number`);
+    if (Number.isNaN(v)) {
+      throw new ExprError(`TypeScript extension ${name}(${a.join(", ")}) returned NaN`, {
+        hint: "Guard the arithmetic in the function (a division by 0, a log or sqrt of a negative, a field that is undefined) so it returns a number.",
+      });
+    }
     return v;
   };
+}
+
+/** What an extension threw, in words after "threw", whatever it is (String() itself throws for an object without a prototype). */
+export function thrown(e: unknown): string {
+  let message: string;
+  try {
+    message = e instanceof Error ? `: ${e.name === "Error" ? "" : `${e.name}: `}${e.message}` : typeof e === "string" ? ` the string ${JSON.stringify(e)}` : ` a non-Error value: ${String(e)}`;
+  } catch {
+    message = ` a non-Error value (${typeof e}) that has no string form`;
+  }
+  return message.length > 500 ? `${message.slice(0, 500)}…` : message;
 }

@@ -4,6 +4,7 @@
  * the expression reads `turn.entropy` and the rows are per turn, the student's exact entropy replaces
  * the surprisal estimate where the backend's score() returns it.
  */
+import { ExprError } from "../../plan/expr.js";
 import type { NodeOf } from "../../plan/schema.js";
 import type { RunContext } from "./context.js";
 import { input, type Executor } from "./executor.js";
@@ -22,7 +23,11 @@ export function runTurnWeights(node: NodeOf<"TurnWeights">, ctx: Pick<RunContext
   const w = ctx.state.atTurns(node.params.weight.expr, batch.turns);
   for (let u = 0; u < w.length; u++) {
     if (!Number.isFinite(w[u]!)) {
-      throw new Error(`turn weight ${node.params.weight.expr} is ${w[u]} for turn ${batch.turns.vars["turn.index"]?.[u]} of the batch; weights must be finite`);
+      const where = ctx.state.whereOf(node.params.weight.expr);
+      throw new ExprError(`the turn weight ${node.params.weight.expr} evaluates to ${w[u]} for turn ${batch.turns.vars["turn.index"]?.[u]} of the batch at step ${batch.turns.scalars["step"] ?? "?"}; a turn weight must be a finite number`, {
+        hint: "Guard the arithmetic that reaches it (a division by a turn statistic that can be 0, a log of 0, an extension function that returns ±Infinity) and bound the weight, e.g. `clamp(…, 0, 10)`.",
+        ...(where ? { where } : {}),
+      });
     }
   }
   return w;
