@@ -4,7 +4,10 @@
  * - bounded concurrency (p-limit): at most `concurrency` requests in flight per client;
  * - a per-attempt timeout (AbortSignal.timeout) that covers headers *and* body, so nothing hangs;
  * - retries with exponential backoff and full jitter for connection errors, timeouts, 5xx, 408 and
- *   429 — never for other 4xx, error bodies or malformed bodies (those recur on retry);
+ *   429 — never for other 4xx, error bodies or malformed bodies (those recur on retry); a 429 or 503's
+ *   `Retry-After` (seconds or an HTTP date) is waited out, up to the backoff ceiling;
+ * - redirects are not followed: a 3xx is an error naming where it points (fetch would re-send a POST
+ *   after a 301/302/303 as a GET without its body and read the answer to another request);
  * - an optional bearer token;
  * - every failure an `HttpBackendError` naming server, endpoint, what happened and what to do.
  */
@@ -146,7 +149,12 @@ export class OpenAIClient {
     const timeoutMs = ro.timeoutMs ?? this.opts.timeoutMs;
     let last: HttpBackendError | undefined;
     for (let attempt = 0; attempt <= retries; attempt++) {
-      if (attempt > 0) await sleep(backoffDelay(attempt - 1, this.baseDelayMs, this.maxDelayMs, this.random), this.closed.signal);
+      if (attempt > 0) {
+        const backoff = backoffDelay(attempt - 1, this.baseDelayMs, this.maxDelayMs, this.random);
+        // The server's own Retry-After, where it gave one, bounded by the backoff ceiling (a long one
+        // would read as a hang; the engine's episode retry waits on top of this).
+        await sleep(Math.max(backoff, Math.min(last?.retryAfterMs ?? 0, this.maxDelayMs)), this.closed.signal);
+      }
       const outcome = await this.once(method, path, body, timeoutMs, ro.acceptStatus ?? [], attempt + 1);
       if (!(outcome instanceof HttpBackendError)) return outcome;
       last = outcome;
@@ -165,14 +173,24 @@ export class OpenAIClient {
     // One controller per attempt, aborted by its timer or by close(); cheaper than AbortSignal.any +
     // AbortSignal.timeout per request (measured in bench/openai-client.bench.ts).
     const ac = new AbortController();
+    let headersIn = false;
     const timer = setTimeout(() => ac.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
     const onClose = (): void => ac.abort(this.closed.signal.reason);
     this.closed.signal.addEventListener("abort", onClose, { once: true });
     try {
-      const res = await fetch(this.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: ac.signal });
+      const res = await fetch(this.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: ac.signal, redirect: "manual" });
+      headersIn = true;
       const text = await res.text(); // also under the signal: a stalled body cannot hang us
       if (res.ok || accept.includes(res.status)) return { status: res.status, text };
-      return this.httpFailure(path, res.status, res.statusText, text, attempt);
+      if (res.status >= 300 && res.status < 400) {
+        const to = res.headers.get("location");
+        return this.fail(path, "http", false, `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}: a redirect${to ? ` to ${excerpt(to, 200)}` : " without a Location"}, which tcod does not follow`,
+          "A redirect would re-send the request elsewhere (a POST as a GET without its body, after 301/302/303). Write the server's own address in the backend spec's `url` (scheme, host, port; no /v1).", res.status, attempt);
+      }
+      const failure = this.httpFailure(path, res.status, res.statusText, text, attempt);
+      const wait = retryAfterMs(res.headers.get("retry-after"), Date.now());
+      if (failure.retryable && wait !== undefined) failure.retryAfterMs = wait;
+      return failure;
     } catch (e) {
       if (this.closed.signal.aborted) return this.fail(path, "unreachable", false, "the client was closed", "The run is shutting down.");
       if (isTimeout(e)) {
@@ -180,6 +198,10 @@ export class OpenAIClient {
           "Raise `timeoutMs` in the backend spec, lower `concurrency`, or check the server's load and log.", undefined, attempt);
       }
       const code = networkCode(e);
+      if (headersIn) {
+        return this.fail(path, "unreachable", true, `the answer broke off mid-body (${code}) (attempt ${attempt})`,
+          `The ${this.label} server at ${this.url} closed the connection before its answer was complete: see its log (a crash, an out-of-memory kill) or a proxy's limits.`, undefined, attempt);
+      }
       return this.fail(path, "unreachable", true, `unreachable (${code}) (attempt ${attempt})`,
         `Is the ${this.label} server running at ${this.url}? Start it (\`python -m tcod_worker --port …\`, \`vllm serve …\`, ` +
         "`python -m sglang.launch_server …`) or fix `url` in the backend spec.", undefined, attempt);
@@ -238,6 +260,16 @@ function messageInBody(text: string): string | undefined {
     if (json && typeof json === "object" && "message" in json) return excerpt(String((json as { message: unknown }).message));
   } catch { /* not JSON: fall back to the raw excerpt */ }
   return undefined;
+}
+
+/** A `Retry-After` header (delay-seconds or an HTTP date, RFC 9110 §10.2.3) in ms from `now`; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null, now: number): number | undefined {
+  if (header === null) return undefined;
+  const h = header.trim();
+  if (/^\d+$/.test(h)) return Number(h) * 1000;
+  if (!/[A-Za-z]/.test(h)) return undefined; // "-5", "1.5": neither form
+  const at = Date.parse(h);
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
 
 function isTimeout(e: unknown): boolean {

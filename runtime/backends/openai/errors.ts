@@ -17,6 +17,8 @@ export type FailureKind =
   | "config"; // local configuration is wrong (a LoRA directory that does not exist, a model not served)
 
 export class HttpBackendError extends BackendError {
+  /** A 429/503's `Retry-After`, in ms: the client waits at least this long (up to its ceiling) before the next attempt. */
+  retryAfterMs?: number;
   constructor(
     message: string,
     server: string,

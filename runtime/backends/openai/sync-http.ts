@@ -11,8 +11,8 @@ const { parentPort } = require("node:worker_threads");
 parentPort.on("message", async ({ flag, port, url, headers, body, timeoutMs }) => {
   let answer;
   try {
-    const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
-    answer = { status: res.status, text: await res.text() };
+    const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
+    answer = { status: res.status, text: await res.text(), location: res.headers.get("location") ?? undefined };
   } catch (e) {
     const timeout = e && (e.name === "TimeoutError");
     answer = { error: timeout ? "timeout" : "unreachable", detail: String((e && e.cause && (e.cause.code || e.cause.message)) || (e && e.message) || e) };
@@ -23,7 +23,7 @@ parentPort.on("message", async ({ flag, port, url, headers, body, timeoutMs }) =
 });
 `;
 
-export type SyncAnswer = { status: number; text: string } | { error: "timeout" | "unreachable"; detail: string };
+export type SyncAnswer = { status: number; text: string; location?: string } | { error: "timeout" | "unreachable"; detail: string };
 
 export class SyncPoster {
   private worker: Worker | undefined;

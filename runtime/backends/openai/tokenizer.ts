@@ -247,6 +247,10 @@ export class RemoteTokenizer implements Tokenizer {
           : this.client.fail(c.path, "unreachable", true, `unreachable (${a.detail}) (attempt ${attempt})`, `Is the ${this.client.label} server running at ${this.client.url}?`, undefined, attempt);
         continue;
       }
+      if (a.status >= 300 && a.status < 400) {
+        throw this.client.fail(c.path, "http", false, `HTTP ${a.status}: a redirect${a.location ? ` to ${excerpt(a.location, 200)}` : ""}, which tcod does not follow`,
+          "Write the server's own address in the backend spec's `url` (scheme, host, port; no /v1).", a.status);
+      }
       if (a.status >= 500) {
         last = this.client.fail(c.path, "http", true, `HTTP ${a.status}: ${excerpt(a.text)} (attempt ${attempt})`, "The server failed internally; see its log.", a.status, attempt);
         continue;

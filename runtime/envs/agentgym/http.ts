@@ -57,7 +57,7 @@ export class AgentGymHttp {
     const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), stop.signal]);
     let res: Response;
     try {
-      res = await fetch(url, { ...init, signal });
+      res = await fetch(url, { ...init, signal, redirect: "manual" }); // a POST redirected by 301/302/303 would arrive as a GET without its body
     } catch (e) {
       const err = e as Error & { cause?: unknown };
       if (err.name === "TimeoutError" || err.name === "AbortError") {
@@ -77,6 +77,10 @@ export class AgentGymHttp {
         throw new EnvError(`${kind} server ${this.base}: ${route} did not finish its answer within ${timeoutMs / 1000} s`, kind);
       }
       throw new EnvError(`${kind} server ${this.base}: ${route} broke off mid-answer (${err.message})`, kind);
+    }
+    if (res.status >= 300 && res.status < 400) {
+      const to = res.headers.get("location");
+      throw new EnvError(`${kind} server ${this.base}: ${route} answered HTTP ${res.status}, a redirect${to ? ` to ${preview(to)}` : ""}, which tcod does not follow; give the server's own address`, kind, false);
     }
     if (!res.ok) {
       // AgentGym's WebShop client retries 503; every 5xx is worth an episode retry.
