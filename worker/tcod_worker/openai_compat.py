@@ -3,27 +3,62 @@ TypeScript client drives this worker and a vLLM server.
 
 Supported: `prompt` as a string, a list of token ids, a list of strings or a list of id lists;
 `max_tokens` (0 = score only), `temperature`, `top_p`, `seed`, `n`, `stop_token_ids`, `logprobs`,
-`echo`, `prompt_logprobs`, `return_token_ids`, `return_tokens_as_token_ids`, and the extension
-`logprobs_mode` ("raw" — vLLM's default: before temperature/top-p — or "processed"). `model` picks
-the student (its served name) or the teacher (`--teacher` value). Not supported (400): `stream`,
-`best_of`, string `stop`, `suffix`.
+`echo`, `prompt_logprobs`, `return_token_ids`, `return_tokens_as_token_ids`, vLLM's
+`skip_special_tokens` and `add_special_tokens`, `user` (no effect), and the extension `logprobs_mode`
+("raw" — vLLM's default: before temperature/top-p — or "processed"). `model` picks the student (its
+served name) or the teacher (`--teacher` value).
+
+Unknown fields are refused (400), as OpenAI's own API refuses them ("Unrecognized request argument
+supplied"); vLLM accepts and ignores them, which would make a misspelt `max_token` a silent default.
+OpenAI's other Completions parameters and vLLM's common sampling extensions are accepted only at the
+value that changes nothing (`NO_OP`), so clients that send their defaults keep working.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import uuid
 from typing import Any
 
 from .errors import BadRequest
+from .fields import Fields
 from .validate import get_bool, get_int, get_opt_int, get_str, text, token_ids
 
+#: Parameters the worker does not implement, accepted only at these values (or null), which change
+#: nothing: OpenAI's Completions parameters, then vLLM's sampling extensions.
+NO_OP: dict[str, tuple[Any, ...]] = {
+    "stream": (False,), "stream_options": (), "best_of": (1,), "suffix": ("",), "stop": ([],),
+    "frequency_penalty": (0,), "presence_penalty": (0,), "logit_bias": ({},),
+    "top_k": (-1, 0), "min_p": (0,), "repetition_penalty": (1,), "min_tokens": (0,), "ignore_eos": (False,),
+}
+COMPLETIONS = Fields("/v1/completions", (
+    "model", "prompt", "max_tokens", "temperature", "top_p", "seed", "n", "stop_token_ids", "logprobs", "echo",
+    "prompt_logprobs", "return_token_ids", "return_tokens_as_token_ids", "skip_special_tokens",
+    "add_special_tokens", "logprobs_mode", "user", *NO_OP))
 
-def _prompts(worker: Any, prompt: Any) -> list[list[int]]:
+
+def _same(v: Any, a: Any) -> bool:
+    return isinstance(v, bool) == isinstance(a, bool) and v == a  # False is not 0 here
+
+
+def _no_ops(body: dict[str, Any]) -> None:
+    for key, values in NO_OP.items():
+        v = body.get(key)
+        if v is None or any(_same(v, a) for a in values):
+            continue
+        if key == "stop":
+            raise BadRequest("string `stop` is not supported; use `stop_token_ids`")
+        allowed = " or ".join(["null", *(json.dumps(a) for a in values)])
+        raise BadRequest(f"`{key}` is not supported by the tcod worker; only {allowed} (no effect) is accepted, "
+                         f"got {str(v)[:80]}")
+
+
+def _prompts(worker: Any, prompt: Any, add_special: bool) -> list[list[int]]:
     def one(p: Any, where: str) -> list[int]:
         if isinstance(p, str):
-            return [int(i) for i in worker.tokenizer.encode(text(p, where), add_special_tokens=True)]
+            return [int(i) for i in worker.tokenizer.encode(text(p, where), add_special_tokens=add_special)]
         return token_ids(p, where, worker.vocab_size)
 
     if isinstance(prompt, str) or (isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt)):
@@ -33,14 +68,13 @@ def _prompts(worker: Any, prompt: Any) -> list[list[int]]:
     raise BadRequest("`prompt` must be a string, a list of token ids, or a list of those")
 
 
-def completions(worker: Any, body: dict[str, Any]) -> dict[str, Any]:
-    for unsupported in ("stream", "best_of", "suffix"):
-        if body.get(unsupported):
-            raise BadRequest(f"`{unsupported}` is not supported by the tcod worker")
-    if body.get("stop"):
-        raise BadRequest("string `stop` is not supported; use `stop_token_ids`")
+def completions(worker: Any, body: Any) -> dict[str, Any]:
+    body = COMPLETIONS.accept(body)
+    _no_ops(body)
+    if body.get("user") is not None:
+        text(body["user"], "`user`")  # OpenAI's end-user id: metadata, no effect on the completion
     model = worker.resolve_model_name(body.get("model"))
-    prompts = _prompts(worker, body.get("prompt"))
+    prompts = _prompts(worker, body.get("prompt"), get_bool(body, "add_special_tokens", True))
     for i, p in enumerate(prompts):
         if not p:
             raise BadRequest(f"prompt {i} is empty")
@@ -58,6 +92,7 @@ def completions(worker: Any, body: dict[str, Any]) -> dict[str, Any]:
     if seed is None:
         seed = int.from_bytes(os.urandom(4), "little")
     as_ids = get_bool(body, "return_tokens_as_token_ids", False)
+    skip_special = get_bool(body, "skip_special_tokens", True)
     want_ids = get_bool(body, "return_token_ids", False)
 
     expanded = [p for p in prompts for _ in range(n)]
@@ -88,10 +123,10 @@ def completions(worker: Any, body: dict[str, Any]) -> dict[str, Any]:
         p_index = idx // n
         prompt = prompts[p_index]
         gen = sample["tokens"]
-        text = worker.tokenizer.decode(gen, skip_special_tokens=True)
+        completion = worker.tokenizer.decode(gen, skip_special_tokens=skip_special)
         if echo:
-            text = worker.tokenizer.decode(prompt, skip_special_tokens=True) + text
-        choice: dict[str, Any] = {"index": idx, "text": text, "logprobs": None,
+            completion = worker.tokenizer.decode(prompt, skip_special_tokens=skip_special) + completion
+        choice: dict[str, Any] = {"index": idx, "text": completion, "logprobs": None,
                                   "finish_reason": sample["finish_reason"],
                                   "stop_reason": gen[-1] if sample["finish_reason"] == "stop" and gen else None}
         pl_entries: list[Any] | None = None

@@ -18,12 +18,6 @@ MIN_TEMPERATURE = 1e-6
 MAX_TEMPERATURE = 100.0
 
 
-def body_object(body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise BadRequest("request body must be a JSON object")
-    return body
-
-
 def get_int(body: dict[str, Any], key: str, default: Any = _MISSING, *, lo: int | None = None, hi: int | None = None) -> int:
     v = body.get(key, default)
     if v is _MISSING:

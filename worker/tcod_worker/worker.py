@@ -24,6 +24,7 @@ from .coalesce import Coalescer
 from .comm import Comm
 from .decode_cache import SlotCache
 from .errors import BadRequest, NotFound, StartupError, WorkerError
+from .fields import Fields
 from .loading import DTYPES, load_tokenizer_and_model, stop_token_ids, tokenizer_fingerprint, wrap_lora, write_word_tokenizer
 from .logprobs import (SelectedLogits, chosen_logprobs, entropy_from_logprobs, micro_batches, pad_values, ranks_of,
                        right_pad, target_selection)
@@ -32,13 +33,30 @@ from .parallel import Parallel, choose_mode
 from .paths import confine
 from .sampling import SampleRow, generate_rows, resolve_decode
 from .trace import Trace
-from .validate import (body_object, finite32, get_bool, get_float, get_int, get_opt_float, get_str,
+from .validate import (finite32, get_bool, get_float, get_int, get_opt_float, get_str,
                        get_temperature, numbers, text, token_id_lists, token_ids)
 
 LOSSES = ("importance_sampling", "ppo", "cross_entropy", "reverse_kl")
 ADAPTER_FILE = "adapter_config.json"
 STATE_FILE = "tcod_worker_state.pt"
 META_FILE = "tcod_worker.json"
+
+# The fields each route's body may carry (anything else is a 400): the handlers read their bodies
+# through these declarations (fields.py), so a field cannot be read without being declared.
+TOKENIZE = Fields("/tokenize", ("text", "prompt", "messages", "add_special_tokens", "add_generation_prompt",
+                                "continue_final_message", "model"))
+DETOKENIZE = Fields("/detokenize", ("tokens", "skip_special_tokens", "model"))
+SAMPLE = Fields("/sample", ("prompts", "max_tokens", "temperature", "top_p", "seed", "stop_token_ids", "topk",
+                            "logprobs_mode", "model"))
+SCORE = Fields("/score", ("sequences", "prompt_lengths", "topk", "entropy", "ranks", "temperature", "model"))
+FORWARD_BACKWARD = Fields("/forward_backward", ("rows", "loss", "clip", "clip_low", "clip_high", "dual_clip",
+                                                "log_ratio_clamp", "temperature", "return_logprobs"))
+TRAIN_ROW = Fields("/forward_backward", ("tokens", "mask", "advantages", "old_logprobs", "loss_weights", "kl_coefs",
+                                         "forward_kl_coefs", "teacher_distributions"))
+TEACHER_DISTRIBUTION = Fields("/forward_backward", ("tokens", "logprobs", "rest"))
+OPTIM_STEP = Fields("/optim_step", ("lr", "betas", "eps", "weight_decay", "grad_clip"))
+SAVE = Fields("/save", ("path", "kind", "optimizer"))
+LOAD = Fields("/load", ("path", "model", "optimizer"))
 
 
 class Worker:
@@ -212,8 +230,21 @@ class Worker:
         }
 
     # ---------------------------------------------------------------- tokenizer
+    @staticmethod
+    def _tokenizer_model(body: dict[str, Any]) -> None:
+        """`model` on /tokenize and /detokenize: vLLM's shape (tcod's client sends it). Student and
+        teacher share one tokenizer (a teacher whose tokenizer differs is refused at start), so it
+        selects nothing; it must still be a string."""
+        if body.get("model") is not None:
+            text(body["model"], "`model`")
+
     def tokenize(self, body: Any) -> dict[str, Any]:
-        body = body_object(body)
+        body = TOKENIZE.accept(body)
+        self._tokenizer_model(body)
+        given = [k for k in ("messages", "text", "prompt") if body.get(k) is not None]
+        if len(given) > 1:
+            both = " and ".join(f"`{k}`" for k in given)
+            raise BadRequest(f"send one of `messages`, `text` or `prompt` to tokenize, not {both}")
         if "messages" in body:
             msgs = body["messages"]
             if not isinstance(msgs, list) or not msgs or not all(
@@ -232,20 +263,32 @@ class Worker:
             if cont and gen:
                 raise BadRequest("`continue_final_message` and `add_generation_prompt` exclude each other: continue "
                                  "the final message or open a new assistant turn, not both")
-            ids = self.tokenizer.apply_chat_template(
-                msgs, tokenize=True, add_generation_prompt=gen, continue_final_message=cont, return_dict=False)
+            if get_bool(body, "add_special_tokens", False):
+                # vLLM's meaning: special tokens (a BOS) on top of what the chat template writes.
+                rendered = self.tokenizer.apply_chat_template(
+                    msgs, tokenize=False, add_generation_prompt=gen, continue_final_message=cont)
+                ids = self.tokenizer.encode(rendered, add_special_tokens=True)
+            else:
+                ids = self.tokenizer.apply_chat_template(
+                    msgs, tokenize=True, add_generation_prompt=gen, continue_final_message=cont, return_dict=False)
             if isinstance(ids, dict) or hasattr(ids, "keys"):
                 ids = ids["input_ids"]
         else:
-            s = body.get("text", body.get("prompt"))
+            for chat_only in ("add_generation_prompt", "continue_final_message"):
+                if body.get(chat_only) is not None:
+                    raise BadRequest(f"`{chat_only}` applies to `messages` (a chat); this request tokenizes text")
+            key = "text" if body.get("text") is not None else "prompt"
+            s = body.get(key)
             if not isinstance(s, str):
-                raise BadRequest("send `text` (a string) or `messages` (a chat) to tokenize")
-            ids = self.tokenizer.encode(text(s, "`text`"), add_special_tokens=get_bool(body, "add_special_tokens", True))
+                raise BadRequest("send `text` (a string; `prompt` is the same field in vLLM's shape) or `messages` "
+                                 "(a chat) to tokenize")
+            ids = self.tokenizer.encode(text(s, f"`{key}`"), add_special_tokens=get_bool(body, "add_special_tokens", True))
         ids = [int(i) for i in ids]
         return {"tokens": ids, "count": len(ids), "max_model_len": self.max_len}
 
     def detokenize(self, body: Any) -> dict[str, Any]:
-        body = body_object(body)
+        body = DETOKENIZE.accept(body)
+        self._tokenizer_model(body)
         ids = token_ids(body.get("tokens"), "`tokens`", self.vocab_size)
         text = self.tokenizer.decode(ids, skip_special_tokens=get_bool(body, "skip_special_tokens", False))
         return {"prompt": text, "text": text}
@@ -335,7 +378,7 @@ class Worker:
         return out
 
     def sample(self, body: Any) -> dict[str, Any]:
-        req = self._sample_request(body_object(body))
+        req = self._sample_request(SAMPLE.accept(body))
         return {"samples": self._samples(req), "version": self.version}
 
     # ---------------------------------------------------------------- score
@@ -442,7 +485,7 @@ class Worker:
         return self.coalescer.submit(("score", req["model"]), req, self._scores_many)
 
     def score(self, body: Any) -> dict[str, Any]:
-        req = self._score_request(body_object(body))
+        req = self._score_request(SCORE.accept(body))
         return {"results": self._scores(req), "version": self.version}
 
     # ---------------------------------------------------------------- forward_backward
@@ -457,8 +500,7 @@ class Worker:
         rows = []
         total_mask = 0.0
         for i, row in enumerate(rows_in):
-            if not isinstance(row, dict):
-                raise BadRequest(f"rows[{i}] must be an object")
+            row = TRAIN_ROW.accept(row, f"rows[{i}]")
             toks = token_ids(row.get("tokens"), f"rows[{i}].tokens", self.vocab_size)
             if len(toks) < 2:
                 raise BadRequest(f"rows[{i}].tokens needs at least 2 tokens (a context and a target)")
@@ -559,6 +601,7 @@ class Worker:
         log-probabilities."""
         if not isinstance(d, dict):
             raise BadRequest(f"{where} must be null or {{tokens, logprobs, rest}}, got {type(d).__name__}")
+        d = TEACHER_DISTRIBUTION.accept(d, where)
         V = self.vocab_size
         toks = token_ids(d.get("tokens"), f"{where}.tokens", V)
         lps = d.get("logprobs")
@@ -692,7 +735,7 @@ class Worker:
         return per.index_add(0, at, extra)
 
     def forward_backward(self, body: Any) -> dict[str, Any]:
-        req = self._fb_request(body_object(body))
+        req = self._fb_request(FORWARD_BACKWARD.accept(body))
         t0 = self.trace.start()
         parts = self._run("forward_backward", req)
         if self.trace.on:
@@ -765,7 +808,7 @@ class Worker:
         return {"grad_norm": norm}
 
     def optim_step(self, body: Any) -> dict[str, Any]:
-        req = self._optim_request(body_object(body))
+        req = self._optim_request(OPTIM_STEP.accept(body))
         if self.pending_tokens == 0:
             raise BadRequest("no gradients accumulated since the last optim_step: call /forward_backward first")
         t0 = self.trace.start()
@@ -821,7 +864,7 @@ class Worker:
         return {"path": os.path.abspath(path), "kind": "full", "version": self.version}
 
     def save(self, body: Any) -> dict[str, Any]:
-        body = body_object(body)
+        body = SAVE.accept(body)
         path = confine(get_str(body, "path"), self.opts.roots, "save")
         kind = get_str(body, "kind", "lora" if self.lora else "full", choices=("lora", "full"))
         if kind == "lora" and not self.lora:
@@ -888,7 +931,7 @@ class Worker:
         return {"path": os.path.abspath(path), "kind": kind, "version": self.version, "optimizer_restored": restored}
 
     def load(self, body: Any) -> dict[str, Any]:
-        body = body_object(body)
+        body = LOAD.accept(body)
         path = confine(get_str(body, "path"), self.opts.roots, "load")
         if not os.path.isdir(path):
             raise BadRequest(f"load path {path} is not a directory (a PEFT adapter or save_pretrained output)")
@@ -919,4 +962,4 @@ class Worker:
     def completions(self, body: Any) -> dict[str, Any]:
         from .openai_compat import completions
 
-        return completions(self, body_object(body))
+        return completions(self, body)
