@@ -28,7 +28,7 @@ export function composeRuntime(): void {
   for (const s of ["worker", "openai"]) {
     for (const t of ["worker", "openai"]) {
       registerModels(s, t, (setup) => createRemoteModels(setup, {
-        workerArgs: process.env.TCOD_WORKER_ARGS, trainerUrl: process.env.TCOD_TRAINER_URL, onProcessEnd,
+        workerArgs: process.env.TCOD_WORKER_ARGS, trainerUrl: process.env.TCOD_TRAINER_URL, maxBodyMb: process.env.TCOD_MAX_BODY_MB, onProcessEnd,
       }));
     }
   }

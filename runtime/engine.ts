@@ -52,7 +52,8 @@ export interface RunOptions {
   envFactory?: (spec: EnvSpec, opts: { seed: number; instance: number; envId: string }) => EnvAdapter;
   ext?: ExtFns;
   /** Progress hooks. */
-  onStart?: (info: { steps: number; startStep: number; runDir: string }) => void;
+  /** Called (and awaited) once the run has taken its folder: a refused resume never reaches it. */
+  onStart?: (info: { steps: number; startStep: number; runDir: string }) => void | Promise<void>;
   onRow?: (row: MetricsRow) => void;
   /** A warning about how the run will play (preflight.ts), given before the first step. */
   onWarning?: (message: string) => void;

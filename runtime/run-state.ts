@@ -36,7 +36,8 @@ export interface ClockOptions {
   checkpoint?: CheckpointState | null;
   stopAfter?: number;
   signal?: AbortSignal;
-  onStart?: (info: { steps: number; startStep: number; runDir: string }) => void;
+  /** Called (and awaited) once the run has taken its folder: a refused resume never reaches it. */
+  onStart?: (info: { steps: number; startStep: number; runDir: string }) => void | Promise<void>;
   onRow?: (row: MetricsRow) => void;
 }
 
@@ -167,7 +168,7 @@ export class RunState {
       this.metrics.open();
       this.samples.open();
     }
-    opts.onStart?.({ steps: T, startStep: this.learnerStep, runDir });
+    await opts.onStart?.({ steps: T, startStep: this.learnerStep, runDir });
     if (!ck) {
       await this.evaluateAt(0);
       // Step 0 is a resume point too: an interrupted first step must not repeat the start eval.

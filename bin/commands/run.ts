@@ -148,7 +148,9 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
   try {
     result = await runPlan(plan, {
       runDir, ...(seed !== undefined ? { seed } : {}), resume: !!o.resume, signal: abort.signal, ext,
-      onStart: (i) => { if (o.resume) recordResume(runDir); progress.start(i); }, onRow: (r) => { progress.row(r); sinks.row(r); },
+      // What a run records of itself — run.json's resume, the W&B run — starts once the engine has
+      // taken the folder: a resume it refuses (a damaged checkpoint or metrics row) leaves none.
+      onStart: async (i) => { if (o.resume) recordResume(runDir); await sinks.start(); progress.start(i); }, onRow: (r) => { progress.row(r); sinks.row(r); },
       onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
     });
   } finally {

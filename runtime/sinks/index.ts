@@ -18,14 +18,24 @@ export interface SinkOptions {
 }
 
 export interface MetricsSinks {
+  /**
+   * Call once the engine has taken the run folder (RunOptions.onStart): creates the W&B run. Before
+   * it nothing is written, so a refused --resume leaves no W&B run (TensorBoard opens its event file
+   * at the first row).
+   */
+  start(): Promise<void>;
   row(row: MetricsRow): void;
   close(): Promise<void>;
 }
 
 export async function openSinks(o: SinkOptions): Promise<MetricsSinks> {
   const tb = o.tensorboard === false ? undefined : new TensorBoardWriter(o.runDir);
-  const wb = o.wandbProject ? await WandbSink.start({ project: o.wandbProject, runDir: o.runDir, name: o.name, config: o.config }) : undefined;
+  // The W&B process starts now (a Python without wandb fails before the run); its run at start().
+  const wb = o.wandbProject ? await WandbSink.open({ project: o.wandbProject, runDir: o.runDir, name: o.name, config: o.config }) : undefined;
   return {
+    async start() {
+      await wb?.begin();
+    },
     row(row) {
       const s = rowScalars(row);
       tb?.scalars(row.step, s);

@@ -1,15 +1,17 @@
 /**
  * Weights & Biases logging through the wandb Python package: a child process runs wandb_sink.py and
  * takes one JSON line per metrics row (the same scalar names as TensorBoard). Python is
- * TCOD_PYTHON, else python3. The W&B run id is kept in RUN_DIR/wandb-id so `--resume` continues the
- * same W&B run.
+ * TCOD_PYTHON, else python3. The process starts (and imports wandb) before the run, so a missing
+ * package fails early; the W&B run itself is created only once the engine has taken the run folder
+ * (`begin`), so a refused --resume leaves none. The W&B run id is kept in RUN_DIR/wandb-id so
+ * `--resume` continues the same W&B run.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
 import { packageFile } from "../../plan/package-files.js";
-import { createInterface } from "node:readline";
+import { createInterface, type Interface } from "node:readline";
 import { UserError } from "../../plan/errors.js";
 import type { Scalars } from "./scalars.js";
 
@@ -24,13 +26,17 @@ export class WandbError extends UserError {
 export interface WandbOptions { project: string; runDir: string; name: string; config: unknown; python?: string }
 
 export class WandbSink {
-  private constructor(private child: ChildProcess, private done: Promise<number>) {}
+  private started = false;
 
-  static async start(o: WandbOptions): Promise<WandbSink> {
+  private constructor(private readonly o: WandbOptions, private readonly python: string, private readonly child: ChildProcess,
+    private readonly lines: Interface, private readonly done: Promise<number>) {}
+
+  /**
+   * Starts the sink process and waits until it has imported wandb: a Python without it fails here,
+   * before the run starts anything. No W&B run is created and nothing is written yet (see begin).
+   */
+  static async open(o: WandbOptions): Promise<WandbSink> {
     const python = o.python ?? process.env.TCOD_PYTHON ?? "python3";
-    const idFile = join(o.runDir, "wandb-id");
-    const id = existsSync(idFile) ? readFileSync(idFile, "utf8").trim() : randomBytes(6).toString("hex");
-    writeFileSync(idFile, id + "\n");
     const env = { WANDB_SILENT: "true", ...process.env }; // wandb's banner would break the progress bar
     const child = spawn(python, [sinkScript()], { stdio: ["pipe", "pipe", "inherit"], env });
     const done = new Promise<number>((res) => {
@@ -38,31 +44,50 @@ export class WandbSink {
       child.on("exit", (code) => res(code ?? 1));
     });
     const lines = createInterface({ input: child.stdout! });
-    const first = new Promise<string>((res) => {
-      lines.once("line", res);
-      done.then(() => res(""));
-    });
     child.stdin!.on("error", () => {});
-    child.stdin!.write(JSON.stringify({ init: { project: o.project, name: o.name, id, dir: resolve(o.runDir), config: o.config } }) + "\n");
-    const answer = await first;
-    if (answer !== "ready") {
-      const code = await Promise.race([done, new Promise<number>((r) => setTimeout(() => r(-1), 100))]);
-      throw new WandbError(
-        `--wandb: W&B logging did not start (${answer || (code === 127 ? `cannot run ${python}` : `the W&B sink exited with code ${code}`)})`,
-        `Install the wandb package for ${python} (pip install wandb), or point TCOD_PYTHON at a Python that has it; WANDB_MODE=offline logs without an account.`,
-      );
-    }
-    return new WandbSink(child, done);
+    const sink = new WandbSink(o, python, child, lines, done);
+    await sink.expect("loaded");
+    return sink;
+  }
+
+  /**
+   * Creates (or, on a resume, continues) the W&B run: called once the engine has taken the run
+   * folder, so a resume it refuses leaves no W&B run, no wandb/ folder and no wandb-id behind.
+   */
+  async begin(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const idFile = join(this.o.runDir, "wandb-id");
+    const id = existsSync(idFile) ? readFileSync(idFile, "utf8").trim() : randomBytes(6).toString("hex");
+    writeFileSync(idFile, id + "\n");
+    const ready = this.expect("ready");
+    this.child.stdin!.write(JSON.stringify({ init: { project: this.o.project, name: this.o.name, id, dir: resolve(this.o.runDir), config: this.o.config } }) + "\n");
+    await ready;
   }
 
   log(step: number, scalars: Scalars): void {
-    this.child.stdin!.write(JSON.stringify({ step, scalars }) + "\n");
+    if (this.started) this.child.stdin!.write(JSON.stringify({ step, scalars }) + "\n");
   }
 
-  /** Finishes the W&B run (syncs it, in online mode) and waits for the sink to exit. */
+  /** Finishes the W&B run (syncs it, in online mode), if one was begun, and waits for the sink to exit. */
   async close(): Promise<void> {
-    this.child.stdin!.end(JSON.stringify({ finish: true }) + "\n");
+    this.child.stdin!.end(this.started ? JSON.stringify({ finish: true }) + "\n" : "");
     await this.done;
+  }
+
+  /** The sink's next line must be `word`; anything else (an error line, an exit) is a WandbError. */
+  private async expect(word: string): Promise<void> {
+    const answer = await new Promise<string>((res) => {
+      this.lines.once("line", res);
+      void this.done.then(() => res(""));
+    });
+    if (answer === word) return;
+    const code = await Promise.race([this.done, new Promise<number>((r) => setTimeout(() => r(-1), 100))]);
+    if (code === -1) this.child.kill(); // a sink that answered something else and lives on would keep tcod from exiting
+    throw new WandbError(
+      `--wandb: W&B logging did not start (${answer || (code === 127 ? `cannot run ${this.python}` : `the W&B sink exited with code ${code}`)})`,
+      `Install the wandb package for ${this.python} (pip install wandb), or point TCOD_PYTHON at a Python that has it; WANDB_MODE=offline logs without an account.`,
+    );
   }
 }
 

@@ -4,7 +4,9 @@ Reads JSON lines on stdin and logs them with the wandb package (https://docs.wan
   {"init": {"project": ..., "name": ..., "id": ..., "dir": ..., "config": {...}}}   first line
   {"step": N, "scalars": {"train/success_rate": 0.5, ...}}                           one per row
   {"finish": true}                                                                   last line
-Answers "ready" on stdout once wandb.init has returned, so the run fails early when W&B cannot start.
+Answers "loaded" on stdout once wandb is imported (so a run without it fails before it starts) and
+"ready" once wandb.init has returned. tcod sends the init line only once the engine has taken the run
+folder: a refused --resume closes stdin without one, and no W&B run is created.
 The mode follows wandb's own WANDB_MODE (online, offline, disabled). A resumed tcod run passes the
 same id with resume="allow", so W&B continues the run; steps a restart repeats are skipped (W&B
 refuses steps below the last one); rows of one step (train, then eval) share it.
@@ -19,6 +21,7 @@ def main() -> int:
     except ImportError:
         print("error: the wandb package is not installed in this Python (pip install wandb)", flush=True)
         return 3
+    print("loaded", flush=True)
     run = None
     last_step = -1
     for line in sys.stdin:

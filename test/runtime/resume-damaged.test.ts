@@ -225,3 +225,56 @@ describe("resume without a checkpoint, and interrupted writes", () => {
     expect(readdirSync(dir).filter((f) => f.startsWith("checkpoint."))).toEqual([]);
   });
 });
+
+describe("--wandb and a refused resume", () => {
+  const REFUSED: [string, (d: string) => void][] = [
+    ["a damaged metrics row", (d) => { const p = join(d, "metrics.jsonl"); writeFileSync(p, readFileSync(p, "utf8").replace('"successRate"', '"successRatX"')); }],
+    ["another plan's checkpoint", (d) => editState(d, (s) => { s.planName = "other"; })],
+  ];
+  const resume = (dir: string, env: Record<string, string>) =>
+    spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "--resume", dir, "-q", "--wandb", "tcod-test"], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 90_000 });
+
+  // A stand-in for the sink's Python (TCOD_PYTHON): it answers as wandb_sink.py does and logs every
+  // line it is sent, so the order is checked without the wandb package.
+  const fakePython = (log: string): string => {
+    const py = join(tmp(), "python");
+    writeFileSync(py, `#!/bin/sh\necho loaded\nwhile IFS= read -r line; do printf '%s\\n' "$line" >> '${log}'; case "$line" in *'"init"'*) echo ready;; esac; done\n`, { mode: 0o755 });
+    return py;
+  };
+
+  for (const [name, damage] of REFUSED) {
+    it(`${name}: the W&B run is never begun (no init sent, no wandb-id)`, () => {
+      const dir = damaged(damage);
+      const log = join(tmp(), "sink.log");
+      const r = resume(dir, { TCOD_PYTHON: fakePython(log) });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/error TC7014: cannot resume: /);
+      expect(existsSync(log) ? readFileSync(log, "utf8") : "").toBe("");
+      expect(existsSync(join(dir, "wandb-id"))).toBe(false);
+    });
+  }
+
+  it("a resume the engine takes begins the W&B run, then logs its rows and finishes it", () => {
+    const dir = damaged(() => {});
+    const log = join(tmp(), "sink.log");
+    const r = resume(dir, { TCOD_PYTHON: fakePython(log) });
+    expect(r.status, r.stderr).toBe(0);
+    const sent = readFileSync(log, "utf8").trim().split("\n").map((l) => Object.keys(JSON.parse(l) as object)[0]);
+    expect(sent[0]).toBe("init");
+    expect(sent.at(-1)).toBe("finish");
+    expect(sent.filter((k) => k === "step").length).toBeGreaterThan(0);
+    expect(readFileSync(join(dir, "wandb-id"), "utf8").trim()).toMatch(/^[0-9a-f]{12}$/);
+  });
+
+  // With the real package (test/metrics/ci-install.sh; CI installs it, elsewhere skipped without it).
+  const PY = process.env.TCOD_METRICS_PYTHON ?? join(ROOT, ".venv-metrics/bin/python");
+  const hasWandb = spawnSync(PY, ["-c", "import wandb"], { stdio: "pipe", timeout: 120_000 }).status === 0;
+  if (!hasWandb && process.env.CI) throw new Error(`CI must run the W&B resume test: ${PY} cannot import wandb; run bash test/metrics/ci-install.sh`);
+  it.skipIf(!hasWandb)("with wandb offline: a refused resume leaves no wandb/ folder and no wandb-id", () => {
+    const dir = damaged(REFUSED[0]![1]);
+    const r = resume(dir, { TCOD_PYTHON: PY, WANDB_MODE: "offline", WANDB_SILENT: "true" });
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/error TC7014: cannot resume: /);
+    expect(readdirSync(dir).filter((f) => f === "wandb" || f === "wandb-id")).toEqual([]);
+  }, 120_000);
+});

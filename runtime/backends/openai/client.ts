@@ -8,12 +8,27 @@
  *   `Retry-After` (seconds or an HTTP date) is waited out, up to the backoff ceiling;
  * - redirects are not followed: a 3xx is an error naming where it points (fetch would re-send a POST
  *   after a 301/302/303 as a GET without its body and read the answer to another request);
+ * - every answer body read under a byte cap (`maxBodyBytes`, default OPENAI_MAX_BODY_BYTES, raised with
+ *   $TCOD_MAX_BODY_MB): counted as it arrives and abandoned past the cap, so a runaway server costs an
+ *   error naming the cap, not the process's memory or V8's string limit read as "unreachable";
  * - an optional bearer token;
  * - every failure an `HttpBackendError` naming server, endpoint, what happened and what to do.
  */
 import { setMaxListeners } from "node:events";
 import pLimit from "p-limit";
+import { BodyTooLarge, MAX_BODY_CAP_BYTES, mib, readBodyCapped } from "../../http-body.js";
 import { excerpt, HttpBackendError, MalformedResponse, UnsupportedRequest } from "./errors.js";
+
+/**
+ * The default cap on one answer body. The largest legitimate answers are scoring batches with top-k
+ * logprobs: vLLM's prompt_logprobs spend about 80 bytes per alternative ({"id": {"logprob", "rank",
+ * "decoded_token"}}), so 16 sequences × 8192 tokens × 21 alternatives ≈ 220 MB; the worker's /score
+ * (32 sequences × 4096 tokens × top-20 at ~40 bytes) ≈ 105 MB. 256 MiB holds those; the hard ceiling
+ * is V8's longest string (MAX_BODY_CAP_BYTES, about 512 MiB), past which no body can be read as text.
+ */
+export const OPENAI_MAX_BODY_BYTES = 256 * 1024 * 1024;
+/** The environment variable that sets the cap, in MiB. */
+export const MAX_BODY_ENV = "TCOD_MAX_BODY_MB";
 
 export interface ClientOptions {
   /** Base URL, e.g. http://127.0.0.1:8000 (no trailing /v1). */
@@ -34,6 +49,8 @@ export interface ClientOptions {
   maxDelayMs?: number;
   /** Uniform [0,1) source for jitter; injectable for deterministic tests. */
   random?: () => number;
+  /** The largest answer body read, bytes (default OPENAI_MAX_BODY_BYTES; at most MAX_BODY_CAP_BYTES). */
+  maxBodyBytes?: number;
 }
 
 export interface RequestOptions {
@@ -69,6 +86,8 @@ export class OpenAIClient {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly random: () => number;
+  /** The largest answer body read, in bytes (the tokenizer's blocking calls use it too). */
+  readonly maxBodyBytes: number;
 
   constructor(private readonly opts: ClientOptions) {
     if (!/^https?:\/\//.test(opts.url)) {
@@ -82,6 +101,11 @@ export class OpenAIClient {
     this.baseDelayMs = opts.baseDelayMs ?? 250;
     this.maxDelayMs = opts.maxDelayMs ?? 8000;
     this.random = opts.random ?? Math.random;
+    this.maxBodyBytes = opts.maxBodyBytes ?? OPENAI_MAX_BODY_BYTES;
+    if (!Number.isInteger(this.maxBodyBytes) || this.maxBodyBytes < 1 || this.maxBodyBytes > MAX_BODY_CAP_BYTES) {
+      throw new HttpBackendError(`${opts.label} backend: the answer size cap ${opts.maxBodyBytes} bytes is not a whole number from 1 to ${MAX_BODY_CAP_BYTES}`, opts.url, "-", "config", false,
+        `Set ${MAX_BODY_ENV} to a size in MiB up to ${Math.floor(MAX_BODY_CAP_BYTES / 1048576)} (the longest text JavaScript can hold).`);
+    }
     setMaxListeners(0, this.closed.signal); // one listener per request in flight; not a leak
   }
 
@@ -174,13 +198,16 @@ export class OpenAIClient {
     // AbortSignal.timeout per request (measured in bench/openai-client.bench.ts).
     const ac = new AbortController();
     let headersIn = false;
+    let status: number | undefined;
     const timer = setTimeout(() => ac.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
     const onClose = (): void => ac.abort(this.closed.signal.reason);
     this.closed.signal.addEventListener("abort", onClose, { once: true });
     try {
       const res = await fetch(this.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: ac.signal, redirect: "manual" });
       headersIn = true;
-      const text = await res.text(); // also under the signal: a stalled body cannot hang us
+      status = res.status;
+      // Under the signal too (a stalled body cannot hang us) and under the cap.
+      const text = await readBodyCapped(res, this.maxBodyBytes, () => ac.abort(new DOMException("answer over the size cap", "AbortError")));
       if (res.ok || accept.includes(res.status)) return { status: res.status, text };
       if (res.status >= 300 && res.status < 400) {
         const to = res.headers.get("location");
@@ -192,6 +219,7 @@ export class OpenAIClient {
       if (failure.retryable && wait !== undefined) failure.retryAfterMs = wait;
       return failure;
     } catch (e) {
+      if (e instanceof BodyTooLarge) return this.bodyTooLarge(path, e, status, attempt);
       if (this.closed.signal.aborted) return this.fail(path, "unreachable", false, "the client was closed", "The run is shutting down.");
       if (isTimeout(e)) {
         return this.fail(path, "timeout", true, `no complete answer within ${timeoutMs} ms (attempt ${attempt})`,
@@ -209,6 +237,20 @@ export class OpenAIClient {
       clearTimeout(timer);
       this.closed.signal.removeEventListener("abort", onClose);
     }
+  }
+
+  /**
+   * An answer over the size cap: not retried (the same request gets the same answer; the engine stops
+   * the run with this message rather than retry episodes that cannot be read).
+   */
+  bodyTooLarge(path: string, e: BodyTooLarge, status: number | undefined, attempt = 1): HttpBackendError {
+    const what = e.declared !== undefined
+      ? `the answer's Content-Length declares ${mib(e.declared)}, more than the ${mib(e.cap)} cap on an answer; it was not read`
+      : `the answer passed the ${mib(e.cap)} cap on an answer; the rest was not read`;
+    return this.fail(path, "malformed", false, `${status !== undefined ? `HTTP ${status}: ` : ""}${what}`,
+      `If answers this large are expected (top-k logprobs for many long sequences), ` +
+      `raise it with ${MAX_BODY_ENV}=<MiB> (at most ${Math.floor(MAX_BODY_CAP_BYTES / 1048576)}) or ask for fewer (smaller top-k or score batches); ` +
+      `otherwise the server at ${this.url} is misbehaving: see its log.`, status, attempt);
   }
 
   private httpFailure(path: string, status: number, statusText: string, text: string, attempt: number): HttpBackendError {

@@ -38,7 +38,7 @@ export { assertSameTokenizer, tokenizerDifferences, fingerprintParts } from "./f
 export { HttpBackendError } from "./errors.js";
 export { WorkerTrainer } from "./trainer.js";
 export { formatProbe, probeServer } from "./probe.js";
-export { OpenAIClient } from "./client.js";
+export { OpenAIClient, OPENAI_MAX_BODY_BYTES, MAX_BODY_ENV } from "./client.js";
 export { startWorker, startWorkerForSpec, defaultWorkerPython } from "./worker-process.js";
 
 export type RemoteSpec = Extract<BackendSpec, { kind: "openai" | "worker" }>;
@@ -60,6 +60,8 @@ export interface OpenAIBackendOptions {
   sglang?: Pick<SglangOptions, "seedField" | "scoreMaxNewTokens">;
   /** Transient-failure retries per call (default 3). */
   retries?: number;
+  /** The largest answer body read, bytes (default OPENAI_MAX_BODY_BYTES; `tcod run` passes $TCOD_MAX_BODY_MB). */
+  maxBodyBytes?: number;
   /** vLLM / SGLang students only: who trains, and where adapters go. */
   training?: {
     trainer: WorkerTrainer;
@@ -92,7 +94,7 @@ export function createOpenAIBackend(spec: RemoteSpec, o: OpenAIBackendOptions & 
 export async function createOpenAIBackend(spec: RemoteSpec, o: OpenAIBackendOptions): Promise<OpenAIStudent | OpenAITeacher> {
   const dialectName: DialectName = spec.kind === "worker" ? "worker" : spec.dialect;
   const token = readToken(spec, o.env ?? process.env);
-  const client = new OpenAIClient({ url: spec.url, label: dialectName, token, concurrency: spec.concurrency, timeoutMs: spec.timeoutMs, retries: o.retries });
+  const client = new OpenAIClient({ url: spec.url, label: dialectName, token, concurrency: spec.concurrency, timeoutMs: spec.timeoutMs, retries: o.retries, maxBodyBytes: o.maxBodyBytes });
   try {
     return await build(spec, o, dialectName, client, token);
   } catch (e) {

@@ -13,7 +13,8 @@
  *   3. refuses teacher/student tokenizers that differ (assertSameTokenizer);
  *   4. a vLLM/SGLang student trains on a tcod worker named by $TCOD_TRAINER_URL, its adapters written
  *      under RUN_DIR/adapters (which the inference server must be able to read) and hot-loaded;
- *   5. records how long the run waits on the servers in RUN_DIR/backend-wait.jsonl (one line per
+ *   5. caps every answer body its clients read at $TCOD_MAX_BODY_MB MiB (default 256; client.ts);
+ *   6. records how long the run waits on the servers in RUN_DIR/backend-wait.jsonl (one line per
  *      optimiser step; see wait-meter.ts), from which the runtime's own overhead is computed.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -28,6 +29,8 @@ import { WaitMeter } from "./wait-meter.js";
 import { Coalescer } from "./coalescer.js";
 import { writeWorkerVocabulary } from "./worker-vocab.js";
 import { WordTokenizerMirror } from "./word-tokenizer-mirror.js";
+import { MAX_BODY_ENV, OPENAI_MAX_BODY_BYTES } from "./client.js";
+import { capBytesFromMiB } from "../../http-body.js";
 
 /** What the factory reads from the process environment (injectable for tests). */
 export interface RemoteModelsEnv {
@@ -35,6 +38,8 @@ export interface RemoteModelsEnv {
   workerArgs?: string;
   /** A tcod worker that trains a vLLM/SGLang student ($TCOD_TRAINER_URL). */
   trainerUrl?: string;
+  /** The largest answer body read from a server, in MiB ($TCOD_MAX_BODY_MB; default OPENAI_MAX_BODY_BYTES). */
+  maxBodyMb?: string;
   /** Print the probe lines here (default stderr). */
   log?: (line: string) => void;
   /**
@@ -69,6 +74,7 @@ export async function createRemoteModels(setup: ModelsSetup, env: RemoteModelsEn
   const { student: sm, teacher: tm } = setup;
   if (sm.backend.kind === "embedded" || tm.backend.kind === "embedded") throw new Error("unreachable: embedded pairings are registered elsewhere");
   const log = env.log ?? ((l: string) => process.stderr.write(l + "\n"));
+  const maxBodyBytes = maxBodyFrom(env.maxBodyMb);
   const runDir = setup.runDir ?? mkdtempSync(join(tmpdir(), "tcod-run-"));
   mkdirSync(runDir, { recursive: true });
 
@@ -108,10 +114,10 @@ export async function createRemoteModels(setup: ModelsSetup, env: RemoteModelsEn
 
     const meter = new WaitMeter(join(runDir, "backend-wait.jsonl"));
     const st = withToken(sm.backend, tokens), tt = withToken(tm.backend, tokens);
-    student = await createOpenAIBackend(st.spec, { role: "student", model: sm.path, training: trainingFor(sm.backend, runDir, env), ...st.env });
+    student = await createOpenAIBackend(st.spec, { role: "student", model: sm.path, training: trainingFor(sm.backend, runDir, env, maxBodyBytes), maxBodyBytes, ...st.env });
     log(student.probeLine);
     // A teacher in the student's worker process addresses it by its path (the worker's --teacher).
-    teacher = await createOpenAIBackend(tt.spec, { role: "teacher", model: tm.path, ...tt.env });
+    teacher = await createOpenAIBackend(tt.spec, { role: "teacher", model: tm.path, maxBodyBytes, ...tt.env });
     if (teacher.server !== student.server || teacher.probeLine !== student.probeLine) log(teacher.probeLine);
     assertSameTokenizer({ tokenizer: student.tokenizer, server: student.server }, { tokenizer: teacher.tokenizer, server: teacher.server });
     const tokenizer = meteredTokenizer(studentVocab ? mirrored(student, studentVocab, log) : student.tokenizer, meter);
@@ -162,14 +168,23 @@ function mirrored(student: OpenAIStudent, vocabFile: string, log: (l: string) =>
   return mirror;
 }
 
-function trainingFor(spec: RemoteSpec, runDir: string, env: RemoteModelsEnv): Parameters<typeof createOpenAIBackend>[1]["training"] {
+function trainingFor(spec: RemoteSpec, runDir: string, env: RemoteModelsEnv, maxBodyBytes: number | undefined): Parameters<typeof createOpenAIBackend>[1]["training"] {
   if (spec.kind === "worker" || spec.dialect === "worker") return undefined;
   if (!env.trainerUrl) {
     throw new BackendError(`the student at ${spec.url} (${spec.dialect}) samples but cannot train`, spec.url, false,
       `Start a tcod worker on the same model (python -m tcod_worker --model … --lora-rank 16) and set TCOD_TRAINER_URL=<its url>; adapters go to ${join(runDir, "adapters")}, which the ${spec.dialect} server must be able to read.`);
   }
-  const trainer = new WorkerTrainer(new OpenAIClient({ url: env.trainerUrl, label: "trainer", concurrency: 1, timeoutMs: Math.max(spec.timeoutMs, 1_800_000) }));
+  const trainer = new WorkerTrainer(new OpenAIClient({ url: env.trainerUrl, label: "trainer", concurrency: 1, timeoutMs: Math.max(spec.timeoutMs, 1_800_000), maxBodyBytes }));
   return { trainer, adapterDir: resolve(runDir, "adapters") };
+}
+
+/** $TCOD_MAX_BODY_MB in bytes (unset: the client's default); a value that is not a size stops the run before any server is started. */
+function maxBodyFrom(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  const cap = capBytesFromMiB(raw);
+  if (typeof cap === "number") return cap;
+  throw new BackendError(`${MAX_BODY_ENV} ${cap.problem}`, MAX_BODY_ENV, false,
+    `Set it to the largest answer, in MiB, tcod may read from an inference server (default ${OPENAI_MAX_BODY_BYTES / 1048576}), or unset it.`);
 }
 
 const completionTokens = (reqs: ScoreRequest[]) => reqs.reduce((n, r) => n + r.completion.length, 0);

@@ -6,13 +6,38 @@
  */
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 
+// The body is read under the byte cap as runtime/http-body.ts does (this source runs in a thread of
+// its own and cannot import it): counted as it arrives, the connection closed once past the cap.
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
-parentPort.on("message", async ({ flag, port, url, headers, body, timeoutMs }) => {
+parentPort.on("message", async ({ flag, port, url, headers, body, timeoutMs, maxBodyBytes }) => {
   let answer;
+  const stop = new AbortController();
   try {
-    const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
-    answer = { status: res.status, text: await res.text(), location: res.headers.get("location") ?? undefined };
+    const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stop.signal]), redirect: "manual" });
+    const declared = Number(res.headers.get("content-length") ?? NaN);
+    if (Number.isFinite(declared) && declared > maxBodyBytes) {
+      stop.abort();
+      answer = { error: "too-large", status: res.status, cap: maxBodyBytes, declared };
+    } else {
+      const chunks = [];
+      let size = 0;
+      const reader = res.body ? res.body.getReader() : undefined;
+      for (;;) {
+        if (!reader) break;
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > maxBodyBytes) {
+          stop.abort();
+          await reader.cancel().catch(() => undefined);
+          answer = { error: "too-large", status: res.status, cap: maxBodyBytes };
+          break;
+        }
+        chunks.push(value);
+      }
+      answer ??= { status: res.status, text: Buffer.concat(chunks, size).toString("utf8"), location: res.headers.get("location") ?? undefined };
+    }
   } catch (e) {
     const timeout = e && (e.name === "TimeoutError");
     answer = { error: timeout ? "timeout" : "unreachable", detail: String((e && e.cause && (e.cause.code || e.cause.message)) || (e && e.message) || e) };
@@ -23,19 +48,23 @@ parentPort.on("message", async ({ flag, port, url, headers, body, timeoutMs }) =
 });
 `;
 
-export type SyncAnswer = { status: number; text: string; location?: string } | { error: "timeout" | "unreachable"; detail: string };
+export type SyncAnswer =
+  | { status: number; text: string; location?: string }
+  | { error: "timeout" | "unreachable"; detail: string }
+  /** The body passed `cap` bytes (`declared`: its Content-Length said so; it was not read). */
+  | { error: "too-large"; status: number; cap: number; declared?: number };
 
 export class SyncPoster {
   private worker: Worker | undefined;
 
-  constructor(private readonly headers: Record<string, string>, private readonly timeoutMs: number) {}
+  constructor(private readonly headers: Record<string, string>, private readonly timeoutMs: number, private readonly maxBodyBytes: number) {}
 
   post(url: string, body: unknown): SyncAnswer {
     this.worker ??= new Worker(WORKER_SOURCE, { eval: true });
     this.worker.unref(); // never keeps the process alive on its own
     const flag = new Int32Array(new SharedArrayBuffer(4));
     const { port1, port2 } = new MessageChannel();
-    this.worker.postMessage({ flag, port: port2, url, headers: this.headers, body, timeoutMs: this.timeoutMs }, [port2 as MessagePort]);
+    this.worker.postMessage({ flag, port: port2, url, headers: this.headers, body, timeoutMs: this.timeoutMs, maxBodyBytes: this.maxBodyBytes }, [port2 as MessagePort]);
     // The worker's own timeout bounds the wait; the extra second only covers thread start-up.
     const waited = Atomics.wait(flag, 0, 0, this.timeoutMs + 1000);
     const msg = receiveMessageOnPort(port1);

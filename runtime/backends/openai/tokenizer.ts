@@ -22,6 +22,7 @@ import { asArray, asObject, asString, asTokenId, type Json } from "./dialects/sh
 import { excerpt, HttpBackendError } from "./errors.js";
 import { fingerprintOf, fingerprintParts } from "./fingerprint.js";
 import { SyncPoster } from "./sync-http.js";
+import { BodyTooLarge } from "../../http-body.js";
 
 export interface ChatMessage { role: "system" | "user" | "assistant"; content: string }
 
@@ -105,7 +106,7 @@ export class RemoteTokenizer implements Tokenizer {
 
   private constructor(private readonly client: OpenAIClient, private readonly wire: TokenizerWire, headers: Record<string, string>,
     timeoutMs: number, private readonly opts: RemoteTokenizerOptions, info: { vocabSize?: number; stopTokens?: number[] }) {
-    this.poster = new SyncPoster(headers, timeoutMs);
+    this.poster = new SyncPoster(headers, timeoutMs, client.maxBodyBytes);
     this.cacheSize = opts.cacheSize ?? 20_000;
     this.vocabSize = opts.vocabSize ?? info.vocabSize ?? 0;
     this.stopTokens = opts.stopTokens ?? info.stopTokens ?? [];
@@ -241,6 +242,7 @@ export class RemoteTokenizer implements Tokenizer {
     for (let attempt = 1; attempt <= 3; attempt++) {
       if (attempt > 1) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100 * 4 ** (attempt - 2));
       const a = this.poster.post(this.client.url + c.path, c.body);
+      if ("error" in a && a.error === "too-large") throw this.client.bodyTooLarge(c.path, new BodyTooLarge(a.cap, a.declared), a.status, attempt);
       if ("error" in a) {
         last = a.error === "timeout"
           ? this.client.fail(c.path, "timeout", true, `tokenizer call got no answer (${a.detail}) (attempt ${attempt})`, "Check the server's load; raise timeoutMs.", undefined, attempt)

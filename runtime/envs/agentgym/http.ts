@@ -2,9 +2,10 @@
  * HTTP for AgentGym env servers (reference §1.1): every request has a timeout; errors that arrive as
  * HTTP 200 with an `error` key, non-2xx statuses, refused connections and timeouts all become
  * EnvErrors naming the server, the route and what to check. A body is read as a stream and cut off
- * at `maxBodyBytes` (a declared Content-Length above it is refused before reading): a runaway or
- * hostile server costs a retryable EnvError, never the process's memory.
+ * at `maxBodyBytes` (the env's param max_body_mb; a declared Content-Length above it is refused before
+ * reading): a runaway or hostile server costs a retryable EnvError, never the process's memory.
  */
+import { BodyTooLarge, mib, readBodyCapped } from "../../http-body.js";
 import { EnvError } from "../env.js";
 
 /** The largest answer read from an env server (WebShop pages are tens of KB; ALFWorld's are smaller). */
@@ -105,28 +106,14 @@ export class AgentGymHttp {
   /** The body as text, read chunk by chunk and abandoned (connection closed) past the size limit. */
   private async readCapped(res: Response, route: string, stop: AbortController): Promise<string> {
     const limit = this.opts.maxBodyBytes ?? AGENTGYM_MAX_BODY_BYTES;
-    const tooLarge = (what: string) => {
-      stop.abort();
-      return new EnvError(`${this.opts.kind} server ${this.base}: ${route} ${what}`, this.opts.kind);
-    };
-    const declared = Number(res.headers.get("content-length") ?? NaN);
-    if (Number.isFinite(declared) && declared > limit) throw tooLarge(`declared a ${mib(declared)} answer (Content-Length), more than the ${mib(limit)} limit; it was not read`);
-    if (!res.body) return "";
-    const reader = res.body.getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge(`answered more than the ${mib(limit)} limit; the rest was not read`);
-      }
-      chunks.push(value);
+    try {
+      return await readBodyCapped(res, limit, () => stop.abort());
+    } catch (e) {
+      if (!(e instanceof BodyTooLarge)) throw e;
+      const what = e.declared !== undefined
+        ? `declared a ${mib(e.declared)} answer (Content-Length), more than the ${mib(limit)} limit; it was not read`
+        : `answered more than the ${mib(limit)} limit; the rest was not read`;
+      throw new EnvError(`${this.opts.kind} server ${this.base}: ${route} ${what} (raise the limit with the env's param max_body_mb, in MiB, if answers this large are expected)`, this.opts.kind);
     }
-    return Buffer.concat(chunks).toString("utf8");
   }
 }
-
-const mib = (bytes: number): string => `${Math.round((bytes / 1048576) * 10) / 10} MiB`;

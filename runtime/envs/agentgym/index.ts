@@ -31,7 +31,8 @@ import {
   ALFWORLD_FIRST_OBSERVATIONS, AlfworldAgentGym, SciworldAgentGym, TextcraftAgentGym, WEBSHOP_PAGE_TEXTS, WebshopAgentGym, type AlfworldFirstObservation,
   type WebshopPageText,
 } from "./envs.js";
-import { AgentGymHttp } from "./http.js";
+import { AGENTGYM_MAX_BODY_BYTES, AgentGymHttp } from "./http.js";
+import { capBytesFromMiB } from "../../http-body.js";
 import { fileSource, rangeSource, rangesFromParams, type ResolvedRow, type SplitRanges, type TaskSource } from "./tasks.js";
 
 export type AgentGymKind = "alfworld" | "webshop" | "sciworld" | "textcraft";
@@ -122,12 +123,22 @@ function timeouts(kind: string, params: Record<string, unknown>): AgentGymTimeou
   return { resetMs: read("reset_timeout_s", AGENTGYM_DEFAULT_TIMEOUTS.resetMs), stepMs: read("step_timeout_s", AGENTGYM_DEFAULT_TIMEOUTS.stepMs) };
 }
 
+/** params.max_body_mb in bytes (absent: AGENTGYM_MAX_BODY_BYTES). */
+function maxBody(kind: string, params: Record<string, unknown>): number | undefined {
+  const v = params.max_body_mb;
+  if (v === undefined) return undefined;
+  const cap = typeof v === "number" ? capBytesFromMiB(v) : { problem: `must be a positive number of MiB, got ${JSON.stringify(v)}` };
+  if (typeof cap === "number") return cap;
+  throw new EnvConfigError(`${kind}: param max_body_mb ${cap.problem}`, kind,
+    `The largest answer, in MiB, read from the env server (default ${AGENTGYM_MAX_BODY_BYTES / 1048576}).`);
+}
+
 export function agentGymFromSpec(kind: AgentGymKind, spec: EnvSpec): AgentGymEnv {
   if (!spec.server) {
     throw new EnvConfigError(`${kind} needs the URL of its AgentGym server (server: "http://127.0.0.1:PORT")`, kind, AGENTGYM_START[kind]);
   }
   const t = timeouts(kind, spec.params);
-  const http = new AgentGymHttp({ kind, server: spec.server, timeoutMs: t.stepMs, startHint: AGENTGYM_START[kind] });
+  const http = new AgentGymHttp({ kind, server: spec.server, timeoutMs: t.stepMs, startHint: AGENTGYM_START[kind], maxBodyBytes: maxBody(kind, spec.params) });
   const env = new CLASSES[kind](kind, http, taskSource(kind, spec), t);
   if (env instanceof AlfworldAgentGym) {
     const v = paramOneOf(kind, spec.params, "first_observation", ALFWORLD_FIRST_OBSERVATIONS,
