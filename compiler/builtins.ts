@@ -8,6 +8,7 @@ import { chooseHint, closestName, d, didYouMean, dt, h, placeholders } from "./d
 import { DIMLESS, dimEq, example, formatDim, isDimless } from "./units.js";
 import { constScalar, constValue, invalid, isConst, op, varScalar, type Builtin, type BuiltinParam, type CallInfo, type Obj, type ObjType, type Scalar, type Str, type Value } from "./values.js";
 import { levelRank, maxLevel } from "../plan/expr.js";
+import { inRange, PLAN_RANGES, statedRange, type NumRange } from "../plan/ranges.js";
 import { EMBEDDED_DEFAULTS, GRPO_DEFAULTS, LOSS_DEFAULTS, OPENAI_DEFAULTS, OPTIMIZER_DEFAULTS, SIZE_LIMITS, WORKER_DEFAULTS } from "../plan/defaults.js";
 import {
   ACTION_PICKS, AGGREGATES, DIALECTS, ESTIMATORS, HISTORY_ENTRY_PLACEHOLDERS, LOSS_FNS, LOSS_KINDS, MEMORY_KINDS, NOISE_SOURCES, ON_INVALID_KINDS,
@@ -41,13 +42,6 @@ function constArg(args: Map<string, Value>, k: string, call: CallInfo, what: str
   return v;
 }
 
-/** Checks a constant against a range; `fmt` renders the range in the message. */
-export function inRange(v: number, lo: number, hi: number, opts: { loOpen?: boolean; hiOpen?: boolean; integer?: boolean } = {}): boolean {
-  // A plan holds integers exactly up to 2^53 − 1 (JSON numbers are doubles).
-  if (opts.integer && !Number.isSafeInteger(v)) return false;
-  return (opts.loOpen ? v > lo : v >= lo) && (opts.hiOpen ? v < hi : v <= hi);
-}
-
 function checkRange(args: Map<string, Value>, k: string, call: CallInfo, what: string, lo: number, hi: number, range: string, opts: { loOpen?: boolean; hiOpen?: boolean; integer?: boolean } = {}): boolean {
   const s = scalar(args, k);
   const v = constValue(s);
@@ -58,15 +52,9 @@ function checkRange(args: Map<string, Value>, k: string, call: CallInfo, what: s
   return false;
 }
 
-/**
- * The range as the message states it: most are written by their lower bound alone (`> 0`, `≥ 1 turn`)
- * and keep an upper bound that only guards against absurd values (lr ≤ 10, max_turns ≤ 10^6); a value
- * refused by that bound gets it named, or "must be > 0, got 1e+308" would not say what is wrong.
- */
-function statedRange(range: string, v: number, hi: number, hiOpen = false): string {
-  const aboveHi = hiOpen ? v >= hi : v > hi;
-  if (!aboveHi || /[[(≤<]|at most/.test(range)) return range;
-  return `${range} and ${hiOpen ? "<" : "≤"} ${hi.toLocaleString("en-US")}`;
+/** `checkRange` against a field's range in the table the plan loader and the runtime share (plan/ranges.ts). */
+function checkPlanRange(args: Map<string, Value>, k: string, call: CallInfo, r: NumRange): boolean {
+  return checkRange(args, k, call, k, r.lo, r.hi, r.stated, r);
 }
 
 function oneOf(args: Map<string, Value>, k: string, call: CallInfo, allowed: readonly string[], what: string): boolean {
@@ -170,12 +158,12 @@ function lossTerm(a: Map<string, Value>, call: CallInfo): Value {
   const blend = scalar(a, "blend");
   if (kind === "gkd") {
     if (!dimless("loss_term", scalar(a, "beta"), call, "beta")) return invalid(call.span);
-    if (!checkRange(a, "beta", call, "beta", 0, 1, "in [0, 1] (the share of forward KL)")) return invalid(call.span);
+    if (!checkPlanRange(a, "beta", call, PLAN_RANGES.gkdBeta)) return invalid(call.span);
   }
   if (kind === "opd") {
     const clip = constArg(a, "clip", call, "opd(clip)");
     if (clip === undefined) return invalid(call.span);
-    if (!checkRange(a, "clip", call, "clip", 0, Number.MAX_VALUE, "≥ 0 (0: no clamp)")) return invalid(call.span);
+    if (!checkPlanRange(a, "clip", call, PLAN_RANGES.opdClip)) return invalid(call.span);
     const estimator = string(a, "estimator");
     if (clip > 0 && estimator !== "k1") {
       call.report(d.invalidValue({ what: "opd clip", detail: dt.clipNeedsK1({ estimator }), hint: h.clipWithK1() }), call.argSpans.get("clip"));
@@ -258,16 +246,16 @@ export function preludeBuiltins(): Map<string, Value> {
   add(builtin("adam", [p("lr", "number"), p("betas", "list<number>", () => ({ kind: "list", items: O.betas.map((b) => num(b)()), span: NOWHERE })), p("eps", "number", num(O.eps)), p("weight_decay", "number", num(O.weightDecay)), p("grad_clip", "number", num(O.gradClip)), p("loss_fn", "string", str(O.lossFn)), p("clip", "number", num(O.clip))],
     "AdamW. `lr` may be a step schedule. loss_fn: \"ppo\" (Trinity's default for OPD, clip 0.2, dual-clip 3) or \"importance_sampling\" (Tinker).", (a, call) => {
       const lr = scalar(a, "lr");
-      if (isConst(lr) && !checkRange(a, "lr", call, "lr", 0, 10, "> 0", { loOpen: true })) return invalid(call.span);
+      if (isConst(lr) && !checkPlanRange(a, "lr", call, PLAN_RANGES.lr)) return invalid(call.span);
       const betas = (a.get("betas") as { items: Scalar[] }).items;
       if (betas.length !== 2 || betas.some((b) => !isConst(b) || constValue(b)! < 0 || constValue(b)! >= 1)) {
         call.report(d.outOfRange({ what: "betas", range: "two constants in [0, 1)", value: betas.map((b) => constValue(b) ?? "?").join(", "), hint: h.betasExample() }), call.argSpans.get("betas"));
         return invalid(call.span);
       }
-      if (!checkRange(a, "grad_clip", call, "grad_clip", 0, 1e9, "> 0", { loOpen: true })) return invalid(call.span);
-      if (!checkRange(a, "clip", call, "clip", 0, 10, "> 0", { loOpen: true })) return invalid(call.span);
-      if (!checkRange(a, "eps", call, "eps", 0, 1, "> 0", { loOpen: true })) return invalid(call.span);
-      if (!checkRange(a, "weight_decay", call, "weight_decay", 0, 1, "in [0, 1]")) return invalid(call.span);
+      if (!checkPlanRange(a, "grad_clip", call, PLAN_RANGES.gradClip)) return invalid(call.span);
+      if (!checkPlanRange(a, "clip", call, PLAN_RANGES.clip)) return invalid(call.span);
+      if (!checkPlanRange(a, "eps", call, PLAN_RANGES.eps)) return invalid(call.span);
+      if (!checkPlanRange(a, "weight_decay", call, PLAN_RANGES.weightDecay)) return invalid(call.span);
       if (!oneOf(a, "loss_fn", call, LOSS_FNS, "loss_fn")) return invalid(call.span);
       return obj("optimizer", a, call);
     }));
@@ -277,7 +265,7 @@ export function preludeBuiltins(): Map<string, Value> {
       if (!checkRange(a, "every", call, "every", 1, 1e9, "≥ 1 step", { integer: true })) return invalid(call.span);
       if (!checkRange(a, "from", call, "from", 0, 1e9, "an integer ≥ 0 steps", { integer: true })) return invalid(call.span);
       if (!checkRange(a, "tasks", call, "tasks", 1, SIZE_LIMITS.episodesPerStep, `an integer in [1, ${SIZE_LIMITS.episodesPerStep}] tasks`, { integer: true })) return invalid(call.span);
-      if (!checkRange(a, "temperature", call, "temperature", 0, 2, "in [0, 2]")) return invalid(call.span);
+      if (!checkPlanRange(a, "temperature", call, PLAN_RANGES.temperature)) return invalid(call.span);
       return obj("eval", a, call);
     }));
   add(builtin("weighted", [p("loss", "loss"), p("by", "per_turn<number>")],

@@ -14,6 +14,7 @@ import type {
 } from "../plan/schema.js";
 import type { AggregateKind, NoiseSource } from "../plan/enums.js";
 import { needsTeacherDistributions } from "../plan/build.js";
+import { inRange, PLAN_RANGES, prefixRange, rangeFor, type NumRange } from "../plan/ranges.js";
 import { EXPERT_POLICY_KINDS, semanticsOf, usesCompactActions } from "../plan/env-semantics.js";
 import { methodGraph, type LoweredParts } from "./graph.js";
 import type { CurriculumValue, FieldValue } from "./curriculum.js";
@@ -93,14 +94,14 @@ class Lowering {
   }
 
   /** The range check of a feedback value at step 1, before any step has finished. */
-  rangeAtStart(s: Scalar, what: string, ok: (v: number) => boolean, range: string, span: Span, lengths: number[], maxTurns: number): boolean {
+  rangeAtStart(s: Scalar, what: string, ok: (v: number) => boolean, range: Stated, span: Span, lengths: number[], maxTurns: number): boolean {
     const values = startValues(s, this.steps, lengths, maxTurns);
     for (const [i, len] of lengths.entries()) {
       const v = values[i]!;
       if (v === THREW) continue;
       if (!Number.isFinite(v) || !ok(v)) {
         const at = `step 1${s.level === "episode" ? ` with episode.expert_length = ${len} turns` : ""}, before any step has finished (feedback.* read 0, smoothers their init, stages 0)`;
-        const r = Number.isFinite(v) ? range : "a finite number";
+        const r = Number.isFinite(v) ? stated(range, v) : "a finite number";
         this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${at}`, hint: h.boundFromStart({ range: r }) }), span);
         this.ok = false;
         return false;
@@ -113,11 +114,11 @@ class Lowering {
    * Checks a value's range at every point it can take: a constant once; a step-level value at steps
    * 1..steps; an episode-level value also over expert lengths 0..maxTurns.
    */
-  range(s: Scalar, what: string, ok: (v: number) => boolean, range: string, span: Span, maxTurns = 0): boolean {
+  range(s: Scalar, what: string, ok: (v: number) => boolean, range: Stated, span: Span, maxTurns = 0): boolean {
     const c = constValue(s);
     if (c !== undefined) {
       if (Number.isFinite(c) && ok(c)) return true;
-      const r = Number.isFinite(c) ? beyondSafe(range, c) : "a finite number";
+      const r = Number.isFinite(c) ? beyondSafe(stated(range, c), c) : "a finite number";
       this.check.report(d.outOfRange({ what, range: r, value: fmt(c), hint: chooseHint(r) }), span);
       this.ok = false;
       return false;
@@ -140,7 +141,7 @@ class Lowering {
         const v = values[k]!;
         if (!Number.isFinite(v) || !ok(v)) {
           const where = s.level === "episode" ? `step ${step} with episode.expert_length = ${L} turns` : `step ${step}`;
-          const r = Number.isFinite(v) ? range : "a finite number";
+          const r = Number.isFinite(v) ? stated(range, v) : "a finite number";
           this.check.report(d.outOfRange({ what, range: r, value: `${fmt(v)} at ${where}`, hint: h.stayInRange({ range: r }) }), span);
           this.ok = false;
           return false;
@@ -154,6 +155,11 @@ class Lowering {
       this.check.report(d.rangeSampled({ what, checked: describeSample(sample, this.steps, lengths.length, s.level === "episode"), dense: RANGE_POINTS.toLocaleString("en-US") }), span);
     }
     return true;
+  }
+
+  /** `range` against a field's range in the table the plan loader and the runtime share (plan/ranges.ts). */
+  rangeOf(s: Scalar, r: NumRange, span: Span, maxTurns = 0): boolean {
+    return this.range(s, r.what, (v) => inRange(v, r), (v) => rangeFor(r, v), span, maxTurns);
   }
 
   /** Values whose range check was a sample (reported once each). */
@@ -298,6 +304,10 @@ function gridValues(tree: Scalar["tree"], steps: number, sampled: number[] | und
  * A plan holds integers exactly up to 2^53 − 1 (JSON numbers are doubles): an integer range that a
  * larger whole number fails says so, rather than "an integer ≥ 1" of a value that looks like one.
  */
+/** A range in words, or the words for a value (a table range names its guard bound to a value beyond it). */
+type Stated = string | ((v: number) => string);
+const stated = (range: Stated, v: number): string => (typeof range === "string" ? range : range(v));
+
 function beyondSafe(range: string, v: number): string {
   return range.startsWith("an integer") && Number.isInteger(v) && !Number.isSafeInteger(v) ? `${range}, at most 2^53 − 1 (${Number.MAX_SAFE_INTEGER})` : range;
 }
@@ -433,7 +443,7 @@ function toJson(v: Value): unknown {
 /** The episode planner's horizon: a schedule or constant in `planner`, or the adaptive depth it returns. */
 function lowerHorizon(L: Lowering, horizon: Value | undefined, span: Span, maxTurns: number, planner: Extract<PlanNode, { kind: "EpisodePlanner" }>["params"]): AdaptiveDepth | undefined {
   if (horizon?.kind === "scalar") {
-    L.range(horizon, "horizon", (v) => v >= 1, "≥ 1 turn", span, maxTurns);
+    L.rangeOf(horizon, PLAN_RANGES.horizon, span, maxTurns);
     planner.horizon = L.ref("horizon", horizon, "horizon", span, maxTurns);
   } else if (horizon?.kind === "object") {
     const rule = horizon.fields.get("rule") as Obj;
@@ -566,7 +576,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   const adaptive = lowerHorizon(L, val("horizon"), span("horizon"), maxTurns, planner);
   const prefix = val("prefix") as Scalar | undefined;
   if (prefix) {
-    L.range(prefix, "prefix", (v) => v >= 0 && v <= maxTurns - 1, `in [0, ${maxTurns - 1}] turns (the student needs at least one of the ${maxTurns} turns)`, span("prefix"), maxTurns);
+    L.rangeOf(prefix, prefixRange(maxTurns), span("prefix"), maxTurns);
     planner.prefix = L.ref("prefix", prefix, "prefix", span("prefix"), maxTurns);
     // b2f replays expert actions from the taskset rows; some envs' official data has none.
     const kind = env ? str(env, "kind") : "";
@@ -606,6 +616,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
     } else if (t.kind === "gkd") {
       const beta = param("beta") as Scalar;
       if (!L.checkLevel(beta, "step", span("loss"))) return;
+      if (!L.rangeOf(beta, PLAN_RANGES.gkdBeta, span("loss"))) return;
       terms.push({ kind: "gkd", coef, beta: L.ref(`loss.${i}.gkd.beta`, beta) });
     } else {
       terms.push({ kind: "sft", coef });
@@ -629,17 +640,17 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   let aggregate: Extract<PlanNode, { kind: "Advantage" }>["params"]["aggregate"];
   if (mode === "progressive") {
     const w = loss.aggregate!.weight!;
-    if (L.checkLevel(w, "step", span("loss"))) L.range(w, "progressive blend weight", (v) => v >= 0 && v <= 1, "in [0, 1]", span("loss"));
+    if (L.checkLevel(w, "step", span("loss"))) L.rangeOf(w, PLAN_RANGES.blendWeight, span("loss"));
     aggregate = { kind: "progressive", weight: L.ref("loss.blend", w, "progressive blend weight", span("loss")) };
   } else aggregate = { kind: mode };
 
   // ---- optimiser ----
   const opt = val("optimizer") as Obj | undefined;
   const lrS = opt ? scalarField(opt, "lr") : undefined;
-  if (lrS && L.checkLevel(lrS, "step", span("optimizer"))) L.range(lrS, "lr", (v) => v > 0, "> 0", span("optimizer"));
+  if (lrS && L.checkLevel(lrS, "step", span("optimizer"))) L.rangeOf(lrS, PLAN_RANGES.lr, span("optimizer"));
   const betas = opt ? (opt.fields.get("betas") as { items: Scalar[] }).items.map((b) => constValue(b)!) : [...OPTIMIZER_DEFAULTS.betas];
   const temperature = val("temperature") as Scalar | undefined;
-  if (temperature) L.range(temperature, "temperature", (v) => v >= 0 && v <= 2, "in [0, 2]", span("temperature"));
+  if (temperature) L.rangeOf(temperature, PLAN_RANGES.temperature, span("temperature"));
   const constField = (k: string, dflt: number, check?: [(v: number) => boolean, string]) => {
     const s = val(k) as Scalar | undefined;
     if (!s) return dflt;
@@ -650,7 +661,7 @@ export function lower(cv: CurriculumValue, check: Checker, ctx: LowerContext): P
   const trainBatch = constField("train_batch", 0, [(v) => Number.isSafeInteger(v) && v >= 1, "an integer ≥ 1 turn"]);
   const checkpointEvery = constField("checkpoint_every", Math.min(FIELD_DEFAULTS.checkpointEveryAtMost, steps), [(v) => Number.isSafeInteger(v) && v >= 1, "an integer ≥ 1 step"]);
   const seed = constField("seed", FIELD_DEFAULTS.seed, [(v) => Number.isSafeInteger(v), "an integer"]);
-  const teacherTemp = constField("teacher_temperature", FIELD_DEFAULTS.teacherTemperature, [(v) => v > 0 && v <= 4, "in (0, 4]"]);
+  const teacherTemp = constField("teacher_temperature", FIELD_DEFAULTS.teacherTemperature, [(v) => inRange(v, PLAN_RANGES.teacherTemperature), PLAN_RANGES.teacherTemperature.stated]);
   const rowsF = val("rows") as Str | undefined;
   const rows = rowsF?.value;
   if (rows !== undefined && rows !== "turn" && rows !== "trajectory") {

@@ -12,6 +12,7 @@ import { ExprDefSchema, ValueRefSchema } from "./expr-schema.js";
 import { PLAN_SCHEMA_ID, PLAN_SCHEMA_V1 } from "./version.js";
 import { SIZE_LIMITS } from "./defaults.js";
 import { checkGraph } from "./graph.js";
+import { planRangeIssues } from "./ranges.js";
 import { convertPlanV1, PlanVersionError } from "./convert.js";
 
 export { PLAN_SCHEMA_ID };
@@ -326,7 +327,8 @@ export class PlanError extends UserError {
 }
 
 /**
- * Validates unknown data as a plan: the schema, then the graph (plan/graph.ts). A tcod.plan/1 plan
+ * Validates unknown data as a plan: the schema, then the graph (plan/graph.ts), then the ranges of
+ * its constants (plan/ranges.ts). A tcod.plan/1 plan
  * is converted first (plan/convert.ts). Errors name the JSON path of each problem, and graph errors
  * the edge or node.
  */
@@ -350,6 +352,11 @@ export function parsePlan(data: unknown): Plan {
   const graphIssues = checkGraph(r.data);
   if (graphIssues.length > 0) {
     throw new PlanError(`invalid plan graph:\n` + graphIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), graphIssues);
+  }
+  // The ranges the compiler enforces (plan/ranges.ts): a plan .json may skip the compiler.
+  const rangeIssues = planRangeIssues(r.data);
+  if (rangeIssues.length > 0) {
+    throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID}): values out of range:\n` + rangeIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), rangeIssues);
   }
   return r.data;
 }

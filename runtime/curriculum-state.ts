@@ -10,6 +10,7 @@
 import type { Plan } from "../plan/schema.js";
 import { ExprError, evalRef, evalTurns, readsFeedback, type ExprTree, type ExtFns, type ScalarVars, type TurnBatch, type ValueRef } from "../plan/expr.js";
 import type { Where } from "../plan/errors.js";
+import { inRange, rangeFor, type NumRange } from "../plan/ranges.js";
 import type { ProbeProfile } from "./adaptive-depth.js";
 import { FeedbackTracker, hasFeedback, observationOf, observeClock, type FeedbackSnapshot, type FeedbackSummary, type Observation } from "../plan/feedback.js";
 
@@ -59,14 +60,14 @@ export class CurriculumState {
     return { ...this.stepVars(step), "episode.expert_length": expertLength, "episode.max_turns": maxTurns };
   }
 
-  /** A step-level value at `step`. */
-  atStep(ref: ValueRef, step: number): number {
-    return this.finite(ref, evalRef(ref, this.plan.exprs, this.stepVars(step), this.ext, this.feedback?.view()), step);
+  /** A step-level value at `step`; with `range`, the field's range (plan/ranges.ts) is checked too. */
+  atStep(ref: ValueRef, step: number, range?: NumRange): number {
+    return this.checked(ref, evalRef(ref, this.plan.exprs, this.stepVars(step), this.ext, this.feedback?.view()), step, range);
   }
 
-  /** An episode-level value. */
-  atEpisode(ref: ValueRef, vars: ScalarVars): number {
-    return this.finite(ref, evalRef(ref, this.plan.exprs, { ...vars, ...this.feedback?.vars() }, this.ext, this.feedback?.view()), vars["step"] ?? this.step + 1);
+  /** An episode-level value; with `range`, checked as `atStep`'s. */
+  atEpisode(ref: ValueRef, vars: ScalarVars, range?: NumRange): number {
+    return this.checked(ref, evalRef(ref, this.plan.exprs, { ...vars, ...this.feedback?.vars() }, this.ext, this.feedback?.view()), vars["step"] ?? this.step + 1, range);
   }
 
   /** A turn-level expression over every turn of a batch. */
@@ -109,18 +110,27 @@ export class CurriculumState {
   }
 
   /**
-   * A value the runtime is about to use must be a number: the compiler checks schedules over the
-   * run, but a feedback-level one only at step 1 (later values depend on the run's own metrics) and a
-   * plan .json not at all. A coded error (TC7005) at the expression's origin rather than a crash: the
-   * run stops inside the step, so its folder keeps the last step's checkpoint, which --resume continues.
+   * A value the runtime is about to use must be a number, and in its field's range: the compiler
+   * checks schedules over the run, but a feedback-level one only at step 1 (later values depend on the
+   * run's own metrics) and a plan .json's not at all (its constants are checked on load). A coded
+   * error (TC7005) at the expression's origin rather than a crash or a silent negative learning rate:
+   * the run stops inside the step, so its folder keeps the last step's checkpoint, which --resume continues.
    */
-  private finite(ref: ValueRef, v: number, step: number): number {
-    if (Number.isFinite(v)) return v;
+  private checked(ref: ValueRef, v: number, step: number, range: NumRange | undefined): number {
+    const finite = Number.isFinite(v);
+    if (finite && (!range || inRange(v, range))) return v;
     const def = typeof ref === "number" ? undefined : this.plan.exprs[ref.expr];
     const what = typeof ref === "number" ? "a constant of the plan" : `the expression ${ref.expr}${def?.level === "feedback" || (def && readsFeedback(def.tree)) ? " (it reads the run's own metrics)" : ""}`;
     const where = def?.origin ? originWhere(def.origin) : undefined;
-    throw new ExprError(`${what} evaluates to ${v} at step ${step}; a schedule must be a finite number at every step`, {
-      hint: "Guard the arithmetic that reaches it (a division by a value that becomes 0, e.g. `1 - feedback.step / 1 step` at step 1) and bound the schedule, e.g. `clamp(…, 1 turn, 30 turns)`.",
+    if (!finite) {
+      throw new ExprError(`${what} evaluates to ${v} at step ${step}; a schedule must be a finite number at every step`, {
+        hint: "Guard the arithmetic that reaches it (a division by a value that becomes 0, e.g. `1 - feedback.step / 1 step` at step 1) and bound the schedule, e.g. `clamp(…, 1 turn, 30 turns)`.",
+        ...(where ? { where } : {}),
+      });
+    }
+    const stated = rangeFor(range!, v);
+    throw new ExprError(`${what} evaluates to ${v} at step ${step}; ${range!.what} must be ${stated}`, {
+      hint: `Bound the schedule so that it stays ${stated} at every step, e.g. with \`clamp(…, lo, hi)\` (or \`max(lo, …)\` for a lower bound alone): the compiler checks a schedule that reads the run's own metrics at step 1 only.`,
       ...(where ? { where } : {}),
     });
   }

@@ -18,6 +18,7 @@
 import { UserError } from "../../plan/errors.js";
 import { needsTeacherDistributions } from "../../plan/build.js";
 import type { NodeOf } from "../../plan/schema.js";
+import { PLAN_RANGES } from "../../plan/ranges.js";
 import { opdAdvantages } from "../signals/opd.js";
 import { sftAdvantages } from "../signals/sft.js";
 import { sumTerms, turnTokenWeights, weightByTurn } from "../signals/mixture.js";
@@ -73,8 +74,7 @@ export function runAdvantage(
       continue;
     }
     if (term.kind === "gkd") {
-      const beta = ctx.state.atStep(term.beta, step);
-      if (!(beta >= 0 && beta <= 1)) throw new Error(`gkd: beta must be in [0, 1] at step ${step}, got ${beta}`);
+      const beta = ctx.state.atStep(term.beta, step, PLAN_RANGES.gkdBeta);
       coefs["gkd.beta"] = beta;
       klCoefs ??= new Float64Array(n);
       forwardKlCoefs ??= new Float64Array(n);

@@ -4,11 +4,11 @@
  * - expert prefix p (TCOD-b2f), from the plan's episode-level expression with
  *   `episode.expert_length` = L (0 when the task has no expert path); p is floored and clamped to
  *   [0, L] (the official formula already keeps it ≤ L − 1), and the student gets Hmax − p turns.
- * Values are floored to whole turns; a cap below 1 turn is an error naming the expression.
+ * Values are floored to whole turns; a value outside its range (plan/ranges.ts: a cap below 1 turn,
+ * a prefix outside [0, Hmax − 1]) is an error naming the expression (TC7005).
  */
 import type { NodeOf } from "../../plan/schema.js";
-import { ExprError } from "../../plan/expr.js";
-import { originWhere } from "../curriculum-state.js";
+import { PLAN_RANGES, prefixRange } from "../../plan/ranges.js";
 import { mixSeed, SEED_PURPOSE } from "../seeds.js";
 import type { RunContext } from "./context.js";
 import { input, type EpisodePlan, type Executor, type PortData } from "./executor.js";
@@ -46,16 +46,13 @@ export async function runEpisodePlanner(node: NodeOf<"EpisodePlanner">, ctx: Run
     const vars = ctx.state.episodeVars(input.step, expert.length, p.maxTurns);
     let cap = p.maxTurns;
     if (input.depth !== undefined) cap = input.depth;
-    else if (p.horizon !== undefined) cap = Math.floor(ctx.state.atEpisode(p.horizon, vars));
-    // A coded error (TC7005): a feedback-paced horizon is range-checked by the compiler at step 1 only.
-    if (!(cap >= 1)) {
-      const origin = typeof p.horizon === "object" ? ctx.plan.exprs[p.horizon.expr]?.origin : undefined;
-      const where = origin ? originWhere(origin) : undefined;
-      throw new ExprError(`the horizon evaluates to ${cap} turns at step ${input.step} (whole turns, rounded down); it must be at least 1 turn`, { hint: "Bound the schedule with max(1 turn, …).", ...(where ? { where } : {}) });
-    }
+    // Range-checked (TC7005): a feedback-paced horizon is checked by the compiler at step 1 only.
+    else if (p.horizon !== undefined) cap = Math.floor(ctx.state.atEpisode(p.horizon, vars, PLAN_RANGES.horizon));
     cap = Math.min(cap, p.maxTurns);
     let prefix = 0;
-    if (p.prefix !== undefined) prefix = Math.max(0, Math.min(Math.floor(ctx.state.atEpisode(p.prefix, vars)), expert.length));
+    // The prefix's range is checked at the expert lengths the compiler checks it at (0..maxTurns): for
+    // a longer expert path the official b2f starts at L − 1 ≥ maxTurns, which leaves the student no turn.
+    if (p.prefix !== undefined) prefix = Math.max(0, Math.min(Math.floor(ctx.state.atEpisode(p.prefix, vars, expert.length <= p.maxTurns ? prefixRange(p.maxTurns) : undefined)), expert.length));
     const budget = Math.max(0, p.maxTurns - prefix);
     const studentTurns = Math.min(cap, budget);
     for (let r = 0; r < input.rolloutsPerTask; r++) {

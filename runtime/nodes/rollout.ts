@@ -5,6 +5,7 @@
  * `policy` input, which reaches the explorer through the step clock).
  */
 import type { NodeOf } from "../../plan/schema.js";
+import { PLAN_RANGES } from "../../plan/ranges.js";
 import { runEpisode, type EpisodeRecord, type EpisodeSpec, type Sampler } from "../rollout.js";
 import { Lockstep } from "../lockstep.js";
 import type { RunContext } from "./context.js";
@@ -33,7 +34,7 @@ export const rolloutExecutor: Executor<"Rollout"> = {
   async run(node, inputs, ctx) {
     const plans = input<EpisodePlan[]>(inputs, "plans")!;
     const policy = input<PortData["Weights"]>(inputs, "policy")!;
-    const temperature = ctx.state.atStep(node.params.temperature, ctx.step);
+    const temperature = ctx.state.atStep(node.params.temperature, ctx.step, PLAN_RANGES.temperature);
     return { episodes: await playEpisodes(node.params, ctx, plans.map((p) => ({ ...p, temperature })), policy.step) };
   },
 };

@@ -7,6 +7,7 @@
  * full distributions.
  */
 import type { Aggregate, NodeOf } from "../../plan/schema.js";
+import { PLAN_RANGES } from "../../plan/ranges.js";
 import type { TrainRow, TrainStats } from "../backends/backend.js";
 import type { ExperienceRow } from "../replay.js";
 import { lossWeights, type Aggregation } from "../signals/aggregate.js";
@@ -52,7 +53,7 @@ export interface UpdateResult {
 }
 
 export function aggregationAt(ctx: Pick<RunContext, "state">, agg: Aggregate, step: number): Aggregation {
-  return agg.kind === "progressive" ? { kind: "progressive", weight: ctx.state.atStep(agg.weight, step) } : agg;
+  return agg.kind === "progressive" ? { kind: "progressive", weight: ctx.state.atStep(agg.weight, step, PLAN_RANGES.blendWeight) } : agg;
 }
 
 /** Row index ranges of the optimiser batches: consecutive rows holding `turns` turns each. */
@@ -77,7 +78,7 @@ export async function runUpdate(
   forwardKlCoefs?: Float64Array,
 ): Promise<UpdateResult> {
   const p = node.params;
-  const lr = ctx.state.atStep(p.optimizer.lr, step);
+  const lr = ctx.state.atStep(p.optimizer.lr, step, PLAN_RANGES.lr);
   let loss = 0, gradNorm = 0, tokens = 0, updates = 0, selfNll = 0, selfTokens = 0;
   for (const [a, b] of optimiserBatches(batch, p.trainBatchTurns)) {
     const s0 = batch.layout.rowStart[a]!, s1 = batch.layout.rowStart[b]!;

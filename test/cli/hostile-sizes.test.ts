@@ -83,6 +83,61 @@ describe("a schedule that becomes non-finite during a run", () => {
   });
 });
 
+describe("values out of their field's range (plan/ranges.ts) that skip the compiler", () => {
+  const compiled = () => {
+    const out = join(dir, "plan-ranges");
+    if (!existsSync(join(out, "c.plan.json"))) expect(tcod("compile", good, "-o", out).status).toBe(0);
+    return JSON.parse(readFileSync(join(out, "c.plan.json"), "utf8"));
+  };
+
+  it("a plan .json constant out of range is TC7001 on load, naming the JSON path, the range and the value", () => {
+    const plan = compiled();
+    const i = plan.graph.nodes.findIndex((n: { kind: string }) => n.kind === "Update");
+    plan.graph.nodes[i].params.optimizer.lr = -0.1;
+    const file = join(dir, "neg-lr.plan.json");
+    writeFileSync(file, JSON.stringify(plan));
+    const r = tcod("run", file, "--out", join(dir, "rneg"));
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`neg-lr.plan.json error TC7001: lr must be > 0, got -0.1 (at $.graph.nodes[${i}].params.optimizer.lr)`);
+    expect(existsSync(join(dir, "rneg"))).toBe(false);
+  });
+
+  it("a plan .json lr that reads the run's metrics and turns negative at step 3 is TC7005 there; steps 1–2 are kept", () => {
+    const plan = compiled();
+    const update = plan.graph.nodes.find((n: { kind: string }) => n.kind === "Update");
+    // lr = 0.01 − 0.006 × feedback.step: 0.01, 0.004, then −0.002 at step 3.
+    plan.exprs.lr = { level: "feedback", unit: "", origin: "lr.tcod:3:7", tree: { op: "sub", args: [{ op: "const", value: 0.01 }, { op: "mul", args: [{ op: "const", value: 0.006 }, { op: "var", name: "feedback.step" }] }] } };
+    update.params.optimizer.lr = { expr: "lr" };
+    const file = join(dir, "fb-lr.plan.json");
+    writeFileSync(file, JSON.stringify(plan));
+    const run = join(dir, "rfblr");
+    const r = tcod("run", file, "--out", run);
+    userError(r, "TC7005");
+    expect(r.stderr).toMatch(/lr\.tcod:3:7 error TC7005: the expression lr \(it reads the run's own metrics\) evaluates to -0\.00\d+ at step 3; lr must be > 0\n  hint: .*clamp\(/);
+    const rows = readFileSync(join(run, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { step: number; lr: number });
+    expect(rows.map((x) => x.step)).toEqual([1, 2]);
+    expect(rows.map((x) => +x.lr.toFixed(6))).toEqual([0.01, 0.004]);
+  });
+
+  it("a gkd beta above 1 at step 2 is TC7005 (it was an internal error with a stack trace)", () => {
+    const src = join(dir, "gkd.tcod");
+    writeFileSync(src, curriculum("f2b(every: 1 step, max: 20 turns)").replace('import { opd } from "std/loss"', 'import { gkd } from "std/loss"')
+      .replace('loss: opd(coef: 1, estimator: "full")', "loss: gkd(beta: piecewise(at: [1 step, 5 steps], values: [0.5, 0.1]))"));
+    const out = join(dir, "plan-gkd");
+    const c = tcod("compile", src, "-o", out);
+    expect(c.status, c.stderr).toBe(0);
+    const plan = JSON.parse(readFileSync(join(out, "c.plan.json"), "utf8"));
+    const id = Object.keys(plan.exprs).find((k) => k.endsWith("gkd.beta"))!;
+    // beta = 0.5 + 0.7 × feedback.step: 0.5 at step 1, 1.2 at step 2.
+    plan.exprs[id] = { ...plan.exprs[id], level: "feedback", tree: { op: "add", args: [{ op: "const", value: 0.5 }, { op: "mul", args: [{ op: "const", value: 0.7 }, { op: "var", name: "feedback.step" }] }] } };
+    const file = join(dir, "gkd.plan.json");
+    writeFileSync(file, JSON.stringify(plan));
+    const r = tcod("run", file, "--set", "clock.steps=3", "--out", join(dir, "rgkd"));
+    userError(r, "TC7005");
+    expect(r.stderr).toMatch(/evaluates to 1\.2\d* at step 2; beta must be in \[0, 1\] \(the share of forward KL\)/);
+  });
+});
+
 describe("sizes that exhausted memory", () => {
   it("a batch of 100000 × 100000 episodes is TC4001 at check time", () => {
     const r = tcod("check", good, "--set", "c.batch=100000 tasks × 100000 rollout");
