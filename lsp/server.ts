@@ -38,7 +38,15 @@ const WARMUP_IDLE_MS = 300;
  */
 const DOCUMENT_WARMUP_MAX_MS = 300;
 
-export const toPath = (uri: string): string => fileURLToPath(uri);
+/**
+ * The path of a document's URI, or undefined for a document that is not a plain local file: an
+ * editor's unsaved buffer (`untitled:`), another host's file (`file://host/…`), an encoded `/` in a
+ * name. The server leaves such documents alone (no diagnostics, no features) rather than guess a path.
+ */
+export const toPath = (uri: string): string | undefined => {
+  if (!uri.startsWith("file:")) return undefined;
+  try { return fileURLToPath(uri); } catch { return undefined; }
+};
 export const toUri = (path: string): string => pathToFileURL(path).href;
 export const toRange = (s: Span): Range => ({
   start: { line: s.start.line - 1, character: s.start.column - 1 }, end: { line: s.end.line - 1, character: s.end.column - 1 },
@@ -63,13 +71,38 @@ export function startServer(connection: Connection = createConnection(ProposedFe
   const std = new StdIndex(ws);
   const stdDir = findStdlibDir();
   const isLibrary = (file: string) => file.startsWith(stdDir + sep) || file.includes(`${sep}node_modules${sep}`);
-  /** Files we published diagnostics for, per open document (to clear them). */
-  const published = new Map<string, Set<string>>();
+  /**
+   * Per open document, its last analysis's diagnostics by file. A file's published diagnostics are
+   * the union over the open documents (each analysis sees the program from its own entry: in an import
+   * cycle a → b → a, a's analysis reports the cycle in b and b's in a; with either alone shown, the
+   * last analysis would clear the other's and the cycle would show in one file only).
+   */
+  const published = new Map<string, Map<string, LspDiagnostic[]>>();
+  const sendMerged = (f: string) => {
+    const seen = new Set<string>();
+    const diagnostics: LspDiagnostic[] = [];
+    for (const byFile of published.values()) {
+      for (const d of byFile.get(f) ?? []) {
+        const key = JSON.stringify([d.code, d.range, d.message]);
+        if (!seen.has(key)) { seen.add(key); diagnostics.push(d); }
+      }
+    }
+    void connection.sendDiagnostics({ uri: toUri(f), version: documents.get(toUri(f))?.version, diagnostics });
+  };
 
+  /** A `didOpen` whose `text` is not a string (null, say) is invalid: the document is ignored. */
+  const hasText = (doc: TextDocument) => typeof (doc.getText() as unknown) === "string";
+  /**
+   * Runs work the protocol library does not guard (timers, deferred steps): an exception there would
+   * end the process. It is logged to the editor's output instead, and the server keeps serving.
+   */
+  const guarded = (what: string, f: () => void) => {
+    try { f(); } catch (e) { connection.console.error(`tcod lsp: ${what} failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`); }
+  };
   const analysisOf = (uri: string): Analysis | undefined => {
     const doc = documents.get(uri);
-    if (!doc) return undefined;
     const path = toPath(uri);
+    if (!doc || path === undefined || !hasText(doc)) return undefined;
     ws.setOpen(path, doc.getText());
     return ws.analyze(path);
   };
@@ -103,7 +136,7 @@ export function startServer(connection: Connection = createConnection(ProposedFe
       scheduled = false;
       const uris = [...pending];
       pending.clear();
-      for (const u of uris) publish(u);
+      for (const u of uris) guarded(`checking ${u}`, () => publish(u));
     });
   };
   const publish = (uri: string) => {
@@ -116,10 +149,9 @@ export function startServer(connection: Connection = createConnection(ProposedFe
       list.push(toLspDiagnostic(d));
       byFile.set(d.span.file, list);
     }
-    const before = published.get(uri) ?? new Set<string>();
-    for (const f of before) if (!byFile.has(f)) void connection.sendDiagnostics({ uri: toUri(f), diagnostics: [] });
-    for (const [f, list] of byFile) void connection.sendDiagnostics({ uri: toUri(f), version: documents.get(toUri(f))?.version, diagnostics: list });
-    published.set(uri, new Set(byFile.keys()));
+    const files = new Set([...(published.get(uri)?.keys() ?? []), ...byFile.keys()]);
+    published.set(uri, byFile);
+    for (const f of files) sendMerged(f);
     revalidateWhenIdle();
     warmUpAfter(WARMUP_IDLE_MS);
   };
@@ -128,13 +160,16 @@ export function startServer(connection: Connection = createConnection(ProposedFe
   // the editor does not report: another program's writes, files outside its watchers).
   const republishAll = () => { for (const d of documents.all()) schedule(d.uri); };
   connection.onDidChangeWatchedFiles((p) => {
-    ws.filesChanged(p.changes.map((c) => ({ path: toPath(c.uri), kind: c.type === FileChangeType.Created ? "created" : c.type === FileChangeType.Deleted ? "deleted" : "changed" })));
+    ws.filesChanged(p.changes.flatMap((c) => {
+      const path = toPath(c.uri);
+      return path === undefined ? [] : [{ path, kind: c.type === FileChangeType.Created ? "created" as const : c.type === FileChangeType.Deleted ? "deleted" as const : "changed" as const }];
+    }));
     republishAll();
   });
   let idle: NodeJS.Timeout | undefined;
   const revalidateWhenIdle = () => {
     if (idle) clearTimeout(idle);
-    idle = setTimeout(() => { idle = undefined; if (ws.revalidate()) republishAll(); }, REVALIDATE_AFTER_MS);
+    idle = setTimeout(() => guarded("revalidating", () => { idle = undefined; if (ws.revalidate()) republishAll(); }), REVALIDATE_AFTER_MS);
     idle.unref();
   };
 
@@ -150,19 +185,21 @@ export function startServer(connection: Connection = createConnection(ProposedFe
   const warmStep = () => {
     if (!warming) return;
     if (scheduled) { setImmediate(warmStep); return; }
-    if (warming.next().done) warming = undefined;
+    let done = true;
+    guarded("warming up", () => { done = !!warming!.next().done; });
+    if (done) warming = undefined;
     else setImmediate(warmStep);
   };
   const warmUpAfter = (ms: number) => {
     if (warmStarted) return;
     if (warmTimer) clearTimeout(warmTimer);
-    warmTimer = setTimeout(() => {
+    warmTimer = setTimeout(() => guarded("warming up", () => {
       if (warmStarted) return;
       warmStarted = true;
       const doc = ws.allAnalyses().find((a) => ws.isOpen(a.path) && a.ms <= DOCUMENT_WARMUP_MAX_MS);
       warming = warmUp(doc ? [{ path: doc.path, text: doc.text }] : []);
       setImmediate(warmStep);
-    }, ms);
+    }), ms);
     warmTimer.unref();
   };
   connection.onInitialized(() => warmUpAfter(WARMUP_AFTER_MS));
@@ -173,14 +210,22 @@ export function startServer(connection: Connection = createConnection(ProposedFe
   documents.onDidChangeContent((e) => {
     if (!opening) { warming = undefined; warmStarted = true; if (warmTimer) clearTimeout(warmTimer); }
     opening = false;
-    ws.setOpen(toPath(e.document.uri), e.document.getText());
+    const path = toPath(e.document.uri);
+    if (path === undefined || !hasText(e.document)) return;
+    ws.setOpen(path, e.document.getText());
     // Files importing this one are re-checked too.
-    for (const other of documents.all()) if (other.uri === e.document.uri || ws.analysesLoading(toPath(e.document.uri)).some((a) => a.path === toPath(other.uri))) schedule(other.uri);
+    const importers = new Set(ws.analysesLoading(path).map((a) => a.path));
+    for (const other of documents.all()) if (other.uri === e.document.uri || importers.has(toPath(other.uri) ?? "")) schedule(other.uri);
   });
   documents.onDidClose((e) => {
-    ws.close(toPath(e.document.uri));
-    for (const f of published.get(e.document.uri) ?? []) void connection.sendDiagnostics({ uri: toUri(f), diagnostics: [] });
+    const path = toPath(e.document.uri);
+    // The files importing the closed one were checked with its buffer: check them again from the disk.
+    const importers = new Set(path === undefined ? [] : ws.analysesLoading(path).map((a) => a.path));
+    if (path !== undefined) ws.close(path);
+    const files = [...(published.get(e.document.uri)?.keys() ?? [])];
     published.delete(e.document.uri);
+    for (const f of files) sendMerged(f);
+    for (const other of documents.all()) if (other.uri !== e.document.uri && importers.has(toPath(other.uri) ?? "")) schedule(other.uri);
   });
 
   connection.onHover((p) => {
@@ -267,8 +312,8 @@ export function startServer(connection: Connection = createConnection(ProposedFe
 
   connection.onDocumentFormatting((p) => {
     const doc = documents.get(p.textDocument.uri);
-    if (!doc || oversized(doc.getText()) !== undefined) return [];
-    const r = format(doc.getText(), toPath(p.textDocument.uri));
+    if (!doc || !hasText(doc) || oversized(doc.getText()) !== undefined) return [];
+    const r = format(doc.getText(), toPath(p.textDocument.uri) ?? p.textDocument.uri);
     if (!r.ok || !r.changed) return [];
     return [TextEdit.replace({ start: { line: 0, character: 0 }, end: doc.positionAt(doc.getText().length) }, r.text)];
   });

@@ -14,9 +14,22 @@ export function register(program: Command): void {
       }
       const [{ startServer }, lib] = await Promise.all([import("../../lsp/server.js"), import("vscode-languageserver/node")]);
       // A CommonJS package: bundled, its exports are the namespace's default.
-      const { createConnection, ProposedFeatures } = (lib as unknown as { default?: typeof lib }).default ?? lib;
+      const { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } = (lib as unknown as { default?: typeof lib }).default ?? lib;
       // stdio whether or not --stdio was given (it is the default): the library alone would refuse to
       // start without a transport flag.
-      startServer(createConnection(ProposedFeatures.all, process.stdin, process.stdout));
+      const reader = new StreamMessageReader(process.stdin);
+      // A frame the reader cannot take (a Content-Length that is not a number, a body that is not
+      // JSON) leaves it out of step with the stream: every later message is misread and the server
+      // would answer nothing, silently. Say so and exit, so that the editor restarts the server.
+      // A Content-Length larger than what follows (99999999999, say) makes the reader wait for the
+      // rest; once nothing has come for a while (the reader's partial-message timeout, 10 s), the
+      // same. (While the client keeps writing, its messages are taken as that body: undetectable.)
+      const fail = (why: string) => {
+        process.stderr.write(`tcod lsp: ${why}; exiting so that the editor restarts the server\n`);
+        process.exit(1);
+      };
+      reader.onError((e) => fail(`unreadable message from the client (${e.message.split("\n")[0]})`));
+      reader.onPartialMessage((p) => fail(`the client sent part of a message and nothing more for ${p.waitingTime / 1000} s (a Content-Length longer than the message?)`));
+      startServer(createConnection(ProposedFeatures.all, reader, new StreamMessageWriter(process.stdout)));
     });
 }

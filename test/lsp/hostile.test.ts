@@ -1,0 +1,113 @@
+/**
+ * The language server against hostile or unusual clients, at the protocol level (`tcod lsp` spawned
+ * as an editor spawns it): documents that are not local files, a `didOpen` without text, frames the
+ * JSON-RPC reader cannot take, and an import cycle across two open files.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+import {
+  createProtocolConnection, DidChangeTextDocumentNotification, DidOpenTextDocumentNotification, HoverRequest, InitializeRequest,
+  InitializedNotification, PublishDiagnosticsNotification, type ProtocolConnection, type PublishDiagnosticsParams,
+} from "vscode-languageserver-protocol";
+
+const ROOT = join(import.meta.dirname, "../..");
+const uri = (p: string) => pathToFileURL(p).href;
+
+interface Server { proc: ChildProcess; conn: ProtocolConnection; diagnostics: Map<string, PublishDiagnosticsParams[]>; exit: Promise<number | null>; stderr: () => string }
+const servers: Server[] = [];
+afterEach(() => { for (const s of servers.splice(0)) { s.conn.dispose(); s.proc.kill(); } });
+
+async function start(dir: string): Promise<Server> {
+  const proc = spawn(process.execPath, [join(ROOT, "bin/tcod.mjs"), "lsp", "--stdio"], { cwd: dir, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, TCOD_LSP_WARMUP: "0" } });
+  let err = "";
+  proc.stderr!.on("data", (b: Buffer) => { err += b.toString(); });
+  const exit = new Promise<number | null>((r) => proc.on("exit", (code) => r(code)));
+  const conn = createProtocolConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
+  const diagnostics = new Map<string, PublishDiagnosticsParams[]>();
+  conn.onNotification(PublishDiagnosticsNotification.type, (p) => { diagnostics.set(p.uri, [...(diagnostics.get(p.uri) ?? []), p]); });
+  conn.onError(() => {});
+  conn.listen();
+  await conn.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: uri(dir), capabilities: {}, workspaceFolders: null });
+  await conn.sendNotification(InitializedNotification.type, {});
+  const s = { proc, conn, diagnostics, exit, stderr: () => err };
+  servers.push(s);
+  return s;
+}
+
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-lsp-hostile-"));
+  writeFileSync(join(dir, "package.json"), "{}\n");
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+async function until(ok: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) { if (ok()) return; await new Promise((r) => setTimeout(r, 25)); }
+  throw new Error(`timed out waiting for ${what}`);
+}
+const codes = (s: Server, u: string) => (s.diagnostics.get(u)?.at(-1)?.diagnostics ?? []).map((d) => d.code);
+
+describe("documents the server cannot map to a file", () => {
+  it("are left alone, and the server keeps serving (it exited on them)", async () => {
+    const dir = project({ "main.tcod": "let k = 6 steps\nlet bad = nope\n" });
+    const s = await start(dir);
+    for (const u of ["untitled:Untitled-1", "file://otherhost/x.tcod", `${uri(dir)}/a%2Fb.tcod`]) {
+      await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: u, languageId: "tcod", version: 1, text: "let x = 1\n" } });
+      await s.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: u, version: 2 }, contentChanges: [{ text: "let x = 2\n" }] });
+      expect(await s.conn.sendRequest(HoverRequest.type, { textDocument: { uri: u }, position: { line: 0, character: 4 } })).toBeNull();
+    }
+    // A didOpen whose text is null is invalid: ignored.
+    const nullText = uri(join(dir, "null.tcod"));
+    await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: nullText, languageId: "tcod", version: 1, text: null as unknown as string } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(s.proc.exitCode).toBeNull();
+    // Still serving: a real file gets its diagnostics.
+    const main = uri(join(dir, "main.tcod"));
+    await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: main, languageId: "tcod", version: 1, text: "let k = 6 steps\nlet bad = nope\n" } });
+    await until(() => codes(s, main).length > 0, "diagnostics of main.tcod");
+    expect(s.proc.exitCode).toBeNull();
+    expect(s.diagnostics.has("untitled:Untitled-1")).toBe(false);
+  }, 30_000);
+});
+
+describe("frames the JSON-RPC reader cannot take", () => {
+  for (const length of ["abc", "-5"]) {
+    it(`Content-Length: ${length} ends the server with a message on stderr (it hung, silent)`, async () => {
+      const s = await start(project({}));
+      s.proc.stdin!.write(`Content-Length: ${length}\r\n\r\n{}`);
+      const code = await Promise.race([s.exit, new Promise<string>((r) => setTimeout(() => r("still running"), 10_000))]);
+      expect(code).toBe(1);
+      expect(s.stderr()).toMatch(/tcod lsp: unreadable message from the client .*exiting so that the editor restarts the server/);
+    }, 30_000);
+  }
+});
+
+describe("an import cycle across open files", () => {
+  it("is reported in every open file of the cycle, and stays (the last analysis cleared the other's)", async () => {
+    const A = "import { y } from \"./b\"\nexport let x = 1 steps\n";
+    const B = "export let y = 2 steps\n";
+    const dir = project({ "a.tcod": A, "b.tcod": B });
+    const s = await start(dir);
+    const a = uri(join(dir, "a.tcod"));
+    const b = uri(join(dir, "b.tcod"));
+    await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: a, languageId: "tcod", version: 1, text: A } });
+    await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: b, languageId: "tcod", version: 1, text: B } });
+    await until(() => s.diagnostics.has(a) && s.diagnostics.has(b), "first diagnostics");
+    const B2 = "import { x } from \"./a\"\nexport let y = 2 steps\n";
+    await s.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: b, version: 2 }, contentChanges: [{ text: B2 }] });
+    await until(() => codes(s, a).includes("TC1102") && codes(s, b).includes("TC1102"), "TC1102 in a.tcod and b.tcod");
+    // Past the idle re-check: still in both, each at its own import.
+    await new Promise((r) => setTimeout(r, 1500));
+    const at = (u: string) => s.diagnostics.get(u)!.at(-1)!.diagnostics.filter((d) => d.code === "TC1102").map((d) => d.range.start.line);
+    expect(at(a)).toEqual([0]);
+    expect(at(b)).toEqual([0]);
+    // Breaking the cycle clears it from both.
+    await s.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: b, version: 3 }, contentChanges: [{ text: B }] });
+    await until(() => !codes(s, a).includes("TC1102") && !codes(s, b).includes("TC1102"), "TC1102 cleared");
+  }, 30_000);
+});
