@@ -2,7 +2,7 @@
  * `tcod run FILE.tcod|PLAN.json [--out RUN_DIR] [--seed N] [--resume RUN_DIR] [--set k=v]...
  *  [--curriculum NAME] [--quiet]`: compile (or load) a plan and run it; writes RUN_DIR/metrics.jsonl,
  * RUN_DIR/checkpoint/ and RUN_DIR/report.html. Exit 0 done, 1 user error or a run stopped by faults,
- * 130 interrupted (Ctrl-C; the run checkpoints first), 2 internal error.
+ * 130 interrupted (Ctrl-C; the run checkpoints first; 143 SIGTERM, 129 SIGHUP likewise), 2 internal error.
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -33,6 +33,13 @@ import { formatConfig, resolvedFields } from "../print-config.js";
 import { findStdlibDir, projectRootOf } from "../../compiler/modules.js";
 
 export const EXIT_INTERRUPTED = 130;
+
+/** The signals that stop a run cleanly (finish the step, checkpoint), and their numbers (POSIX). */
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+type StopSignal = (typeof STOP_SIGNALS)[number];
+const SIGNAL_NUMBER: Record<StopSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+/** 128 + the signal's number: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. */
+const exitForSignal = (sig: StopSignal): number => 128 + SIGNAL_NUMBER[sig];
 
 interface RunFlags {
   out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string;
@@ -130,15 +137,19 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
 
   const progress = createProgress({ quiet: !!o.quiet || jsonMode() });
   const abort = new AbortController();
-  let interrupts = 0;
-  const onSigint = () => {
-    interrupts++;
-    if (interrupts === 1) {
-      progress.log("\ninterrupt: finishing the current step, then checkpointing (Ctrl-C again to quit without a checkpoint)");
+  // Ctrl-C (SIGINT), and SIGTERM/SIGHUP — what schedulers (SLURM, Kubernetes, systemd, `timeout`)
+  // and a closed terminal send — finish the current step and checkpoint; a second one quits at once.
+  // The exit status is 128 + the first signal's number, as a shell reports a process it stopped.
+  let stoppedBy: StopSignal | undefined;
+  const onSignal = (sig: StopSignal) => {
+    if (stoppedBy === undefined) {
+      stoppedBy = sig;
+      const what = sig === "SIGINT" ? "interrupt" : sig;
+      progress.log(`\n${what}: finishing the current step, then checkpointing (Ctrl-C or another signal to quit without a checkpoint)`);
       abort.abort();
-    } else process.exit(EXIT_INTERRUPTED);
+    } else process.exit(exitForSignal(stoppedBy));
   };
-  process.on("SIGINT", onSigint);
+  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   mkdirSync(runDir, { recursive: true });
   const sinks = await openSinks({
     runDir, name: plan.name, config: plan, ...(o.tensorboard === false ? { tensorboard: false } : {}), ...(o.wandb ? { wandbProject: o.wandb } : {}),
@@ -154,7 +165,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
       onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
     });
   } finally {
-    process.off("SIGINT", onSigint);
+    for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
     progress.stop();
     await sinks.close();
   }
@@ -167,7 +178,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
       return EXIT_OK;
     case "interrupted":
       out.write(`${result.message}\nreport: ${report}\n`);
-      return EXIT_INTERRUPTED;
+      return exitForSignal(stoppedBy ?? "SIGINT");
     case "stopped":
       out.write(`${result.message}\nreport: ${report}\n`);
       return EXIT_OK;
