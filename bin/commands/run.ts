@@ -16,6 +16,7 @@ import { jsonErrorAt, readTextFile } from "../../plan/read-file.js";
 const MAX_PLAN_BYTES = 64 * 1024 * 1024;
 import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
+import { acquireRunLock, type RunLock } from "../../runtime/run-lock.js";
 import { runPlan } from "../../runtime/engine.js";
 import { composeRuntime } from "../compose.js";
 import { readMetrics } from "../../runtime/metrics.js";
@@ -82,6 +83,17 @@ export function register(program: Command): void {
 }
 
 async function run(file: string | undefined, o: RunFlags): Promise<number> {
+  const held: { lock?: RunLock } = {};
+  try {
+    return await runLocked(file, o, held);
+  } finally {
+    held.lock?.release();
+  }
+}
+
+/** The run; `held.lock` is set once it has taken the run folder (before reading or writing any of it). */
+async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: RunLock }): Promise<number> {
+  const takeFolder = (dir: string) => { held.lock = acquireRunLock(dir, (m) => process.stderr.write(`tcod run: note: ${m}\n`)); };
   const seed = o.seed === undefined ? undefined : parseSeed(o.seed);
   let plan: Plan;
   let bundle: string | undefined;
@@ -100,6 +112,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
       }
       throw new UsageError(`${runDir} is not a run folder (no plan.json); give the --out folder of an earlier run`);
     }
+    takeFolder(runDir);
     plan = loadRunPlan(saved);
     if (file) {
       const given = loadPlan(file, o).plan;
@@ -116,6 +129,8 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     ({ plan, bundle, ...loaded } = loadPlan(file, o));
     runDir = o.out ?? join("runs", `${safeFileName(plan.name)}-${timestamp()}`);
     ensureOutDir(runDir);
+    // Taken before the "already holds a run" check: of two runs started on one folder, one goes on.
+    takeFolder(runDir);
     if (existsSync(join(runDir, "metrics.jsonl"))) {
       // --resume needs the run's plan.json: without one, the folder's metrics are not a run it can continue.
       if (!existsSync(join(runDir, "plan.json"))) {
