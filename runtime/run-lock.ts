@@ -5,7 +5,8 @@
  * one folder exactly one gets it. A lock whose process is gone (same host, `kill(pid, 0)` says no
  * such process) or that cannot be read is stale and taken over; one held by a live process, or by a
  * process on another host (which cannot be checked from here), refuses the second run (TC7009).
- * The lock is removed when the run ends: normally, by an error, or by process.exit (a second signal).
+ * The caller removes the lock when the run ends (release()), and also on process exit (the CLI's
+ * exit handler: a second Ctrl-C ends the process without running `finally` blocks).
  */
 import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
@@ -106,13 +107,10 @@ export function acquireRunLock(runDir: string, note: (message: string) => void):
   const release = (): void => {
     if (released) return;
     released = true;
-    process.off("exit", release);
     const held = readLock(file);
     if (held?.text === text) {
       try { unlinkSync(file); } catch { /* gone */ }
     }
   };
-  // process.exit (a second Ctrl-C) skips `finally` blocks; the exit event still runs.
-  process.on("exit", release);
   return { release };
 }

@@ -17,6 +17,7 @@ const MAX_PLAN_BYTES = 64 * 1024 * 1024;
 import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { acquireRunLock, type RunLock } from "../../runtime/run-lock.js";
+import { writeErrorOf } from "../../runtime/write-error.js";
 import { runPlan } from "../../runtime/engine.js";
 import { composeRuntime } from "../compose.js";
 import { readMetrics } from "../../runtime/metrics.js";
@@ -83,17 +84,33 @@ export function register(program: Command): void {
 }
 
 async function run(file: string | undefined, o: RunFlags): Promise<number> {
-  const held: { lock?: RunLock } = {};
+  const held: { lock?: RunLock; runDir?: string } = {};
+  // process.exit (a second Ctrl-C) skips `finally` blocks; the exit event still runs.
+  const onExit = () => held.lock?.release();
+  process.on("exit", onExit);
   try {
     return await runLocked(file, o, held);
+  } catch (e) {
+    // A write the machine refused (full disk, ulimit -f, …) anywhere else in the run folder
+    // (episodes, TensorBoard events, the report): a coded error, not an internal one.
+    const err = e as NodeJS.ErrnoException;
+    if (held.runDir !== undefined && err.syscall !== undefined && WRITE_SYSCALLS.has(err.syscall)) throw writeErrorOf(e, err.path, held.runDir) ?? e;
+    throw e;
   } finally {
+    process.off("exit", onExit);
     held.lock?.release();
   }
 }
 
+/** File-system calls whose failure is a write the machine refused (not a spawn or a read). */
+const WRITE_SYSCALLS = new Set(["write", "open", "mkdir", "rename", "fsync", "close", "ftruncate", "copyfile", "link", "symlink"]);
+
 /** The run; `held.lock` is set once it has taken the run folder (before reading or writing any of it). */
-async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: RunLock }): Promise<number> {
-  const takeFolder = (dir: string) => { held.lock = acquireRunLock(dir, (m) => process.stderr.write(`tcod run: note: ${m}\n`)); };
+async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: RunLock; runDir?: string }): Promise<number> {
+  const takeFolder = (dir: string) => {
+    held.runDir = dir;
+    held.lock = acquireRunLock(dir, (m) => process.stderr.write(`tcod run: note: ${m}\n`));
+  };
   const seed = o.seed === undefined ? undefined : parseSeed(o.seed);
   let plan: Plan;
   let bundle: string | undefined;
