@@ -20,6 +20,7 @@ import type { StudentBackend } from "./backends/backend.js";
 import type { CurriculumSnapshot } from "./curriculum-state.js";
 import type { BufferSnapshot } from "./replay.js";
 import { fsyncDir, fsyncTree, writeFileAtomicSync } from "./fs-atomic.js";
+import { writeErrorOf } from "./write-error.js";
 import { MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
 
 export const CHECKPOINT_FORMAT = "tcod.checkpoint/1";
@@ -87,11 +88,18 @@ export async function writeCheckpoint(runDir: string, state: CheckpointState, st
   const final = checkpointDir(runDir);
   const tmp = join(runDir, `checkpoint.tmp-${process.pid}`);
   removeStaleTemps(runDir);
-  mkdirSync(join(tmp, "student"), { recursive: true });
-  await student.saveState(join(tmp, "student"));
-  writeFileAtomicSync(join(tmp, "state.json"), JSON.stringify(state));
-  fsyncTree(tmp);
-  fsyncDir(runDir);
+  try {
+    mkdirSync(join(tmp, "student"), { recursive: true });
+    await student.saveState(join(tmp, "student"));
+    writeFileAtomicSync(join(tmp, "state.json"), JSON.stringify(state));
+    fsyncTree(tmp);
+    fsyncDir(runDir);
+  } catch (e) {
+    // The previous checkpoint is untouched until the renames below; drop the partial one.
+    rmSync(tmp, { recursive: true, force: true });
+    const path = (e as NodeJS.ErrnoException).path;
+    throw writeErrorOf(e, path ?? tmp, runDir) ?? e;
+  }
   const old = join(runDir, `checkpoint.old-${process.pid}`);
   if (existsSync(final)) renameSync(final, old);
   renameSync(tmp, final);

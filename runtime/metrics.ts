@@ -9,6 +9,7 @@ import { basename, dirname, join } from "node:path";
 import { MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
 import type { EvalRow } from "./nodes/evaluate.js";
 import { RunFolderError } from "./checkpoint.js";
+import { writeErrorOf } from "./write-error.js";
 import type { FeedbackSummary } from "../plan/feedback.js";
 
 export interface TrainRowMetrics {
@@ -92,7 +93,12 @@ export class MetricsWriter {
   }
 
   write(row: MetricsRow): void {
-    appendFileSync(this.path, JSON.stringify(row) + "\n");
+    try {
+      appendFileSync(this.path, JSON.stringify(row) + "\n");
+    } catch (e) {
+      // A partial row past the last checkpoint's offset is cut off by the resume.
+      throw writeErrorOf(e, this.path, dirname(this.path)) ?? e;
+    }
   }
 
   offset(): number {

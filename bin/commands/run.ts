@@ -2,7 +2,7 @@
  * `tcod run FILE.tcod|PLAN.json [--out RUN_DIR] [--seed N] [--resume RUN_DIR] [--set k=v]...
  *  [--curriculum NAME] [--quiet]`: compile (or load) a plan and run it; writes RUN_DIR/metrics.jsonl,
  * RUN_DIR/checkpoint/ and RUN_DIR/report.html. Exit 0 done, 1 user error or a run stopped by faults,
- * 130 interrupted (Ctrl-C; the run checkpoints first), 2 internal error.
+ * 130 interrupted (Ctrl-C; the run checkpoints first; 143 SIGTERM, 129 SIGHUP likewise), 2 internal error.
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -16,6 +16,8 @@ import { jsonErrorAt, readTextFile } from "../../plan/read-file.js";
 const MAX_PLAN_BYTES = 64 * 1024 * 1024;
 import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
+import { acquireRunLock, type RunLock } from "../../runtime/run-lock.js";
+import { writeErrorOf } from "../../runtime/write-error.js";
 import { runPlan } from "../../runtime/engine.js";
 import { composeRuntime } from "../compose.js";
 import { readMetrics } from "../../runtime/metrics.js";
@@ -33,6 +35,13 @@ import { formatConfig, resolvedFields } from "../print-config.js";
 import { findStdlibDir, projectRootOf } from "../../compiler/modules.js";
 
 export const EXIT_INTERRUPTED = 130;
+
+/** The signals that stop a run cleanly (finish the step, checkpoint), and their numbers (POSIX). */
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+type StopSignal = (typeof STOP_SIGNALS)[number];
+const SIGNAL_NUMBER: Record<StopSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+/** 128 + the signal's number: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. */
+const exitForSignal = (sig: StopSignal): number => 128 + SIGNAL_NUMBER[sig];
 
 interface RunFlags {
   out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string;
@@ -75,6 +84,33 @@ export function register(program: Command): void {
 }
 
 async function run(file: string | undefined, o: RunFlags): Promise<number> {
+  const held: { lock?: RunLock; runDir?: string } = {};
+  // process.exit (a second Ctrl-C) skips `finally` blocks; the exit event still runs.
+  const onExit = () => held.lock?.release();
+  process.on("exit", onExit);
+  try {
+    return await runLocked(file, o, held);
+  } catch (e) {
+    // A write the machine refused (full disk, ulimit -f, …) anywhere else in the run folder
+    // (episodes, TensorBoard events, the report): a coded error, not an internal one.
+    const err = e as NodeJS.ErrnoException;
+    if (held.runDir !== undefined && err.syscall !== undefined && WRITE_SYSCALLS.has(err.syscall)) throw writeErrorOf(e, err.path, held.runDir) ?? e;
+    throw e;
+  } finally {
+    process.off("exit", onExit);
+    held.lock?.release();
+  }
+}
+
+/** File-system calls whose failure is a write the machine refused (not a spawn or a read). */
+const WRITE_SYSCALLS = new Set(["write", "open", "mkdir", "rename", "fsync", "close", "ftruncate", "copyfile", "link", "symlink"]);
+
+/** The run; `held.lock` is set once it has taken the run folder (before reading or writing any of it). */
+async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: RunLock; runDir?: string }): Promise<number> {
+  const takeFolder = (dir: string) => {
+    held.runDir = dir;
+    held.lock = acquireRunLock(dir, (m) => process.stderr.write(`tcod run: note: ${m}\n`));
+  };
   const seed = o.seed === undefined ? undefined : parseSeed(o.seed);
   let plan: Plan;
   let bundle: string | undefined;
@@ -93,6 +129,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
       }
       throw new UsageError(`${runDir} is not a run folder (no plan.json); give the --out folder of an earlier run`);
     }
+    takeFolder(runDir);
     plan = loadRunPlan(saved);
     if (file) {
       const given = loadPlan(file, o).plan;
@@ -109,6 +146,8 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
     ({ plan, bundle, ...loaded } = loadPlan(file, o));
     runDir = o.out ?? join("runs", `${safeFileName(plan.name)}-${timestamp()}`);
     ensureOutDir(runDir);
+    // Taken before the "already holds a run" check: of two runs started on one folder, one goes on.
+    takeFolder(runDir);
     if (existsSync(join(runDir, "metrics.jsonl"))) {
       // --resume needs the run's plan.json: without one, the folder's metrics are not a run it can continue.
       if (!existsSync(join(runDir, "plan.json"))) {
@@ -130,15 +169,19 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
 
   const progress = createProgress({ quiet: !!o.quiet || jsonMode() });
   const abort = new AbortController();
-  let interrupts = 0;
-  const onSigint = () => {
-    interrupts++;
-    if (interrupts === 1) {
-      progress.log("\ninterrupt: finishing the current step, then checkpointing (Ctrl-C again to quit without a checkpoint)");
+  // Ctrl-C (SIGINT), and SIGTERM/SIGHUP — what schedulers (SLURM, Kubernetes, systemd, `timeout`)
+  // and a closed terminal send — finish the current step and checkpoint; a second one quits at once.
+  // The exit status is 128 + the first signal's number, as a shell reports a process it stopped.
+  let stoppedBy: StopSignal | undefined;
+  const onSignal = (sig: StopSignal) => {
+    if (stoppedBy === undefined) {
+      stoppedBy = sig;
+      const what = sig === "SIGINT" ? "interrupt" : sig;
+      progress.log(`\n${what}: finishing the current step, then checkpointing (Ctrl-C or another signal to quit without a checkpoint)`);
       abort.abort();
-    } else process.exit(EXIT_INTERRUPTED);
+    } else process.exit(exitForSignal(stoppedBy));
   };
-  process.on("SIGINT", onSigint);
+  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   mkdirSync(runDir, { recursive: true });
   const sinks = await openSinks({
     runDir, name: plan.name, config: plan, ...(o.tensorboard === false ? { tensorboard: false } : {}), ...(o.wandb ? { wandbProject: o.wandb } : {}),
@@ -154,7 +197,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
       onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
     });
   } finally {
-    process.off("SIGINT", onSigint);
+    for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
     progress.stop();
     await sinks.close();
   }
@@ -167,7 +210,7 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
       return EXIT_OK;
     case "interrupted":
       out.write(`${result.message}\nreport: ${report}\n`);
-      return EXIT_INTERRUPTED;
+      return exitForSignal(stoppedBy ?? "SIGINT");
     case "stopped":
       out.write(`${result.message}\nreport: ${report}\n`);
       return EXIT_OK;
