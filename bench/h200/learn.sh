@@ -80,6 +80,8 @@ STUDENT_INIT=${STUDENT_INIT-"$G/student.json:32:0.001:60"}
 PHASES=${PHASES:-"1 2"}
 STUDENTS=${STUDENTS:-"opd:opd:warm:1 f2b:tcod-f2b:warm:1 b2f:tcod-b2f:warm:1 turnopd:turnopd:warm:1 atod:atod:warm:1 opd-scratch:opd:scratch:1"}
 P1_S=${P1_S:-300}; P2_S=${P2_S:-240}          # phase deadlines (seconds)
+# P1_UNTIL_KEPT=1: phase 1 ends as soon as every teacher has its TEACHER_KEEP copies and the
+# initialisations are done (P1_S stays the upper bound): a one-call study gives its students the rest.
 T_EVAL=${T_EVAL:-50}; S_EVAL=${S_EVAL:-10}    # evaluation every … steps (teachers, students; S_EVAL_OTHER: the students' valid_unseen and hard)
 T_EVAL_OTHER=${T_EVAL_OTHER:-$((2 * T_EVAL))}  # the teachers' valid_unseen and hard every … steps
 # T_EVAL_FROM: the teachers evaluate only from this step on (`evaluate(from:)`; 0: from the start). An
@@ -114,14 +116,14 @@ evals() {
 }
 
 PORT=${PORT0:-8200}   # each run takes the next port; two learn.sh at once need bases apart (PORT0)
-PIDS=(); PORTS=()
+PIDS=(); PORTS=(); NAMES=()
 # launch NAME FILE CURRICULUM [tcod run args…]: in the background, on the next port.
 launch() {
   local name=$1 file=$2 cur=$3; shift 3
   PORT=$((PORT + 1))
   node bin/tcod.mjs run "$file" --out "$WORK/$name" --set "url=\"http://127.0.0.1:$PORT\"" --set "$cur.checkpoint_every=$CKPT steps" "$@" \
     > "$WORK/$name.log" 2>&1 &
-  PIDS+=($!); PORTS+=($PORT)
+  PIDS+=($!); PORTS+=($PORT); NAMES+=("$name")
   log "started $name (pid $!, port $PORT)"
 }
 # resume NAME: continue the run in $WORK/NAME from its checkpoint (its plan keeps its port).
@@ -129,7 +131,7 @@ resume() {
   local name=$1 port
   port=$(node -e 'const p=require(process.argv[1]);const m=Object.values(p.resources.models).map(x=>x.backend&&x.backend.url).find(Boolean);console.log(new URL(m).port)' "$WORK/$name/plan.json")
   node bin/tcod.mjs run --resume "$WORK/$name" >> "$WORK/$name.log" 2>&1 &
-  PIDS+=($!); PORTS+=($port)
+  PIDS+=($!); PORTS+=($port); NAMES+=("$name")
   log "resumed $name (pid $!, port $port)"
 }
 # sft_run NAME CONFIG TASKS PEAK_LR STEPS NOISE NOISE_FROM EVALS [SEED]: an SFT run of sft-teacher.tcod, resumed if it has a checkpoint.
@@ -169,8 +171,22 @@ keep_checkpoints() {
     done
   done
 }
-# Waits for the phase's runs until DEADLINE seconds from now (snapshots and progress every 30 s),
-# then interrupts the rest (SIGINT: finish the step, checkpoint, stop) and, GRACE seconds later,
+# all_kept: true when every teacher run of the phase has a copy at each step of $TEACHER_KEEP (a copy is
+# taken from the checkpoint, which a run writes after that step's evaluations, so they are in) and
+# every other run of the phase has ended.
+all_kept() {
+  [ -n "${TEACHER_KEEP:-}" ] || return 1
+  local i k
+  for i in "${!PIDS[@]}"; do
+    case ${NAMES[$i]} in
+      teacher-*) for k in $TEACHER_KEEP; do [ -d "$WORK/kept/${NAMES[$i]#teacher-}@$k" ] || return 1; done ;;
+      *) kill -0 ${PIDS[$i]} 2>/dev/null && return 1 ;;
+    esac
+  done
+  return 0
+}
+# finish_phase DEADLINE [kept]: waits for the phase's runs until DEADLINE seconds from now (snapshots
+# and progress every 30 s), or with `kept` until all_kept if that comes first, then interrupts the rest (SIGINT: finish the step, checkpoint, stop) and, GRACE seconds later,
 # kills what is left together with its worker (which runs in a process group of its own).
 finish_phase() {
   local deadline=$(( $(date +%s) + $1 )) p i next=$(( $(date +%s) + 30 ))
@@ -179,6 +195,7 @@ finish_phase() {
     [ $alive = 0 ] && break
     [ $(date +%s) -ge $next ] && { snapshot; progress; next=$(( $(date +%s) + 30 )); }
     keep_checkpoints
+    [ "${2:-}" = kept ] && all_kept && { log "every teacher copy of TEACHER_KEEP is kept: phase ends"; break; }
     sleep 2
   done
   for p in "${PIDS[@]}"; do kill -INT $p 2>/dev/null; done
@@ -192,7 +209,7 @@ finish_phase() {
     pkill -9 -f -- "--port ${PORTS[$i]}( |$)" 2>/dev/null
   done
   # Only the phase's runs: a bare `wait` (also what an empty list expands to) waits for nvidia-smi too.
-  [ ${#PIDS[@]} -gt 0 ] && wait "${PIDS[@]}" 2>/dev/null; PIDS=(); PORTS=()
+  [ ${#PIDS[@]} -gt 0 ] && wait "${PIDS[@]}" 2>/dev/null; PIDS=(); PORTS=(); NAMES=()
   keep_checkpoints   # a teacher that ended at a kept step
   snapshot; progress
 }
@@ -214,7 +231,7 @@ if [[ " $PHASES " == *" 1 "* ]]; then
     IFS=: read -r name icfg itasks ilr isteps inoise ifrom <<< "$t"
     sft_run "init-$name" "$icfg" "$itasks" "$ilr" "$isteps" "${inoise:-0}" "${ifrom:-admissible}" "$(evals $isteps false)"
   done
-  finish_phase "$P1_S"
+  finish_phase "$P1_S" "$([ "${P1_UNTIL_KEPT:-0}" = 1 ] && echo kept)"
   if [ -n "${TEACHERS_FT:-}" ]; then
     for t in $TEACHERS_FT; do
       IFS=: read -r name cfg tasks lr steps noise from <<< "$t"
