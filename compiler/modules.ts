@@ -73,8 +73,9 @@ export interface LoaderFs {
   read(path: string): string;
   isFile(path: string): boolean;
   /**
-   * Why `path` is there but is not a regular file (a folder, a device, a FIFO, a socket), in words
-   * about "it"; undefined when it is one, or is missing. Without it, such an import is "not found".
+   * Why `path` is there but is not a regular file (a folder, a device, a FIFO, a socket, a loop of
+   * symlinks), in words about "it"; undefined when it is one, or is missing. Without it, such an
+   * import is "not found".
    */
   notAFile?(path: string): string | undefined;
   /** The path with every symlink resolved (the path itself when it cannot be resolved). */
@@ -132,6 +133,12 @@ export interface LoaderOptions {
    */
   shared?: ReadonlyMap<LetDecl | ModelDecl, LazyCell>;
 }
+
+/** How many files deep imports may nest, the entry file being the first (a chain as long is far from any real project's). */
+export const MAX_IMPORT_DEPTH = 100;
+
+/** What `resolveImport` answers for a file that imports itself (reported there). */
+const SELF = Symbol("self-import");
 
 let stdlibDir: string | undefined;
 const displayCache = new Map<string, Map<string, string>>();
@@ -302,7 +309,11 @@ export class ModuleLoader {
   readonly modules = new Map<string, Module>();
   /** Where each import declaration led: the imported module's path (for editors' go-to-definition). */
   readonly importTargets = new Map<ImportDecl, string>();
-  private readonly loading: string[] = [];
+  /**
+   * The files being loaded, from the entry down to the one whose imports are being resolved: each
+   * with its real path (the entry may be named through a symlink), which cycles are found by.
+   */
+  private readonly loading: { path: string; real: string }[] = [];
   readonly prelude: Scope;
   private readonly stdlibDir = findStdlibDir();
 
@@ -379,7 +390,7 @@ export class ModuleLoader {
     for (const er of errors) this.sink.add(syntaxMessage(er), er.span);
     const mod: Module = { path, display: this.display(path), text, ast, scope: { parent: this.prelude, names: new Map() }, exports: new Map(), curricula: [], sweeps: [], deps: [], cells: [], owner: this };
     this.modules.set(path, mod);
-    this.loading.push(path);
+    this.loading.push({ path, real: this.fs.realpath(path) });
     try {
       for (const decl of ast.decls) this.declare(mod, decl);
     } finally {
@@ -450,6 +461,15 @@ export class ModuleLoader {
     // through it either); a TypeScript extension is loaded through `resolveImport`.
     const known = this.resolved?.get(decl);
     const target = known !== undefined && !isTsPath(known) ? this.load(known, decl) : this.resolveImport(mod, decl);
+    if (target === SELF) {
+      // Reported once, at the import: its names that the module declares are in scope already (binding
+      // them again would report each as declared twice); the others name nothing.
+      const own = new Set(mod.ast?.decls.flatMap((x) => (x.kind === "import" || x.kind === "sweep" ? [] : [x.name])));
+      for (const spec of decl.names) {
+        if (!own.has(spec.alias ?? spec.name)) this.bind(mod, spec.alias ?? spec.name, spec.nameSpan, fixed(invalid(spec.span), spec.nameSpan, "import", `imported from "${decl.from}" (this file)`), false);
+      }
+      return;
+    }
     if (target) {
       this.importTargets.set(decl, target.path);
       mod.deps.push({ decl, target });
@@ -477,7 +497,8 @@ export class ModuleLoader {
     }
   }
 
-  private resolveImport(mod: Module, decl: ImportDecl): Module | undefined {
+  /** The module `decl` leads to; SELF when that is `mod` itself; undefined when reported. */
+  private resolveImport(mod: Module, decl: ImportDecl): Module | typeof SELF | undefined {
     const spec = decl.from;
     const fromDir = dirname(mod.path);
     /** Each candidate with the folder its real path must stay inside. */
@@ -532,10 +553,22 @@ export class ModuleLoader {
     // A symlink (file or folder) may point anywhere: the real path decides.
     const found = this.fs.realpath(hit.path);
     if (!isInside(found, this.fs.realpath(hit.region))) return outside();
-    const idx = this.loading.indexOf(found);
+    // By real paths: a symlink to a file on the chain (or to a folder above it) closes a cycle too.
+    const idx = this.loading.findIndex((l) => l.real === found);
     if (idx >= 0) {
-      const chain = [...this.loading.slice(idx), found].map((p) => this.display(p)).join(" → ");
+      if (idx === this.loading.length - 1) {
+        this.sink.add(d.selfImport({ file: mod.display, spec }), decl.fromSpan);
+        return SELF;
+      }
+      const chain = [...this.loading.slice(idx), this.loading[idx]!].map((l) => this.display(l.path)).join(" → ");
       this.sink.add(d.importCycle({ chain }), decl.fromSpan);
+      return undefined;
+    }
+    // Loading recurses once per level: a bound, with its own message, not the stack's (TC2022).
+    if (this.loading.length >= MAX_IMPORT_DEPTH && !this.modules.has(found)) {
+      const shown = this.loading.map((l) => this.display(l.path));
+      const chain = [...shown.slice(0, 2), "…", ...shown.slice(-1), this.display(found)].join(" → ");
+      this.sink.add(d.importTooDeep({ spec, limit: String(MAX_IMPORT_DEPTH), chain }), decl.fromSpan);
       return undefined;
     }
     if (isTsPath(found)) return this.loadTs(found, decl);

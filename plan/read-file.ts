@@ -40,12 +40,17 @@ export function fileReadError(e: unknown): FileReadError {
 
 /**
  * Why `path` is there but not a regular file ("it is a folder, not a file", "it is not a regular file
- * (a device, pipe or socket)"), as readTextFile would say; undefined when it is a regular file or
- * cannot be looked at (missing, no permission).
+ * (a device, pipe or socket)", "the path has a loop of symbolic links"), as readTextFile would say;
+ * undefined when it is a regular file or cannot be looked at (missing, no permission).
  */
 export function notRegularFile(path: string): FileReadError | undefined {
   let st;
-  try { st = statSync(path); } catch { return undefined; }
+  try {
+    st = statSync(path);
+  } catch (e) {
+    // A loop of symlinks is there but leads nowhere: say so, not "not found".
+    return (e as NodeJS.ErrnoException).code === "ELOOP" ? fileReadError(e) : undefined;
+  }
   return notRegular(st);
 }
 

@@ -35,7 +35,9 @@ export const catalogue = {
   TC1107: { name: "packageSubpathNotExported", severity: "error", message: "Package '{pkg}' is installed but its package.json `exports` has no entry for '{subpath}'.", hint: "Import one of its exported paths: {exported}." },
   TC1106: { name: "notExported", severity: "error", message: "'{name}' is declared in '{spec}' but not exported.", hint: "Write `export` before its declaration in '{spec}'." },
   TC1108: { name: "sourceTooLarge", severity: "error", message: "'{file}' is {size}, more than the {limit} tcod reads of a source file; it was not read.", hint: "Split it into modules that import one another (each file may be up to {limit}), or generate less source." },
-  TC1109: { name: "unreadableSource", severity: "error", message: "Cannot read '{file}': {reason}.", hint: "Give a .tcod file that you may read: not a folder, a device, a pipe or a socket." },
+  TC1109: { name: "unreadableSource", severity: "error", message: "Cannot read '{file}': {reason}.", hint: "Give a .tcod file that you may read: not a folder, a device, a pipe, a socket or a loop of symbolic links." },
+  TC1110: { name: "selfImport", severity: "error", message: "'{file}' imports itself ('{spec}' is this file).", hint: "Remove this import: a module's own declarations are already in scope." },
+  TC1111: { name: "importTooDeep", severity: "error", message: "Import '{spec}' nests imports more than {limit} files deep ({chain}).", hint: "tcod follows imports at most {limit} files deep from the file it compiles: import what the deep modules define from fewer, larger modules, or merge modules of the chain." },
 
   // ---- TC2xxx: names, types, units ---------------------------------------------------------------
   TC2001: { name: "unitMismatch", severity: "error", message: "Unit mismatch: expected {expected}, got {actual}.", hint: "Write the unit explicitly, e.g. `{suggestion}`." },
