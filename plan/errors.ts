@@ -28,11 +28,11 @@ export interface UserIssue {
 
 /** Codes of user errors raised outside the compiler's diagnostics, with what each means (docs/diagnostics.md). */
 export const USER_ERROR_CODES = {
-  TC7001: "A plan file does not validate against its schema, or a constant is out of its field's range (plan/ranges.ts: the compiler's); each problem names its JSON path.",
+  TC7001: "A plan file does not validate against its schema, or a constant is out of its field's range (plan/ranges.ts: the compiler's); each problem names its JSON path. A Trinity plugin refuses its spec.json's constants out of range the same way on load.",
   TC7002: "A plan validates but its graph cannot run (a node names a model, env or agent format the plan does not declare).",
   TC7003: "An environment refuses the plan's settings (an unknown split, task or option).",
   TC7004: "A backend or inference server cannot serve the plan (unreachable, wrong dialect, unsupported request, tokenizer mismatch).",
-  TC7005: "A schedule expression cannot be evaluated at run time (a variable or an extension function is missing), or its value cannot be used: NaN or ±Infinity, or out of its field's range (plan/ranges.ts: a learning rate ≤ 0, a blend weight above 1, a horizon below 1 turn…); the error names the expression's position and the step.",
+  TC7005: "A schedule expression cannot be evaluated at run time (a variable or an extension function is missing), or its value cannot be used: NaN or ±Infinity, or out of its field's range (plan/ranges.ts: a learning rate ≤ 0, a blend weight above 1, a horizon below 1 turn…); the error names the expression's position and the step. A Trinity plugin checks each schedule value it evaluates the same way.",
   TC7006: "A loss term the chosen backends cannot compute (e.g. the topk estimator without teacher top-k).",
   TC7007: "Experience rows of a shape the update cannot take (e.g. trajectory rows of an episode without student turns).",
   TC7008: "Per-token signals whose shapes disagree (rows, masks, logprobs).",

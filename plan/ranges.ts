@@ -4,6 +4,8 @@
  * - plan validation, on the constants of a plan .json (TC7001: `planRangeIssues`, from parsePlan);
  * - the runtime, on each schedule value it evaluates (TC7005: runtime/curriculum-state.ts): the
  *   compiler checks a feedback-level schedule at step 1 only, and a plan .json's not at all.
+ * The Trinity plugin gets the table as tcod_runtime/range_table.py (targets/trinity/plugin/range-table.ts
+ * renders it into every export) and applies the last two checks to its spec.json and schedules.
  * Several have an upper bound that only guards against absurd values (lr ≤ 10): messages state the
  * range by its lower bound alone and name that bound only for a value beyond it (`statedRange`).
  */

@@ -108,7 +108,7 @@ describe("plugins", () => {
     const e = exportTrinity(makePlan({ name: "h0", horizon: f2bTree(6, 30, 2) }), fork);
     expect(e.workflow).toBe("tcod_h0_workflow");
     expect(e.advantageFn).toBe("multi_turn_opd");
-    expect(Object.keys(e.plugin!).sort()).toEqual(["README.md", "tcod_runtime/__init__.py", "tcod_runtime/core.py", "tcod_runtime/spec.json", "tcod_workflow.py"]);
+    expect(Object.keys(e.plugin!).sort()).toEqual(["README.md", "tcod_runtime/__init__.py", "tcod_runtime/core.py", "tcod_runtime/range_table.py", "tcod_runtime/ranges.py", "tcod_runtime/spec.json", "tcod_workflow.py"]);
     const spec = JSON.parse(e.plugin!["tcod_runtime/spec.json"]!);
     expect(spec.workflow.pacing.horizon).toEqual({ expr: "horizon" });
     expect(spec.exprs.horizon.tree).toEqual(f2bTree(6, 30, 2));

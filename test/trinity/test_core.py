@@ -130,7 +130,7 @@ class PlanTest(unittest.TestCase):
         spec = {"maxTurns": 30, "totalSteps": 250}
         self.assertEqual(core.plan_episode(spec, {}, 5, 0, adaptive_cap=4)["student_turns"], 4)
         bad = {"maxTurns": 30, "totalSteps": 250, "horizon": {"expr": "h"}}
-        with self.assertRaisesRegex(core.ExprError, "at step 3; it must be at least 1 turn"):
+        with self.assertRaisesRegex(core.TcodError, "TC7005: the expression h evaluates to 0.5 at step 3; horizon must be ≥ 1 turn"):
             core.plan_episode(bad, {"h": {"tree": {"op": "const", "value": 0.5}}}, 3, 0)
 
     def test_parse_step_and_ids(self):

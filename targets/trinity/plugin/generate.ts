@@ -7,11 +7,14 @@
  *   tcod_workflow.py       registers the workflow (when the plan needs one)
  *   tcod_advantage.py      registers the advantage function (when the plan needs one)
  *   tcod_runtime/core.py   expression evaluator, pacing and signals in pure Python
+ *   tcod_runtime/ranges.py the range checks: spec.json's constants on load (TC7001), schedule values at run time (TC7005)
+ *   tcod_runtime/range_table.py  plan/ranges.ts's table, rendered from it here (range-table.ts)
  *   tcod_runtime/spec.json
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { packageFile } from "../../../plan/package-files.js";
+import { renderRangeTable } from "./range-table.js";
 import type { ExprDef, ValueRef } from "../../../plan/expr.js";
 import type { EpisodeSemantics } from "../../../plan/env-semantics.js";
 import type { AdaptiveDepth, AdvantageTerm, Aggregate, AgentFormat } from "../../../plan/schema.js";
@@ -60,7 +63,7 @@ export interface PluginSpec {
 /** Relative path → file contents. */
 export type PluginFiles = Record<string, string>;
 
-const TEMPLATE_FILES = ["tcod_runtime/__init__.py", "tcod_runtime/core.py", "tcod_workflow.py", "tcod_advantage.py"] as const;
+const TEMPLATE_FILES = ["tcod_runtime/__init__.py", "tcod_runtime/core.py", "tcod_runtime/ranges.py", "tcod_workflow.py", "tcod_advantage.py"] as const;
 type TemplateName = (typeof TEMPLATE_FILES)[number];
 
 /** Where the templates are: targets/trinity/plugin/ of the package (source tree or installed). */
@@ -79,6 +82,9 @@ export function generatePlugin(spec: PluginSpec, templates: Record<TemplateName,
   const files: PluginFiles = {
     "tcod_runtime/__init__.py": templates["tcod_runtime/__init__.py"],
     "tcod_runtime/core.py": templates["tcod_runtime/core.py"],
+    "tcod_runtime/ranges.py": templates["tcod_runtime/ranges.py"],
+    // From plan/ranges.ts itself, so the plugin's table cannot drift from tcod's.
+    "tcod_runtime/range_table.py": renderRangeTable(),
     "tcod_runtime/spec.json": JSON.stringify(sortKeys(spec), null, 2) + "\n",
   };
   if (spec.workflow) files["tcod_workflow.py"] = templates["tcod_workflow.py"];
@@ -98,7 +104,8 @@ function readme(spec: PluginSpec): string {
   if (spec.workflow) lines.push(`- workflow \`${spec.workflow.name}\` (tcod_workflow.py): the plan's pacing, agent format and teacher scoring.`);
   if (spec.advantage) lines.push(`- experience operator \`${spec.advantage.operator}\` (tcod_advantage.py): the plan's advantage terms and turn weights over each whole explore step (GRPO groups, T-DUR z-scores and softmax need every row of the step), before the buffer.`,
     `- advantage function \`${spec.advantage.name}\` (tcod_advantage.py): the plan's loss aggregation on each train batch.`);
-  lines.push("- tcod_runtime/core.py: expression trees and signals in pure Python; tcod_runtime/spec.json: the plan data they evaluate.", "");
+  lines.push("- tcod_runtime/core.py: expression trees and signals in pure Python; tcod_runtime/spec.json: the plan data they evaluate.",
+    "- tcod_runtime/ranges.py, range_table.py: tcod's ranges of the plan's fields (plan/ranges.ts); spec.json's constants are checked on load (TC7001), each schedule value as it is evaluated (TC7005).", "");
   return lines.join("\n");
 }
 

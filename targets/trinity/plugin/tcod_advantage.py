@@ -23,7 +23,6 @@ sharing batch/task/run, GRPO groups are rows sharing batch/task, the turn order 
 are `step` (p + i under b2f, as tcod's runtime). Logprobs: the student's are the rollout logprobs
 (`Experience.logprobs`), as `tcod run` scores them.
 """
-import json
 import os
 import sys
 
@@ -32,9 +31,10 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 from tcod_runtime import core  # noqa: E402
+from tcod_runtime.ranges import load_spec  # noqa: E402
 
-with open(os.path.join(_HERE, "tcod_runtime", "spec.json"), encoding="utf-8") as _f:
-    SPEC = json.load(_f)
+# Refused (TC7001) when a constant is outside its range (tcod's plan/ranges.ts, range_table.py).
+SPEC = load_spec(os.path.join(_HERE, "tcod_runtime", "spec.json"))
 ADV = SPEC["advantage"]
 
 import torch  # noqa: E402

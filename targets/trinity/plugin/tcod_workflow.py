@@ -38,9 +38,10 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 from tcod_runtime import core  # noqa: E402
+from tcod_runtime.ranges import load_spec  # noqa: E402
 
-with open(os.path.join(_HERE, "tcod_runtime", "spec.json"), encoding="utf-8") as _f:
-    SPEC = json.load(_f)
+# Refused (TC7001) when a constant is outside its range (tcod's plan/ranges.ts, range_table.py).
+SPEC = load_spec(os.path.join(_HERE, "tcod_runtime", "spec.json"))
 WF = SPEC["workflow"]
 PACING = WF["pacing"]
 AGENT = WF["agent"]

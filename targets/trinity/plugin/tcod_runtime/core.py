@@ -16,6 +16,8 @@ import math
 import re
 from typing import Dict, List, Optional, Sequence
 
+from .ranges import PLAN_RANGES, TcodError, in_range, js_number, origin_at, prefix_range, range_for
+
 ZSCORE_EPS = 1e-6
 TURN_REDUCTIONS = ("zscore", "softmax_over_turns", "episode_mean", "batch_mean")
 
@@ -152,6 +154,31 @@ def eval_ref(ref, exprs: Dict[str, dict], variables: Dict[str, float], fb: "Opti
     if expr_id not in exprs:
         raise ExprError(f"expression {expr_id} is not in the plan")
     return eval_scalar(exprs[expr_id]["tree"], variables, fb)
+
+
+def checked(ref, v: float, step: float, exprs: Dict[str, dict], r: Optional[dict] = None) -> float:
+    """A value the plugin is about to use must be a finite number in its field's range (range_table.py,
+    tcod's plan/ranges.ts); else TC7005 at the expression's origin, worded as tcod's runtime words it
+    (runtime/curriculum-state.ts `checked`), rather than a silent out-of-range schedule."""
+    finite = math.isfinite(v)
+    if finite and (r is None or in_range(v, r)):
+        return v
+    d = None if isinstance(ref, (int, float)) else exprs.get(ref["expr"])
+    if isinstance(ref, (int, float)):
+        what = "a constant of the plan"
+    else:
+        metrics = d is not None and (d.get("level") == "feedback" or reads_feedback(d["tree"]))
+        what = f"the expression {ref['expr']}" + (" (it reads the run's own metrics)" if metrics else "")
+    at = origin_at(d.get("origin") if d else None)
+    if not finite:
+        raise TcodError("TC7005", [{"at": at, "message": f"{what} evaluates to {js_number(v)} at step {js_number(step)}; "
+                                                         "a schedule must be a finite number at every step"}],
+                        hint="Guard the arithmetic that reaches it (a division by a value that becomes 0, e.g. "
+                             "`1 - feedback.step / 1 step` at step 1) and bound the schedule, e.g. `clamp(…, 1 turn, 30 turns)`.")
+    stated = range_for(r, v)
+    raise TcodError("TC7005", [{"at": at, "message": f"{what} evaluates to {js_number(v)} at step {js_number(step)}; {r['what']} must be {stated}"}],
+                    hint=f"Bound the schedule so that it stays {stated} at every step, e.g. with `clamp(…, lo, hi)` "
+                         "(or `max(lo, …)` for a lower bound alone): the compiler checks a schedule that reads the run's own metrics at step 1 only.")
 
 
 # ---- feedback (plan/feedback.ts) -----------------------------------------------------------------
@@ -475,16 +502,15 @@ def pacing_vars(step: int, total_steps: int, max_turns: int, expert_length: int 
 
 def horizon_at(spec: dict, exprs: Dict[str, dict], step: int, expert_length: int = 0,
                feedback: Optional[FeedbackTracker] = None) -> int:
-    """Training turn cap at `step` (1-based explorer step): floor(horizon), at most Hmax; a cap below
-    one turn is an error naming the step (runtime/nodes/episode-planner.ts)."""
+    """Training turn cap at `step` (1-based explorer step): floor(horizon), at most Hmax; a horizon
+    outside its range (below 1 turn) is TC7005 naming the step (runtime/nodes/episode-planner.ts)."""
     hmax = int(spec["maxTurns"])
     ref = spec.get("horizon")
     if ref is None:
         return hmax
     h = eval_ref(ref, exprs, _with_feedback(pacing_vars(step, spec["totalSteps"], hmax, expert_length), feedback),
                  feedback.view() if feedback else None)
-    if math.isnan(h) or math.floor(h) < 1:
-        raise ExprError(f"the horizon evaluates to {h} turns at step {step}; it must be at least 1 turn")
+    h = checked(ref, h, step, exprs, PLAN_RANGES["horizon"])
     return int(min(math.floor(h), hmax))
 
 
@@ -496,15 +522,16 @@ def _with_feedback(variables: Dict[str, float], feedback: Optional[FeedbackTrack
 
 def prefix_at(spec: dict, exprs: Dict[str, dict], step: int, expert_length: int,
               feedback: Optional[FeedbackTracker] = None) -> int:
-    """Expert turns replayed before the student plays: floor(prefix) clamped to [0, L]."""
+    """Expert turns replayed before the student plays: floor(prefix) clamped to [0, L]. Its range
+    [0, Hmax − 1] (TC7005) is checked at the expert lengths the compiler checks it at (L ≤ Hmax), as
+    runtime/nodes/episode-planner.ts: for a longer expert path the official b2f starts at L − 1 ≥ Hmax."""
     hmax = int(spec["maxTurns"])
     ref = spec.get("prefix")
     if ref is None:
         return 0
     p = eval_ref(ref, exprs, _with_feedback(pacing_vars(step, spec["totalSteps"], hmax, expert_length), feedback),
                  feedback.view() if feedback else None)
-    if math.isnan(p):
-        raise ExprError(f"the prefix is NaN at step {step}")
+    p = checked(ref, p, step, exprs, prefix_range(hmax) if expert_length <= hmax else None)
     return int(max(0, min(math.floor(p), expert_length)))
 
 
@@ -748,7 +775,7 @@ def step_advantages(spec: dict, exprs: Dict[str, dict], step: int, total_steps: 
     step_vars = {"step": float(step), "total_steps": float(total_steps)}
     out = [[0.0] * len(m) for m in masks]
     for term in spec["terms"]:
-        coef = eval_ref(term["coef"], exprs, step_vars)
+        coef = checked(term["coef"], eval_ref(term["coef"], exprs, step_vars), step, exprs)
         if term["kind"] == "opd":
             if term["estimator"] != "k1":
                 raise ExprError(f"opd estimator {term['estimator']} needs teacher distributions Trinity does not return")
@@ -789,7 +816,8 @@ def train_batch_fold(spec: dict, exprs: Dict[str, dict], step: int, total_steps:
     """
     agg = spec["aggregate"]
     if agg["kind"] == "progressive":
-        weight = eval_ref(agg["weight"], exprs, {"step": float(step), "total_steps": float(total_steps)})
+        weight = checked(agg["weight"], eval_ref(agg["weight"], exprs, {"step": float(step), "total_steps": float(total_steps)}),
+                         step, exprs, PLAN_RANGES["blendWeight"])
         scale = token_mean_rescale(masks, "progressive", weight)
         out = [[a * s for a, s in zip(row, srow)] for row, srow in zip(advantages_rows, scale)]
         return {"advantages": out, "loss_agg_mode": "token-mean"}
