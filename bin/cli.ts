@@ -10,6 +10,7 @@ import { formatUserError, UsageError, UserError } from "../plan/errors.js";
 import { EXIT_INTERNAL, EXIT_USER } from "./exit.js";
 import { TCOD_VERSION } from "./version.js";
 import { finishJson, jsonError, jsonMode, startJson } from "./json-output.js";
+import { enforceFlagRules } from "./flag-rules.js";
 
 /**
  * Runs the command line `argv` with `commands` (bin/commands/index.ts's COMMANDS, or only `check` in
@@ -39,7 +40,7 @@ export async function main(argv: string[], commands: Commands): Promise<void> {
     }
     // A user error a command did not report itself: printed with its code and hint, exit 1.
     if (e instanceof UserError) {
-      if (!jsonError(e)) console.error(formatUserError(e, "tcod"));
+      if (!jsonError(e)) console.error(formatUserError(e, who));
       finishJson(EXIT_USER);
       process.exit(EXIT_USER);
     }
@@ -68,6 +69,8 @@ async function parse(argv: string[], commands: Commands, who: string): Promise<v
     .showHelpAfterError(jsonMode() ? false : "  hint: `tcod --help` lists the commands.")
     .exitOverride();
   await registerCommands(program, argv.slice(2), commands);
+  // A single-valued flag given twice, or an empty path: TC7009 naming the flag (bin/flag-rules.ts).
+  enforceFlagRules(program);
   if (!jsonMode()) for (const c of program.commands) c.showHelpAfterError(`  hint: \`tcod ${c.name()} --help\` shows its arguments and options.`);
   await program.parseAsync(argv);
 }

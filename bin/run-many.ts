@@ -14,10 +14,9 @@ import { printDiagnostics } from "./report-diagnostics.js";
 import { defaultSweepDir, parseMaxPoints, runSweep, sweepSummary } from "./sweep.js";
 import { ensureOutDir } from "./out-path.js";
 import { result } from "./json-output.js";
+import { exitForSignal, signalWord, STOP_SIGNALS, type StopSignal } from "./stop-signals.js";
 
 export interface RunManyFlags { out?: string; set: string[]; curriculum?: string; sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; seed?: number; maxPoints?: string }
-
-const EXIT_INTERRUPTED = 130;
 
 export async function runMany(file: string | undefined, o: RunManyFlags): Promise<number> {
   if (!file) throw new UsageError("give the .tcod file to inspect or sweep");
@@ -52,23 +51,33 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
   if (!Number.isInteger(parallel) || parallel < 1 || parallel > 64) throw new UsageError(`--parallel ${o.parallel}: expected a whole number from 1 to 64`);
   const dir = o.out ?? defaultSweepDir(file);
   ensureOutDir(dir);
-  const abort = new AbortController();
-  const onSigint = () => {
-    process.stderr.write("\ninterrupt: each running point finishes its step and checkpoints; run the same command again to resume\n");
-    abort.abort();
+  // Ctrl-C, SIGTERM (a scheduler) and SIGHUP (a closed terminal) alike, as for `tcod run`: the signal
+  // goes on to each running point (bin/sweep.ts), which finishes its step and checkpoints, and no new
+  // point starts; a second signal goes on too, and the points quit at once, without a checkpoint.
+  const abort = new AbortController(), quit = new AbortController();
+  let stoppedBy: StopSignal | undefined;
+  const onSignal = (sig: StopSignal) => {
+    if (stoppedBy !== undefined) {
+      quit.abort(sig);
+      return;
+    }
+    stoppedBy = sig;
+    process.stderr.write(`\n${signalWord(sig)}: each running point finishes its step and checkpoints (Ctrl-C or another signal to quit without a checkpoint); run the same command again to resume\n`);
+    abort.abort(sig);
   };
-  process.on("SIGINT", onSigint);
+  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   try {
     const rec = await runSweep({
       file, plans, overrides: o.set, dir, parallel, ...(o.seed !== undefined ? { seed: o.seed } : {}), cli: process.argv[1]!,
-      sourceRoot: projectRootOf(resolve(file)), configs: new Map(plans.map((c) => [c.plan.name, formatConfig(c, resolvedFields(c, r.sources))])), log: (l) => { if (!o.json) process.stdout.write(l + "\n"); }, signal: abort.signal,
+      sourceRoot: projectRootOf(resolve(file)), configs: new Map(plans.map((c) => [c.plan.name, formatConfig(c, resolvedFields(c, r.sources))])), log: (l) => { if (!o.json) process.stdout.write(l + "\n"); }, signal: abort.signal, quit: quit.signal,
     });
     const failed = rec.points.filter((p) => p.status === "failed").length;
     if (o.json) result({ sweep: resolve(dir), points: rec.points });
     else process.stdout.write(sweepSummary(rec, dir));
-    return abort.signal.aborted ? EXIT_INTERRUPTED : failed ? 1 : 0;
+    // 128 + the signal's number (130, 143, 129), as `tcod run` exits when a signal stops it.
+    return stoppedBy !== undefined ? exitForSignal(stoppedBy) : failed ? 1 : 0;
   } finally {
-    process.off("SIGINT", onSigint);
+    for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
   }
 }
 

@@ -17,6 +17,7 @@ import { stringifyPlan } from "../plan/access.js";
 import { UsageError } from "../plan/errors.js";
 import { SIZE_LIMITS } from "../plan/defaults.js";
 import { planFileNames } from "./plan-file-names.js";
+import { exitForSignal, STOP_SIGNALS, type StopSignal } from "./stop-signals.js";
 
 export type PointStatus = "pending" | "running" | "completed" | "interrupted" | "failed";
 
@@ -63,7 +64,10 @@ export interface SweepOptions {
   /** Where the plans' source paths are found, for each point's source/ copy. */
   sourceRoot: string;
   log: (line: string) => void;
+  /** Aborted (reason: the signal's name) to stop the sweep: each running point finishes its step and checkpoints. */
   signal?: AbortSignal;
+  /** Aborted on a second signal: the signal goes on to each running point again, which then quits at once. */
+  quit?: AbortSignal;
   /** Each point's resolved curriculum (by plan name), written to its folder's config.txt for the report. */
   configs?: Map<string, string>;
 }
@@ -116,30 +120,42 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     p.status = "running";
     save();
     const t0 = Date.now();
-    const { code, stderr } = await child(process.execPath, args, o.signal);
+    const { code, stderr } = await child(process.execPath, args, o.signal, o.quit);
     p.seconds = Math.round((Date.now() - t0) / 100) / 10;
     p.exitCode = code;
-    p.status = code === 0 ? "completed" : code === 130 || o.signal?.aborted ? "interrupted" : "failed";
+    p.status = code === 0 ? "completed" : STOPPED_EXITS.has(code) || o.signal?.aborted ? "interrupted" : "failed";
     save();
     o.log(`${p.status.padEnd(11)} ${p.name} (${p.seconds} s)${p.status === "failed" ? `\n${indent(stderr.trim())}` : ""}`);
   })));
   return rec;
 }
 
-function child(cmd: string, args: string[], signal?: AbortSignal): Promise<{ code: number; stderr: string }> {
+function child(cmd: string, args: string[], signal?: AbortSignal, quit?: AbortSignal): Promise<{ code: number; stderr: string }> {
   return new Promise((done) => {
-    const p = spawn(cmd, args, { stdio: ["ignore", "ignore", "pipe"] });
+    // Its own process group: a signal sent to the sweep's group (Ctrl-C or a closed terminal, `timeout`,
+    // SLURM) reaches a point only through the sweep below, once, and not a second time straight from
+    // the sender, which the point would take for "quit now, without a checkpoint".
+    const p = spawn(cmd, args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
     let stderr = "";
     p.stderr.on("data", (b: Buffer) => { stderr = (stderr + b.toString()).slice(-8000); });
-    const stop = () => p.kill("SIGINT"); // the child checkpoints at the end of its step, then exits 130
-    signal?.addEventListener("abort", stop, { once: true });
+    // The signal that stopped the sweep (the abort's reason; SIGINT when none was given) goes on to the
+    // point, which checkpoints at the end of its step, then exits 128 + the signal's number.
+    const forward = (s: AbortSignal) => () => { if (p.exitCode === null && p.signalCode === null) p.kill(isStopSignal(s.reason) ? s.reason : "SIGINT"); };
+    const stop = signal && forward(signal), again = quit && forward(quit);
+    if (stop) signal.addEventListener("abort", stop, { once: true });
+    if (again) quit.addEventListener("abort", again, { once: true });
     p.on("error", (e) => done({ code: 1, stderr: e.message }));
     p.on("close", (code, sig) => {
-      signal?.removeEventListener("abort", stop);
-      done({ code: code ?? (sig === "SIGINT" ? 130 : 1), stderr });
+      if (stop) signal.removeEventListener("abort", stop);
+      if (again) quit.removeEventListener("abort", again);
+      done({ code: code ?? (isStopSignal(sig) ? exitForSignal(sig) : 1), stderr });
     });
   });
 }
+
+/** The exit statuses of a point a stop signal ended after its checkpoint: 130, 143, 129. */
+const STOPPED_EXITS = new Set<number>(STOP_SIGNALS.map(exitForSignal));
+const isStopSignal = (s: unknown): s is StopSignal => (STOP_SIGNALS as readonly unknown[]).includes(s);
 
 function readRecord(path: string): SweepRecord | undefined {
   try { return JSON.parse(readFileSync(path, "utf8")) as SweepRecord; } catch { return undefined; }

@@ -33,15 +33,9 @@ import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { jsonMode, result as setResult } from "../json-output.js";
 import { formatConfig, resolvedFields } from "../print-config.js";
 import { findStdlibDir, projectRootOf } from "../../compiler/modules.js";
+import { exitForSignal, signalWord, STOP_SIGNALS, type StopSignal } from "../stop-signals.js";
 
 export const EXIT_INTERRUPTED = 130;
-
-/** The signals that stop a run cleanly (finish the step, checkpoint), and their numbers (POSIX). */
-const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-type StopSignal = (typeof STOP_SIGNALS)[number];
-const SIGNAL_NUMBER: Record<StopSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
-/** 128 + the signal's number: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. */
-const exitForSignal = (sig: StopSignal): number => 128 + SIGNAL_NUMBER[sig];
 
 interface RunFlags {
   out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string;
@@ -176,8 +170,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
   const onSignal = (sig: StopSignal) => {
     if (stoppedBy === undefined) {
       stoppedBy = sig;
-      const what = sig === "SIGINT" ? "interrupt" : sig;
-      progress.log(`\n${what}: finishing the current step, then checkpointing (Ctrl-C or another signal to quit without a checkpoint)`);
+      progress.log(`\n${signalWord(sig)}: finishing the current step, then checkpointing (Ctrl-C or another signal to quit without a checkpoint)`);
       abort.abort();
     } else process.exit(exitForSignal(stoppedBy));
   };

@@ -1,0 +1,83 @@
+/**
+ * The sweep parent (`tcod run FILE --sweep`, bin/run-many.ts) on SIGTERM (what SLURM, Kubernetes,
+ * systemd and `timeout` send) and SIGHUP (a closed terminal) does what it does on Ctrl-C: the signal
+ * goes on to each running point, which finishes its step and checkpoints; the sweep exits
+ * 128 + the signal's number (143, 129), as `tcod run` does. A signal to the sweep's whole process
+ * group reaches each point once, through the sweep, so the points checkpoint then too.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const CLI = join(ROOT, "bin/tcod.mjs");
+const trainRows = (f: string) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter((l) => l.includes('"kind":"train"')).length : 0);
+
+// Long enough that no point finishes before the signal; checkpoints only at step 0 and on the stop.
+const SOURCE = `import { f2b } from "std/tcod"
+import { texthouse } from "std/envs"
+
+model m { path: "x" }
+let k = 2 steps
+
+curriculum long {
+  teacher: m
+  student: m
+  env:     texthouse()
+  steps:   2000
+  batch:   2 tasks × 1 rollout
+  horizon: f2b(every: k, max: 6 turns)
+  checkpoint_every: 1000 steps
+}
+sweep grid product { k: [2 steps, 3 steps] }
+`;
+const POINTS = ["long@k=2steps", "long@k=3steps"];
+
+// "sweep": the signal is sent to the sweep's process alone (`kill PID`, Kubernetes). "group": to its
+// whole process group, as a terminal sends Ctrl-C and SIGHUP, `timeout` and SLURM SIGTERM; each point
+// must still see it once (a second one would mean "quit now, without a checkpoint").
+describe.skipIf(process.platform === "win32").each([
+  ["SIGTERM", 143, "sweep"],
+  ["SIGHUP", 129, "sweep"],
+  ["SIGTERM", 143, "group"],
+  ["SIGHUP", 129, "group"],
+  ["SIGINT", 130, "group"],
+] as const)("tcod run --sweep on %s sent to the %s", (signal, status, target) => {
+  it(`each running point checkpoints at the end of its step; the sweep exits ${status}`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-sweep-sig-"));
+    writeFileSync(join(dir, "package.json"), "{}");
+    const file = join(dir, "sweep.tcod");
+    writeFileSync(file, SOURCE);
+    const out = join(dir, "out");
+    // Its own process group, so that whatever is left (without the fix: the points, orphaned) is killed below.
+    const sweep = spawn(process.execPath, [CLI, "run", file, "--sweep", "--parallel", "2", "--out", out], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let stderr = "";
+    sweep.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
+    const exited = new Promise<number | null>((r) => sweep.on("exit", (code) => r(code)));
+    try {
+      const metrics = POINTS.map((p) => join(out, p, "metrics.jsonl"));
+      const deadline = Date.now() + 60_000;
+      while (metrics.some((m) => trainRows(m) < 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const seen = metrics.map(trainRows);
+      expect(Math.min(...seen)).toBeGreaterThanOrEqual(2);
+      if (target === "group") process.kill(-sweep.pid!, signal);
+      else sweep.kill(signal);
+      expect(await exited, stderr).toBe(status);
+      expect(stderr).toContain(`${signal === "SIGINT" ? "interrupt" : signal}: each running point finishes its step and checkpoints`);
+
+      const rec = JSON.parse(readFileSync(join(out, "sweep.json"), "utf8")) as { points: { name: string; status: string; exitCode: number }[] };
+      for (const [i, p] of POINTS.entries()) {
+        const state = JSON.parse(readFileSync(join(out, p, "checkpoint", "state.json"), "utf8")) as { learnerStep: number };
+        // The checkpoint of the stop (the scheduled ones are at steps 0 and 1000), at the last step written.
+        expect(state.learnerStep).toBeGreaterThanOrEqual(seen[i]!);
+        expect(state.learnerStep).toBeLessThan(1000);
+        expect(trainRows(metrics[i]!)).toBe(state.learnerStep);
+        expect(rec.points.find((x) => x.name === p)).toMatchObject({ status: "interrupted", exitCode: status });
+      }
+    } finally {
+      try { process.kill(-sweep.pid!, "SIGKILL"); } catch { /* the group has ended */ }
+    }
+  }, 120_000);
+});
