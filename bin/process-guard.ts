@@ -7,6 +7,10 @@
  * While at least one clean-up is registered: on exit they all run; on SIGTERM or SIGHUP (after
  * which Node runs no exit handlers) they all run, the handlers are removed, and the process dies of
  * the same signal. With none registered, no handler is installed (the default signal behaviour).
+ * A signal that something else in the process also listens for (`tcod run`, which finishes the
+ * step and checkpoints on SIGTERM/SIGHUP as on Ctrl-C) is left to that listener: it ends the
+ * process with an exit, on which the clean-ups run. Acting on it here would kill the workers
+ * mid-step and re-raise the signal, which `tcod run` takes as a second one (quit, no checkpoint).
  */
 const cleanups = new Set<() => void>();
 
@@ -17,6 +21,7 @@ function runAll(): void {
 }
 
 function onSignal(sig: NodeJS.Signals): void {
+  if (process.listenerCount(sig) > 1) return;   // another listener owns this stop; exit cleans up
   runAll();
   cleanups.clear();
   uninstall();

@@ -59,7 +59,7 @@ describe("bin/process-guard.ts", () => {
   const script = join(dir, "guard.mjs");
   writeFileSync(join(dir, "entry.ts"), `
     import { onProcessEnd, pendingCleanups } from ${JSON.stringify(join(root, "bin", "process-guard.ts"))};
-    import { writeFileSync } from "node:fs";
+    import { existsSync, writeFileSync } from "node:fs";
     const counts = () => [process.listenerCount("SIGTERM"), process.listenerCount("SIGHUP"), process.listenerCount("exit")].join(",");
     const before = counts();
     const off = onProcessEnd(() => writeFileSync(process.argv[2] + ".a", "ran"));
@@ -69,6 +69,17 @@ describe("bin/process-guard.ts", () => {
     onProcessEnd(() => writeFileSync(process.argv[2] + ".b", "ran"));
     writeFileSync(process.argv[2] + ".counts", JSON.stringify({ before, during, after, pending: pendingCleanups() }));
     if (process.argv[3] === "signal") { process.kill(process.pid, "SIGTERM"); setTimeout(() => {}, 5000); }
+    if (process.argv[3] === "owned") {
+      // As \`tcod run\` does: its own handler finishes the step, then exits (a second signal quits).
+      let seen = 0;
+      process.on("SIGTERM", () => {
+        seen++;
+        if (seen > 1) process.exit(99);
+        setTimeout(() => { writeFileSync(process.argv[2] + ".graceful", String(existsSync(process.argv[2] + ".b"))); process.exit(143); }, 200);
+      });
+      process.kill(process.pid, "SIGTERM");
+      setTimeout(() => {}, 5000);
+    }
   `);
   buildSync({ entryPoints: [join(dir, "entry.ts")], bundle: true, platform: "node", format: "esm", outfile: script, logLevel: "silent" });
 
@@ -83,6 +94,14 @@ describe("bin/process-guard.ts", () => {
     expect(c.pending).toBe(1);
     expect(existsSync(out + ".a")).toBe(false); // unregistered before the exit
     expect(readFileSync(out + ".b", "utf8")).toBe("ran");
+  });
+
+  it("leaves a SIGTERM that the process handles itself to that handler; the clean-ups run at its exit", () => {
+    const out = join(dir, "owned");
+    const r = spawnSync(process.execPath, [script, out, "owned"], { encoding: "utf8" });
+    expect(r.status).toBe(143);   // the run's graceful path, not a second signal (99)
+    expect(readFileSync(out + ".graceful", "utf8")).toBe("false");   // workers still there mid-step
+    expect(readFileSync(out + ".b", "utf8")).toBe("ran");   // and cleaned up on exit
   });
 
   it("on SIGTERM runs the clean-ups, then dies of the same signal", () => {
