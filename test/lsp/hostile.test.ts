@@ -1,7 +1,7 @@
 /**
  * The language server against hostile or unusual clients, at the protocol level (`tcod lsp` spawned
  * as an editor spawns it): documents that are not local files, a `didOpen` without text, frames the
- * JSON-RPC reader cannot take, and an import cycle across two open files.
+ * JSON-RPC reader cannot take, a Content-Length over the cap, and an import cycle across two open files.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -85,6 +85,28 @@ describe("frames the JSON-RPC reader cannot take", () => {
       expect(s.stderr()).toMatch(/tcod lsp: unreadable message from the client .*exiting so that the editor restarts the server/);
     }, 30_000);
   }
+});
+
+describe("a Content-Length larger than any sane message", () => {
+  it("ends the server at once, naming the cap (it waited 10 s for the bytes, then said only 'part of a message')", async () => {
+    const s = await start(project({}));
+    const t0 = Date.now();
+    s.proc.stdin!.write("Content-Length: 99999999999\r\n\r\n{}");
+    const code = await Promise.race([s.exit, new Promise<string>((r) => setTimeout(() => r("still running"), 5_000))]);
+    expect(code).toBe(1);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(s.stderr()).toMatch(/tcod lsp: the client announced a message of 99999999999 bytes \(Content-Length\), over the 64 MiB cap on one message \(TCOD_LSP_MAX_MESSAGE_MB\); exiting so that the editor restarts the server/);
+  }, 30_000);
+
+  it("TCOD_LSP_MAX_MESSAGE_MB that is not a size stops the server before it starts, with TC7009", async () => {
+    const proc = spawn(process.execPath, [join(ROOT, "bin/tcod.mjs"), "lsp", "--stdio"], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, TCOD_LSP_MAX_MESSAGE_MB: "lots" } });
+    let err = "";
+    proc.stderr!.on("data", (b: Buffer) => { err += b.toString(); });
+    setTimeout(() => proc.kill(), 10_000).unref();
+    const code = await new Promise<number | null>((r) => proc.on("exit", (c) => r(c)));
+    expect(code).not.toBe(0);
+    expect(err).toMatch(/error TC7009: TCOD_LSP_MAX_MESSAGE_MB must be a positive number of MiB, got "lots"\n  hint: Set it to the largest message, in MiB/);
+  }, 30_000);
 });
 
 describe("an import cycle across open files", () => {
