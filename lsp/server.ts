@@ -22,6 +22,7 @@ import {
   TOKEN_MODIFIERS, TOKEN_TYPES, type DocSymbol,
 } from "./features.js";
 import { warmUp } from "./warmup.js";
+import { isUntitledPath, isUntitledUri, untitledPath, untitledUri } from "./untitled.js";
 import { oversized, Workspace, type Analysis } from "./workspace.js";
 
 /** Quiet time after an analysis before the disk is checked for changes the editor did not report. */
@@ -46,15 +47,17 @@ const WARMUP_IDLE_MS = 300;
 const DOCUMENT_WARMUP_MAX_MS = 300;
 
 /**
- * The path of a document's URI, or undefined for a document that is not a plain local file: an
- * editor's unsaved buffer (`untitled:`), another host's file (`file://host/…`), an encoded `/` in a
- * name. The server leaves such documents alone (no diagnostics, no features) rather than guess a path.
+ * The path of a document's URI: a local file's, or for an editor's unsaved buffer (`untitled:`) the
+ * made-up path it is checked under (lsp/untitled.ts); undefined for another host's file
+ * (`file://host/…`), an encoded `/` in a name, another scheme. The server leaves such documents alone
+ * (no diagnostics, no features) rather than guess a path.
  */
 export const toPath = (uri: string): string | undefined => {
+  if (isUntitledUri(uri)) return untitledPath(uri);
   if (!uri.startsWith("file:")) return undefined;
   try { return fileURLToPath(uri); } catch { return undefined; }
 };
-export const toUri = (path: string): string => pathToFileURL(path).href;
+export const toUri = (path: string): string => (isUntitledPath(path) ? untitledUri(path) : pathToFileURL(path).href);
 export const toRange = (s: Span): Range => ({
   start: { line: s.start.line - 1, character: s.start.column - 1 }, end: { line: s.end.line - 1, character: s.end.column - 1 },
 });

@@ -23,6 +23,7 @@ import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.j
 import { parse, type ParseResult } from "../grammar/index.js";
 import { FileReadError, MAX_SOURCE_BYTES, mib, notRegularFile, readTextFile } from "../plan/read-file.js";
 import { reparse } from "./reparse.js";
+import { isUntitledPath } from "./untitled.js";
 import { moduleOccurrences, type Occurrence } from "./symbols.js";
 
 export interface Analysis {
@@ -249,7 +250,7 @@ export class Workspace {
     const disk = this.disk;
     // What it reads is recorded (a Set add per file), so that a change re-checks only what read it.
     const fs: LoaderFs = { read: (p) => { reads.add(p); return disk.read(p); }, isFile: (p) => disk.isFile(p), notAFile: (p) => disk.notAFile(p), realpath: (p) => disk.realpath(p) };
-    const host: CompileHost = { read: (p) => { reads.add(p); return this.read(p); }, parse: (t, f) => this.parse(t, f), fs, reuse, plans };
+    const host: CompileHost = { read: (p) => { reads.add(p); return this.read(p); }, parse: (t, f) => this.parse(t, f), fs, reuse, plans, unsaved: isUntitledPath };
     // As `tcod check` compiles it: every sweep point too (their errors are the file's errors).
     const result = compileFile(path, { host });
     if (result.program) this.remember(root, result);

@@ -36,6 +36,7 @@ export const catalogue = {
   TC1106: { name: "notExported", severity: "error", message: "'{name}' is declared in '{spec}' but not exported.", hint: "Write `export` before its declaration in '{spec}'." },
   TC1108: { name: "sourceTooLarge", severity: "error", message: "'{file}' is {size}, more than the {limit} tcod reads of a source file; it was not read.", hint: "Split it into modules that import one another (each file may be up to {limit}), or generate less source." },
   TC1109: { name: "unreadableSource", severity: "error", message: "Cannot read '{file}': {reason}.", hint: "Give a .tcod file that you may read: not a folder, a device, a pipe or a socket." },
+  TC1110: { name: "importNeedsSavedFile", severity: "error", message: "Import '{spec}' in an unsaved buffer: relative and package imports are found from the file's folder, and it has none yet.", hint: "Save the file in the project it belongs to, and its imports are checked; `std/…` imports work unsaved." },
 
   // ---- TC2xxx: names, types, units ---------------------------------------------------------------
   TC2001: { name: "unitMismatch", severity: "error", message: "Unit mismatch: expected {expected}, got {actual}.", hint: "Write the unit explicitly, e.g. `{suggestion}`." },

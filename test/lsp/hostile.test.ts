@@ -56,7 +56,7 @@ describe("documents the server cannot map to a file", () => {
   it("are left alone, and the server keeps serving (it exited on them)", async () => {
     const dir = project({ "main.tcod": "let k = 6 steps\nlet bad = nope\n" });
     const s = await start(dir);
-    for (const u of ["untitled:Untitled-1", "file://otherhost/x.tcod", `${uri(dir)}/a%2Fb.tcod`]) {
+    for (const u of ["file://otherhost/x.tcod", `${uri(dir)}/a%2Fb.tcod`, "vscode-notebook-cell:/x.tcod"]) {
       await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: u, languageId: "tcod", version: 1, text: "let x = 1\n" } });
       await s.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: u, version: 2 }, contentChanges: [{ text: "let x = 2\n" }] });
       expect(await s.conn.sendRequest(HoverRequest.type, { textDocument: { uri: u }, position: { line: 0, character: 4 } })).toBeNull();
@@ -71,7 +71,34 @@ describe("documents the server cannot map to a file", () => {
     await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: main, languageId: "tcod", version: 1, text: "let k = 6 steps\nlet bad = nope\n" } });
     await until(() => codes(s, main).length > 0, "diagnostics of main.tcod");
     expect(s.proc.exitCode).toBeNull();
-    expect(s.diagnostics.has("untitled:Untitled-1")).toBe(false);
+    expect(s.diagnostics.has("file://otherhost/x.tcod")).toBe(false);
+  }, 30_000);
+});
+
+describe("an unsaved buffer (untitled:)", () => {
+  it("is checked in memory; its relative and package imports get TC1110 (it was ignored: no diagnostics, no features)", async () => {
+    const dir = project({ "b.tcod": "export let y = 2 steps\n" });
+    const s = await start(dir);
+    const u = "untitled:Untitled-1";
+    await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: u, languageId: "tcod", version: 1, text: "let x = 1 step\nlet bad = nope\n" } });
+    await until(() => codes(s, u).length > 0, "diagnostics of the untitled buffer");
+    expect(codes(s, u)).toEqual(["TC2002"]);
+    expect(s.diagnostics.get(u)!.at(-1)!.diagnostics[0]!.range.start).toEqual({ line: 1, character: 10 });
+    const h = await s.conn.sendRequest(HoverRequest.type, { textDocument: { uri: u }, position: { line: 0, character: 4 } });
+    expect(JSON.stringify(h)).toContain("let x");
+    // Another untitled buffer is another file.
+    const u2 = "untitled:Untitled-2";
+    await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: u2, languageId: "tcod", version: 1, text: "let x = 2 steps\n" } });
+    await until(() => s.diagnostics.has(u2), "diagnostics of the second untitled buffer");
+    expect(codes(s, u2)).toEqual([]);
+    // Imports: std/ resolves; a relative or package import needs a saved file.
+    const text = 'import { y } from "./b"\nimport { x } from "somepkg/x"\nimport { linear } from "std/schedule"\nlet k = linear(from: 1, to: 2, over: 0 steps .. 10 steps)\n';
+    await s.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: u, version: 2 }, contentChanges: [{ text }] });
+    await until(() => codes(s, u).includes("TC1110"), "TC1110");
+    const ds = s.diagnostics.get(u)!.at(-1)!.diagnostics;
+    expect(ds.map((d) => [d.code, d.range.start.line])).toEqual([["TC1110", 0], ["TC1110", 1]]);
+    expect(ds[0]!.message).toBe("Import './b' in an unsaved buffer: relative and package imports are found from the file's folder, and it has none yet.\nhint: Save the file in the project it belongs to, and its imports are checked; `std/…` imports work unsaved.");
+    expect(s.proc.exitCode).toBeNull();
   }, 30_000);
 });
 
