@@ -29,7 +29,7 @@ import { oversized, Workspace, type Analysis } from "./workspace.js";
 const REVALIDATE_AFTER_MS = 1000;
 /**
  * For an editor that cannot be asked for file events: how often the files the open documents' analyses
- * read are stat'ed (mtime and size; one stat per file, ~1 ms per 1,000 files).
+ * read are stat'ed (mtime and size: one stat per file, a few ms per 1,000 files).
  */
 const POLL_DISK_MS = 2000;
 /** The files whose changes on disk the server asks the editor to report (`workspace/didChangeWatchedFiles`). */
@@ -122,22 +122,22 @@ export function startServer(connection: Connection = createConnection(ProposedFe
   let canWatch = false;
   connection.onInitialize((params) => {
     canWatch = params.capabilities?.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
-    return ({
-    capabilities: {
-      textDocumentSync: TextDocumentSyncKind.Incremental,
-      hoverProvider: true,
-      completionProvider: { triggerCharacters: [".", "\"", "/", "(", ",", " "], resolveProvider: false },
-      definitionProvider: true,
-      referencesProvider: true,
-      renameProvider: { prepareProvider: true },
-      documentSymbolProvider: true,
-      documentFormattingProvider: true,
-      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
-      inlayHintProvider: true,
-      semanticTokensProvider: { legend: { tokenTypes: [...TOKEN_TYPES], tokenModifiers: [...TOKEN_MODIFIERS] }, full: true },
-    },
-    serverInfo: { name: "tcod", version: "0.1.0" },
-  });
+    return {
+      capabilities: {
+        textDocumentSync: TextDocumentSyncKind.Incremental,
+        hoverProvider: true,
+        completionProvider: { triggerCharacters: [".", "\"", "/", "(", ",", " "], resolveProvider: false },
+        definitionProvider: true,
+        referencesProvider: true,
+        renameProvider: { prepareProvider: true },
+        documentSymbolProvider: true,
+        documentFormattingProvider: true,
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+        inlayHintProvider: true,
+        semanticTokensProvider: { legend: { tokenTypes: [...TOKEN_TYPES], tokenModifiers: [...TOKEN_MODIFIERS] }, full: true },
+      },
+      serverInfo: { name: "tcod", version: "0.1.0" },
+    };
   });
 
   // Re-check after each change, once per burst of changes.
