@@ -73,17 +73,18 @@ function show(v: Value): string {
  * their input is not a text that a fixture folder holds (NOT_A_TEXT below).
  */
 // TC2022: running out of stack depends on the machine and the caller, not on the input alone.
-export const CODES_WITHOUT_FIXTURE: readonly Code[] = ["TC2022", "TC9001", "TC1108", "TC1109", "TC1111"];
+export const CODES_WITHOUT_FIXTURE: readonly Code[] = ["TC2022", "TC9001", "TC1108", "TC1109", "TC1111", "TC1112"];
 
 /**
  * Codes whose input is not a .tcod text a fixture folder can hold, with what produces them (the CLI
  * tests make those inputs: test/cli/edges.test.ts, test/cli/coded-errors.test.ts; the import chain:
- * test/compiler/import-edges.test.ts).
+ * test/compiler/import-edges.test.ts; the language server's, test/lsp/).
  */
 const NOT_A_TEXT: Partial<Record<Code, string>> = {
   TC1108: "a source file larger than the limit (32 MiB), e.g. `tcod check big.tcod`",
   TC1109: "a path to a folder, a device, a FIFO, a socket or a loop of symbolic links, e.g. `tcod check /dev/zero`",
   TC1111: `a chain of more than ${MAX_IMPORT_DEPTH} files, each importing the next`,
+  TC1112: "an editor's unsaved buffer (`untitled:`) with a relative or package import, in `tcod lsp` (test/lsp/hostile.test.ts)",
 };
 
 /**

@@ -93,6 +93,11 @@ export interface CompileHost {
    * curriculum or sweep point whose inputs are unchanged is not compiled again (see `planInputs`).
    */
   plans?: PlanMemo;
+  /**
+   * Whether `path` is an editor's unsaved buffer (checked under a made-up path): its relative and
+   * package imports, which are found from its folder, are reported (TC1112) instead of resolved.
+   */
+  unsaved?(path: string): boolean;
 }
 
 /** Compiled plans by curriculum and settings, with what each read (`planInputs`); for `CompileHost.plans`. */
@@ -339,7 +344,7 @@ function newLoader(root: string, sink: DiagnosticSink, cache: SourceCache, resol
   const ev = new Evaluator(sink, (s) => (loader ? loader.describe(s) : `${s.file}:${s.start.line}:${s.start.column}`));
   const host = cache.host;
   loader = new ModuleLoader(root, sink, ev, cache.read, cache.parse, {
-    ...(host?.fs ? { fs: host.fs } : {}), ...(host?.reuse ? { reuse: (p) => host.reuse!(p) } : {}), ...(resolved ? { resolved } : {}), ...(shared ? { shared } : {}),
+    ...(host?.fs ? { fs: host.fs } : {}), ...(host?.reuse ? { reuse: (p) => host.reuse!(p) } : {}), ...(host?.unsaved ? { unsaved: (p) => host.unsaved!(p) } : {}), ...(resolved ? { resolved } : {}), ...(shared ? { shared } : {}),
   });
   return { loader, ev };
 }

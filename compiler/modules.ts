@@ -132,6 +132,8 @@ export interface LoaderOptions {
    * as if evaluated here, not evaluated again.
    */
   shared?: ReadonlyMap<LetDecl | ModelDecl, LazyCell>;
+  /** Whether a module is an editor's unsaved buffer, which has no folder to find imports from (`CompileHost.unsaved`). */
+  unsaved?(path: string): boolean;
 }
 
 /** How many files deep imports may nest, the entry file being the first (a chain as long is far from any real project's). */
@@ -321,6 +323,7 @@ export class ModuleLoader {
   private readonly reuse: LoaderOptions["reuse"];
   private readonly resolved: LoaderOptions["resolved"];
   private readonly shared: LoaderOptions["shared"];
+  private readonly unsaved: LoaderOptions["unsaved"];
   /** Modules adopted from an earlier compilation (their function bodies were checked then). */
   readonly adopted = new Set<string>();
 
@@ -334,6 +337,7 @@ export class ModuleLoader {
     this.reuse = opts.reuse;
     this.resolved = opts.resolved;
     this.shared = opts.shared;
+    this.unsaved = opts.unsaved;
     const { prelude, namespaces, core: coreExports } = builtinBindings();
     const names = new Map<string, Binding>(prelude);
     names.set("total_steps", { get: () => (ev.contextReads++, ev.context.totalSteps !== undefined) ? { ...varScalar("total_steps", NOWHERE), level: "const", tree: { op: "const", value: ev.context.totalSteps }, reads: [] } : varScalar("total_steps", NOWHERE), span: NOWHERE, kind: "builtin", describe: "the curriculum's steps" });
@@ -511,6 +515,9 @@ export class ModuleLoader {
       const base = join(this.stdlibDir, spec.slice(4));
       candidates = [{ path: base.endsWith(".tcod") ? base : base + ".tcod", region: this.stdlibDir }];
       hint = `The stdlib modules are: ${this.stdlibNames().join(", ")}.`;
+    } else if (this.unsaved?.(mod.path)) {
+      this.sink.add(d.importNeedsSavedFile({ spec }), decl.fromSpan);
+      return undefined;
     } else if (spec.startsWith("./") || spec.startsWith("../")) {
       const base = resolve(fromDir, spec);
       const region = this.regionOf(mod.path);

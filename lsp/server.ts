@@ -8,7 +8,7 @@
 import { sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
-  CodeActionKind, CompletionItemKind, createConnection, FileChangeType, DiagnosticSeverity, InlayHintKind, MarkupKind, ProposedFeatures,
+  CodeActionKind, CompletionItemKind, createConnection, DidChangeWatchedFilesNotification, FileChangeType, DiagnosticSeverity, InlayHintKind, MarkupKind, ProposedFeatures,
   SemanticTokensBuilder, SymbolKind, TextDocuments, TextDocumentSyncKind, TextEdit, type Connection, type Diagnostic as LspDiagnostic,
   type DocumentSymbol, type Range,
 } from "vscode-languageserver/node";
@@ -22,10 +22,18 @@ import {
   TOKEN_MODIFIERS, TOKEN_TYPES, type DocSymbol,
 } from "./features.js";
 import { warmUp } from "./warmup.js";
+import { isUntitledPath, isUntitledUri, untitledPath, untitledUri } from "./untitled.js";
 import { oversized, Workspace, type Analysis } from "./workspace.js";
 
 /** Quiet time after an analysis before the disk is checked for changes the editor did not report. */
 const REVALIDATE_AFTER_MS = 1000;
+/**
+ * For an editor that cannot be asked for file events: how often the files the open documents' analyses
+ * read are stat'ed (mtime and size: one stat per file, a few ms per 1,000 files).
+ */
+const POLL_DISK_MS = 2000;
+/** The files whose changes on disk the server asks the editor to report (`workspace/didChangeWatchedFiles`). */
+export const WATCHED_GLOB = "**/*.tcod";
 /** With no document opened, how long after `initialized` the warm-up (lsp/warmup.ts) starts. */
 const WARMUP_AFTER_MS = 500;
 /** How long after its last diagnostics the server waits, idle, before the warm-up starts. */
@@ -39,15 +47,17 @@ const WARMUP_IDLE_MS = 300;
 const DOCUMENT_WARMUP_MAX_MS = 300;
 
 /**
- * The path of a document's URI, or undefined for a document that is not a plain local file: an
- * editor's unsaved buffer (`untitled:`), another host's file (`file://host/…`), an encoded `/` in a
- * name. The server leaves such documents alone (no diagnostics, no features) rather than guess a path.
+ * The path of a document's URI: a local file's, or for an editor's unsaved buffer (`untitled:`) the
+ * made-up path it is checked under (lsp/untitled.ts); undefined for another host's file
+ * (`file://host/…`), an encoded `/` in a name, another scheme. The server leaves such documents alone
+ * (no diagnostics, no features) rather than guess a path.
  */
 export const toPath = (uri: string): string | undefined => {
+  if (isUntitledUri(uri)) return untitledPath(uri);
   if (!uri.startsWith("file:")) return undefined;
   try { return fileURLToPath(uri); } catch { return undefined; }
 };
-export const toUri = (path: string): string => pathToFileURL(path).href;
+export const toUri = (path: string): string => (isUntitledPath(path) ? untitledUri(path) : pathToFileURL(path).href);
 export const toRange = (s: Span): Range => ({
   start: { line: s.start.line - 1, character: s.start.column - 1 }, end: { line: s.end.line - 1, character: s.end.column - 1 },
 });
@@ -108,22 +118,27 @@ export function startServer(connection: Connection = createConnection(ProposedFe
   };
   const offsetOf = (uri: string, pos: { line: number; character: number }) => documents.get(uri)!.offsetAt(pos);
 
-  connection.onInitialize(() => ({
-    capabilities: {
-      textDocumentSync: TextDocumentSyncKind.Incremental,
-      hoverProvider: true,
-      completionProvider: { triggerCharacters: [".", "\"", "/", "(", ",", " "], resolveProvider: false },
-      definitionProvider: true,
-      referencesProvider: true,
-      renameProvider: { prepareProvider: true },
-      documentSymbolProvider: true,
-      documentFormattingProvider: true,
-      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
-      inlayHintProvider: true,
-      semanticTokensProvider: { legend: { tokenTypes: [...TOKEN_TYPES], tokenModifiers: [...TOKEN_MODIFIERS] }, full: true },
-    },
-    serverInfo: { name: "tcod", version: "0.1.0" },
-  }));
+  /** Whether the editor can be asked, at `initialized`, for events about files on disk. */
+  let canWatch = false;
+  connection.onInitialize((params) => {
+    canWatch = params.capabilities?.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
+    return {
+      capabilities: {
+        textDocumentSync: TextDocumentSyncKind.Incremental,
+        hoverProvider: true,
+        completionProvider: { triggerCharacters: [".", "\"", "/", "(", ",", " "], resolveProvider: false },
+        definitionProvider: true,
+        referencesProvider: true,
+        renameProvider: { prepareProvider: true },
+        documentSymbolProvider: true,
+        documentFormattingProvider: true,
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+        inlayHintProvider: true,
+        semanticTokensProvider: { legend: { tokenTypes: [...TOKEN_TYPES], tokenModifiers: [...TOKEN_MODIFIERS] }, full: true },
+      },
+      serverInfo: { name: "tcod", version: "0.1.0" },
+    };
+  });
 
   // Re-check after each change, once per burst of changes.
   const pending = new Set<string>();
@@ -156,21 +171,39 @@ export function startServer(connection: Connection = createConnection(ProposedFe
     warmUpAfter(WARMUP_IDLE_MS);
   };
 
-  // The disk: the editor's file events, and, when idle, a look at what the analyses read (for changes
-  // the editor does not report: another program's writes, files outside its watchers).
-  const republishAll = () => { for (const d of documents.all()) schedule(d.uri); };
+  // The disk. The editor's file events (asked for at `initialized` where it supports that), and, when
+  // idle, a look at what the analyses read (for changes it does not report: files outside its
+  // watchers, links); an editor that cannot be asked for events gets that look every POLL_DISK_MS
+  // too (the stats of the files read; another program's writes). An open document is re-checked
+  // when a file its analysis read changed, not on every event.
+  const recheck = (stale: string[]) => {
+    const paths = new Set(stale);
+    for (const d of documents.all()) if (paths.has(toPath(d.uri) ?? "")) schedule(d.uri);
+  };
   connection.onDidChangeWatchedFiles((p) => {
-    ws.filesChanged(p.changes.flatMap((c) => {
+    recheck(ws.filesChanged(p.changes.flatMap((c) => {
       const path = toPath(c.uri);
       return path === undefined ? [] : [{ path, kind: c.type === FileChangeType.Created ? "created" as const : c.type === FileChangeType.Deleted ? "deleted" as const : "changed" as const }];
-    }));
-    republishAll();
+    })));
   });
   let idle: NodeJS.Timeout | undefined;
   const revalidateWhenIdle = () => {
     if (idle) clearTimeout(idle);
-    idle = setTimeout(() => guarded("revalidating", () => { idle = undefined; if (ws.revalidate()) republishAll(); }), REVALIDATE_AFTER_MS);
+    idle = setTimeout(() => guarded("revalidating", () => { idle = undefined; recheck(ws.revalidate()); }), REVALIDATE_AFTER_MS);
     idle.unref();
+  };
+  const pollDisk = () => {
+    const timer = setInterval(() => guarded("checking the disk", () => {
+      if (documents.all().length > 0) recheck(ws.revalidate({ structure: false }));
+    }), POLL_DISK_MS);
+    timer.unref();
+  };
+  const watchDisk = () => {
+    if (!canWatch) { pollDisk(); return; }
+    connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: WATCHED_GLOB }] }).catch((e: unknown) => {
+      connection.console.warn(`tcod lsp: the editor refused to report file changes (${e instanceof Error ? e.message : String(e)}); checking the disk every ${POLL_DISK_MS / 1000} s instead`);
+      pollDisk();
+    });
   };
 
   // The warm-up (lsp/warmup.ts): once the server has been idle WARMUP_IDLE_MS since it published
@@ -202,7 +235,7 @@ export function startServer(connection: Connection = createConnection(ProposedFe
     }), ms);
     warmTimer.unref();
   };
-  connection.onInitialized(() => warmUpAfter(WARMUP_AFTER_MS));
+  connection.onInitialized(() => { watchDisk(); warmUpAfter(WARMUP_AFTER_MS); });
 
   // TextDocuments reports an open as a content change too, right after `onDidOpen`.
   let opening = false;

@@ -5,8 +5,9 @@
  *
  * Incremental, so that a keystroke re-checks what it changed and little else:
  * - the disk is read through `DiskCache` (texts, which paths are files, real paths): an analysis
- *   makes no system call for what it read before. `revalidate` (run by the server when idle, and on
- *   the editor's file events) stats what was read and drops what changed;
+ *   makes no system call for what it read before. The editor's file events (`filesChanged`) and
+ *   `revalidate` (stats of what was read; run by the server when idle, and every 2 s for an editor
+ *   that sends no file events) drop what changed, and only the analyses that read it;
  * - a parse is reused while its file's text is unchanged, and after an edit only the declarations
  *   it touched are parsed again (lsp/reparse.ts);
  * - a module that had no diagnostics, with everything it imports, is adopted by the next compilation
@@ -22,6 +23,7 @@ import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.j
 import { parse, type ParseResult } from "../grammar/index.js";
 import { FileReadError, MAX_SOURCE_BYTES, mib, notRegularFile, readTextFile } from "../plan/read-file.js";
 import { reparse } from "./reparse.js";
+import { isUntitledPath } from "./untitled.js";
 import { moduleOccurrences, type Occurrence } from "./symbols.js";
 
 export interface Analysis {
@@ -33,6 +35,8 @@ export interface Analysis {
   readonly occurrences: Map<string, Occurrence[]>;
   /** Milliseconds the analysis took (for the incremental benchmark). */
   ms: number;
+  /** The files whose texts it read (buffers and disk): a change to one of them makes it stale. */
+  readonly reads: ReadonlySet<string>;
 }
 
 type Stamp = { mtimeMs: number; size: number } | undefined;
@@ -87,10 +91,12 @@ export class DiskCache implements LoaderFs {
    * contents changed; `structure`, whether a file appeared or went or a link changed (imports may
    * resolve differently).
    */
-  revalidate(): { texts: number; structure: boolean } {
-    let texts = 0;
+  revalidate(opts: { structure?: boolean } = {}): { texts: string[]; structure: boolean } {
+    const texts: string[] = [];
     let structure = false;
-    for (const [p, c] of this.texts) if (!sameStamp(c.stamp, stampOf(p))) { this.texts.delete(p); texts++; }
+    for (const [p, c] of this.texts) if (!sameStamp(c.stamp, stampOf(p))) { this.texts.delete(p); texts.push(p); }
+    // Texts alone: one stat per file read (the periodic check); files and links are checked when idle.
+    if (opts.structure === false) return { texts, structure };
     for (const [p, was] of this.files) {
       let now = false;
       try { now = statSync(p).isFile(); } catch { now = false; }
@@ -104,8 +110,17 @@ export class DiskCache implements LoaderFs {
     return { texts, structure };
   }
 
-  /** Forgets one path (the editor reported it changed). */
-  forget(path: string): void { this.texts.delete(path); this.files.delete(path); this.real.delete(path); }
+  /**
+   * Forgets one path (the editor reported it changed); `resolution`: an import had asked whether it
+   * is a file, or its real path (its creation or deletion may change how imports resolve).
+   */
+  forget(path: string): { resolution: boolean } {
+    const known = { resolution: this.files.has(path) || this.real.has(path) };
+    this.texts.delete(path);
+    this.files.delete(path);
+    this.real.delete(path);
+    return known;
+  }
 
   clear(): void { this.texts.clear(); this.files.clear(); this.real.clear(); }
 }
@@ -164,28 +179,47 @@ export class Workspace {
 
   /**
    * Checks the disk for changes to what the analyses read (files edited, created or deleted outside
-   * the editor's buffers); true when something changed, and the analyses are then redone on demand.
+   * the editor's buffers; `structure: false`, texts alone: one stat per file read). Returns the files
+   * whose analyses are stale (dropped, redone on demand): those that read a changed text, or all of
+   * them when a file appeared or went or a link changed.
    */
-  revalidate(): boolean {
-    const { texts, structure } = this.disk.revalidate();
-    if (texts === 0 && !structure) return false;
-    this.forget(structure);
-    return true;
+  revalidate(opts: { structure?: boolean } = {}): string[] {
+    const { texts, structure } = this.disk.revalidate(opts);
+    return this.stale(texts, structure);
   }
 
   /**
-   * The editor reported changes on disk. A changed text is seen by the next analysis (a module is
-   * adopted only while its text is the same); a file created or deleted may change how imports
-   * resolve, so then no module of earlier compilations is adopted.
+   * The editor reported changes on disk; returns the files whose analyses are stale, as `revalidate`.
+   * A path the analyses never asked about changes nothing. A changed text is seen by the next analysis
+   * (a module is adopted only while its text is the same); a file created or deleted where an import
+   * looked may change how imports resolve, so then no module of earlier compilations is adopted.
    */
-  filesChanged(changes: { path: string; kind: "created" | "changed" | "deleted" }[]): void {
-    for (const c of changes) this.disk.forget(c.path);
-    this.forget(changes.some((c) => c.kind !== "changed"));
+  filesChanged(changes: { path: string; kind: "created" | "changed" | "deleted" }[]): string[] {
+    const texts: string[] = [];
+    let structure = false;
+    for (const c of changes) {
+      const known = this.disk.forget(c.path);
+      // (A TypeScript extension is not read through the cache: its analyses loaded it.)
+      texts.push(c.path);
+      if (known.resolution && c.kind !== "changed") structure = true;
+    }
+    return this.stale(texts, structure);
   }
 
-  private forget(structure: boolean): void {
-    if (structure) { this.disk.clear(); this.modules.clear(); this.plans.clear(); }
-    this.analyses.clear();
+  private stale(texts: string[], structure: boolean): string[] {
+    if (structure) {
+      this.disk.clear(); this.modules.clear(); this.plans.clear();
+      const all = [...this.analyses.keys()];
+      this.analyses.clear();
+      return all;
+    }
+    // An open file's text is its buffer's: the disk's changes to it matter to no analysis.
+    const changed = texts.filter((p) => !this.open.has(p));
+    const out: string[] = [];
+    for (const [p, a] of this.analyses) {
+      if (changed.some((c) => a.reads.has(c) || a.program?.modules.has(c))) { this.analyses.delete(p); out.push(p); }
+    }
+    return out;
   }
 
   /** The analysis of `path` for its current text (cached until the text of an open file changes). */
@@ -212,7 +246,11 @@ export class Workspace {
     };
     let plans = this.plans.get(path);
     if (!plans) this.plans.set(path, (plans = new Map()));
-    const host: CompileHost = { read: (p) => this.read(p), parse: (t, f) => this.parse(t, f), fs: this.disk, reuse, plans };
+    const reads = new Set<string>();
+    const disk = this.disk;
+    // What it reads is recorded (a Set add per file), so that a change re-checks only what read it.
+    const fs: LoaderFs = { read: (p) => { reads.add(p); return disk.read(p); }, isFile: (p) => disk.isFile(p), notAFile: (p) => disk.notAFile(p), realpath: (p) => disk.realpath(p) };
+    const host: CompileHost = { read: (p) => { reads.add(p); return this.read(p); }, parse: (t, f) => this.parse(t, f), fs, reuse, plans, unsaved: isUntitledPath };
     // As `tcod check` compiles it: every sweep point too (their errors are the file's errors).
     const result = compileFile(path, { host });
     if (result.program) this.remember(root, result);
@@ -223,7 +261,7 @@ export class Workspace {
     const a: Analysis = {
       path, text, result, ...(result.program ? { program: result.program } : {}),
       get occurrences() { return occurrencesOf(result.program); },
-      ms: performance.now() - t0,
+      ms: performance.now() - t0, reads,
     };
     this.analyses.set(path, a);
     return a;

@@ -38,6 +38,7 @@ export const catalogue = {
   TC1109: { name: "unreadableSource", severity: "error", message: "Cannot read '{file}': {reason}.", hint: "Give a .tcod file that you may read: not a folder, a device, a pipe, a socket or a loop of symbolic links." },
   TC1110: { name: "selfImport", severity: "error", message: "'{file}' imports itself ('{spec}' is this file).", hint: "Remove this import: a module's own declarations are already in scope." },
   TC1111: { name: "importTooDeep", severity: "error", message: "Import '{spec}' nests imports more than {limit} files deep ({chain}).", hint: "tcod follows imports at most {limit} files deep from the file it compiles: import what the deep modules define from fewer, larger modules, or merge modules of the chain." },
+  TC1112: { name: "importNeedsSavedFile", severity: "error", message: "Import '{spec}' in an unsaved buffer: relative and package imports are found from the file's folder, and it has none yet.", hint: "Save the file in the project it belongs to, and its imports are checked; `std/…` imports work unsaved." },
 
   // ---- TC2xxx: names, types, units ---------------------------------------------------------------
   TC2001: { name: "unitMismatch", severity: "error", message: "Unit mismatch: expected {expected}, got {actual}.", hint: "Write the unit explicitly, e.g. `{suggestion}`." },

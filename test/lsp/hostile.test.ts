@@ -1,7 +1,7 @@
 /**
  * The language server against hostile or unusual clients, at the protocol level (`tcod lsp` spawned
  * as an editor spawns it): documents that are not local files, a `didOpen` without text, frames the
- * JSON-RPC reader cannot take, and an import cycle across two open files.
+ * JSON-RPC reader cannot take, a Content-Length over the cap, and an import cycle across two open files.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -56,7 +56,7 @@ describe("documents the server cannot map to a file", () => {
   it("are left alone, and the server keeps serving (it exited on them)", async () => {
     const dir = project({ "main.tcod": "let k = 6 steps\nlet bad = nope\n" });
     const s = await start(dir);
-    for (const u of ["untitled:Untitled-1", "file://otherhost/x.tcod", `${uri(dir)}/a%2Fb.tcod`]) {
+    for (const u of ["file://otherhost/x.tcod", `${uri(dir)}/a%2Fb.tcod`, "vscode-notebook-cell:/x.tcod"]) {
       await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: u, languageId: "tcod", version: 1, text: "let x = 1\n" } });
       await s.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: u, version: 2 }, contentChanges: [{ text: "let x = 2\n" }] });
       expect(await s.conn.sendRequest(HoverRequest.type, { textDocument: { uri: u }, position: { line: 0, character: 4 } })).toBeNull();
@@ -71,7 +71,34 @@ describe("documents the server cannot map to a file", () => {
     await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: main, languageId: "tcod", version: 1, text: "let k = 6 steps\nlet bad = nope\n" } });
     await until(() => codes(s, main).length > 0, "diagnostics of main.tcod");
     expect(s.proc.exitCode).toBeNull();
-    expect(s.diagnostics.has("untitled:Untitled-1")).toBe(false);
+    expect(s.diagnostics.has("file://otherhost/x.tcod")).toBe(false);
+  }, 30_000);
+});
+
+describe("an unsaved buffer (untitled:)", () => {
+  it("is checked in memory; its relative and package imports get TC1112 (it was ignored: no diagnostics, no features)", async () => {
+    const dir = project({ "b.tcod": "export let y = 2 steps\n" });
+    const s = await start(dir);
+    const u = "untitled:Untitled-1";
+    await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: u, languageId: "tcod", version: 1, text: "let x = 1 step\nlet bad = nope\n" } });
+    await until(() => codes(s, u).length > 0, "diagnostics of the untitled buffer");
+    expect(codes(s, u)).toEqual(["TC2002"]);
+    expect(s.diagnostics.get(u)!.at(-1)!.diagnostics[0]!.range.start).toEqual({ line: 1, character: 10 });
+    const h = await s.conn.sendRequest(HoverRequest.type, { textDocument: { uri: u }, position: { line: 0, character: 4 } });
+    expect(JSON.stringify(h)).toContain("let x");
+    // Another untitled buffer is another file.
+    const u2 = "untitled:Untitled-2";
+    await s.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: u2, languageId: "tcod", version: 1, text: "let x = 2 steps\n" } });
+    await until(() => s.diagnostics.has(u2), "diagnostics of the second untitled buffer");
+    expect(codes(s, u2)).toEqual([]);
+    // Imports: std/ resolves; a relative or package import needs a saved file.
+    const text = 'import { y } from "./b"\nimport { x } from "somepkg/x"\nimport { linear } from "std/schedule"\nlet k = linear(from: 1, to: 2, over: 0 steps .. 10 steps)\n';
+    await s.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: u, version: 2 }, contentChanges: [{ text }] });
+    await until(() => codes(s, u).includes("TC1112"), "TC1112");
+    const ds = s.diagnostics.get(u)!.at(-1)!.diagnostics;
+    expect(ds.map((d) => [d.code, d.range.start.line])).toEqual([["TC1112", 0], ["TC1112", 1]]);
+    expect(ds[0]!.message).toBe("Import './b' in an unsaved buffer: relative and package imports are found from the file's folder, and it has none yet.\nhint: Save the file in the project it belongs to, and its imports are checked; `std/…` imports work unsaved.");
+    expect(s.proc.exitCode).toBeNull();
   }, 30_000);
 });
 
@@ -85,6 +112,28 @@ describe("frames the JSON-RPC reader cannot take", () => {
       expect(s.stderr()).toMatch(/tcod lsp: unreadable message from the client .*exiting so that the editor restarts the server/);
     }, 30_000);
   }
+});
+
+describe("a Content-Length larger than any sane message", () => {
+  it("ends the server at once, naming the cap (it waited 10 s for the bytes, then said only 'part of a message')", async () => {
+    const s = await start(project({}));
+    const t0 = Date.now();
+    s.proc.stdin!.write("Content-Length: 99999999999\r\n\r\n{}");
+    const code = await Promise.race([s.exit, new Promise<string>((r) => setTimeout(() => r("still running"), 5_000))]);
+    expect(code).toBe(1);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(s.stderr()).toMatch(/tcod lsp: the client announced a message of 99999999999 bytes \(Content-Length\), over the 64 MiB cap on one message \(TCOD_LSP_MAX_MESSAGE_MB\); exiting so that the editor restarts the server/);
+  }, 30_000);
+
+  it("TCOD_LSP_MAX_MESSAGE_MB that is not a size stops the server before it starts, with TC7009", async () => {
+    const proc = spawn(process.execPath, [join(ROOT, "bin/tcod.mjs"), "lsp", "--stdio"], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, TCOD_LSP_MAX_MESSAGE_MB: "lots" } });
+    let err = "";
+    proc.stderr!.on("data", (b: Buffer) => { err += b.toString(); });
+    setTimeout(() => proc.kill(), 10_000).unref();
+    const code = await new Promise<number | null>((r) => proc.on("exit", (c) => r(c)));
+    expect(code).not.toBe(0);
+    expect(err).toMatch(/error TC7009: TCOD_LSP_MAX_MESSAGE_MB must be a positive number of MiB, got "lots"\n  hint: Set it to the largest message, in MiB/);
+  }, 30_000);
 });
 
 describe("an import cycle across open files", () => {
