@@ -1,8 +1,10 @@
 /**
  * Fault handling for one unit of remote work (an episode, a teacher call): an EnvError or
  * BackendError drops the attempt, counts it, waits with exponential backoff and retries; after
- * `maxRetries` retries the run stops cleanly (RunFault). Other errors are bugs or bad input and
- * propagate unchanged.
+ * `maxRetries` retries the run stops cleanly (RunFault). An EnvError that retrying cannot mend (an env
+ * server's redirect or 4xx answer) stops the run the same way at once: it is the env's failure, not a
+ * bug of tcod's, so it gets the checkpoint and the message, not an internal error. Other errors are
+ * bugs or bad input and propagate unchanged.
  */
 import { EnvError } from "../envs/env.js";
 import { BackendError } from "../backends/backend.js";
@@ -19,6 +21,10 @@ export async function withRetries<T>(ctx: RunContext, what: string, fn: () => Pr
     try {
       return await fn();
     } catch (e) {
+      if (e instanceof EnvError && !e.retryable) {
+        ctx.counters.droppedFailed++;
+        throw new RunFault(`${what} failed (env ${e.env}: ${e.message}); retrying cannot mend this`, e);
+      }
       if (!isRetryable(e)) throw e;
       ctx.counters.droppedFailed++;
       if (attempt >= ctx.faults.maxRetries) {
