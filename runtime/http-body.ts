@@ -28,12 +28,17 @@ export class BodyTooLarge extends Error {
  * connection (the fetch's AbortController), so the server stops sending and nothing more is buffered.
  */
 export async function readBodyCapped(res: Response, cap: number, abort: () => void): Promise<string> {
+  return (await readBodyBytesCapped(res, cap, abort)).toString("utf8");
+}
+
+/** The body as bytes, under the same cap (for a caller that decodes them itself, e.g. strictly). */
+export async function readBodyBytesCapped(res: Response, cap: number, abort: () => void): Promise<Buffer> {
   const declared = Number(res.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > cap) {
     abort();
     throw new BodyTooLarge(cap, declared);
   }
-  if (!res.body) return "";
+  if (!res.body) return Buffer.alloc(0);
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -48,7 +53,7 @@ export async function readBodyCapped(res: Response, cap: number, abort: () => vo
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks, size).toString("utf8");
+  return Buffer.concat(chunks, size);
 }
 
 /**

@@ -64,7 +64,7 @@ describe("AgentGym answers are validated", () => {
     for (const bad of ['"back to search"', "5", '[1, 2]', '{"a": 1}']) {
       const url = await webshop({ "/available_actions": json(`{"has_search_bar": false, "clickables": ${bad}}`) });
       const e = await failure(agentGymFromSpec("webshop", spec("webshop", url)).reset({ id: "1", split: "test" }));
-      expect(e.message).toMatch(/webshop server: \/available_actions answered a malformed value: \.clickables/);
+      expect(e.message).toMatch(/webshop server http:\/\/127\.0\.0\.1:\d+: \/available_actions answered a malformed value: \.clickables/);
     }
   });
 
@@ -139,5 +139,116 @@ describe("AgentGym body size limit", () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(8 * AGENTGYM_MAX_BODY_BYTES);
     // The instance recovers: the next reset creates a fresh env.
     await env.reset({ id: "1", split: "test" });
+  });
+});
+
+/** A TextCraft-like server: /create → {id: n++} (or what `routes` says), /reset → a goal; the rest as `routes` say. */
+async function textcraft(routes: Record<string, Route>): Promise<string> {
+  let ids = 0;
+  return webshopLike({
+    "/create": (res) => json(JSON.stringify({ id: ids++ }))(res, {}),
+    "/reset": json(JSON.stringify({ observation: "Goal: craft stick." })),
+    "/step": json(JSON.stringify({ observation: "ok", reward: 0, done: false })),
+    ...routes,
+  });
+}
+async function webshopLike(routes: Record<string, Route>): Promise<string> {
+  const server = createServer((req, res) => {
+    let data = "";
+    req.on("data", (c: Buffer) => { data += c.toString(); });
+    req.on("end", () => (routes[new URL(req.url ?? "/", "http://x").pathname] ?? json('{"detail":"Not Found"}'))(res, data ? JSON.parse(data) as Record<string, unknown> : {}));
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+const tspec = (server: string, params: Record<string, unknown> = {}): EnvSpec =>
+  ({ kind: "textcraft", split: "t", maxTurns: 30, pool: 1, params: { ranges: { t: [0, 4] }, ...params }, server });
+const T0 = { id: "0", split: "t" };
+
+describe("AgentGym values that are not what they claim", () => {
+  it("an env id that is not an integer (1.5, 1e300; a bare 2.5 from WebShop) is malformed, not sent back", async () => {
+    for (const id of ["1.5", "1e300"]) {
+      const url = await textcraft({ "/create": json(`{"id": ${id}}`) });
+      const e = await failure(agentGymFromSpec("textcraft", tspec(url)).reset(T0));
+      expect(e.message).toMatch(/textcraft server http:\/\/127\.0\.0\.1:\d+: \/create answered a malformed value: \.id: expected an integer env id/);
+    }
+    const url = await webshop({ "/create": json("2.5") });
+    const e = await failure(agentGymFromSpec("webshop", spec("webshop", url)).reset({ id: "1", split: "test" }));
+    expect(e.message).toMatch(/webshop server http:\/\/127\.0\.0\.1:\d+: \/create answered 2\.5, not an integer env index/);
+  });
+
+  it("a reward out of the env's range (ALFWorld, WebShop, TextCraft: 0…1; SciWorld score: -100…100) is malformed", async () => {
+    for (const r of ["-1e300", "1e308", "1.5", "-0.5"]) {
+      const url = await textcraft({ "/step": json(`{"observation": "ok", "reward": ${r}, "done": true}`) });
+      const env = agentGymFromSpec("textcraft", tspec(url));
+      await env.reset(T0);
+      expect((await failure(env.step("look"))).message).toMatch(/\/step answered a malformed value: \.reward: expected a reward from 0 to 1/);
+    }
+    const url = await textcraft({
+      "/reset": json('{"task_description": "boil water", "observation": "You are in the kitchen."}'),
+      "/step": json('{"observation": "ok", "reward": 0, "score": 250, "done": false}'),
+    });
+    const sci = agentGymFromSpec("sciworld", { ...tspec(url), kind: "sciworld" });
+    await sci.reset(T0);
+    expect((await failure(sci.step("look"))).message).toMatch(/\.score: expected a score from -100 to 100/);
+  });
+
+  it("text that is not text: a lone surrogate (\\ud800) or bytes that are not UTF-8 are malformed; NUL is text and passes", async () => {
+    let url = await textcraft({ "/step": json('{"observation": "a\\ud800b", "reward": 0, "done": false}') });
+    let env = agentGymFromSpec("textcraft", tspec(url));
+    await env.reset(T0);
+    expect((await failure(env.step("look"))).message).toMatch(/\/step answered a malformed value: \.observation: a lone surrogate \(U\+D800\) at character 1, which is not text/);
+    url = await textcraft({ "/step": (res) => { res.writeHead(200); res.end(Buffer.concat([Buffer.from('{"observation": "caf'), Buffer.from([0xe9]), Buffer.from('", "reward": 0, "done": false}')])); } });
+    env = agentGymFromSpec("textcraft", tspec(url));
+    await env.reset(T0);
+    expect((await failure(env.step("look"))).message).toMatch(/\/step answered bytes that are not UTF-8 text/);
+    url = await textcraft({ "/step": json('{"observation": "a\\u0000b", "reward": 0, "done": false}') });
+    env = agentGymFromSpec("textcraft", tspec(url));
+    await env.reset(T0);
+    expect((await env.step("look")).observation).toBe("a\u0000b");
+  });
+});
+
+describe("AgentGym servers that hand out one env id twice", () => {
+  it("a second /create answering an id another instance holds (a restarted server, or a broken one): the older instance's next call fails, never steps the other's env", async () => {
+    const stepped: unknown[] = [];
+    const url = await textcraft({
+      "/create": json('{"id": 0}'),
+      "/step": (res, body) => { stepped.push(body.action); json('{"observation": "ok", "reward": 0, "done": false}')(res, body); },
+    });
+    const a = agentGymFromSpec("textcraft", tspec(url));
+    const b = agentGymFromSpec("textcraft", tspec(url));
+    await a.reset(T0);
+    await b.reset(T0);
+    const e = await failure(a.step("a's move"));
+    expect(e.message).toMatch(/textcraft server http:\/\/127\.0\.0\.1:\d+: \/create handed env id 0 to another episode while this one held it/);
+    expect(stepped).toEqual([]); // a's move never reached b's env
+    expect((await b.step("b's move")).observation).toBe("ok");
+    // a starts over: it takes id 0 again, and now b is the one that lost it.
+    await a.reset(T0);
+    await failure(b.step("b's second move"));
+    expect(stepped).toEqual(["b's move"]);
+    await a.close();
+    await b.close();
+  });
+});
+
+describe("AgentGym rate limits and timeouts", () => {
+  it("HTTP 429 is retryable; its Retry-After is waited out before the error (up to the request's timeout)", async () => {
+    const url = await textcraft({ "/step": (res) => { res.writeHead(429, { "retry-after": "1" }); res.end('{"detail": "slow down"}'); } });
+    const env = agentGymFromSpec("textcraft", tspec(url));
+    await env.reset(T0);
+    const t0 = Date.now();
+    const e = await failure(env.step("look"));
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(950);
+    expect(e.message).toMatch(/\/step answered HTTP 429 \(it asked to retry after 1 s; waited\)/);
+  });
+
+  it("a timeout param past what a timer can hold is refused when the env is made (it failed at the first request, an internal RangeError)", () => {
+    for (const key of ["step_timeout_s", "reset_timeout_s"]) {
+      expect(() => agentGymFromSpec("textcraft", tspec("http://127.0.0.1:1", { [key]: 1e10 })))
+        .toThrow(new RegExp(`textcraft: param ${key} must be at most 2147483 seconds`));
+    }
   });
 });

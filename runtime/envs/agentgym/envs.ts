@@ -10,7 +10,7 @@
  *    The server lists no valid actions, so `admissible` is [].
  *  - textcraft: /create {} → {id, observation, …}; /reset {id, data_idx}; /step; /close {id}; reward 1 on the goal.
  */
-import { EnvConfigError, type Observation, type StepResult, type TaskRef } from "../env.js";
+import { EnvConfigError, EnvError, type Observation, type StepResult, type TaskRef } from "../env.js";
 import { AgentGymEnv } from "./adapter.js";
 import { preview } from "./http.js";
 import {
@@ -33,11 +33,11 @@ export class AlfworldAgentGym extends AgentGymEnv {
 
   protected async create(): Promise<number> {
     const r = await this.http.post<unknown>("/create", {}, this.timeouts.resetMs);
-    return parseAnswer(this.kind, "/create", CreateAnswer, r).id;
+    return parseAnswer(this.http, "/create", CreateAnswer, r).id;
   }
 
   protected async resetOn(id: number, game: number, task: TaskRef): Promise<Observation> {
-    const r = parseAnswer(this.kind, "/reset", AlfworldReset, await this.http.post<unknown>("/reset", { id, game, world_type: "Text" }, this.timeouts.resetMs));
+    const r = parseAnswer(this.http, "/reset", AlfworldReset, await this.http.post<unknown>("/reset", { id, game, world_type: "Text" }, this.timeouts.resetMs));
     const raw = r.observation;
     const served = r.task_type;
     if (task.id.includes("/") && typeof served === "string" && served !== task.id) {
@@ -50,7 +50,7 @@ export class AlfworldAgentGym extends AgentGymEnv {
   }
 
   protected async stepOn(id: number, action: string): Promise<StepResult> {
-    const { reward, done, ...r } = parseAnswer(this.kind, "/step", AlfworldStep, await this.http.post<unknown>("/step", { id, action }, this.timeouts.stepMs));
+    const { reward, done, ...r } = parseAnswer(this.http, "/step", AlfworldStep, await this.http.post<unknown>("/step", { id, action }, this.timeouts.stepMs));
     const { observation, actions } = splitAvailableActions(r.observation);
     return { observation, reward, done, won: reward >= 1, admissible: r.available_actions ?? actions ?? [] };
   }
@@ -73,11 +73,14 @@ export class WebshopAgentGym extends AgentGymEnv {
     const r = await this.http.post<unknown>("/create", {}, this.timeouts.resetMs);
     if (typeof r !== "number" || !Number.isFinite(r)) throw new EnvConfigError(`webshop server: /create answered ${preview(r)}, not a bare env index`, this.kind,
       "is this an AgentGym webshop server? (sciworld/alfworld answer {\"id\": …})");
+    if (!Number.isSafeInteger(r)) {
+      throw new EnvError(`webshop server ${this.http.base}: /create answered ${preview(r)}, not an integer env index`, this.kind);
+    }
     return r as number;
   }
 
   private async available(envIdx: number): Promise<{ has_search_bar: boolean; clickables: string[] }> {
-    const a = parseAnswer(this.kind, "/available_actions", WebshopAvailable, await this.http.get<unknown>("/available_actions", { env_idx: envIdx }, this.timeouts.stepMs));
+    const a = parseAnswer(this.http, "/available_actions", WebshopAvailable, await this.http.get<unknown>("/available_actions", { env_idx: envIdx }, this.timeouts.stepMs));
     return { has_search_bar: a.has_search_bar ?? false, clickables: a.clickables ?? [] };
   }
 
@@ -88,7 +91,7 @@ export class WebshopAgentGym extends AgentGymEnv {
   }
 
   protected async resetOn(envIdx: number, session: number): Promise<Observation> {
-    const r = parseAnswer(this.kind, "/reset", WebshopReset, await this.http.post<unknown>("/reset", { env_idx: envIdx, session_id: session }, this.timeouts.resetMs));
+    const r = parseAnswer(this.http, "/reset", WebshopReset, await this.http.post<unknown>("/reset", { env_idx: envIdx, session_id: session }, this.timeouts.resetMs));
     const a = await this.available(envIdx);
     this.session.reset();
     const text = this.show(r[0], a.clickables);
@@ -98,7 +101,7 @@ export class WebshopAgentGym extends AgentGymEnv {
   }
 
   protected async stepOn(envIdx: number, action: string): Promise<StepResult> {
-    const { state, reward, done } = parseAnswer(this.kind, "/step", WebshopStep, await this.http.post<unknown>("/step", { env_idx: envIdx, action }, this.timeouts.stepMs));
+    const { state, reward, done } = parseAnswer(this.http, "/step", WebshopStep, await this.http.post<unknown>("/step", { env_idx: envIdx, action }, this.timeouts.stepMs));
     if (this.page) this.session.step(action, this.page);
     const a = done ? { has_search_bar: false, clickables: [] } : await this.available(envIdx);
     const observation = this.show(state, a.clickables);
@@ -111,17 +114,17 @@ export class SciworldAgentGym extends AgentGymEnv {
 
   protected async create(): Promise<number> {
     const r = await this.http.post<unknown>("/create", {}, this.timeouts.resetMs);
-    return parseAnswer(this.kind, "/create", CreateAnswer, r).id;
+    return parseAnswer(this.http, "/create", CreateAnswer, r).id;
   }
 
   protected async resetOn(id: number, dataIdx: number): Promise<Observation> {
-    const r = parseAnswer(this.kind, "/reset", SciworldReset, await this.http.post<unknown>("/reset", { id, data_idx: dataIdx }, this.timeouts.resetMs));
+    const r = parseAnswer(this.http, "/reset", SciworldReset, await this.http.post<unknown>("/reset", { id, data_idx: dataIdx }, this.timeouts.resetMs));
     this.best = 0;
     return { task: r.task_description, text: r.observation, admissible: [] };
   }
 
   protected async stepOn(id: number, action: string): Promise<StepResult> {
-    const { observation, score, done } = parseAnswer(this.kind, "/step", SciworldStep, await this.http.post<unknown>("/step", { id, action }, this.timeouts.stepMs));
+    const { observation, score, done } = parseAnswer(this.http, "/step", SciworldStep, await this.http.post<unknown>("/step", { id, action }, this.timeouts.stepMs));
     const gain = Math.max(0, score - this.best);
     this.best += gain;
     return { observation, reward: gain / 100, score, won: score >= 100, done, admissible: [] };
@@ -135,16 +138,16 @@ export class SciworldAgentGym extends AgentGymEnv {
 export class TextcraftAgentGym extends AgentGymEnv {
   protected async create(): Promise<number> {
     const r = await this.http.post<unknown>("/create", {}, this.timeouts.resetMs);
-    return parseAnswer(this.kind, "/create", CreateAnswer, r).id;
+    return parseAnswer(this.http, "/create", CreateAnswer, r).id;
   }
 
   protected async resetOn(id: number, dataIdx: number): Promise<Observation> {
-    const text = parseAnswer(this.kind, "/reset", TextcraftReset, await this.http.post<unknown>("/reset", { id, data_idx: dataIdx }, this.timeouts.resetMs)).observation;
+    const text = parseAnswer(this.http, "/reset", TextcraftReset, await this.http.post<unknown>("/reset", { id, data_idx: dataIdx }, this.timeouts.resetMs)).observation;
     return { task: textcraftGoal(text) ?? text, text, admissible: [] };
   }
 
   protected async stepOn(id: number, action: string): Promise<StepResult> {
-    const { observation, reward, done } = parseAnswer(this.kind, "/step", TextcraftStep, await this.http.post<unknown>("/step", { id, action }, this.timeouts.stepMs));
+    const { observation, reward, done } = parseAnswer(this.http, "/step", TextcraftStep, await this.http.post<unknown>("/step", { id, action }, this.timeouts.stepMs));
     return { observation, reward, won: reward >= 1, done, admissible: [] };
   }
 

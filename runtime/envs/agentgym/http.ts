@@ -4,8 +4,13 @@
  * EnvErrors naming the server, the route and what to check. A body is read as a stream and cut off
  * at `maxBodyBytes` (the env's param max_body_mb; a declared Content-Length above it is refused before
  * reading): a runaway or hostile server costs a retryable EnvError, never the process's memory.
+ * A body that is not UTF-8 is refused, not patched with U+FFFD. HTTP 429 and 503 are retryable; their
+ * Retry-After is waited out (up to the request's timeout) before the error, so the engine's retry
+ * comes when the server asked. Other 4xx answers and redirects are not retryable: the engine stops
+ * the run on them with a checkpoint (runtime/nodes/retry.ts).
  */
-import { BodyTooLarge, mib, readBodyCapped } from "../../http-body.js";
+import { retryAfterMs } from "../../backends/openai/client.js";
+import { BodyTooLarge, mib, readBodyBytesCapped } from "../../http-body.js";
 import { EnvError } from "../env.js";
 
 /** The largest answer read from an env server (WebShop pages are tens of KB; ALFWorld's are smaller). */
@@ -35,6 +40,8 @@ export function preview(v: unknown, max = 200): string {
 export class ServerReportedError extends EnvError {
   constructor(message: string, env: string, readonly route: string, retryable: boolean) { super(message, env, retryable); }
 }
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 export class AgentGymHttp {
   readonly base: string;
@@ -84,8 +91,17 @@ export class AgentGymHttp {
       throw new EnvError(`${kind} server ${this.base}: ${route} answered HTTP ${res.status}, a redirect${to ? ` to ${preview(to)}` : ""}, which tcod does not follow; give the server's own address`, kind, false);
     }
     if (!res.ok) {
-      // AgentGym's WebShop client retries 503; every 5xx is worth an episode retry.
-      throw new EnvError(`${kind} server ${this.base}: ${route} answered HTTP ${res.status}: ${text.slice(0, 300)}`, kind, res.status >= 500);
+      // AgentGym's WebShop client retries 503; every 5xx is worth an episode retry, and so is a 429
+      // (rate limited: nothing was done). Retry-After, where it fits in the timeout, is waited out here.
+      const limited = res.status === 429 || res.status === 503;
+      const wait = limited ? retryAfterMs(res.headers.get("retry-after"), Date.now()) : undefined;
+      let asked = "";
+      if (wait !== undefined) {
+        const fits = wait <= timeoutMs;
+        if (fits) await new Promise<void>((r) => setTimeout(r, wait));
+        asked = ` (it asked to retry after ${Math.ceil(wait / 1000)} s; ${fits ? "waited" : `more than the ${timeoutMs / 1000} s timeout, so not waited`})`;
+      }
+      throw new EnvError(`${kind} server ${this.base}: ${route} answered HTTP ${res.status}${asked}: ${text.slice(0, 300)}`, kind, res.status >= 500 || res.status === 429);
     }
     let body: unknown;
     try {
@@ -106,14 +122,22 @@ export class AgentGymHttp {
   /** The body as text, read chunk by chunk and abandoned (connection closed) past the size limit. */
   private async readCapped(res: Response, route: string, stop: AbortController): Promise<string> {
     const limit = this.opts.maxBodyBytes ?? AGENTGYM_MAX_BODY_BYTES;
+    let bytes: Buffer;
     try {
-      return await readBodyCapped(res, limit, () => stop.abort());
+      bytes = await readBodyBytesCapped(res, limit, () => stop.abort());
     } catch (e) {
       if (!(e instanceof BodyTooLarge)) throw e;
       const what = e.declared !== undefined
         ? `declared a ${mib(e.declared)} answer (Content-Length), more than the ${mib(limit)} limit; it was not read`
         : `answered more than the ${mib(limit)} limit; the rest was not read`;
       throw new EnvError(`${this.opts.kind} server ${this.base}: ${route} ${what} (raise the limit with the env's param max_body_mb, in MiB, if answers this large are expected)`, this.opts.kind);
+    }
+    if (!res.ok) return bytes.toString("utf8"); // only quoted in the status's message
+    try {
+      return UTF8.decode(bytes);
+    } catch {
+      // Decoding with replacement would hand the agent U+FFFD where the server's text was.
+      throw new EnvError(`${this.opts.kind} server ${this.base}: ${route} answered bytes that are not UTF-8 text (${JSON.stringify(bytes.subarray(0, 200).toString("latin1"))}); the server must send UTF-8 JSON`, this.opts.kind);
     }
   }
 }

@@ -113,11 +113,19 @@ export function taskSource(kind: AgentGymKind, spec: EnvSpec): TaskSource {
     "Give params.ranges {split: [start, end)} or a task_file (JSONL rows with task_id).");
 }
 
+/** The longest request timeout, in whole seconds: 2^31 − 1 ms, the longest a timer can wait. */
+const MAX_TIMEOUT_S = Math.floor((2 ** 31 - 1) / 1000);
+
 function timeouts(kind: string, params: Record<string, unknown>): AgentGymTimeouts {
   const read = (key: string, fallback: number) => {
     const v = params[key];
     if (v === undefined) return fallback;
     if (typeof v !== "number" || !(v > 0)) throw new EnvConfigError(`${kind}: param ${key} must be a positive number of seconds, got ${JSON.stringify(v)}`, kind);
+    // A timer holds at most 2^31 − 1 ms; past it a request failed with an internal RangeError.
+    if (v > MAX_TIMEOUT_S) {
+      throw new EnvConfigError(`${kind}: param ${key} must be at most ${MAX_TIMEOUT_S} seconds (about 24 days, the longest timer), got ${v}`, kind,
+        "a timeout is how long one request may take; give the longest a /reset or /step of this server may need");
+    }
     return v * 1000;
   };
   return { resetMs: read("reset_timeout_s", AGENTGYM_DEFAULT_TIMEOUTS.resetMs), stepMs: read("step_timeout_s", AGENTGYM_DEFAULT_TIMEOUTS.stepMs) };
