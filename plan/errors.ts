@@ -43,6 +43,7 @@ export const USER_ERROR_CODES = {
   TC7013: "A metrics trace cannot be read: a line that is not JSON, a training row without a numeric `step`, steps out of order, or a metric that is not a number.",
   TC7014: "A run folder's state cannot be read (resume, report, compare): a missing, truncated or foreign checkpoint, a checkpoint beyond the plan, a metrics file that does not match it, student weights that do not load; the error names the file.",
   TC7015: "A run folder cannot be written: no space left on the device, the file-size limit (ulimit -f), a disk quota, a read-only file system, permission denied or an I/O error; the error names the file, and the last checkpoint stays valid.",
+  TC7016: "A run stopped on an environment's faults: an env server or bridge process kept failing after its retries (unreachable, timed out, malformed, error or oversized answers) or failed in a way retrying cannot mend (a redirect, a 4xx answer); the message names the env, the server or process and the last failure, and the run keeps its checkpoint for --resume.",
   TC7101: "A Trinity-RFT config has keys tcod cannot express; each problem names its YAML path and line.",
   TC7102: "A plan uses what Trinity-RFT cannot run; each problem names the construct.",
 } as const;

@@ -28,6 +28,8 @@ export interface RunResult {
   runDir: string;
   metricsPath: string;
   message?: string;
+  /** A failed run's error code (TC7016 for an env's faults, TC7004 for a backend's). */
+  code?: `TC${number}`;
 }
 
 export interface ClockOptions {
@@ -207,7 +209,7 @@ export class RunState {
         if (!learner.mutated) this.restore({ ...before, counters: { ...before.counters, droppedFailed: this.ctx.counters.droppedFailed } });
         else { this.iteration = t; this.state.step = Math.min(t, T); }
         await this.checkpoint();
-        return { status: "failed", step: this.learnerStep, runDir, metricsPath, message: `${e.message}. The run stopped with a checkpoint after step ${this.learnerStep}; fix the cause and continue with --resume ${runDir}` };
+        return { status: "failed", step: this.learnerStep, runDir, metricsPath, ...(e.code ? { code: e.code } : {}), message: `${e.message}. The run stopped with a checkpoint after step ${this.learnerStep}; fix the cause and continue with --resume ${runDir}` };
       }
       await this.checkpointNodes(t);
       if (opts.stopAfter !== undefined && t >= opts.stopAfter && t < last) {

@@ -23,13 +23,14 @@ export async function withRetries<T>(ctx: RunContext, what: string, fn: () => Pr
     } catch (e) {
       if (e instanceof EnvError && !e.retryable) {
         ctx.counters.droppedFailed++;
-        throw new RunFault(`${what} failed (env ${e.env}: ${e.message}); retrying cannot mend this`, e);
+        throw new RunFault(`${what} failed (env ${e.env}: ${e.message}); retrying cannot mend this`, e, "TC7016");
       }
       if (!isRetryable(e)) throw e;
       ctx.counters.droppedFailed++;
       if (attempt >= ctx.faults.maxRetries) {
         const source = e instanceof EnvError ? `env ${e.env}` : `backend ${e.server}`;
-        throw new RunFault(`${what} failed ${attempt + 1} times (${source}: ${e.message}); giving up after ${ctx.faults.maxRetries} retries`, e);
+        throw new RunFault(`${what} failed ${attempt + 1} times (${source}: ${e.message}); giving up after ${ctx.faults.maxRetries} retries`, e,
+          e instanceof EnvError ? "TC7016" : e.code);
       }
       if (ctx.faults.backoffMs > 0) await sleep(ctx.faults.backoffMs * 2 ** attempt);
     }

@@ -1,7 +1,7 @@
 /**
  * A run against a broken AgentGym server (textcraft routes, served here on 127.0.0.1): whatever the
  * server does, the run ends — completed, or failed with a checkpoint and a message naming the env and
- * the server's URL — never a hang, never an internal error escaping the engine.
+ * the server's URL, coded TC7016 — never a hang, never an internal error escaping the engine.
  */
 import { createServer, type Server, type ServerResponse } from "node:http";
 import { existsSync, mkdtempSync } from "node:fs";
@@ -79,6 +79,7 @@ describe("a run against a broken AgentGym server", () => {
     const { runDir, res } = run(fake.url);
     const r = await res;
     expect(r.status).toBe("failed");
+    expect(r.code).toBe("TC7016"); // `tcod run error TC7016: …`
     expect(r.message).toContain(`env textcraft: textcraft server ${fake.url}`);
     expect(r.message).toContain(`--resume ${runDir}`);
     expect(existsSync(join(runDir, "checkpoint", "state.json"))).toBe(true);
@@ -91,6 +92,7 @@ describe("a run against a broken AgentGym server", () => {
       const { runDir, res } = run(url);
       const r = await res;
       expect(r.status).toBe("failed");
+      expect(r.code).toBe("TC7016");
       expect(r.message).toMatch(new RegExp(`env textcraft: textcraft server ${url.replace(/\./g, "\\.")}: /step answered HTTP (404|302)`));
       expect(existsSync(join(runDir, "checkpoint", "state.json"))).toBe(true);
     }
