@@ -252,3 +252,24 @@ describe("AgentGym rate limits and timeouts", () => {
     }
   });
 });
+
+describe("AgentGym connection faults say what happened", () => {
+  it("a server that closes the connection without answering is not called unreachable (nor told to be started)", async () => {
+    const url = await textcraft({ "/step": (res) => { res.socket?.destroy(); } });
+    const env = agentGymFromSpec("textcraft", tspec(url));
+    await env.reset(T0);
+    const e = await failure(env.step("look"));
+    expect(e.message).toMatch(/textcraft server http:\/\/127\.0\.0\.1:\d+: \/step closed the connection without answering \(UND_ERR_SOCKET\)/);
+    expect(e.message).not.toMatch(/unreachable|start it with/);
+  });
+
+  it("a timeout names the param that sets it (step_timeout_s for /step, reset_timeout_s for /create and /reset)", async () => {
+    let url = await textcraft({ "/step": () => undefined });
+    let env = agentGymFromSpec("textcraft", tspec(url, { step_timeout_s: 0.3 }));
+    await env.reset(T0);
+    expect((await failure(env.step("look"))).message).toMatch(/\/step did not answer within 0\.3 s \(the env's param step_timeout_s\)/);
+    url = await textcraft({ "/reset": () => undefined });
+    env = agentGymFromSpec("textcraft", tspec(url, { reset_timeout_s: 0.3 }));
+    expect((await failure(env.reset(T0))).message).toMatch(/\/reset did not answer within 0\.3 s \(the env's param reset_timeout_s\)/);
+  });
+});

@@ -41,6 +41,11 @@ export class ServerReportedError extends EnvError {
   constructor(message: string, env: string, readonly route: string, retryable: boolean) { super(message, env, retryable); }
 }
 
+/** The env param that sets a route's timeout (adapter.ts: /create and /reset take reset_timeout_s). */
+function timeoutParam(route: string): string {
+  return /^\/(create|reset)(\?|$)/.test(route) ? "reset_timeout_s" : "step_timeout_s";
+}
+
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 export class AgentGymHttp {
@@ -69,10 +74,14 @@ export class AgentGymHttp {
     } catch (e) {
       const err = e as Error & { cause?: unknown };
       if (err.name === "TimeoutError" || err.name === "AbortError") {
-        throw new EnvError(`${kind} server ${this.base}: ${route} did not answer within ${timeoutMs / 1000} s`, kind);
+        throw new EnvError(`${kind} server ${this.base}: ${route} did not answer within ${timeoutMs / 1000} s (the env's param ${timeoutParam(route)})`, kind);
       }
       const cause = err.cause as { code?: string; message?: string } | undefined;
       const code = cause?.code ?? cause?.message ?? err.message;
+      if (code === "UND_ERR_SOCKET" || code === "ECONNRESET") {
+        // It took the connection, then dropped it: running, so "start it" would mislead.
+        throw new EnvError(`${kind} server ${this.base}: ${route} closed the connection without answering (${code}); the server may have failed on this request: see its log`, kind);
+      }
       throw new EnvError(`${kind} server ${this.base} unreachable on ${route} (${code}); ${this.opts.startHint}`, kind);
     }
     let text: string;
@@ -82,7 +91,7 @@ export class AgentGymHttp {
       if (e instanceof EnvError) throw e;
       const err = e as Error;
       if (err.name === "TimeoutError" || err.name === "AbortError") {
-        throw new EnvError(`${kind} server ${this.base}: ${route} did not finish its answer within ${timeoutMs / 1000} s`, kind);
+        throw new EnvError(`${kind} server ${this.base}: ${route} did not finish its answer within ${timeoutMs / 1000} s (the env's param ${timeoutParam(route)})`, kind);
       }
       throw new EnvError(`${kind} server ${this.base}: ${route} broke off mid-answer (${err.message})`, kind);
     }
