@@ -273,3 +273,15 @@ describe("AgentGym connection faults say what happened", () => {
     expect((await failure(env.reset(T0))).message).toMatch(/\/reset did not answer within 0\.3 s \(the env's param reset_timeout_s\)/);
   });
 });
+
+describe("AgentGym NaN and Infinity", () => {
+  it("a reward of NaN or Infinity (Python's json.dumps writes them) is named as such, not just 'non-JSON'", async () => {
+    for (const bad of ["NaN", "Infinity", "-Infinity"]) {
+      const url = await textcraft({ "/step": json(`{"observation": "ok", "reward": ${bad}, "done": false}`) });
+      const env = agentGymFromSpec("textcraft", tspec(url));
+      await env.reset(T0);
+      expect((await failure(env.step("look"))).message)
+        .toMatch(/\/step answered NaN or Infinity, which JSON has no form for \(Python's json\.dumps writes them for a float nan or inf\)/);
+    }
+  });
+});

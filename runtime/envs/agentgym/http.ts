@@ -116,6 +116,10 @@ export class AgentGymHttp {
     try {
       body = JSON.parse(text);
     } catch {
+      // Python's json.dumps (allow_nan=True, its default) writes a float nan/inf as bare NaN/Infinity.
+      if (/(^|[\[:,]\s*)-?(NaN|Infinity)\s*([,\]}]|$)/.test(text)) {
+        throw new EnvError(`${kind} server ${this.base}: ${route} answered NaN or Infinity, which JSON has no form for (Python's json.dumps writes them for a float nan or inf): ${JSON.stringify(text.slice(0, 200))}; a reward or score must be a finite number`, kind);
+      }
       throw new EnvError(`${kind} server ${this.base}: ${route} answered non-JSON: ${JSON.stringify(text.slice(0, 200))}`, kind);
     }
     if (body !== null && typeof body === "object" && !Array.isArray(body) && "error" in body) {
