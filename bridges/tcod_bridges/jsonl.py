@@ -7,6 +7,8 @@ Protocol (one JSON object per line, both directions):
 On start the bridge prints {"ready": true, "bridge": name, "versions": {...}} once its environment is
 up, or {"fatal": message, "hint": hint} and exits 3 when it cannot start (package or Java missing).
 
+Values JSON cannot carry (NaN, infinities) are errors of the op, never a line the client cannot parse.
+
 Why stdout is duplicated: the JVM and the env packages print to stdout; a stray line would break the
 protocol, so fd 1 is pointed at stderr and replies go to a private copy of the original stdout.
 """
@@ -47,7 +49,10 @@ def serve(name: str, start: Callable[[], Any], ops: Callable[[Any], Dict[str, Ca
     out = _private_stdout()
 
     def send(obj: dict) -> None:
-        out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        # allow_nan=False: a NaN or infinite value raises here (an error reply naming it) instead of going
+        # out as the bare word NaN, which is not JSON. ensure_ascii: a lone surrogate (a simulator's
+        # broken text) goes out as a JSON escape instead of failing to encode as UTF-8.
+        out.write(json.dumps(obj, ensure_ascii=True, allow_nan=False) + "\n")
         out.flush()
 
     try:

@@ -94,6 +94,13 @@ class SciWorldSession:
         name, var = parse_task_id(task_id)
         name = self.canonical(name)
         sets = self.split_of(name)
+        every = sorted(v for vs in sets.values() for v in vs)
+        if var not in every:
+            # The package loads an unknown variation without complaint, as task "unknown": an episode of
+            # nothing. A task file's var_num (no split check) must be checked here.
+            raise ConfigError(f"scienceworld task {task_id!r}: {name} has no variation {var} (it has {len(every)}: "
+                              f"{every[0]}..{every[-1]})" if every else f"scienceworld task {task_id!r}: {name} has no variations",
+                              "take var_num from the package's variations (get_sciworld_data.py writes them), or ids from tasks(split)")
         if split is not None:
             self.check_split(split)
             if var not in sets[split]:

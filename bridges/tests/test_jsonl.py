@@ -24,10 +24,14 @@ def ops(s):
         raise ConfigError("no task 'x'", "valid: a, b")
     def done(_a):
         raise EnvFault("step after done", retryable=False)
+    def nan(_a):
+        return {"reward": float("nan")}
+    def surrogate(_a):
+        return {"observation": "a\udc80b"}
     def echo(a):
         print("noise from a library")  # must not reach the protocol stream
         return a
-    return {"echo": echo, "boom": boom, "bad": bad, "done": done}
+    return {"echo": echo, "boom": boom, "bad": bad, "done": done, "nan": nan, "surrogate": surrogate}
 
 mode = sys.argv[1]
 def start():
@@ -70,6 +74,14 @@ class JsonLinesTest(unittest.TestCase):
         self.assertEqual(len(out), 8)  # nothing after close
         self.assertIn("noise from a library", p.stderr)
         self.assertIn("closed", p.stderr)
+
+    def test_values_json_cannot_carry(self):
+        # NaN would go out as the bare word NaN (not JSON); a lone surrogate cannot be encoded as UTF-8.
+        out, _p = run("ok", [json.dumps({"id": 1, "op": "nan"}), json.dumps({"id": 2, "op": "surrogate"})])
+        self.assertEqual(out[1]["id"], 1)
+        self.assertEqual(out[1]["error"]["kind"], "env")
+        self.assertIn("Out of range float values are not JSON compliant", out[1]["error"]["message"])
+        self.assertEqual(out[2], {"id": 2, "ok": True, "result": {"observation": "a\udc80b"}})
 
     def test_fatal_start(self):
         out, p = run("fatal", [])

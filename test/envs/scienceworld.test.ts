@@ -28,6 +28,17 @@ describe.skipIf(skip)("ScienceWorld bridge adapter (real package)", () => {
     await expect(env.step("look around")).rejects.toBeInstanceOf(EnvError);
   }, 120_000);
 
+  it("a task file's variation the task does not have is an EnvConfigError naming the range, not an episode of task 'unknown'", async () => {
+    const fixed = createScienceWorld({ fixed: { path: "tasks.jsonl", split: "train", tasks: [{ id: "boil:9999", split: "train" }] } });
+    try {
+      const e = await fixed.reset({ id: "boil:9999", split: "train" }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(EnvConfigError);
+      expect((e as Error).message).toMatch(/scienceworld task 'boil:9999': boil has no variation 9999 \(it has 30: 0\.\.29\)/);
+    } finally {
+      await fixed.close();
+    }
+  }, 120_000);
+
   it("answers an invalid action with the env's own feedback, counted, and the episode goes on", async () => {
     const obs = await env.reset({ id: "boil:0", split: "train" });
     expect(obs.task).toContain("boil water");

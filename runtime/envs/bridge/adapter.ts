@@ -2,13 +2,15 @@
  * `BridgeEnv`: an `EnvAdapter` over a JSON-lines bridge process (ScienceWorld, TextWorldExpress).
  * The bridge ops are tasks / reset / step / gold / optimal / ping (bridges/tcod_bridges/*_bridge.py).
  *
- * Faults: a dead or killed bridge (JVM crash, step timeout) makes the current call reject with a
+ * Answers are checked against schemas.ts (a malformed one is a retryable EnvError naming the op and
+ * field). Faults: a dead or killed bridge (JVM crash, step timeout) makes the current call reject with a
  * retryable EnvError; the next reset() starts a fresh process (the instance restarts itself), so the
  * engine's drop-and-retry of the episode needs nothing else. Unknown tasks and splits are
  * EnvConfigErrors with the valid values in the hint.
  */
 import { EnvConfigError, EnvError, type EnvAdapter, type Observation, type StepResult, type TaskRef } from "../env.js";
 import { BridgeProcess, type BridgeProcessOptions } from "./process.js";
+import { Actions, parseResult, ResetResult, StepResult as StepAnswer, TaskIds } from "./schemas.js";
 
 export interface BridgeTimeouts {
   /** Bridge start (JVM launch). */
@@ -41,10 +43,6 @@ export interface FixedTasks {
   tasks: TaskRef[];
 }
 
-interface BridgeStep extends StepResult {
-  invalid?: boolean;
-}
-
 export class BridgeEnv implements EnvAdapter {
   private proc: BridgeProcess | undefined;
   private starting: Promise<BridgeProcess> | undefined;
@@ -75,13 +73,14 @@ export class BridgeEnv implements EnvAdapter {
       }
       return this.fixed.tasks.map((t) => ({ ...t, split, ...(t.actions ? { actions: t.actions.slice() } : {}) }));
     }
-    const ids = await this.call<string[]>("tasks", { ...this.taskArgs, split }, this.timeouts.resetMs);
+    const ids = parseResult(this.kind, "tasks", TaskIds, await this.call("tasks", { ...this.taskArgs, split }, this.timeouts.resetMs));
     return ids.map((id) => ({ id, split }));
   }
 
   async reset(task: TaskRef): Promise<Observation> {
     this.inEpisode = false;
-    const r = await this.call<Observation>("reset", { task: task.id, split: this.fixed ? null : task.split, gold: this.wantsGold }, this.timeouts.resetMs);
+    const r = parseResult(this.kind, "reset", ResetResult,
+      await this.call("reset", { task: task.id, split: this.fixed ? null : task.split, gold: this.wantsGold }, this.timeouts.resetMs));
     this.inEpisode = true;
     this.stats.episodes++;
     return { task: r.task, text: r.text, admissible: r.admissible, ...compactActions(r) };
@@ -89,16 +88,16 @@ export class BridgeEnv implements EnvAdapter {
 
   async step(action: string): Promise<StepResult> {
     this.requireEpisode("step");
-    const r = await this.call<BridgeStep>("step", { action }, this.timeouts.stepMs);
+    const r = parseResult(this.kind, "step", StepAnswer, await this.call("step", { action }, this.timeouts.stepMs));
     this.stats.steps++;
     if (r.invalid) this.stats.invalidActions++;
-    return { observation: r.observation, reward: r.reward, done: r.done, won: r.won, score: r.score, admissible: r.admissible, ...compactActions(r) };
+    return { observation: r.observation, reward: r.reward, done: r.done, won: r.won, ...(r.score !== undefined ? { score: r.score } : {}), admissible: r.admissible, ...compactActions(r) };
   }
 
   /** The task file's `actions` where it has them, else the package's gold path. */
   async expertPath(task: TaskRef): Promise<string[]> {
     if (task.actions) return task.actions.slice();
-    return this.call<string[]>("gold", { task: task.id, split: this.fixed ? null : task.split }, this.timeouts.resetMs);
+    return parseResult(this.kind, "gold", Actions, await this.call("gold", { task: task.id, split: this.fixed ? null : task.split }, this.timeouts.resetMs));
   }
 
   /**
@@ -108,7 +107,7 @@ export class BridgeEnv implements EnvAdapter {
   async optimalActions(): Promise<string[]> {
     this.requireEpisode("optimalActions");
     this.wantsGold = true;
-    return this.call<string[]>("optimal", {}, this.timeouts.resetMs);
+    return parseResult(this.kind, "optimal", Actions, await this.call("optimal", {}, this.timeouts.resetMs));
   }
 
   /** True when the bridge answers a ping in time (a dead or hung bridge is killed: false). */
@@ -135,10 +134,10 @@ export class BridgeEnv implements EnvAdapter {
     }
   }
 
-  private async call<T>(op: string, args: Record<string, unknown>, timeoutMs: number): Promise<T> {
+  private async call(op: string, args: Record<string, unknown>, timeoutMs: number): Promise<unknown> {
     const proc = await this.running();
     try {
-      return await proc.call<T>(op, args, timeoutMs);
+      return await proc.call<unknown>(op, args, timeoutMs, op === "step" ? "step_timeout_s" : "reset_timeout_s");
     } catch (e) {
       if (!proc.alive) this.inEpisode = false; // the episode died with its process
       throw e;

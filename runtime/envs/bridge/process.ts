@@ -4,10 +4,13 @@
  * unambiguous. Every call has a timeout: a call that does not answer in time kills the whole process
  * group (the bridge and its JVM) and rejects with a retryable EnvError, so a hung step never hangs a run.
  * A process that exits rejects every pending call with an EnvError carrying the tail of its stderr.
+ * A process that breaks the protocol (a reply under another id, a reply line that is not JSON) fails
+ * the waiting call at once and is killed, rather than leaving the call to its timeout.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readLines } from "./lines.js";
 import { EnvConfigError, EnvError } from "../env.js";
+import { preview } from "../agentgym/http.js";
 
 export interface BridgeProcessOptions {
   /** The env kind, for error messages. */
@@ -80,11 +83,13 @@ export class BridgeProcess {
       this.child = child;
       this.exited = false;
       const timer = setTimeout(() => settle(new EnvError(
-        `${kind} bridge did not start within ${this.opts.startTimeoutMs / 1000} s${this.tail()}`, kind)), this.opts.startTimeoutMs);
+        `${kind} bridge did not start within ${this.opts.startTimeoutMs / 1000} s (the env's start_timeout_s)${this.tail()}`, kind)), this.opts.startTimeoutMs);
       child.on("error", (e: NodeJS.ErrnoException) => {
         this.exited = true;
-        settle(e.code === "ENOENT"
-          ? new EnvConfigError(`${kind}: cannot run "${this.opts.command}" (not found)`, kind, this.opts.installHint)
+        // Not found or not executable will not change on a retry: stop the run with the install hint.
+        const why = e.code === "ENOENT" ? "not found" : e.code === "EACCES" ? "not executable" : undefined;
+        settle(why
+          ? new EnvConfigError(`${kind}: cannot run "${this.opts.command}" (${why})`, kind, this.opts.installHint)
           : new EnvError(`${kind} bridge failed to spawn: ${e.message}`, kind));
         this.failAll(new EnvError(`${kind} bridge failed: ${e.message}`, kind));
       });
@@ -100,7 +105,7 @@ export class BridgeProcess {
       child.on("exit", (code, signal) => {
         this.exited = true;
         const why = signal ? `was killed (${signal})` : `exited with code ${code}`;
-        settle(new EnvError(`${kind} bridge ${why} before it was ready${this.tail()}`, kind));
+        settle(this.missingModule() ?? new EnvError(`${kind} bridge ${why} before it was ready${this.tail()}`, kind));
         this.failAll(new EnvError(`${kind} bridge ${why} mid-call${this.tail()}`, kind));
       });
       const maxLine = this.opts.maxLineBytes ?? 64 * 1024 * 1024;
@@ -116,6 +121,12 @@ export class BridgeProcess {
         try {
           msg = JSON.parse(line) as Reply;
         } catch {
+          // A line that opens like a reply is one the bridge could not write as JSON (Python writes a
+          // NaN reward as the bare word NaN): fail the waiting call now rather than at its timeout.
+          // Anything else is a library's print, kept for the stderr tail.
+          if (line.trimStart().startsWith("{") && this.pending.size > 0) {
+            return this.desync(`answered ${this.waitingOp()} with a line that is not JSON (${preview(line)})`);
+          }
           this.stderrTail = (this.stderrTail + `\n[stdout, not JSON] ${line}`).slice(-STDERR_TAIL);
           return;
         }
@@ -131,7 +142,7 @@ export class BridgeProcess {
   }
 
   /** Sends one request; rejects with EnvError on timeout (after killing the process) or exit. */
-  call<T>(op: string, args: Record<string, unknown>, timeoutMs: number): Promise<T> {
+  call<T>(op: string, args: Record<string, unknown>, timeoutMs: number, timeoutParam?: string): Promise<T> {
     const { kind } = this.opts;
     const child = this.child;
     if (!child || this.exited) {
@@ -142,7 +153,8 @@ export class BridgeProcess {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         this.kill();
-        reject(new EnvError(`${kind} bridge: ${op} did not answer within ${timeoutMs / 1000} s; the instance was killed and restarts on the next reset`, kind));
+        const param = timeoutParam ? ` (the env's ${timeoutParam}; raise it if the env is slow rather than stuck)` : "";
+        reject(new EnvError(`${kind} bridge: ${op} did not answer within ${timeoutMs / 1000} s${param}; the instance was killed and restarts on the next reset${this.tail()}`, kind));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer, op });
       this.updateRef();
@@ -185,12 +197,25 @@ export class BridgeProcess {
       this.stderrTail = (this.stderrTail + `\n[bridge] ${msg.error?.message ?? JSON.stringify(msg)}`).slice(-STDERR_TAIL);
       return;
     }
+    if (!this.pending.has(msg.id) && this.pending.size > 0) {
+      // A timed-out call kills the bridge, so no late reply can arrive: another id means the bridge
+      // lost track of the protocol, and the waiting call would otherwise sit out its whole timeout.
+      const [id, p] = [...this.pending.entries()][0]!;
+      return this.desync(`answered id ${msg.id}, but the call waiting is ${p.op} (id ${id})`);
+    }
     if (msg.ok) return this.settle(msg.id, msg.result);
     const err = msg.error ?? { kind: "env", message: "unknown error" };
     const { kind } = this.opts;
+    const message = typeof err.message === "string" ? err.message : `an error without a message (${preview(msg.error)})`;
+    const op = this.pending.get(msg.id)?.op ?? "a request";
+    // "protocol": the bridge does not understand what this tcod sends (an unknown op: bridges/ older
+    // or newer than tcod). No retry helps, and it is the installation's fault, not the curriculum's.
     this.settle(msg.id, undefined, err.kind === "config"
-      ? new EnvConfigError(err.message, kind, err.hint ?? undefined)
-      : new EnvError(err.message, kind, err.kind === "protocol" ? false : err.retryable ?? true));
+      ? new EnvConfigError(message, kind, err.hint ?? undefined)
+      : err.kind === "protocol"
+        ? new EnvConfigError(`${kind} bridge refused ${op}: ${message}`, kind,
+          "the bridge does not match this tcod: point TCOD_BRIDGES_DIR at the bridges/ folder of the same tcod version (or unset it), or reinstall tcod")
+        : new EnvError(message, kind, err.retryable ?? true));
   }
 
   private settle(id: number, value: unknown, error?: Error): void {
@@ -214,6 +239,32 @@ export class BridgeProcess {
     for (const h of [c, c.stdout, c.stderr, c.stdin] as unknown as { ref?: () => void; unref?: () => void }[]) {
       if (busy) h.ref?.(); else h.unref?.();
     }
+  }
+
+  /** The bridge broke the protocol: fail every waiting call (retryable) and kill it; the next reset restarts it. */
+  private desync(what: string): void {
+    const { kind } = this.opts;
+    this.kill();
+    this.failAll(new EnvError(`${kind} bridge ${what}; the bridge is restarted on the next reset${this.tail()}`, kind));
+  }
+
+  private waitingOp(): string {
+    return [...this.pending.values()][0]?.op ?? "a call";
+  }
+
+  /**
+   * A bridge that died before ready because Python could not import a module (the bridge module
+   * itself: PYTHONPATH lacks bridges/; or a dependency of it): no retry will find it.
+   */
+  private missingModule(): EnvConfigError | undefined {
+    const m = /ModuleNotFoundError: No module named '([^']+)'|No module named ([\w.]+)/.exec(this.stderrTail);
+    if (!m) return undefined;
+    const module = m[1] ?? m[2]!;
+    const { kind } = this.opts;
+    return new EnvConfigError(`${kind} bridge cannot start: ${this.opts.command}: No module named '${module}'`, kind,
+      module.startsWith("tcod_bridges")
+        ? "set TCOD_BRIDGES_DIR to the bridges/ folder of the tcod source tree (the folder that holds tcod_bridges/), or reinstall tcod"
+        : this.opts.installHint);
   }
 
   private tail(): string {

@@ -15,7 +15,7 @@ import { semanticsOf } from "../../../plan/env-semantics.js";
 import { BridgeEnv, type BridgeTimeouts, type FixedTasks } from "../bridge/adapter.js";
 import { readTaskFile } from "../taskfile/index.js";
 import { bridgeEnv, bridgesDir, pythonCommand } from "../bridge/locate.js";
-import { timeoutsFromParams } from "../bridge/params.js";
+import { stepLimitFromParams, timeoutsFromParams } from "../bridge/params.js";
 
 export const SCIENCEWORLD_INSTALL_HINT =
   "pip install scienceworld==1.2.3 (Java >= 11 must be on PATH); bridges/ci-install.sh does both";
@@ -79,15 +79,12 @@ function optionalString(kind: string, key: string, v: unknown): string | undefin
 
 export function scienceWorldFromSpec(spec: EnvSpec): BridgeEnv {
   const p = spec.params;
-  const stepLimit = p.step_limit;
-  if (stepLimit !== undefined && (typeof stepLimit !== "number" || !Number.isInteger(stepLimit) || stepLimit < 1)) {
-    throw new EnvConfigError(`scienceworld: param step_limit must be a positive integer, got ${JSON.stringify(stepLimit)}`, "scienceworld");
-  }
+  const stepLimit = stepLimitFromParams("scienceworld", p, Math.max(100, 2 * spec.maxTurns));
   const python = optionalString("scienceworld", "python", p.python);
   const simplification = optionalString("scienceworld", "simplification", p.simplification);
   return createScienceWorld({
     tasks: stringList("scienceworld", "tasks", p.tasks),
-    stepLimit: (stepLimit as number | undefined) ?? Math.max(100, 2 * spec.maxTurns),
+    stepLimit,
     timeouts: timeoutsFromParams("scienceworld", p),
     ...(spec.taskFile ? { fixed: scienceWorldTaskFile(spec.taskFile, spec.split) } : {}),
     simplification: simplification ?? semanticsOf("scienceworld").simplification,

@@ -12,7 +12,7 @@ import type { EnvSpec } from "../../../plan/schema.js";
 import { EnvConfigError } from "../env.js";
 import { BridgeEnv, type BridgeTimeouts } from "../bridge/adapter.js";
 import { bridgeEnv, bridgesDir, pythonCommand } from "../bridge/locate.js";
-import { timeoutsFromParams } from "../bridge/params.js";
+import { stepLimitFromParams, timeoutsFromParams } from "../bridge/params.js";
 import { optionalString } from "../scienceworld/index.js";
 
 export const TWX_INSTALL_HINT =
@@ -38,15 +38,12 @@ export function createTextWorldExpress(opts: TwxOptions = {}): BridgeEnv {
 export function textWorldExpressFromSpec(spec: EnvSpec): BridgeEnv {
   const kind = "textworld_express";
   const p = spec.params;
-  const stepLimit = p.step_limit;
-  if (stepLimit !== undefined && (typeof stepLimit !== "number" || !Number.isInteger(stepLimit) || stepLimit < 1)) {
-    throw new EnvConfigError(`${kind}: param step_limit must be a positive integer, got ${JSON.stringify(stepLimit)}`, kind);
-  }
+  const stepLimit = stepLimitFromParams(kind, p, Math.max(100, 2 * spec.maxTurns));
   const game = optionalString(kind, "game", p.game);
   const gameParams = optionalString(kind, "game_params", p.game_params);
   const python = optionalString(kind, "python", p.python);
   return createTextWorldExpress({
-    stepLimit: (stepLimit as number | undefined) ?? Math.max(100, 2 * spec.maxTurns),
+    stepLimit,
     timeouts: timeoutsFromParams(kind, p),
     ...(game !== undefined ? { game } : {}),
     ...(gameParams !== undefined ? { gameParams } : {}),
