@@ -14,7 +14,7 @@
 import { OPTIMIZER_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
 export class TrinityImportError extends UserError {
@@ -112,6 +112,19 @@ class Reader {
       const deep = firstTooDeep(this.doc.contents);
       if (deep) { const p = this.lc.linePos(deep[0]); this.issues.push({ path: "$", line: p.line, column: p.col, ...TOO_DEEP }); }
     }
+    if (this.issues.length === 0) {
+      // Aliases that expand past the yaml library's limit (a "billion laughs" bomb) make every
+      // toJSON throw: refuse the file once, here, at its first alias.
+      try {
+        this.doc.toJS();
+      } catch (e) {
+        if (!(e instanceof ReferenceError && /alias/i.test(e.message))) throw e;
+        let at: [number, number, number] | undefined;
+        visit(this.doc, { Alias: (_k, n) => { at = n.range ?? undefined; return visit.BREAK; } });
+        const p = this.lc.linePos(at?.[0] ?? 0);
+        this.issues.push({ path: "$", line: p.line, column: p.col, ...ALIAS_BOMB });
+      }
+    }
   }
   node(path: Path): YamlNode | undefined {
     return this.doc.getIn(path, true) as YamlNode | undefined;
@@ -200,6 +213,10 @@ class Reader {
 
 /** Collections inside collections: a Trinity config nests about six levels. */
 const MAX_YAML_DEPTH = 64;
+const ALIAS_BOMB = {
+  message: "the YAML's aliases expand too far (each alias repeats its anchor's whole content, and these nest into an exponential blow-up)",
+  hint: "Write the values out instead of nesting aliases of aliases; a Trinity-RFT config needs none.",
+};
 const TOO_DEEP = {
   message: `the YAML is nested too deeply (tcod reads collections up to ${MAX_YAML_DEPTH} levels deep; a Trinity config has about six)`,
   hint: "Flatten the nesting that starts here; it is not a Trinity-RFT config.",

@@ -110,6 +110,17 @@ describe("values that are not numbers, nesting, and where the generated text cam
     }
   });
 
+  it("an alias bomb (billion laughs) in a real config is one coded issue at its first alias (was: internal error, a stack trace)", () => {
+    const laughs = ["lol0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"];
+    for (let i = 1; i <= 8; i++) laughs.push(`lol${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(", ")}]`);
+    const text = `${F2B}\n${laughs.join("\n")}\n`;
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["$", lineOf(text, "lol1:"), 12]]);
+    expect(is[0]!.message).toMatch(/aliases expand too far/);
+    expect(is[0]!.hint).toMatch(/Write the values out/);
+    expect(() => resolvedConfig(text, "x.yaml")).toThrow(TrinityImportError);
+  });
+
   it("a cluster setting Trinity would not take is refused at its key (was: internal error in the self-check)", () => {
     const is = issues(F2B.replace(/sync_method: [^\n]*/, "sync_method: bogus"));
     expect(is.map((i) => [i.path, i.line])).toEqual([["synchronizer.sync_method", lineOf(F2B, "sync_method:")]]);
