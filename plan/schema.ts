@@ -13,6 +13,7 @@ import { PLAN_SCHEMA_ID, PLAN_SCHEMA_V1 } from "./version.js";
 import { SIZE_LIMITS } from "./defaults.js";
 import { checkGraph } from "./graph.js";
 import { planRangeIssues } from "./ranges.js";
+import { planExprIssues } from "./expr-check.js";
 import { convertPlanV1, PlanVersionError } from "./convert.js";
 
 export { PLAN_SCHEMA_ID };
@@ -319,15 +320,16 @@ export type Plan = z.infer<typeof PlanSchema>;
 /** A plan that does not validate (TC7001); `issues` name the JSON path of each problem. */
 export class PlanError extends UserError {
   readonly code = "TC7001";
-  constructor(message: string, readonly issues: { path: string; message: string }[], readonly file?: string) { super(message); }
+  constructor(message: string, readonly issues: { path: string; message: string; hint?: string }[], readonly file?: string) { super(message); }
   override problems(): UserIssue[] {
     if (!this.issues.length) return super.problems();
-    return this.issues.map((i) => ({ message: i.message, where: { file: this.file ?? "plan", path: i.path } }));
+    return this.issues.map((i) => ({ message: i.message, ...(i.hint ? { hint: i.hint } : {}), where: { file: this.file ?? "plan", path: i.path } }));
   }
 }
 
 /**
- * Validates unknown data as a plan: the schema, then the graph (plan/graph.ts), then the ranges of
+ * Validates unknown data as a plan: the schema, then the graph (plan/graph.ts), then its expression
+ * references and operator arities (plan/expr-check.ts), then the ranges of
  * its constants (plan/ranges.ts). A tcod.plan/1 plan
  * is converted first (plan/convert.ts). Errors name the JSON path of each problem, and graph errors
  * the edge or node.
@@ -353,6 +355,11 @@ export function parsePlan(data: unknown): Plan {
   if (graphIssues.length > 0) {
     throw new PlanError(`invalid plan graph:\n` + graphIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), graphIssues);
   }
+  // Expression references and operator arities (plan/expr-check.ts): what the compiler always writes right.
+  const exprIssues = planExprIssues(r.data).map((i) => ({ ...i, hint: EXPR_HINT }));
+  if (exprIssues.length > 0) {
+    throw new PlanError(`invalid plan expressions:\n` + exprIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), exprIssues);
+  }
   // The ranges the compiler enforces (plan/ranges.ts): a plan .json may skip the compiler.
   const rangeIssues = planRangeIssues(r.data);
   if (rangeIssues.length > 0) {
@@ -360,6 +367,8 @@ export function parsePlan(data: unknown): Plan {
   }
   return r.data;
 }
+
+const EXPR_HINT = "The compiler never writes this; recompile the plan from its source with `tcod compile FILE.tcod` rather than editing its expressions by hand.";
 
 function formatPath(path: readonly PropertyKey[]): string {
   let s = "$";
