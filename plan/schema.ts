@@ -344,7 +344,17 @@ export function parsePlan(data: unknown): Plan {
       throw e;
     }
   }
-  const r = PlanSchema.safeParse(input);
+  let r: ReturnType<typeof PlanSchema.safeParse>;
+  try {
+    r = PlanSchema.safeParse(input);
+  } catch (e) {
+    // zod recurses per level of nesting; a hand-edited plan nested thousands deep (an expression
+    // tree) runs the stack out. Name where, instead of an internal error.
+    if (!(e instanceof RangeError)) throw e;
+    const deep = deepestPath(input);
+    const issue = { path: deep.path, message: `the plan is nested ${deep.depth.toLocaleString("en-US")} levels deep here, deeper than tcod can read`, hint: "Recompile the plan from its source with `tcod compile FILE.tcod` rather than writing or editing it by hand." };
+    throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID}): ${issue.message} (at ${issue.path})`, [issue]);
+  }
   if (!r.success) {
     const issues = r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
     const v = input && typeof input === "object" ? (input as { schema?: unknown }).schema : undefined;
@@ -369,6 +379,22 @@ export function parsePlan(data: unknown): Plan {
 }
 
 const EXPR_HINT = "The compiler never writes this; recompile the plan from its source with `tcod compile FILE.tcod` rather than editing its expressions by hand.";
+
+/** The deepest point of JSON data (without recursion): its depth, and its path cut after 12 steps ("…"). */
+function deepestPath(data: unknown): { depth: number; path: string } {
+  let best: { depth: number; path: PropertyKey[] } = { depth: 0, path: [] };
+  // Paths are kept up to 12 steps (a deep chain's path would be as long as the chain).
+  const stack: [unknown, number, PropertyKey[]][] = [[data, 0, []]];
+  while (stack.length > 0) {
+    const [v, depth, path] = stack.pop()!;
+    if (depth > best.depth) best = { depth, path };
+    if (v === null || typeof v !== "object") continue;
+    const child = (k: PropertyKey): PropertyKey[] => (path.length < 12 ? [...path, k] : path);
+    if (Array.isArray(v)) v.forEach((x, i) => stack.push([x, depth + 1, child(i)]));
+    else for (const [k, x] of Object.entries(v)) stack.push([x, depth + 1, child(k)]);
+  }
+  return { depth: best.depth, path: formatPath(best.path) + (best.depth > 12 ? "…" : "") };
+}
 
 function formatPath(path: readonly PropertyKey[]): string {
   let s = "$";

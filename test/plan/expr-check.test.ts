@@ -2,7 +2,8 @@
  * A hand-edited plan's expressions are checked on load (plan/expr-check.ts, TC7001 with the JSON
  * path and a hint): a node param `{ "expr": NAME }` naming no expression of `plan.exprs` was an
  * internal error (a stack trace) in `tcod export trinity`, and an operator with the wrong number of
- * arguments (`add` of one) loaded, evaluated to NaN and exported without a word.
+ * arguments (`add` of one) loaded, evaluated to NaN and exported without a word. A plan nested
+ * thousands of levels deep ran zod's stack out: an internal error in `tcod run`.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -45,5 +46,19 @@ describe("plan expressions on load", () => {
   it("a stateful feedback operator without its arguments is refused (it would read args[2] of nothing at run time)", () => {
     const e = planError((p) => { p.exprs.horizon.tree = { op: "ema", args: [{ op: "const", value: 1 }] }; });
     expect(e.issues.map((i) => [i.path, i.message])).toEqual([["$.exprs.horizon.tree.args", "operator ema takes 3 arguments, got 1"]]);
+  });
+});
+
+describe("a plan nested too deeply", () => {
+  it("is TC7001 with the path where it goes deep, not an internal stack overflow (RangeError from the schema)", () => {
+    const e = planError((p) => {
+      let t: any = { op: "const", value: 1 };
+      for (let i = 0; i < 20_000; i++) t = { op: "neg", args: [t] };
+      p.exprs.horizon.tree = t;
+    });
+    expect(e.issues).toHaveLength(1);
+    expect(e.issues[0]!.path).toBe("$.exprs.horizon.tree.args[0].args[0].args[0].args[0].args…");
+    expect(e.issues[0]!.message).toBe("the plan is nested 40,004 levels deep here, deeper than tcod can read");
+    expect(e.issues[0]!.hint).toMatch(/tcod compile/);
   });
 });
