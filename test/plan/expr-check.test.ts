@@ -62,3 +62,14 @@ describe("a plan nested too deeply", () => {
     expect(e.issues[0]!.hint).toMatch(/tcod compile/);
   });
 });
+
+describe("an unknown operator or variable", () => {
+  it("is named at its path, with the ones there are (was: zod's bare 'Invalid input' at the tree)", () => {
+    const op = planError((p) => { p.exprs.horizon.tree.args[0] = { op: "bogus", args: [] }; });
+    expect(op.issues.map((i) => i.path)).toEqual(["$.exprs.horizon.tree.args[0].op"]);
+    expect(op.issues[0]!.message).toMatch(/'const' \| 'var' \| 'add'/);
+    const v = planError((p) => { p.exprs.horizon.tree.args[0] = { op: "var", name: "nope" }; });
+    expect(v.issues.map((i) => i.path)).toEqual(["$.exprs.horizon.tree.args[0].name"]);
+    expect(v.issues[0]!.message).toMatch(/expected one of "step"\|"total_steps"/);
+  });
+});
