@@ -2,8 +2,10 @@
 import { z } from "zod";
 import { FEEDBACK_OPS, LEVELS, POINTWISE_OPS, TURN_REDUCTIONS, VARIABLES, type ExprDef, type ExprTree, type ValueRef, type VariableName } from "./expr.js";
 
+// Discriminated by `op`, so a bad tree names what is wrong (an unknown operator or variable, at its
+// path) rather than zod's bare "Invalid input" for a union no member of which matched.
 export const ExprTreeSchema: z.ZodType<ExprTree> = z.lazy(() =>
-  z.union([
+  z.discriminatedUnion("op", [
     z.object({ op: z.literal("const"), value: z.number() }).strict(),
     z.object({ op: z.literal("var"), name: z.enum(Object.keys(VARIABLES) as [VariableName, ...VariableName[]]) }).strict(),
     z.object({ op: z.enum([...POINTWISE_OPS, ...TURN_REDUCTIONS, ...FEEDBACK_OPS]), args: z.array(ExprTreeSchema) }).strict(),

@@ -249,8 +249,8 @@ export class TraceError extends UserError {
 
 /**
  * Reads a metrics trace: RUN_DIR/metrics.jsonl of a run, or a synthetic file of the same shape.
- * Training rows (`kind` "train" or absent) become observations; other rows (evaluations) are
- * skipped. A synthetic row needs `step` and may give any of `successRate`, `meanReward`, `kl`
+ * Training rows (`kind` "train" or absent) become observations; evaluation rows (`kind` "eval") are
+ * skipped, and a row of any other kind is refused. A synthetic row needs `step` and may give any of `successRate`, `meanReward`, `kl`
  * (a number, or `{mean, perTurn}`), `admissibleRate`, `horizon`, `prefix`, `studentTurns`; those it
  * leaves out read 0, but one it gives must be a finite number (null is refused: it is how JSON writes
  * NaN, and reading it as 0 would advance a stage on a number no run measured). Steps must increase.
@@ -270,7 +270,11 @@ export function parseTrace(text: string, file: string, partialLastLine?: (line: 
       throw new TraceError(`line ${i + 1} is not JSON (${(e as Error).message})`, { where, hint: "A trace is JSON lines: one object per line, e.g. {\"step\": 1, \"kl\": 0.4}." });
     }
     if (!row || typeof row !== "object" || Array.isArray(row)) throw new TraceError(`line ${i + 1} is not a JSON object`, { where, hint: "A trace is JSON lines: one object per line, e.g. {\"step\": 1, \"kl\": 0.4}." });
-    if (row.kind !== undefined && row.kind !== "train") return;
+    if (row.kind !== undefined && row.kind !== "train") {
+      if (row.kind === "eval") return;
+      // Any other kind is no row a run writes: skipping it like an eval row would lose its metrics unsaid.
+      throw new TraceError(`line ${i + 1}: \`kind\` is ${JSON.stringify(row.kind)}; a metrics row is "train" (or has no \`kind\`) or "eval"`, { where, hint: "Give a training row `\"kind\": \"train\"` or no `kind` (an \"eval\" row is skipped), or remove the line." });
+    }
     const num = (k: string, v: unknown): number => {
       if (v === undefined) return 0;
       if (typeof v !== "number" || !Number.isFinite(v)) {

@@ -13,6 +13,7 @@ import { PLAN_SCHEMA_ID, PLAN_SCHEMA_V1 } from "./version.js";
 import { SIZE_LIMITS } from "./defaults.js";
 import { checkGraph } from "./graph.js";
 import { planRangeIssues } from "./ranges.js";
+import { planExprIssues } from "./expr-check.js";
 import { convertPlanV1, PlanVersionError } from "./convert.js";
 
 export { PLAN_SCHEMA_ID };
@@ -319,15 +320,16 @@ export type Plan = z.infer<typeof PlanSchema>;
 /** A plan that does not validate (TC7001); `issues` name the JSON path of each problem. */
 export class PlanError extends UserError {
   readonly code = "TC7001";
-  constructor(message: string, readonly issues: { path: string; message: string }[], readonly file?: string) { super(message); }
+  constructor(message: string, readonly issues: { path: string; message: string; hint?: string }[], readonly file?: string) { super(message); }
   override problems(): UserIssue[] {
     if (!this.issues.length) return super.problems();
-    return this.issues.map((i) => ({ message: i.message, where: { file: this.file ?? "plan", path: i.path } }));
+    return this.issues.map((i) => ({ message: i.message, ...(i.hint ? { hint: i.hint } : {}), where: { file: this.file ?? "plan", path: i.path } }));
   }
 }
 
 /**
- * Validates unknown data as a plan: the schema, then the graph (plan/graph.ts), then the ranges of
+ * Validates unknown data as a plan: the schema, then the graph (plan/graph.ts), then its expression
+ * references and operator arities (plan/expr-check.ts), then the ranges of
  * its constants (plan/ranges.ts). A tcod.plan/1 plan
  * is converted first (plan/convert.ts). Errors name the JSON path of each problem, and graph errors
  * the edge or node.
@@ -342,7 +344,17 @@ export function parsePlan(data: unknown): Plan {
       throw e;
     }
   }
-  const r = PlanSchema.safeParse(input);
+  let r: ReturnType<typeof PlanSchema.safeParse>;
+  try {
+    r = PlanSchema.safeParse(input);
+  } catch (e) {
+    // zod recurses per level of nesting; a hand-edited plan nested thousands deep (an expression
+    // tree) runs the stack out. Name where, instead of an internal error.
+    if (!(e instanceof RangeError)) throw e;
+    const deep = deepestPath(input);
+    const issue = { path: deep.path, message: `the plan is nested ${deep.depth.toLocaleString("en-US")} levels deep here, deeper than tcod can read`, hint: "Recompile the plan from its source with `tcod compile FILE.tcod` rather than writing or editing it by hand." };
+    throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID}): ${issue.message} (at ${issue.path})`, [issue]);
+  }
   if (!r.success) {
     const issues = r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
     const v = input && typeof input === "object" ? (input as { schema?: unknown }).schema : undefined;
@@ -353,12 +365,35 @@ export function parsePlan(data: unknown): Plan {
   if (graphIssues.length > 0) {
     throw new PlanError(`invalid plan graph:\n` + graphIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), graphIssues);
   }
+  // Expression references and operator arities (plan/expr-check.ts): what the compiler always writes right.
+  const exprIssues = planExprIssues(r.data).map((i) => ({ ...i, hint: EXPR_HINT }));
+  if (exprIssues.length > 0) {
+    throw new PlanError(`invalid plan expressions:\n` + exprIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), exprIssues);
+  }
   // The ranges the compiler enforces (plan/ranges.ts): a plan .json may skip the compiler.
   const rangeIssues = planRangeIssues(r.data);
   if (rangeIssues.length > 0) {
     throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID}): values out of range:\n` + rangeIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), rangeIssues);
   }
   return r.data;
+}
+
+const EXPR_HINT = "The compiler never writes this; recompile the plan from its source with `tcod compile FILE.tcod` rather than editing its expressions by hand.";
+
+/** The deepest point of JSON data (without recursion): its depth, and its path cut after 12 steps ("…"). */
+function deepestPath(data: unknown): { depth: number; path: string } {
+  let best: { depth: number; path: PropertyKey[] } = { depth: 0, path: [] };
+  // Paths are kept up to 12 steps (a deep chain's path would be as long as the chain).
+  const stack: [unknown, number, PropertyKey[]][] = [[data, 0, []]];
+  while (stack.length > 0) {
+    const [v, depth, path] = stack.pop()!;
+    if (depth > best.depth) best = { depth, path };
+    if (v === null || typeof v !== "object") continue;
+    const child = (k: PropertyKey): PropertyKey[] => (path.length < 12 ? [...path, k] : path);
+    if (Array.isArray(v)) v.forEach((x, i) => stack.push([x, depth + 1, child(i)]));
+    else for (const [k, x] of Object.entries(v)) stack.push([x, depth + 1, child(k)]);
+  }
+  return { depth: best.depth, path: formatPath(best.path) + (best.depth > 12 ? "…" : "") };
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

@@ -232,7 +232,15 @@ export const REFUSED_CONSTRUCTS: Readonly<Record<string, string>> = {
   "eval every": "evaluations at different intervals: one explorer.eval_interval",
   "eval at_start": "some evaluations at the start and others not: one explorer.eval_on_startup",
   "eval from": "an evaluation that starts at a later step: the explorer evaluates every eval_interval steps from the start",
+  steps: `a run of more than ${(1_000_000).toLocaleString("en-US")} steps: the export compares each schedule with the official workflows' at every step`,
 };
+
+/**
+ * The most steps a plan may have to be exported: the export proves a schedule is the official one
+ * (plugin/recognise.ts) or constant by evaluating it at every step (× every expert length for b2f),
+ * ~1 s here; a hand-set 10⁹ steps would take hours.
+ */
+export const MAX_EXPORT_STEPS = 1_000_000;
 
 /** An issue's construct with its per-name parts dropped (`student model lora` → `model lora`). */
 export function refusedConstruct(construct: string): string {
@@ -286,6 +294,9 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   const originOf = (ref: ValueRef | undefined): string | undefined =>
     ref !== undefined && typeof ref !== "number" ? plan.exprs[ref.expr]?.origin : undefined;
   const steps = plan.clock.steps;
+  if (steps > MAX_EXPORT_STEPS) {
+    throw new TrinityExportError([{ construct: "steps", message: `the run has ${steps.toLocaleString("en-US")} steps; the export checks its schedules at every step, up to ${MAX_EXPORT_STEPS.toLocaleString("en-US")}`, hint: "Export a shorter run (`--set CURRICULUM.steps=N`), or train this one with `tcod run`." }]);
+  }
 
   const need = <K extends Parameters<typeof nodeOf>[1]>(kind: K) => {
     const n = nodeOf(plan, kind);

@@ -14,7 +14,7 @@
 import { OPTIMIZER_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
 export class TrinityImportError extends UserError {
@@ -89,6 +89,10 @@ function evalSplit(env: string, name: string, path: string): string {
 }
 const LOSS_AGG: Record<string, string> = { "token-mean": "token_mean", "seq-mean-token-mean": "seq_mean_token_mean" };
 const OPD_ADVANTAGES = new Set(["multi_turn_opd", "on_policy_distill"]);
+/** The names `tcod export trinity` gives a generated plugin's workflow and advantage (`tcod_<plan>_…`). */
+const GENERATED_WORKFLOW = /^tcod_\w+_workflow$/;
+const GENERATED_ADVANTAGE = /^tcod_\w+_advantage$/;
+const GENERATED_HINT = "Use the .tcod file (or compiled plan .json) this config was exported from: `tcod run` and `tcod export trinity` take it. `tcod import trinity` reads configs of the TCOD workflows (OPD_<env>_workflow, TCOD_f2b_<env>_workflow, TCOD_b2f_<env>_workflow).";
 
 type Path = (string | number)[];
 
@@ -111,6 +115,19 @@ class Reader {
       // Past MAX_YAML_DEPTH, refused before anything (toJSON, getIn, the import's own walks) recurses into it.
       const deep = firstTooDeep(this.doc.contents);
       if (deep) { const p = this.lc.linePos(deep[0]); this.issues.push({ path: "$", line: p.line, column: p.col, ...TOO_DEEP }); }
+    }
+    if (this.issues.length === 0) {
+      // Aliases that expand past the yaml library's limit (a "billion laughs" bomb) make every
+      // toJSON throw: refuse the file once, here, at its first alias.
+      try {
+        this.doc.toJS();
+      } catch (e) {
+        if (!(e instanceof ReferenceError && /alias/i.test(e.message))) throw e;
+        let at: [number, number, number] | undefined;
+        visit(this.doc, { Alias: (_k, n) => { at = n.range ?? undefined; return visit.BREAK; } });
+        const p = this.lc.linePos(at?.[0] ?? 0);
+        this.issues.push({ path: "$", line: p.line, column: p.col, ...ALIAS_BOMB });
+      }
     }
   }
   node(path: Path): YamlNode | undefined {
@@ -200,6 +217,10 @@ class Reader {
 
 /** Collections inside collections: a Trinity config nests about six levels. */
 const MAX_YAML_DEPTH = 64;
+const ALIAS_BOMB = {
+  message: "the YAML's aliases expand too far (each alias repeats its anchor's whole content, and these nest into an exponential blow-up)",
+  hint: "Write the values out instead of nesting aliases of aliases; a Trinity-RFT config needs none.",
+};
 const TOO_DEEP = {
   message: `the YAML is nested too deeply (tcod reads collections up to ${MAX_YAML_DEPTH} levels deep; a Trinity config has about six)`,
   hint: "Flatten the nesting that starts here; it is not a Trinity-RFT config.",
@@ -250,7 +271,8 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   const algoType = r.str(["algorithm", "algorithm_type"], "algorithm_type");
   if (algoType !== "on_policy_distill") r.fail(["algorithm", "algorithm_type"], `algorithm_type '${algoType ?? "ppo (Trinity's default)"}' is not on-policy distillation`, "tcod imports OPD configs: algorithm_type: on_policy_distill.");
   const advFn = r.str(["algorithm", "advantage_fn"], "advantage_fn") ?? "on_policy_distill";
-  if (!OPD_ADVANTAGES.has(advFn)) r.fail(["algorithm", "advantage_fn"], `advantage_fn '${advFn}' has no tcod equivalent`, "Use multi_turn_opd (TCOD fork) or on_policy_distill.");
+  if (GENERATED_ADVANTAGE.test(advFn)) r.fail(["algorithm", "advantage_fn"], `advantage_fn '${advFn}' is the plugin advantage \`tcod export trinity\` generates; its loss is in the plugin's spec.json, which tcod does not import`, GENERATED_HINT);
+  else if (!OPD_ADVANTAGES.has(advFn)) r.fail(["algorithm", "advantage_fn"], `advantage_fn '${advFn}' has no tcod equivalent`, "Use multi_turn_opd (TCOD fork) or on_policy_distill.");
   const klCoef = r.num(["algorithm", "advantage_fn_args", "kl_coef"], "kl_coef") ?? 1.0;
   const repeat = r.num(["algorithm", "repeat_times"], "repeat_times", { integer: true, min: 1 }) ?? 1;
   const strategy = r.str(["algorithm", "sample_strategy"], "sample_strategy") ?? "default";
@@ -286,7 +308,10 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   // ---- workflow, env, pacing ----
   const wf = r.str(["buffer", "explorer_input", "default_workflow_type"], "default_workflow_type") ?? "";
   const m = WORKFLOW.exec(wf);
-  if (wf && !m) r.fail(["buffer", "explorer_input", "default_workflow_type"], `unknown workflow type '${wf}'`, "tcod imports the TCOD workflows: OPD_<env>_workflow, TCOD_f2b_<env>_workflow, TCOD_b2f_<env>_workflow with env alfworld, webshop or scienceworld.");
+  if (wf && !m) {
+    if (GENERATED_WORKFLOW.test(wf)) r.fail(["buffer", "explorer_input", "default_workflow_type"], `workflow type '${wf}' is the plugin workflow \`tcod export trinity\` generates; its curriculum is in the plugin's spec.json, which tcod does not import`, GENERATED_HINT);
+    else r.fail(["buffer", "explorer_input", "default_workflow_type"], `unknown workflow type '${wf}'`, "tcod imports the TCOD workflows: OPD_<env>_workflow, TCOD_f2b_<env>_workflow, TCOD_b2f_<env>_workflow with env alfworld, webshop or scienceworld.");
+  }
   const method = m?.[1] ?? "OPD";
   const env = m?.[2] ?? "alfworld";
   const ts = ["buffer", "explorer_input", "taskset"];
@@ -305,7 +330,8 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   if (trainSplit !== "train") r.fail([...ts, "split"], `training split '${trainSplit}' is not imported`, "Use split: train for the training taskset.");
   const checkPromptKey = (base: Path): void => {
     const k = r.str([...base, "format", "prompt_key"], "prompt_key");
-    if (k !== undefined && k !== PROMPT_KEYS[env]) r.fail([...base, "format", "prompt_key"], `prompt_key '${k}' differs from ${env}'s '${PROMPT_KEYS[env]}', which tcod's ${env} env reads`, `Use prompt_key: ${PROMPT_KEYS[env]}.`);
+    // Against the env the workflow names; an unknown workflow (refused above) names none.
+    if (k !== undefined && m && k !== PROMPT_KEYS[env]) r.fail([...base, "format", "prompt_key"], `prompt_key '${k}' differs from ${env}'s '${PROMPT_KEYS[env]}', which tcod's ${env} env reads`, `Use prompt_key: ${PROMPT_KEYS[env]}.`);
   };
   checkPromptKey(ts);
   const temperature = r.num([...ts, "rollout_args", "temperature"], "temperature", { min: 0 }) ?? 1.0;

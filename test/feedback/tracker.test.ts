@@ -168,5 +168,8 @@ describe("parseTrace", () => {
     bad('{"kl": 0.1}', /needs an integer `step`/, 1);
     bad('{"step": 2}\n{"step": 2}', /does not follow/, 2);
     bad('{"step": 1, "kl": "high"}', /`kl` is "high"/, 1);
+    // A row of a kind no run writes was skipped like an eval row, its metrics silently lost.
+    bad('{"step": 1, "kl": 0.4}\n{"kind": "bogus", "step": 2, "kl": 0.1}', /line 2: `kind` is "bogus"; a metrics row is "train" \(or has no `kind`\) or "eval"/, 2);
+    bad('{"kind": null, "step": 1}', /`kind` is null/, 1);
   });
 });

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { compileFile } from "../../compiler/index.js";
 import { semanticsOf, type EpisodeSemantics } from "../../plan/env-semantics.js";
-import { exportTrinity, REFUSED_CONSTRUCTS, refusedConstruct, TrinityExportError } from "../../targets/trinity/export.js";
+import { exportTrinity, MAX_EXPORT_STEPS, REFUSED_CONSTRUCTS, refusedConstruct, TrinityExportError } from "../../targets/trinity/export.js";
 import { officialB2f, officialF2b, recogniseB2f, recogniseF2b, simplify } from "../../targets/trinity/plugin/recognise.js";
 import type { ExprTree } from "../../plan/expr.js";
 import type { AgentFormat } from "../../plan/schema.js";
@@ -241,6 +241,18 @@ describe("errors name the construct", () => {
     const p = makePlan({ name: "t", horizon: { op: "ext", fn: "myCap", args: [step] } as ExprTree });
     const err = exportError(() => exportTrinity(p, fork));
     expect(err.issues[0]).toMatchObject({ construct: "TypeScript extension", origin: "test.tcod:10:12" });
+  });
+});
+
+describe("run length", () => {
+  it("a run past MAX_EXPORT_STEPS is refused at once (was: the pacing checks evaluated every step, hours for 10⁹ steps)", () => {
+    const p = makePlan({ name: "t", steps: 1_000_000_000, horizon: f2bTree(6, 30) });
+    const t0 = Date.now();
+    const err = exportError(() => exportTrinity(p, fork));
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(err.issues).toEqual([{ construct: "steps", message: "the run has 1,000,000,000 steps; the export checks its schedules at every step, up to 1,000,000", hint: expect.stringMatching(/tcod run/) }]);
+    // At the bound it still exports (the official workflow is recognised over all of it).
+    expect(exportTrinity(makePlan({ name: "t", steps: MAX_EXPORT_STEPS, horizon: f2bTree(6, 30) }), fork).notes.join("\n")).toMatch(/TCOD_f2b_alfworld_workflow/);
   });
 });
 

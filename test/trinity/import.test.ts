@@ -54,6 +54,21 @@ describe("bad input names the YAML path and line", () => {
     expect(i!.message).toBe("unknown workflow type 'TCOD_f2b_minecraft_workflow'");
     expect(i!.hint).toMatch(/OPD_<env>_workflow/);
   });
+  it("a config of a generated plugin (an export's tcod_<plan>_workflow) says so, without a second error from a guessed env", () => {
+    // Was: "unknown workflow type", "has no tcod equivalent", and prompt_key 'task_desc' "differs from
+    // alfworld's 'game_file'": the env of an unknown workflow was taken to be alfworld.
+    const text = F2B.replace("'TCOD_f2b_alfworld_workflow'", "'tcod_scienceworld_paced_f2b_workflow'")
+      .replace("advantage_fn: multi_turn_opd", "advantage_fn: tcod_scienceworld_paced_f2b_advantage")
+      .replaceAll("prompt_key: 'game_file'", "prompt_key: 'task_desc'");
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line])).toEqual([
+      ["algorithm.advantage_fn", lineOf(text, "advantage_fn:")],
+      ["buffer.explorer_input.default_workflow_type", lineOf(text, "default_workflow_type")],
+    ]);
+    expect(is[0]!.message).toBe("advantage_fn 'tcod_scienceworld_paced_f2b_advantage' is the plugin advantage `tcod export trinity` generates; its loss is in the plugin's spec.json, which tcod does not import");
+    expect(is[1]!.message).toBe("workflow type 'tcod_scienceworld_paced_f2b_workflow' is the plugin workflow `tcod export trinity` generates; its curriculum is in the plugin's spec.json, which tcod does not import");
+    for (const i of is) expect(i.hint).toMatch(/^Use the \.tcod file \(or compiled plan \.json\) this config was exported from/);
+  });
   it("missing required keys point at the nearest parent", () => {
     const text = F2B.replace("  model_path: Qwen/Qwen2.5-1.5B-Instruct\n", "");
     const [i] = issues(text);
@@ -108,6 +123,17 @@ describe("values that are not numbers, nesting, and where the generated text cam
       expect(is[0]!.message).toMatch(/^the YAML is nested too deeply/);
       expect(is[0]!.message).not.toMatch(/call stack/);
     }
+  });
+
+  it("an alias bomb (billion laughs) in a real config is one coded issue at its first alias (was: internal error, a stack trace)", () => {
+    const laughs = ["lol0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"];
+    for (let i = 1; i <= 8; i++) laughs.push(`lol${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(", ")}]`);
+    const text = `${F2B}\n${laughs.join("\n")}\n`;
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["$", lineOf(text, "lol1:"), 12]]);
+    expect(is[0]!.message).toMatch(/aliases expand too far/);
+    expect(is[0]!.hint).toMatch(/Write the values out/);
+    expect(() => resolvedConfig(text, "x.yaml")).toThrow(TrinityImportError);
   });
 
   it("a cluster setting Trinity would not take is refused at its key (was: internal error in the self-check)", () => {

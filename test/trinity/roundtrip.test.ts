@@ -4,7 +4,12 @@
  * own configs exercising the other keys (WebShop f2b with importance sampling, betas, weight decay,
  * repeat_times, teacher temperature, interpolation; ScienceWorld b2f with two eval sets).
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { compileFile } from "../../compiler/index.js";
+import type { Plan } from "../../plan/schema.js";
 import { exportTrinity, parseInfra, type TrinityInfra } from "../../targets/trinity/export.js";
 import { curriculumDifferences, curriculumValues } from "../../targets/trinity/import.js";
 import { roundTrip } from "./roundtrip.js";
@@ -56,5 +61,30 @@ describe("round trip details", () => {
     expect(curriculumDifferences(original, exported).map((d) => d.key)).toEqual([
       "algorithm.optimizer.lr", "buffer.explorer_input.taskset.workflow_args.checkpoint_steps",
     ]);
+  });
+});
+
+/** A plan without what names where it came from: its sources and its expressions' positions. */
+function curriculumOf(plan: Plan): unknown {
+  const { sources: _s, ...rest } = structuredClone(plan);
+  for (const def of Object.values(rest.exprs)) delete def.origin;
+  return rest;
+}
+
+describe("example → export → import → compile", () => {
+  // Every example that exports to a TCOD workflow (docs/TRINITY.md): the import gives its plan back.
+  const EXAMPLES = ["alfworld", "scienceworld", "webshop"].flatMap((env) => ["opd", "tcod-f2b", "tcod-b2f"].map((m) => `examples/${env}/${m}.tcod`));
+  it.each(EXAMPLES)("%s compiles back to the same plan", (example) => {
+    const first = compileFile(example);
+    expect(first.plans).toHaveLength(1);
+    const plan = first.plans[0]!.plan;
+    const exported = exportTrinity(plan, { target: "tcod-fork", infra: {} });
+    expect(exported.plugin).toBeUndefined();
+    const dir = mkdtempSync(join(tmpdir(), "tcod-rt-"));
+    const yaml = join(dir, `${plan.name}.yaml`);
+    writeFileSync(yaml, exported.yaml);
+    const { compiled, errors } = roundTrip(yaml);
+    expect(errors).toEqual([]);
+    expect(curriculumOf(compiled.plans[0]!.plan)).toEqual(curriculumOf(plan));
   });
 });
