@@ -80,6 +80,8 @@ STUDENT_INIT=${STUDENT_INIT-"$G/student.json:32:0.001:60"}
 PHASES=${PHASES:-"1 2"}
 STUDENTS=${STUDENTS:-"opd:opd:warm:1 f2b:tcod-f2b:warm:1 b2f:tcod-b2f:warm:1 turnopd:turnopd:warm:1 atod:atod:warm:1 opd-scratch:opd:scratch:1"}
 P1_S=${P1_S:-300}; P2_S=${P2_S:-240}          # phase deadlines (seconds)
+# CALL_S: the call's whole budget (seconds): phase 2's deadline becomes the smaller of P2_S and what
+# is left of CALL_S after the grace and the summary.
 # P1_UNTIL_KEPT=1: phase 1 ends as soon as every teacher has its TEACHER_KEEP copies and the
 # initialisations are done (P1_S stays the upper bound): a one-call study gives its students the rest.
 T_EVAL=${T_EVAL:-50}; S_EVAL=${S_EVAL:-10}    # evaluation every … steps (teachers, students; S_EVAL_OTHER: the students' valid_unseen and hard)
@@ -310,7 +312,14 @@ elif [ -n "$best" ]; then
       ${stasks:+--set "$cur.batch=$stasks tasks × 1 rollout"} ${stasks:+--set "$cur.env=texthouse(split: \"train\", pool: $stasks, agent: agent, grammar: \"move\")"} \
       "${sets[@]}"
   done
-  finish_phase "$P2_S"
+  # CALL_S: the whole call's budget in seconds; phase 2 then ends in time for the grace and the summary
+  # (a phase 1 that ended early with P1_UNTIL_KEPT=1 leaves the students the rest).
+  p2=$P2_S
+  if [ -n "${CALL_S:-}" ]; then
+    left=$(( CALL_S - ($(date +%s) - T0) - ${GRACE:-45} - 10 )); [ "$left" -lt "$p2" ] && p2=$left
+    log "phase 2 deadline: $p2 s (CALL_S=$CALL_S)"
+  fi
+  finish_phase "$p2"
 else
   log "no teacher checkpoint: phase 2 skipped"
 fi
