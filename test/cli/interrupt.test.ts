@@ -4,13 +4,13 @@
  * leave the microtask queue, so the engine lets the event loop turn once per step.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { trainRows } from "../helpers/train-rows.js";
 
 const ROOT = join(import.meta.dirname, "../..");
-const trainRows = (f: string) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter((l) => l.includes('"kind":"train"')).length : 0);
 
 describe("SIGINT", () => {
   it("stops at the end of the current step with a checkpoint, exit 130", async () => {

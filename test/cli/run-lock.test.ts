@@ -8,11 +8,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { trainRows } from "../helpers/train-rows.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const CLI = join(ROOT, "bin/tcod.mjs");
 const SRC = "examples/texthouse/tcod-f2b.tcod";
-const trainRows = (f: string) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter((l) => l.includes('"kind":"train"')).length : 0);
 const tcodSync = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: "utf8" });
 
 describe("run folder lock", () => {

@@ -6,14 +6,14 @@
  * group reaches each point once, through the sweep, so the points checkpoint then too.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { trainRows } from "../helpers/train-rows.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const CLI = join(ROOT, "bin/tcod.mjs");
-const trainRows = (f: string) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter((l) => l.includes('"kind":"train"')).length : 0);
 
 // Long enough that no point finishes before the signal; checkpoints only at step 0 and on the stop.
 const SOURCE = `import { f2b } from "std/tcod"

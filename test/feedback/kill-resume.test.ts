@@ -5,15 +5,15 @@
  * state must come from the checkpoint, not from what the killed process had observed since.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { trainRows } from "../helpers/train-rows.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const ARGS = ["examples/texthouse/paced-f2b.tcod", "--set", "steps=12", "--set", "batch=4 tasks × 1 rollout", "--set", "checkpoint_every=3 steps",
   "--set", "eval=[]", "--no-tensorboard", "-q"];
-const trainRows = (f: string) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter((l) => l.includes('"kind":"train"')).length : 0);
 const rows = (dir: string) => readFileSync(join(dir, "metrics.jsonl"), "utf8").split("\n").filter(Boolean)
   .map((l) => { const { time: _t, ...rest } = JSON.parse(l) as Record<string, unknown>; return rest; });
 

@@ -7,7 +7,6 @@
  * worker/.venv with worker/ci-install.sh); in CI a missing worker is a failure.
  */
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -16,20 +15,12 @@ import { runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { workerMissing } from "../helpers/worker.js";
 import { composeRuntime } from "../../bin/compose.js";
+import { freePort, portFree } from "../helpers/ports.js";
 
 composeRuntime(); // the backends and envs bin/ registers for `tcod run`
 
 const missing = workerMissing("the tcod-run-on-worker test");
 
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const s = createServer().listen(0, "127.0.0.1", () => {
-    const a = s.address();
-    s.close(() => (typeof a === "object" && a ? resolve(a.port) : reject(new Error("no port"))));
-  });
-});
-const portFree = (port: number) => new Promise<boolean>((resolve) => {
-  const s = createServer().once("error", () => resolve(false)).listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
-});
 
 function plan(file: string, sets: string[]) {
   const r = compileFile(file, { overrides: sets });

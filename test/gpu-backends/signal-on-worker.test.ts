@@ -7,26 +7,17 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { workerMissing } from "../helpers/worker.js";
+import { trainRows } from "../helpers/train-rows.js";
+import { freePort, portFree } from "../helpers/ports.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const CLI = join(ROOT, "bin/tcod.mjs");
 const missing = workerMissing("the SIGTERM-on-worker test");
 
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const s = createServer().listen(0, "127.0.0.1", () => {
-    const a = s.address();
-    s.close(() => (typeof a === "object" && a ? resolve(a.port) : reject(new Error("no port"))));
-  });
-});
-const portFree = (port: number) => new Promise<boolean>((resolve) => {
-  const s = createServer().once("error", () => resolve(false)).listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
-});
-const trainRows = (f: string) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter((l) => l.includes('"kind":"train"')).length : 0);
 
 describe.skipIf(missing !== undefined)("SIGTERM to a run on its own worker", () => {
   it("finishes the step, checkpoints, exits 143 and stops the worker", async () => {
