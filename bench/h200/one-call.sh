@@ -5,7 +5,9 @@
 # Phase 1: teacher-S1 (12×768, the 800-step guess-noise recipe, seed 1) beside init-L4 (4×256, 400
 # steps); the teacher's weights at step KEEP_STEP (default 400) are kept and phase 1 ends as soon as
 # they are (P1_UNTIL_KEPT). Phase 2: N (default 3) k1 reverse-KL OPD students of init-L4 from that
-# copy at seeds N·(SET−1)+1 … N·SET, and a self-distilled control at seed SET, at opd.tcod's held
+# copy at seeds N·(SET−1)+1 … N·SET, and a self-distilled control at seed SET (CONTROL=0: none; it
+# has stayed within an evaluation's noise of its start in every session, and a fourth run slows the
+# others' steps), at opd.tcod's held
 # 1e-4, until CALL_S (default 560) seconds from the start, greedy valid_seen every 20 steps and
 # valid_unseen / hard every 40. OUT holds learn.sh's five files; add nothing beside them (a call
 # returns at most 8 files).
@@ -14,7 +16,7 @@ OUT=${1:?usage: bench/h200/one-call.sh OUT [SET]} SET=${2:-1}
 T=bench/h200/teacher-12x768.json G=examples/texthouse/gpu/student.json
 K=${KEEP_STEP:-400} N=${N:-3}
 S=""; for ((k = N * (SET - 1) + 1; k <= N * SET; k++)); do S+="o${K}s$k:opd:L4:$k:teacher=S1@$K "; done
-S+="selfs$SET:opd:L4:$SET:teacher=init"
+[ "${CONTROL:-1}" = 0 ] || S+="selfs$SET:opd:L4:$SET:teacher=init"
 PHASES="1 2" WORK=${WORK:-runs/one-call-$SET} EVAL_TEMP=0 STUDENT_INIT="" INITS="L4:$G:32:0.001:400" \
   TEACHERS="S1:$T:64:0.0006:800:0.3:guess:1" CKPT=50 TEACHER_KEEP="$K" T_EVAL=50 T_EVAL_FROM=$K T_EVAL_OTHER=$K \
   P1_S=${P1_S:-330} P1_UNTIL_KEPT=1 CALL_S=${CALL_S:-560} P2_S=${P2_S:-400} GRACE=${GRACE:-15} DECODE_CACHE_MB=${DECODE_CACHE_MB:-3072} \
