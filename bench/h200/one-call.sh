@@ -18,7 +18,7 @@ K=${KEEP_STEP:-400} N=${N:-3}
 S=""; for ((k = N * (SET - 1) + 1; k <= N * SET; k++)); do S+="o${K}s$k:opd:L4:$k:teacher=S1@$K "; done
 [ "${CONTROL:-1}" = 0 ] || S+="selfs$SET:opd:L4:$SET:teacher=init"
 PHASES="1 2" WORK=${WORK:-runs/one-call-$SET} EVAL_TEMP=0 STUDENT_INIT="" INITS="L4:$G:32:0.001:400" \
-  TEACHERS="S1:$T:64:0.0006:800:0.3:guess:1" CKPT=50 TEACHER_KEEP="$K" T_EVAL=50 T_EVAL_FROM=$K T_EVAL_OTHER=$K \
+  TEACHERS="S1:$T:64:0.0006:800:0.3:guess:1" CKPT=50 TEACHER_KEEP="$K" T_EVAL=50 T_EVAL_FROM=$K T_EVAL_OTHER=${T_EVAL_OTHER:-$K} \
   P1_S=${P1_S:-330} P1_UNTIL_KEPT=1 CALL_S=${CALL_S:-560} P2_S=${P2_S:-400} GRACE=${GRACE:-15} DECODE_CACHE_MB=${DECODE_CACHE_MB:-3072} \
   S_STEPS=${S_STEPS:-150} S_EVAL=${S_EVAL:-20} S_EVAL_OTHER=${S_EVAL_OTHER:-40} S_AT_START=false \
   STUDENTS="$S" bash bench/h200/learn.sh "$OUT"
