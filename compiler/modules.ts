@@ -504,7 +504,11 @@ export class ModuleLoader {
   /** The module `decl` leads to; SELF when that is `mod` itself; undefined when reported. */
   private resolveImport(mod: Module, decl: ImportDecl): Module | typeof SELF | undefined {
     const spec = decl.from;
-    const fromDir = dirname(mod.path);
+    // Node's rule: a file's imports are found from its real path, so an entry file given through a
+    // symlink imports from the folder of the file it points to (every other module is loaded by its
+    // real path already).
+    const real = this.fs.realpath(mod.path);
+    const fromDir = dirname(real);
     /** Each candidate with the folder its real path must stay inside. */
     let candidates: { path: string; region: string }[];
     let hint: string;
@@ -520,8 +524,12 @@ export class ModuleLoader {
       return undefined;
     } else if (spec.startsWith("./") || spec.startsWith("../")) {
       const base = resolve(fromDir, spec);
-      const region = this.regionOf(mod.path);
-      if (!isInside(base, region) && !isInside(base, this.fs.realpath(region))) return outside();
+      let region = this.regionOf(real);
+      if (!isInside(base, region) && !isInside(base, this.fs.realpath(region))) {
+        // A symlinked entry file whose real file lies outside the project of the link: its own project.
+        if (real === mod.path || !isInside(base, projectRootOf(real))) return outside();
+        region = projectRootOf(real);
+      }
       candidates = (/\.(tcod|ts|mts)$/.test(base) ? [base] : [base + ".tcod", base + ".ts"]).map((path) => ({ path, region }));
       hint = "Check the path; it is relative to the importing file.";
     } else {

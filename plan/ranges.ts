@@ -10,6 +10,7 @@
  * range by its lower bound alone and name that bound only for a value beyond it (`statedRange`).
  */
 import type { Plan } from "./schema.js";
+import { planHint } from "./errors.js";
 
 export interface NumRange {
   /** The field as messages name it. */
@@ -87,10 +88,10 @@ export function outOfRangeMessage(r: NumRange, v: number): string {
  * The constants of a schema-valid plan outside their ranges, each with its JSON path (TC7001 on
  * load). Schedules (`{ expr }`) are checked where the runtime evaluates them.
  */
-export function planRangeIssues(plan: Plan): { path: string; message: string }[] {
-  const issues: { path: string; message: string }[] = [];
+export function planRangeIssues(plan: Plan): { path: string; message: string; hint: string }[] {
+  const issues: { path: string; message: string; hint: string }[] = [];
   const check = (path: string, r: NumRange, v: unknown) => {
-    if (typeof v === "number" && !inRange(v, r)) issues.push({ path, message: outOfRangeMessage(r, v) });
+    if (typeof v === "number" && !inRange(v, r)) issues.push({ path, message: outOfRangeMessage(r, v), hint: planHint("range", { range: rangeFor(r, v) }) });
   };
   plan.graph.nodes.forEach((n, i) => {
     const at = `$.graph.nodes[${i}].params`;

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { ACTION_PICKS, DIALECTS, ESTIMATORS, LOSS_FNS, NOISE_SOURCES, ROW_SHAPES } from "./enums.js";
 import type { AggregateKind, BackendKind, DepthRule, LossKind, MemoryKind, OnInvalidKind, ParserKind } from "./enums.js";
-import { UserError, type UserIssue } from "./errors.js";
+import { planExpects, planHint, UserError, type UserIssue } from "./errors.js";
 import { ExprDefSchema, ValueRefSchema } from "./expr-schema.js";
 import { PLAN_SCHEMA_ID, PLAN_SCHEMA_V1 } from "./version.js";
 import { SIZE_LIMITS } from "./defaults.js";
@@ -340,7 +340,7 @@ export function parsePlan(data: unknown): Plan {
     try {
       input = convertPlanV1(input as Record<string, unknown>);
     } catch (e) {
-      if (e instanceof PlanVersionError) throw new PlanError(e.message, [{ path: "$.schema", message: e.message }]);
+      if (e instanceof PlanVersionError) throw new PlanError(e.message, [{ path: "$.schema", message: e.message, hint: planHint("version") }]);
       throw e;
     }
   }
@@ -352,21 +352,21 @@ export function parsePlan(data: unknown): Plan {
     // tree) runs the stack out. Name where, instead of an internal error.
     if (!(e instanceof RangeError)) throw e;
     const deep = deepestPath(input);
-    const issue = { path: deep.path, message: `the plan is nested ${deep.depth.toLocaleString("en-US")} levels deep here, deeper than tcod can read`, hint: "Recompile the plan from its source with `tcod compile FILE.tcod` rather than writing or editing it by hand." };
+    const issue = { path: deep.path, message: `the plan is nested ${deep.depth.toLocaleString("en-US")} levels deep here, deeper than tcod can read`, hint: planHint("tooDeep") };
     throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID}): ${issue.message} (at ${issue.path})`, [issue]);
   }
   if (!r.success) {
-    const issues = r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+    const issues = r.error.issues.map(schemaIssue);
     const v = input && typeof input === "object" ? (input as { schema?: unknown }).schema : undefined;
     const hint = typeof v === "string" && v !== PLAN_SCHEMA_ID ? ` (this plan says "${v}"; recompile it from its source with \`tcod compile FILE.tcod\`)` : "";
     throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID})${hint}:\n` + issues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), issues);
   }
-  const graphIssues = checkGraph(r.data);
+  const graphIssues = checkGraph(r.data).map((i) => ({ ...i, hint: planHint("graph") }));
   if (graphIssues.length > 0) {
     throw new PlanError(`invalid plan graph:\n` + graphIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), graphIssues);
   }
   // Expression references and operator arities (plan/expr-check.ts): what the compiler always writes right.
-  const exprIssues = planExprIssues(r.data).map((i) => ({ ...i, hint: EXPR_HINT }));
+  const exprIssues = planExprIssues(r.data).map((i) => ({ ...i, hint: planHint("exprs") }));
   if (exprIssues.length > 0) {
     throw new PlanError(`invalid plan expressions:\n` + exprIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), exprIssues);
   }
@@ -378,7 +378,62 @@ export function parsePlan(data: unknown): Plan {
   return r.data;
 }
 
-const EXPR_HINT = "The compiler never writes this; recompile the plan from its source with `tcod compile FILE.tcod` rather than editing its expressions by hand.";
+/** A zod issue as a TC7001 problem: its JSON path, zod's message, and a hint of what the field takes. */
+function schemaIssue(i: z.core.$ZodIssue): { path: string; message: string; hint: string } {
+  const path = formatPath(i.path);
+  if (i.code === "unrecognized_keys") return { path, message: i.message, hint: planHint("noSuchField", { keys: i.keys.map((k) => JSON.stringify(k)).join(", ") }) };
+  const expected = expectedOf(i);
+  return { path, message: i.message, hint: expected ? planHint("takes", { expected }) : planHint("schemaOther") };
+}
+
+/** What the field of a zod issue takes, in PLAN_EXPECTS's words; undefined where the issue does not say. */
+function expectedOf(i: z.core.$ZodIssue): string | undefined {
+  switch (i.code) {
+    case "invalid_type": return typeName(i.expected);
+    case "invalid_value": return planExpects("oneOf", { values: i.values.map((v) => JSON.stringify(v)).join(", ") });
+    case "too_small": case "too_big": {
+      const small = i.code === "too_small";
+      const bound = Number(small ? i.minimum : i.maximum);
+      if (i.origin === "array" || i.origin === "set" || i.origin === "string") {
+        const count = `${small ? "at least" : "at most"} ${bound}`;
+        return i.origin === "string" ? planExpects("characters", { count }) : planExpects("items", { count });
+      }
+      const args = { what: typeName("number"), bound };
+      return small ? (i.inclusive ? planExpects("atLeast", args) : planExpects("above", args)) : (i.inclusive ? planExpects("atMost", args) : planExpects("below", args));
+    }
+    case "invalid_format": return i.format === "regex" && i.pattern ? planExpects("pattern", { pattern: i.pattern }) : undefined;
+    case "not_multiple_of": return planExpects("multipleOf", { divisor: Number(i.divisor) });
+    case "invalid_union": {
+      // A discriminated union names its options; a plain one (a number or {"expr": NAME}) is what
+      // its branches expected of the value itself.
+      if ("options" in i && i.options !== undefined) return planExpects("oneOf", { values: i.options.map((v) => JSON.stringify(v)).join(", ") });
+      const branches = [...new Set(i.errors.map(branchExpects).filter((x): x is string => x !== undefined))];
+      return branches.length ? branches.reduce((first, second) => planExpects("either", { first, second })) : undefined;
+    }
+    default: return undefined;
+  }
+}
+
+/**
+ * One branch of a plain union in words: the type it expected of the value, or, where the value had
+ * its type (an object) but not its fields, the fields it expected ("an object with "expr" (a string)").
+ */
+function branchExpects(issues: z.core.$ZodIssue[]): string | undefined {
+  const own = issues.find((x) => x.path.length === 0 && x.code === "invalid_type");
+  if (own) return expectedOf(own);
+  const fields = issues.filter((x) => x.path.length === 1).map((x) => {
+    const e = expectedOf(x);
+    return e === undefined ? undefined : planExpects("field", { key: JSON.stringify(String(x.path[0])), expected: e });
+  }).filter((x): x is string => x !== undefined);
+  return fields.length ? planExpects("objectWith", { fields: fields.join(", ") }) : undefined;
+}
+
+function typeName(t: string): string {
+  switch (t) {
+    case "number": case "int": case "string": case "boolean": case "object": case "array": case "record": case "null": return planExpects(t);
+    default: return planExpects("other", { type: t });
+  }
+}
 
 /** The deepest point of JSON data (without recursion): its depth, and its path cut after 12 steps ("…"). */
 function deepestPath(data: unknown): { depth: number; path: string } {

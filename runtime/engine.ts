@@ -13,7 +13,7 @@ import { join } from "node:path";
 import pLimit from "p-limit";
 import { stringifyPlan, type EnvSpec, type Plan } from "../plan/schema.js";
 import type { ExtFns } from "../plan/expr.js";
-import type { EnvAdapter } from "./envs/env.js";
+import { EnvError, EnvFaultError, type EnvAdapter } from "./envs/env.js";
 import { createEnv, envVocabulary } from "./envs/registry.js";
 import { createModels, type Models } from "./backends/registry.js";
 import { CurriculumState } from "./curriculum-state.js";
@@ -121,6 +121,11 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   try {
     for (const w of await preflightWarnings(plan, envs)) opts.onWarning?.(w);
     return await run.run(new Explorer(g, ctx, latest, shape, stepCtx), new Learner(g, ctx, latest, stepCtx));
+  } catch (e) {
+    // An env fault met outside every episode's retries (a split's task list before step 1): the
+    // env's failure, coded TC7016 with its hint, never an internal error.
+    if (e instanceof EnvError) throw new EnvFaultError(e);
+    throw e;
   } finally {
     await Promise.allSettled([...envs.values()].map((p) => p.close()));
     await Promise.allSettled([ctx.student.close(), ctx.teacher.close()]);

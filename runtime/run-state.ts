@@ -30,6 +30,8 @@ export interface RunResult {
   message?: string;
   /** A failed run's error code (TC7016 for an env's faults, TC7004 for a backend's). */
   code?: `TC${number}`;
+  /** A failed run's hint: what to do about the fault. */
+  hint?: string;
 }
 
 export interface ClockOptions {
@@ -172,7 +174,13 @@ export class RunState {
     }
     await opts.onStart?.({ steps: T, startStep: this.learnerStep, runDir });
     if (!ck) {
-      await this.evaluateAt(0);
+      try {
+        await this.evaluateAt(0);
+      } catch (e) {
+        if (!(e instanceof RunFault)) throw e;
+        // No checkpoint: a resume of a folder without one starts again at step 0, start eval included.
+        return { status: "failed", step: 0, runDir, metricsPath, ...(e.code ? { code: e.code } : {}), ...(e.hint ? { hint: e.hint } : {}), message: `${e.message}. The run stopped at its start evaluation, before step 1; fix the cause and run it again (--resume ${runDir} starts it over from step 0)` };
+      }
       // Step 0 is a resume point too: an interrupted first step must not repeat the start eval.
       await this.checkpoint();
     }
@@ -209,7 +217,7 @@ export class RunState {
         if (!learner.mutated) this.restore({ ...before, counters: { ...before.counters, droppedFailed: this.ctx.counters.droppedFailed } });
         else { this.iteration = t; this.state.step = Math.min(t, T); }
         await this.checkpoint();
-        return { status: "failed", step: this.learnerStep, runDir, metricsPath, ...(e.code ? { code: e.code } : {}), message: `${e.message}. The run stopped with a checkpoint after step ${this.learnerStep}; fix the cause and continue with --resume ${runDir}` };
+        return { status: "failed", step: this.learnerStep, runDir, metricsPath, ...(e.code ? { code: e.code } : {}), ...(e.hint ? { hint: e.hint } : {}), message: `${e.message}. The run stopped with a checkpoint after step ${this.learnerStep}; fix the cause and continue with --resume ${runDir}` };
       }
       await this.checkpointNodes(t);
       if (opts.stopAfter !== undefined && t >= opts.stopAfter && t < last) {

@@ -4,12 +4,18 @@
  * per metrics row (train and eval), one column per scalar (the TensorBoard names), on stdout.
  * `--tensorboard`: (re)writes TensorBoard event files in each run folder from its metrics.jsonl, for
  * runs made without them.
+ *
+ * A value metrics.jsonl holds as `null` (not measured at that step, or not a finite number when it was
+ * written: JSON has no NaN) is never dropped without a word: the table prints it as `null` where it is
+ * the first or last value, counts a scalar's nulls beside it ("null in 2 of 10 rows"), and names on
+ * one line the scalars null in every row; min, max and the best step are over the numbers. `--json`
+ * counts them (`nulls`), and `--csv` writes `null` in the cell (empty: the row has no such value).
  */
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
 import { readMetrics, type MetricsRow } from "../../runtime/metrics.js";
-import { rowScalars } from "../../runtime/sinks/scalars.js";
+import { rowNulls, rowScalars } from "../../runtime/sinks/scalars.js";
 import { TensorBoardWriter } from "../../runtime/sinks/tensorboard.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { formatUserError, UsageError, UserError } from "../../plan/errors.js";
@@ -19,9 +25,9 @@ interface Flags { csv?: boolean; json?: boolean; tensorboard?: boolean }
 
 export function register(program: Command): void {
   program.command("metrics")
-    .description("Print a run's metrics: a summary table, CSV (--csv), or JSON (--json); --tensorboard writes TensorBoard event files from metrics.jsonl.")
+    .description("Print a run's metrics: a summary table, CSV (--csv), or JSON (--json); --tensorboard writes TensorBoard event files from metrics.jsonl. A value metrics.jsonl holds as null (not measured at that step, or NaN/±Infinity when written) is shown as null and counted, never dropped; min, max and best are over the numbers.")
     .argument("<runDirs...>", "run folders (each with metrics.jsonl)")
-    .option("--csv", "every metrics row as CSV on stdout")
+    .option("--csv", "every metrics row as CSV on stdout (`null` where the row holds null, empty where it has no such value)")
     .option("--json", "the summary as the JSON result line")
     .option("--tensorboard", "(re)write TensorBoard event files in each run folder")
     .action((dirs: string[], o: Flags) => {
@@ -68,21 +74,32 @@ function fail(e: UserError): void {
   process.exitCode = EXIT_USER;
 }
 
-export interface ScalarSummary { first: number; last: number; min: number; max: number; argmin: number; argmax: number; n: number }
+/**
+ * One scalar over a run's rows. `first` and `last` are the values of the first and last row that holds
+ * the scalar, `null` where that row holds null; `min`, `max` and their steps are over the numbers
+ * (`null` when there is none); `n` counts the numbers and `nulls` the rows holding null.
+ */
+export interface ScalarSummary { first: number | null; last: number | null; min: number | null; max: number | null; argmin: number | null; argmax: number | null; n: number; nulls: number }
 
 export function summarise(rows: MetricsRow[]): Record<string, ScalarSummary> {
   const out: Record<string, ScalarSummary> = {};
+  const slot = (tag: string, v: number | null): ScalarSummary => {
+    const s = out[tag];
+    if (s) { s.last = v; return s; }
+    return (out[tag] = { first: v, last: v, min: null, max: null, argmin: null, argmax: null, n: 0, nulls: 0 });
+  };
   for (const row of rows) {
-    for (const [tag, v] of Object.entries(rowScalars(row))) {
+    const nums = rowScalars(row);
+    const nulls = new Set(rowNulls(row));
+    // In the row's own order of tags, numbers and nulls alike (rowScalars' order, then the nulls).
+    for (const tag of [...Object.keys(nums), ...nulls]) {
       if (tag.startsWith("time/")) continue;
-      const s = out[tag];
-      if (!s) out[tag] = { first: v, last: v, min: v, max: v, argmin: row.step, argmax: row.step, n: 1 };
-      else {
-        s.last = v;
-        s.n++;
-        if (v < s.min) { s.min = v; s.argmin = row.step; }
-        if (v > s.max) { s.max = v; s.argmax = row.step; }
-      }
+      if (nulls.has(tag)) { slot(tag, null).nulls++; continue; }
+      const v = nums[tag]!;
+      const s = slot(tag, v);
+      s.n++;
+      if (s.min === null || v < s.min) { s.min = v; s.argmin = row.step; }
+      if (s.max === null || v > s.max) { s.max = v; s.argmax = row.step; }
     }
   }
   return out;
@@ -90,26 +107,31 @@ export function summarise(rows: MetricsRow[]): Record<string, ScalarSummary> {
 
 function summaryTable(dir: string, rows: MetricsRow[]): string {
   const s = summarise(rows);
-  const tags = Object.keys(s).filter((t) => !/\/kl\/turn_\d+$/.test(t)).sort();
+  const all = Object.keys(s).filter((t) => !/\/kl\/turn_\d+$/.test(t)).sort();
+  const tags = all.filter((t) => s[t]!.n > 0);
+  const allNull = all.filter((t) => s[t]!.n === 0);
   const w = Math.max(6, ...tags.map((t) => t.length));
-  const f = (x: number) => (Number.isInteger(x) ? String(x) : Math.abs(x) >= 1e4 || Math.abs(x) < 1e-3 ? x.toExponential(3) : x.toFixed(4));
+  const f = (x: number | null) => (x === null ? "null" : Number.isInteger(x) ? String(x) : Math.abs(x) >= 1e4 || Math.abs(x) < 1e-3 ? x.toExponential(3) : x.toFixed(4));
   const lines = [`${dir} (${rows.length} rows)`, `  ${"scalar".padEnd(w)}  ${"first".padStart(10)}  ${"last".padStart(10)}  ${"min".padStart(10)}  ${"max".padStart(10)}  at step (max)`];
   for (const t of tags) {
     const x = s[t]!;
-    lines.push(`  ${t.padEnd(w)}  ${f(x.first).padStart(10)}  ${f(x.last).padStart(10)}  ${f(x.min).padStart(10)}  ${f(x.max).padStart(10)}  ${x.argmax}`);
+    const nulls = x.nulls > 0 ? `  (null in ${x.nulls} of ${x.n + x.nulls} rows)` : "";
+    lines.push(`  ${t.padEnd(w)}  ${f(x.first).padStart(10)}  ${f(x.last).padStart(10)}  ${f(x.min).padStart(10)}  ${f(x.max).padStart(10)}  ${x.argmax}${nulls}`);
   }
+  if (allNull.length > 0) lines.push(`  null in every row that has it: ${allNull.map((t) => `${t} (${s[t]!.nulls} rows)`).join(", ")}`);
+  if (all.some((t) => s[t]!.nulls > 0)) lines.push("  (null: a value not measured at that step, or NaN/±Infinity when it was written; min, max and the step of the max are over the numbers)");
   return lines.join("\n") + "\n";
 }
 
-/** RFC 4180 CSV: columns run, kind, eval set, step, then every scalar tag (sorted); empty where a row has none. */
+/** RFC 4180 CSV: columns run, kind, eval set, step, then every scalar tag (sorted); `null` where a row holds null, empty where it has none. */
 export function toCsv(runs: { dir: string; rows: MetricsRow[] }[]): string {
-  const table = runs.flatMap((r) => r.rows.map((row) => ({ dir: r.dir, row, s: rowScalars(row) })));
-  const tags = [...new Set(table.flatMap((t) => Object.keys(t.s)))].sort();
+  const table = runs.flatMap((r) => r.rows.map((row) => ({ dir: r.dir, row, s: rowScalars(row), nulls: new Set(rowNulls(row)) })));
+  const tags = [...new Set(table.flatMap((t) => [...Object.keys(t.s), ...t.nulls]))].sort();
   const cell = (v: string) => (/[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
   const lines = [["run", "kind", "set", "step", ...tags].map(cell).join(",")];
   for (const t of table) {
     const set = t.row.kind === "eval" ? t.row.name : "";
-    lines.push([t.dir, t.row.kind, set, String(t.row.step), ...tags.map((g) => (g in t.s ? String(t.s[g]) : ""))].map(cell).join(","));
+    lines.push([t.dir, t.row.kind, set, String(t.row.step), ...tags.map((g) => (g in t.s ? String(t.s[g]) : t.nulls.has(g) ? "null" : ""))].map(cell).join(","));
   }
   return lines.join("\n") + "\n";
 }

@@ -195,7 +195,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     await sinks.close();
   }
   const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status });
-  setResult({ plan: plan.name, status: result.status, steps: result.step, runDir, report, ...("message" in result && result.message ? { message: result.message } : {}), ...(result.code ? { code: result.code } : {}) });
+  setResult({ plan: plan.name, status: result.status, steps: result.step, runDir, report, ...("message" in result && result.message ? { message: result.message } : {}), ...(result.code ? { code: result.code } : {}), ...(result.hint ? { hint: result.hint } : {}) });
   const out = jsonMode() ? { write: (_: string) => true } : process.stdout;
   switch (result.status) {
     case "completed":
@@ -208,7 +208,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
       out.write(`${result.message}\nreport: ${report}\n`);
       return EXIT_OK;
     case "failed":
-      if (!jsonMode()) process.stderr.write(`tcod run${result.code ? ` error ${result.code}` : ": error"}: ${result.message}\n`);
+      if (!jsonMode()) process.stderr.write(`tcod run${result.code ? ` error ${result.code}` : ": error"}: ${result.message}\n${result.hint ? `  hint: ${result.hint}\n` : ""}`);
       out.write(`report: ${report}\n`);
       return EXIT_USER;
   }

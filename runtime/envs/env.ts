@@ -64,9 +64,24 @@ export interface EnvAdapter {
   close(): Promise<void>;
 }
 
-/** A thrown env failure: the engine drops the episode, counts it and retries with backoff. */
+/**
+ * A thrown env failure: the engine drops the episode, counts it and retries with backoff. `hint`: what
+ * to do about it, where the env (or its bridge) knows; the run's TC7016 prints it.
+ */
 export class EnvError extends Error {
-  constructor(message: string, readonly env: string, readonly retryable = true) { super(message); }
+  constructor(message: string, readonly env: string, readonly retryable = true, readonly hint?: string) { super(message); }
+}
+
+/** The hint of an env fault whose env said nothing more. */
+export const ENV_FAULT_HINT = "The environment failed, not the curriculum: check the env server or bridge process (its log; a bridge's stderr is quoted above), then run again, or continue a run that has a checkpoint with --resume RUN_DIR.";
+
+/**
+ * An env failure that escaped every episode's retries (one met before the run's first step, e.g.
+ * listing a split's tasks): a user error coded TC7016, like a run stopped on an env's faults.
+ */
+export class EnvFaultError extends UserError {
+  readonly code = "TC7016";
+  constructor(e: EnvError) { super(`env ${e.env}: ${e.message}`, { hint: e.hint ?? ENV_FAULT_HINT }); }
 }
 
 /** Bad input from a curriculum (unknown split, unknown task): stops the run with a clear message. */

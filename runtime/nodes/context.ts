@@ -46,5 +46,5 @@ export interface RunContext {
 /** Thrown when an episode keeps failing after every retry: the run stops cleanly. `code` is what the
  *  CLI reports it as: the cause's own code (a backend's TC7004), TC7016 for an env's faults. */
 export class RunFault extends Error {
-  constructor(message: string, override readonly cause: unknown, readonly code?: `TC${number}`) { super(message); }
+  constructor(message: string, override readonly cause: unknown, readonly code?: `TC${number}`, readonly hint?: string) { super(message); }
 }

@@ -82,7 +82,7 @@ export async function buildDemonstrations(
   const student = noiseFrom === "student" && noise > 0 ? episodeSampler(ctx) : undefined;
   const studentReply = student?.sample;
   const played = await Promise.all(tasks.map(async ({ task, group }) => {
-    const expert = noise > 0 ? null : task.actions ?? (await pool.with(async (env) => (env.expertPath ? env.expertPath(task) : [])));
+    const expert = noise > 0 ? null : task.actions ?? (await withRetries(ctx, `expert path of task ${task.id}`, () => pool.with(async (env) => (env.expertPath ? env.expertPath(task) : []))));
     if (expert !== null && expert.length === 0) return null;
     const spec: EpisodeSpec = {
       index: DEMO_EPISODE_BASE + group, task, group: DEMO_EPISODE_BASE + group, prefixActions: [],

@@ -11,6 +11,7 @@ import type { NodeOf } from "../../plan/schema.js";
 import { PLAN_RANGES, prefixRange } from "../../plan/ranges.js";
 import { mixSeed, SEED_PURPOSE } from "../seeds.js";
 import type { RunContext } from "./context.js";
+import { withRetries } from "./retry.js";
 import { input, type EpisodePlan, type Executor, type PortData } from "./executor.js";
 import type { SampledTask } from "./task-sampler.js";
 
@@ -41,7 +42,8 @@ export async function runEpisodePlanner(node: NodeOf<"EpisodePlanner">, ctx: Run
   for (const { task, group } of input.tasks) {
     let expert: readonly string[] = [];
     if (needsExpert) {
-      expert = task.actions ?? (await pool.with(async (env) => (env.expertPath ? env.expertPath(task) : [])));
+      // Under the episode's retries: an env fault here (a bridge's gold path) stops the run as TC7016.
+      expert = task.actions ?? (await withRetries(ctx, `expert path of task ${task.id}`, () => pool.with(async (env) => (env.expertPath ? env.expertPath(task) : []))));
     }
     const vars = ctx.state.episodeVars(input.step, expert.length, p.maxTurns);
     let cap = p.maxTurns;

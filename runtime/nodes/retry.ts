@@ -6,7 +6,7 @@
  * bug of tcod's, so it gets the checkpoint and the message, not an internal error. Other errors are
  * bugs or bad input and propagate unchanged.
  */
-import { EnvError } from "../envs/env.js";
+import { ENV_FAULT_HINT, EnvError } from "../envs/env.js";
 import { BackendError } from "../backends/backend.js";
 import { RunFault, type RunContext } from "./context.js";
 
@@ -23,14 +23,14 @@ export async function withRetries<T>(ctx: RunContext, what: string, fn: () => Pr
     } catch (e) {
       if (e instanceof EnvError && !e.retryable) {
         ctx.counters.droppedFailed++;
-        throw new RunFault(`${what} failed (env ${e.env}: ${e.message}); retrying cannot mend this`, e, "TC7016");
+        throw new RunFault(`${what} failed (env ${e.env}: ${e.message}); retrying cannot mend this`, e, "TC7016", e.hint ?? ENV_FAULT_HINT);
       }
       if (!isRetryable(e)) throw e;
       ctx.counters.droppedFailed++;
       if (attempt >= ctx.faults.maxRetries) {
         const source = e instanceof EnvError ? `env ${e.env}` : `backend ${e.server}`;
         throw new RunFault(`${what} failed ${attempt + 1} times (${source}: ${e.message}); giving up after ${ctx.faults.maxRetries} retries`, e,
-          e instanceof EnvError ? "TC7016" : e.code);
+          e instanceof EnvError ? "TC7016" : e.code, e instanceof EnvError ? e.hint ?? ENV_FAULT_HINT : e.hint);
       }
       if (ctx.faults.backoffMs > 0) await sleep(ctx.faults.backoffMs * 2 ** attempt);
     }

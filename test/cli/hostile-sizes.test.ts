@@ -98,7 +98,7 @@ describe("values out of their field's range (plan/ranges.ts) that skip the compi
     writeFileSync(file, JSON.stringify(plan));
     const r = tcod("run", file, "--out", join(dir, "rneg"));
     expect(r.status, r.stderr).toBe(1);
-    expect(r.stderr).toContain(`neg-lr.plan.json error TC7001: lr must be > 0, got -0.1 (at $.graph.nodes[${i}].params.optimizer.lr)`);
+    expect(r.stderr).toContain(`neg-lr.plan.json error TC7001: lr must be > 0, got -0.1 (at $.graph.nodes[${i}].params.optimizer.lr)\n  hint: Choose a value > 0`);
     expect(existsSync(join(dir, "rneg"))).toBe(false);
   });
 
@@ -154,7 +154,7 @@ describe("sizes that exhausted memory", () => {
     writeFileSync(file, JSON.stringify(plan));
     const r = tcod("run", file, "--out", join(dir, "rbig"));
     expect(r.status, r.stderr).toBe(1);
-    expect(r.stderr).toMatch(/error TC7001: .*65536.*tasksPerStep/);
+    expect(r.stderr).toMatch(/error TC7001: .*65536.*tasksPerStep.*\n  hint: This field takes a number ≤ 65536;/);
     expect(existsSync(join(dir, "rbig"))).toBe(false);
   });
 

@@ -3,7 +3,8 @@
  * the import (TC1110); a cycle closed through a symlink, or entered through one, is an ordinary import
  * cycle (TC1102, its hint); a chain of imports deeper than MAX_IMPORT_DEPTH is TC1111 at the import
  * that goes past it, never the stack running out (TC2022), however deep the chain; a path that runs
- * into a loop of symlinks is TC1109 saying so.
+ * into a loop of symlinks is TC1109 saying so. An entry file given through a symlink finds its relative
+ * imports from the real file's folder (as Node does), not the link's.
  */
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -134,4 +135,22 @@ describe("a deep chain of imports", () => {
       expect(text).toContain("hint: tcod follows imports at most 100 files deep");
     });
   }
+});
+
+describe("an entry file given through a symlink", () => {
+  // As Node resolves a main module: relative imports from the real file's folder, not the link's.
+  const main = (lib: string) => `import { v } from "./lib"\nlet w = v + ${lib}\n`;
+
+  it("imports relative to the real file, not to the link's folder (which has its own lib.tcod)", () => {
+    const real = project("entry-real", { "src/main.tcod": main("0"), "src/lib.tcod": "export let v = 1\n" });
+    const links = project("entry-links", { "lib.tcod": "export let other = 2\n", "main.tcod": { link: join(real, "src/main.tcod") } });
+    const { codes, text } = check(join(links, "main.tcod"));
+    expect(text).toBe("");
+    expect(codes).toEqual([]);
+  });
+
+  it("in the same project, one folder up: the real file's sibling is found", () => {
+    const dir = project("entry-up", { "deep/main.tcod": main("1"), "deep/lib.tcod": "export let v = 1\n", "main.tcod": { link: "deep/main.tcod" } });
+    expect(check(join(dir, "main.tcod")).codes).toEqual([]);
+  });
 });

@@ -1,9 +1,18 @@
 /** The bridge client against a fake bridge that hangs, crashes or misprints (no Java needed). */
 import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { BridgeEnv } from "../../runtime/envs/bridge/adapter.js";
+import { composeRuntime } from "../../bin/compose.js";
+import { runPlan } from "../../runtime/engine.js";
+import { BRIDGE_REFUSED_STEP_HINT, BridgeEnv } from "../../runtime/envs/bridge/adapter.js";
 import { EnvConfigError, EnvError } from "../../runtime/envs/env.js";
+import { ScriptedStudent, ScriptedTeacher } from "../runtime/doubles.js";
+import { testPlan, type TestPlanOptions } from "../runtime/plans.js";
+
+composeRuntime();
 
 const script = fileURLToPath(new URL("../fixtures/envs/fake_bridge.py", import.meta.url));
 const timeouts = { startMs: 20_000, resetMs: 20_000, stepMs: 1_500 };
@@ -74,4 +83,52 @@ describe("bridge faults", () => {
     const out = execFileSync("ps", ["-eo", "args"]).toString();
     expect(out).not.toContain("fake_bridge.py hang-step");
   });
+});
+
+describe("a bridge answering a step after its episode ended", () => {
+  it("is a non-retryable EnvError naming the bridge and the action, with a hint", async () => {
+    const env = fake("after-done");
+    await env.reset({ id: "a:0", split: "train" });
+    expect(await env.step("inc")).toMatchObject({ done: false });
+    const e = await env.step("inc").catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(EnvError);
+    expect((e as EnvError).retryable).toBe(false);
+    expect((e as EnvError).message).toBe('fake bridge refused step "inc" of an episode its last answer left running: fake a:0: step() after the episode ended; reset a task first');
+    expect((e as EnvError).hint).toBe(BRIDGE_REFUSED_STEP_HINT);
+    await env.close();
+  }, 30_000);
+
+  /** A run of `o` against the after-done bridge: its result, or what it threw. */
+  async function run(o: TestPlanOptions) {
+    const runDir = mkdtempSync(join(tmpdir(), "tcod-bridge-done-"));
+    const student = new ScriptedStudent();
+    const res = await runPlan(testPlan({ steps: 2, tasksPerStep: 1, maxTurns: 4, pool: 1, ...o }), {
+      runDir, faults: { maxRetries: 1, backoffMs: 0 },
+      models: async () => ({ student, teacher: new ScriptedTeacher(), tokenizer: student.tokenizer }),
+      envFactory: () => new BridgeEnv("fake", { kind: "fake", command: "python3", args: [script, "after-done"], installHint: "x" }, timeouts),
+    }).catch((x: unknown) => x);
+    return { runDir, res };
+  }
+
+  // Each was a RunFault or an EnvError thrown out of the engine (`tcod: internal error` and a stack
+  // trace) where the fault met no episode's retries: the start evaluation, a b2f expert path.
+  const places: [string, TestPlanOptions, RegExp][] = [
+    ["in a training episode", {}, /^episode 0 \(task a:\d\) failed \(env fake: fake bridge refused step "inc"/],
+    ["in the start evaluation", { evalEvery: 1 }, /^episode 0 \(task a:\d\) failed \(env fake: fake bridge refused step "inc"/],
+    ["in a b2f expert path (the bridge's gold path replays the episode)", { prefix: "b2f" }, /^expert path of task a:\d failed \(env fake: fake a:0: step\(\) after the episode ended/],
+  ];
+  for (const [where, o, message] of places) {
+    it(`${where}: the run fails as TC7016 with a message and a hint, not an internal error`, async () => {
+      const { runDir, res } = await run(o);
+      expect(res).not.toBeInstanceOf(Error);
+      const r = res as Awaited<ReturnType<typeof runPlan>>;
+      expect(r.status).toBe("failed");
+      expect(r.code).toBe("TC7016");
+      expect(r.message).toMatch(message);
+      expect(r.message).toContain("retrying cannot mend this");
+      expect(r.message).toContain(`--resume ${runDir}`);
+      expect(r.hint).toMatch(/^The (bridge and tcod disagree|environment failed)/);
+      expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);
+    }, 60_000);
+  }
 });

@@ -145,7 +145,7 @@ describe("a plan .json constant out of range", () => {
     expect(() => parsePlan(broken)).toThrow(PlanError);
     try { parsePlan(broken); } catch (x) {
       const e = x as PlanError;
-      expect(e.issues).toContainEqual({ path: `$.graph.nodes[${i}].params.optimizer.lr`, message: "lr must be > 0, got -0.5" });
+      expect(e.issues).toContainEqual({ path: `$.graph.nodes[${i}].params.optimizer.lr`, message: "lr must be > 0, got -0.5", hint: "Choose a value > 0: the range the compiler checks in the source (plan/ranges.ts)." });
       expect(e.issues.map((j) => j.message)).toContain("teacher_temperature must be in (0, 4], got 0");
       expect(e.message).toContain(`at $.graph.nodes[${i}].params.optimizer.lr: lr must be > 0, got -0.5`);
     }

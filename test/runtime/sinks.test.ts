@@ -5,12 +5,12 @@
  * under CI a missing one is an error, elsewhere those cases are skipped.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readMetrics, type MetricsRow, type TrainRowMetrics } from "../../runtime/metrics.js";
-import { rowScalars } from "../../runtime/sinks/scalars.js";
+import { rowNulls, rowScalars } from "../../runtime/sinks/scalars.js";
 import { crc32c, encodeEvent, maskedCrc32c, tfRecord } from "../../runtime/sinks/tensorboard.js";
 import { summarise, toCsv } from "../../bin/commands/metrics.js";
 
@@ -95,6 +95,50 @@ describe("scalar names", () => {
     expect(plain[2]![plain[0]!.indexOf("train/kl/mean")]).toBe("0.4");
     const s = summarise(rows)["train/kl/mean"]!;
     expect(s).toMatchObject({ first: 0.9, last: 0.4, min: 0.4, argmin: 2, max: 0.9, argmax: 1, n: 2 });
+  }, 240000);
+});
+
+describe("null values (`tcod metrics` shows them; it dropped them without a word)", () => {
+  // loss NaN (written as null: JSON has no NaN) at steps 2 and 3 only; blendWeight and adaptiveCap
+  // null in every row (the plan has neither); the KL of turn 1 null (no episode reached it).
+  const rows: MetricsRow[] = [{ ...trainRow(1, 0.9), loss: 0.5 }, trainRow(2, 0.4), trainRow(3, 0.6)];
+  const json = rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
+
+  it("rowNulls names what rowScalars leaves out, by the same names", () => {
+    expect(rowNulls(trainRow(1, 0.9)).sort()).toEqual(["train/adaptive_cap", "train/blend_weight", "train/kl/turn_1", "train/loss"]);
+    expect(rowNulls({ ...trainRow(1, 0.9), loss: 0.5, blendWeight: 0.2, adaptiveCap: 3, kl: { mean: 0.9, perTurn: [0.9] } })).toEqual([]);
+  });
+
+  it("the summary counts them: first/last null where that row holds null, min/max over the numbers", () => {
+    const s = summarise(JSON.parse(`[${json.trim().split("\n").join(",")}]`) as MetricsRow[]);
+    expect(s["train/loss"]).toEqual({ first: 0.5, last: null, min: 0.5, max: 0.5, argmin: 1, argmax: 1, n: 1, nulls: 2 });
+    expect(s["train/blend_weight"]).toEqual({ first: null, last: null, min: null, max: null, argmin: null, argmax: null, n: 0, nulls: 3 });
+    expect(s["train/kl/mean"]).toMatchObject({ n: 3, nulls: 0 });
+  });
+
+  it("the CSV writes null where the row holds null, and leaves empty what a row does not have", () => {
+    const csv = toCsv([{ dir: "r", rows: [...rows, { kind: "eval", name: "v", step: 3, successRate: 1, meanReward: 1, meanTurns: 3, episodes: 2, time: {} }] }])
+      .trim().split("\n").map((l) => l.split(","));
+    const col = (tag: string) => csv.slice(1).map((r) => r[csv[0]!.indexOf(tag)]);
+    expect(col("train/loss")).toEqual(["0.5", "null", "null", ""]);
+    expect(col("train/blend_weight")).toEqual(["null", "null", "null", ""]);
+  });
+
+  it("tcod metrics prints them in the table, and names the scalars null in every row", () => {
+    if (!existsSync(join(ROOT, "dist/tcod.js"))) spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "inherit" });
+    const dir = join(mkdtempSync(join(tmpdir(), "tcod-sinks-")), "run");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "metrics.jsonl"), json);
+    const r = spawnSync(process.execPath, [CLI, "metrics", dir], { cwd: ROOT, encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    const line = (tag: string) => r.stdout.split("\n").find((l) => l.trim().startsWith(`${tag} `));
+    expect(line("train/loss")).toMatch(/^\s+train\/loss\s+0\.5000\s+null\s+0\.5000\s+0\.5000\s+1\s+\(null in 2 of 3 rows\)$/);
+    expect(line("train/kl/mean")).not.toContain("null");
+    expect(r.stdout).toContain("  null in every row that has it: train/adaptive_cap (3 rows), train/blend_weight (3 rows)\n");
+    expect(r.stdout).toContain("(null: a value not measured at that step, or NaN/±Infinity when it was written;");
+    const j = spawnSync(process.execPath, [CLI, "metrics", dir, "--json"], { cwd: ROOT, encoding: "utf8" });
+    const last = JSON.parse(j.stdout.trim().split("\n").pop()!) as { runs: { summary: Record<string, { nulls: number }> }[] };
+    expect(last.runs[0]!.summary["train/loss"]!.nulls).toBe(2);
   }, 240000);
 });
 

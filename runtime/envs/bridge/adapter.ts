@@ -47,6 +47,8 @@ export class BridgeEnv implements EnvAdapter {
   private proc: BridgeProcess | undefined;
   private starting: Promise<BridgeProcess> | undefined;
   private inEpisode = false;
+  /** The last step answered done: the bridge's episode is over until the next reset. */
+  private ended = false;
   /** The oracle asked once: later resets ask the bridge for gold paths up front. */
   private wantsGold = false;
   readonly stats: BridgeEnvStats = { starts: 0, steps: 0, invalidActions: 0, episodes: 0 };
@@ -82,13 +84,30 @@ export class BridgeEnv implements EnvAdapter {
     const r = parseResult(this.kind, "reset", ResetResult,
       await this.call("reset", { task: task.id, split: this.fixed ? null : task.split, gold: this.wantsGold }, this.timeouts.resetMs));
     this.inEpisode = true;
+    this.ended = false;
     this.stats.episodes++;
     return { task: r.task, text: r.text, admissible: r.admissible, ...compactActions(r) };
   }
 
   async step(action: string): Promise<StepResult> {
     this.requireEpisode("step");
-    const r = parseResult(this.kind, "step", StepAnswer, await this.call("step", { action }, this.timeouts.stepMs));
+    if (this.ended) {
+      throw new EnvError(`${this.kind}: step() after the episode ended (the bridge's last answer said done: true); reset a task first`, this.kind, false,
+        "An episode ends at the first answer with done: true; reset the next task before stepping again.");
+    }
+    let answer: unknown;
+    try {
+      answer = await this.call("step", { action }, this.timeouts.stepMs);
+    } catch (e) {
+      // The bridge refused the step for good (its episode had ended on its side — its simulator's step
+      // limit, a gold path's replay — while its last answer said done: false): an env fault, not a bug.
+      if (e instanceof EnvError && !e.retryable && e.hint === undefined) {
+        throw new EnvError(`${this.kind} bridge refused step ${JSON.stringify(action)} of an episode its last answer left running: ${e.message}`, this.kind, false, BRIDGE_REFUSED_STEP_HINT);
+      }
+      throw e;
+    }
+    const r = parseResult(this.kind, "step", StepAnswer, answer);
+    if (r.done) this.ended = true;
     this.stats.steps++;
     if (r.invalid) this.stats.invalidActions++;
     return { observation: r.observation, reward: r.reward, done: r.done, won: r.won, ...(r.score !== undefined ? { score: r.score } : {}), admissible: r.admissible, ...compactActions(r) };
@@ -156,6 +175,9 @@ export class BridgeEnv implements EnvAdapter {
     return this.starting;
   }
 }
+
+/** The hint of a step the bridge refused for good without a hint of its own (an env error's `hint` in the protocol). */
+export const BRIDGE_REFUSED_STEP_HINT = "The bridge and tcod disagree about whether the episode is over: the bridge ended it on its side (e.g. at its simulator's own step limit) without answering done: true. Check the bridge's stderr, and that TCOD_BRIDGES_DIR (if set) is the bridges/ folder of this tcod version; the run keeps its checkpoint for --resume.";
 
 /** The compact action list where the bridge sends one (ScienceWorld: `actionTemplates`, `objects`). */
 function compactActions(r: { actionTemplates?: unknown; objects?: unknown }): { actionTemplates?: string[]; objects?: string[] } {

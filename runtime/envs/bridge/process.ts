@@ -215,7 +215,7 @@ export class BridgeProcess {
       : err.kind === "protocol"
         ? new EnvConfigError(`${kind} bridge refused ${op}: ${message}`, kind,
           "the bridge does not match this tcod: point TCOD_BRIDGES_DIR at the bridges/ folder of the same tcod version (or unset it), or reinstall tcod")
-        : new EnvError(message, kind, err.retryable ?? true));
+        : new EnvError(message, kind, err.retryable ?? true, typeof err.hint === "string" ? err.hint : undefined));
   }
 
   private settle(id: number, value: unknown, error?: Error): void {
