@@ -40,6 +40,7 @@ export const EXIT_INTERRUPTED = 130;
 interface RunFlags {
   out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string;
   sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; record?: string; maxPoints?: string;
+  watchParent?: boolean;
 }
 
 export function register(program: Command): void {
@@ -61,6 +62,7 @@ export function register(program: Command): void {
     .option("--json", "machine-readable output: the result line (status, steps, run folder, report; the points with --dry-run/--sweep)")
     .option(...MAX_POINTS_FLAG)
     .addOption(new Option("--record <json>", "what a sweep point's run.json records (set by --sweep)").hideHelp())
+    .addOption(new Option("--watch-parent", "stop as on SIGHUP when stdin (a pipe from the sweep) closes (set by --sweep)").hideHelp())
     .action(async (file: string | undefined, o: RunFlags) => {
       try {
         if (o.wandb !== undefined && o.wandb.trim() === "") throw new UsageError("--wandb: give the Weights & Biases project to log to", { hint: "e.g. --wandb my-project (WANDB_MODE=offline logs without an account)" });
@@ -175,6 +177,12 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     } else process.exit(exitForSignal(stoppedBy));
   };
   for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
+  const unwatch = o.watchParent ? watchParent(() => {
+    if (stoppedBy !== undefined) return;
+    stoppedBy = "SIGHUP";
+    progress.log("\nthe sweep that started this point is gone: finishing the current step, then checkpointing");
+    abort.abort();
+  }) : undefined;
   mkdirSync(runDir, { recursive: true });
   const sinks = await openSinks({
     runDir, name: plan.name, config: plan, ...(o.tensorboard === false ? { tensorboard: false } : {}), ...(o.wandb ? { wandbProject: o.wandb } : {}),
@@ -191,6 +199,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     });
   } finally {
     for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
+    unwatch?.();
     progress.stop();
     await sinks.close();
   }
@@ -249,6 +258,34 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & 
   const c = plans[0]!;
   const loaded = { settings: c.settings, texts: [...r.sources.values()], config: formatConfig(c, resolvedFields(c, r.sources)) };
   return c.bundle ? { plan: c.plan, bundle: c.bundle, ...loaded } : { plan: c.plan, ...loaded };
+}
+
+/**
+ * A sweep point's watchdog (`--watch-parent`, which the sweep passes with a pipe as the point's
+ * stdin): the sweep never writes to that pipe, and the kernel closes its write end whenever the sweep
+ * ends, SIGKILL included (which the sweep cannot catch to stop its points). Its end of file calls
+ * `gone` — the point stops as on SIGHUP: it finishes its step, checkpoints and exits 129. From then on
+ * the point's stderr is a pipe nobody reads: a write's EPIPE is dropped, not thrown. The stdin
+ * stream is unref'd, so it never keeps a finished run alive. Returns the function that stops watching.
+ */
+function watchParent(gone: () => void): () => void {
+  const stdin = process.stdin;
+  const onEnd = () => {
+    process.stderr.on("error", () => {});
+    process.stdout.on("error", () => {});
+    gone();
+  };
+  stdin.on("end", onEnd);
+  stdin.on("error", onEnd);
+  stdin.on("data", () => {});
+  stdin.resume();
+  (stdin as unknown as { unref?: () => void }).unref?.();
+  return () => {
+    stdin.off("end", onEnd);
+    stdin.off("error", onEnd);
+    stdin.pause();
+    stdin.destroy();
+  };
 }
 
 /** The hidden --record flag a sweep passes to each point's run. */
