@@ -107,7 +107,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     const runDir = join(o.dir, p.dir);
     const resume = existsSync(join(runDir, "metrics.jsonl"));
     const planPath = join(o.dir, "plans", `${p.dir}.plan.json`);
-    const args = [o.cli, "run", ...(resume ? ["--resume", runDir] : [planPath, "--out", runDir]), "--quiet",
+    const args = [o.cli, "run", ...(resume ? ["--resume", runDir] : [planPath, "--out", runDir]), "--quiet", "--watch-parent",
       ...(o.seed !== undefined && !resume ? ["--seed", String(o.seed)] : []),
       ...(resume ? [] : ["--record", JSON.stringify({ settings: p.settings, sweep: { dir: "..", point: p.name }, sourceRoot: o.sourceRoot })])];
     if (!resume) {
@@ -135,7 +135,9 @@ function child(cmd: string, args: string[], signal?: AbortSignal, quit?: AbortSi
     // Its own process group: a signal sent to the sweep's group (Ctrl-C or a closed terminal, `timeout`,
     // SLURM) reaches a point only through the sweep below, once, and not a second time straight from
     // the sender, which the point would take for "quit now, without a checkpoint".
-    const p = spawn(cmd, args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
+    // Its stdin a pipe the sweep never writes to (--watch-parent): it closes when the sweep ends, even
+    // by SIGKILL, which the sweep cannot catch to stop its points, and the point then stops as on SIGHUP.
+    const p = spawn(cmd, args, { stdio: ["pipe", "ignore", "pipe"], detached: true });
     let stderr = "";
     p.stderr.on("data", (b: Buffer) => { stderr = (stderr + b.toString()).slice(-8000); });
     // The signal that stopped the sweep (the abort's reason; SIGINT when none was given) goes on to the
@@ -148,6 +150,7 @@ function child(cmd: string, args: string[], signal?: AbortSignal, quit?: AbortSi
     p.on("close", (code, sig) => {
       if (stop) signal.removeEventListener("abort", stop);
       if (again) quit.removeEventListener("abort", again);
+      p.stdin?.destroy();
       done({ code: code ?? (isStopSignal(sig) ? exitForSignal(sig) : 1), stderr });
     });
   });

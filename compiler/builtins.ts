@@ -248,8 +248,8 @@ export function preludeBuiltins(): Map<string, Value> {
       const lr = scalar(a, "lr");
       if (isConst(lr) && !checkPlanRange(a, "lr", call, PLAN_RANGES.lr)) return invalid(call.span);
       const betas = (a.get("betas") as { items: Scalar[] }).items;
-      if (betas.length !== 2 || betas.some((b) => !isConst(b) || constValue(b)! < 0 || constValue(b)! >= 1)) {
-        call.report(d.outOfRange({ what: "betas", range: "two constants in [0, 1)", value: betas.map((b) => constValue(b) ?? "?").join(", "), hint: h.betasExample() }), call.argSpans.get("betas"));
+      if (betas.length !== 2 || betas.some((b) => !isConst(b) || !inRange(constValue(b)!, PLAN_RANGES.adamBeta))) {
+        call.report(d.outOfRange({ what: "betas", range: `two constants ${PLAN_RANGES.adamBeta.stated}`, value: betas.map((b) => constValue(b) ?? "?").join(", "), hint: h.betasExample() }), call.argSpans.get("betas"));
         return invalid(call.span);
       }
       if (!checkPlanRange(a, "grad_clip", call, PLAN_RANGES.gradClip)) return invalid(call.span);

@@ -42,6 +42,8 @@ export const PLAN_RANGES = {
   opdClip: { what: "clip", lo: 0, hi: Number.MAX_VALUE, stated: "≥ 0 (0: no clamp)" },
   /** Update.clip: the PPO clip range. */
   clip: { what: "clip", lo: 0, hi: 10, loOpen: true, stated: "> 0" },
+  /** Each of Update.optimizer.betas (Adam's two moment decay rates). */
+  adamBeta: { what: "betas", lo: 0, hi: 1, hiOpen: true, stated: "in [0, 1)" },
   /** Update.optimizer.gradClip. */
   gradClip: { what: "grad_clip", lo: 0, hi: 1e9, loOpen: true, stated: "> 0" },
   /** Update.optimizer.eps. */
@@ -113,6 +115,7 @@ export function planRangeIssues(plan: Plan): { path: string; message: string; hi
       case "Update": {
         const o = n.params.optimizer;
         check(`${at}.optimizer.lr`, PLAN_RANGES.lr, o.lr);
+        o.betas.forEach((b, j) => check(`${at}.optimizer.betas[${j}]`, PLAN_RANGES.adamBeta, b));
         check(`${at}.optimizer.eps`, PLAN_RANGES.eps, o.eps);
         check(`${at}.optimizer.weightDecay`, PLAN_RANGES.weightDecay, o.weightDecay);
         check(`${at}.optimizer.gradClip`, PLAN_RANGES.gradClip, o.gradClip);

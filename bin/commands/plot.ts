@@ -16,13 +16,15 @@ import { graphMermaid, graphSvg } from "../../plan/graph-view.js";
 import { naturals } from "./explain.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { jsonMode, result } from "../json-output.js";
+import { isPlanJson, loadPlanJson } from "../plan-json.js";
+import type { Plan } from "../../plan/schema.js";
 
 export function register(program: Command): void {
   program.command("plot")
-    .description("Plot every schedule of each curriculum over its steps: terminal sparklines, and SVG with --out (with --graph: the execution graph).")
-    .argument("<file>", ".tcod file")
+    .description("Plot every schedule of each curriculum (of a .tcod file, or of a compiled plan .json) over its steps: terminal sparklines, and SVG with --out (with --graph: the execution graph).")
+    .argument("<file>", ".tcod file, or a compiled plan .json (what `tcod compile` writes)")
     .option("-o, --out <dir>", "also write DIR/NAME.schedules.svg")
-    .option("--set <target=value>", "override (repeatable)", collect, [])
+    .option("--set <target=value>", "override a curriculum field (.tcod) or a plan JSON path (.json); repeatable", collect, [])
     .option(...MAX_POINTS_FLAG)
     .option("--expert-length <turns>", "expert length for episode-level schedules (b2f prefix)", "10")
     .option("--trace <metrics.jsonl>", "for feedback-level schedules: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
@@ -34,14 +36,13 @@ export function register(program: Command): void {
       const lengths = naturals("--expert-length", o.expertLength, "10");
       if (lengths.length !== 1) throw new UsageError(`--expert-length ${o.expertLength}: plot takes one expert length`, { hint: "e.g. --expert-length 10; tcod explain takes several." });
       if (o.out) ensureOutDir(o.out);
-      const r = compileFile(file, { overrides: o.set, ...parseMaxPoints(o.maxPoints) });
-      printDiagnostics(r, false);
-      if (!r.ok) { process.exitCode = EXIT_USER; return; }
+      const plans = plansOf(file, o);
+      if (!plans) { process.exitCode = EXIT_USER; return; }
       const L = lengths[0]!;
       const say = (t: string) => { if (!jsonMode()) process.stdout.write(t); };
       const plotted: { name: string; steps: number; schedules: Record<string, unknown>[]; svg?: string }[] = [];
-      const fileNames = planFileNames(r.plans.map((c) => c.plan.name));
-      for (const [i, { plan }] of r.plans.entries()) {
+      const fileNames = planFileNames(plans.map((p) => p.name));
+      for (const [i, plan] of plans.entries()) {
         const grid = stepGrid(plan.clock.steps);
         say(`${plan.name} (${plan.clock.steps} steps)\n`);
         const entry: (typeof plotted)[number] = { name: plan.name, steps: plan.clock.steps, schedules: [] };
@@ -90,12 +91,11 @@ export function register(program: Command): void {
 /** `tcod plot FILE --graph`: the plan/2 graph of each curriculum as Mermaid (stdout) and, with --out, SVG and .mmd files. */
 function plotGraphs(file: string, o: { out?: string; set: string[] }): void {
   if (o.out) ensureOutDir(o.out);
-  const r = compileFile(file, { overrides: o.set });
-  printDiagnostics(r, false);
-  if (!r.ok) { process.exitCode = EXIT_USER; return; }
+  const plans = plansOf(file, o);
+  if (!plans) { process.exitCode = EXIT_USER; return; }
   const drawn: { name: string; nodes: number; edges: number; mermaid: string; svg?: string; mmd?: string }[] = [];
-  const fileNames = planFileNames(r.plans.map((c) => c.plan.name));
-  for (const [i, { plan }] of r.plans.entries()) {
+  const fileNames = planFileNames(plans.map((p) => p.name));
+  for (const [i, plan] of plans.entries()) {
     const mermaid = graphMermaid(plan);
     const entry: (typeof drawn)[number] = { name: plan.name, nodes: plan.graph.nodes.length, edges: plan.graph.edges.length, mermaid };
     if (!jsonMode()) process.stdout.write(`%% ${plan.name}\n${mermaid}`);
@@ -111,6 +111,18 @@ function plotGraphs(file: string, o: { out?: string; set: string[] }): void {
   }
   result({ graphs: drawn });
   process.exitCode = EXIT_OK;
+}
+
+/**
+ * The plans to plot: a plan .json as it is (through the plan loader every command shares: TC7001 for
+ * one that does not validate; `--set` sets its JSON paths), or every curriculum and sweep point a
+ * .tcod file compiles to (undefined after its diagnostics are printed, when it does not compile).
+ */
+function plansOf(file: string, o: { set: string[]; maxPoints?: string }): Plan[] | undefined {
+  if (isPlanJson(file)) return [loadPlanJson(file, o.set)];
+  const r = compileFile(file, { overrides: o.set, ...parseMaxPoints(o.maxPoints) });
+  printDiagnostics(r, false);
+  return r.ok ? r.plans.map((c) => c.plan) : undefined;
 }
 
 const fmt = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4))));

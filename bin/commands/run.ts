@@ -8,12 +8,11 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "no
 import { dirname, join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { CompileError, compileFile, safeFileName } from "../../compiler/index.js";
-import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
+import type { Plan } from "../../plan/schema.js";
 import { UsageError, UserError } from "../../plan/errors.js";
-import { jsonErrorAt, readTextFile } from "../../plan/read-file.js";
+import { loadPlanJson } from "../plan-json.js";
 
 /** A plan JSON is read up to this size (a compiled plan is a few KB to a few MB). */
-const MAX_PLAN_BYTES = 64 * 1024 * 1024;
 import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { acquireRunLock, type RunLock } from "../../runtime/run-lock.js";
@@ -40,6 +39,7 @@ export const EXIT_INTERRUPTED = 130;
 interface RunFlags {
   out?: string; seed?: string; resume?: string; set: string[]; curriculum?: string; quiet?: boolean; tensorboard?: boolean; wandb?: string;
   sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; record?: string; maxPoints?: string;
+  watchParent?: boolean;
 }
 
 export function register(program: Command): void {
@@ -61,6 +61,7 @@ export function register(program: Command): void {
     .option("--json", "machine-readable output: the result line (status, steps, run folder, report; the points with --dry-run/--sweep)")
     .option(...MAX_POINTS_FLAG)
     .addOption(new Option("--record <json>", "what a sweep point's run.json records (set by --sweep)").hideHelp())
+    .addOption(new Option("--watch-parent", "stop as on SIGHUP when stdin (a pipe from the sweep) closes (set by --sweep)").hideHelp())
     .action(async (file: string | undefined, o: RunFlags) => {
       try {
         if (o.wandb !== undefined && o.wandb.trim() === "") throw new UsageError("--wandb: give the Weights & Biases project to log to", { hint: "e.g. --wandb my-project (WANDB_MODE=offline logs without an account)" });
@@ -175,6 +176,12 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     } else process.exit(exitForSignal(stoppedBy));
   };
   for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
+  const unwatch = o.watchParent ? watchParent(() => {
+    if (stoppedBy !== undefined) return;
+    stoppedBy = "SIGHUP";
+    progress.log("\nthe sweep that started this point is gone: finishing the current step, then checkpointing");
+    abort.abort();
+  }) : undefined;
   mkdirSync(runDir, { recursive: true });
   const sinks = await openSinks({
     runDir, name: plan.name, config: plan, ...(o.tensorboard === false ? { tensorboard: false } : {}), ...(o.wandb ? { wandbProject: o.wandb } : {}),
@@ -191,6 +198,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     });
   } finally {
     for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
+    unwatch?.();
     progress.stop();
     await sinks.close();
   }
@@ -251,6 +259,34 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & 
   return c.bundle ? { plan: c.plan, bundle: c.bundle, ...loaded } : { plan: c.plan, ...loaded };
 }
 
+/**
+ * A sweep point's watchdog (`--watch-parent`, which the sweep passes with a pipe as the point's
+ * stdin): the sweep never writes to that pipe, and the kernel closes its write end whenever the sweep
+ * ends, SIGKILL included (which the sweep cannot catch to stop its points). Its end of file calls
+ * `gone` — the point stops as on SIGHUP: it finishes its step, checkpoints and exits 129. From then on
+ * the point's stderr is a pipe nobody reads: a write's EPIPE is dropped, not thrown. The stdin
+ * stream is unref'd, so it never keeps a finished run alive. Returns the function that stops watching.
+ */
+function watchParent(gone: () => void): () => void {
+  const stdin = process.stdin;
+  const onEnd = () => {
+    process.stderr.on("error", () => {});
+    process.stdout.on("error", () => {});
+    gone();
+  };
+  stdin.on("end", onEnd);
+  stdin.on("error", onEnd);
+  stdin.on("data", () => {});
+  stdin.resume();
+  (stdin as unknown as { unref?: () => void }).unref?.();
+  return () => {
+    stdin.off("end", onEnd);
+    stdin.off("error", onEnd);
+    stdin.pause();
+    stdin.destroy();
+  };
+}
+
 /** The hidden --record flag a sweep passes to each point's run. */
 function parseRecord(text: string): { settings?: string[]; sweep?: { dir: string; point: string }; sourceRoot?: string } {
   try {
@@ -277,48 +313,3 @@ function loadRunPlan(file: string): Plan {
   }
 }
 
-/** A plan JSON file, with `--set path.to.field=value` applied before validation. */
-function loadPlanJson(file: string, sets: string[]): Plan {
-  let text: string;
-  try {
-    text = readTextFile(file, MAX_PLAN_BYTES);
-  } catch (e) {
-    throw new UsageError(`cannot read ${file}: ${(e as Error).message}`, { where: { file } });
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`not valid JSON (${(e as Error).message})`, { where: { file, ...jsonErrorAt(e, text) }, hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." });
-  }
-  for (const s of sets) {
-    const eq = s.indexOf("=");
-    if (eq <= 0) throw new UsageError(`--set ${s}: expected path=value, e.g. clock.steps=20`);
-    setPath(data, s.slice(0, eq).split("."), parseValue(s.slice(eq + 1)), s);
-  }
-  try {
-    return parsePlan(data);
-  } catch (e) {
-    if (e instanceof PlanError) throw new PlanError(`${file}: ${e.message}`, e.issues, file);
-    throw e;
-  }
-}
-
-function parseValue(v: string): unknown {
-  try { return JSON.parse(v); } catch { return v; }
-}
-
-/** Sets an existing field of the plan's own data; never walks into or creates a prototype's members. */
-function setPath(root: unknown, path: string[], value: unknown, text: string): void {
-  const own = (o: unknown, k: string): boolean => o !== null && typeof o === "object" && Object.hasOwn(o, k) && k !== "__proto__";
-  const hint = "Write --set PATH=VALUE with a path of the plan's own fields, e.g. --set clock.steps=20.";
-  let cur = root;
-  for (let i = 0; i < path.length - 1; i++) {
-    if (!own(cur, path[i]!)) throw new UsageError(`--set ${text}: the plan has no field ${path.slice(0, i + 1).join(".")}`, { hint });
-    cur = (cur as Record<string, unknown>)[path[i]!];
-    if (cur === null || typeof cur !== "object") throw new UsageError(`--set ${text}: the plan has no object at ${path.slice(0, i + 1).join(".")}`, { hint });
-  }
-  const last = path[path.length - 1]!;
-  if (!own(cur, last)) throw new UsageError(`--set ${text}: the plan has no field ${path.join(".")}`, { hint });
-  (cur as Record<string, unknown>)[last] = value;
-}

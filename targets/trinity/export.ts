@@ -24,6 +24,7 @@ import { constantOverRun, recogniseB2f, recogniseF2b, treeOf } from "./plugin/re
 import { generatePlugin, type PluginSpec, type PluginFiles } from "./plugin/generate.js";
 import { DEFAULT_SEMANTICS, semanticsOf, usesAdmissibleLines, usesAvailableActions, usesCompactActions } from "../../plan/env-semantics.js";
 import { trinitySplit } from "../../plan/taskset.js";
+import { inRange, outOfRangeMessage, PLAN_RANGES, rangeFor, type NumRange } from "../../plan/ranges.js";
 
 export type TrinityTarget = "tcod-fork" | "upstream";
 export const TRINITY_TARGETS: readonly TrinityTarget[] = ["tcod-fork", "upstream"];
@@ -227,6 +228,7 @@ export const REFUSED_CONSTRUCTS: Readonly<Record<string, string>> = {
   "trajectory rows": "seq_mean_token_mean over whole-trajectory rows (Trinity trains one row per turn)",
   "learning-rate schedule": "an lr expression (Trinity schedules lr only with its own scheduler keys)",
   "optimizer eps": "verl's Adam eps is fixed at 1e-8",
+  "optimizer range": "an optimizer value the config would carry out of the range tcod checks (plan/ranges.ts: lr > 0, betas in [0, 1), weight_decay in [0, 1], grad_clip > 0, clip > 0) — a hand-edited plan's; Trinity would refuse it only when it loads the config, or train with it",
   "log-ratio clamp": "Trinity's policy losses clamp log π − log π_old at a fixed ±20",
   train_batch: "`train_batch: 0` (the whole step): train_batch_size is a fixed number of turns",
   "eval every": "evaluations at different intervals: one explorer.eval_interval",
@@ -420,6 +422,19 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   // Trinity-RFT's importance_sampling and ppo losses clamp the log-ratio at a fixed ±20
   // (trinity/algorithm/policy_loss_fn/*_policy_loss.py); test/trinity/is-vectors.test.ts checks it.
   if (update.logRatioClamp !== TRINITY_LOG_RATIO_CLAMP) fail("log-ratio clamp", `the plan clamps log π − log π_old at ±${update.logRatioClamp}, but Trinity-RFT's policy losses clamp it at a fixed ±${TRINITY_LOG_RATIO_CLAMP}`, `Export a plan with Update.logRatioClamp ${TRINITY_LOG_RATIO_CLAMP} (what \`tcod compile\` writes), or train with \`tcod run\`.`);
+  // Every optimizer value the config carries, in the range tcod checks (plan/ranges.ts): plan loading
+  // checks constants (TC7001), but a plan built in code, or an lr expression that is constant over
+  // the run, is not checked before the config is written, and Trinity checks none of them until it
+  // loads the config on the cluster.
+  const optimizerValue = (key: string, r: NumRange, v: number | undefined) => {
+    if (v === undefined || inRange(v, r)) return;
+    fail("optimizer range", `${outOfRangeMessage(r, v)} (it would be written to ${key})`, `Choose ${r.what} ${rangeFor(r, v)}: the range tcod checks (plan/ranges.ts) and Trinity's optimizer takes; recompile the plan from its source with \`tcod compile FILE.tcod\` rather than editing the .json by hand.`, r === PLAN_RANGES.lr ? originOf(update.optimizer.lr) : undefined);
+  };
+  optimizerValue("algorithm.optimizer.lr", PLAN_RANGES.lr, lr);
+  update.optimizer.betas.forEach((b, j) => optimizerValue(`algorithm.optimizer.betas[${j}]`, PLAN_RANGES.adamBeta, b));
+  optimizerValue("algorithm.optimizer.weight_decay", PLAN_RANGES.weightDecay, update.optimizer.weightDecay);
+  optimizerValue("trainer.grad_clip", PLAN_RANGES.gradClip, update.optimizer.gradClip);
+  if (update.lossFn === "ppo") optimizerValue("algorithm.policy_loss_fn_args.clip_range", PLAN_RANGES.clip, update.clip);
   if (update.optimizer.eps !== VERL_ADAM_EPS) fail("optimizer eps", `Adam eps ${update.optimizer.eps} cannot be set in Trinity (verl uses ${VERL_ADAM_EPS})`, `Use eps: ${VERL_ADAM_EPS}.`);
   if (update.trainBatchTurns === 0) fail("train_batch", "the plan trains on every turn of a step at once, which Trinity cannot express: its train_batch_size is a fixed number of turns (experiences) per update", "Set `train_batch:` to a number of turns, e.g. `train_batch: 64 turns` as in TCOD's configs.");
   const evalEvery = [...new Set(evals.map((e) => e.every))];

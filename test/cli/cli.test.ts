@@ -161,3 +161,80 @@ describe("tcod CLI", () => {
     noStack(r.stderr);
   });
 });
+
+/**
+ * `tcod plot` and `tcod explain --graph` take a compiled plan .json as `tcod run` and `tcod export`
+ * do, through the same loader (bin/plan-json.ts): a bad one is TC7001 with each problem's path and
+ * hint, never a .tcod parse error of JSON. `tcod explain PLAN.json CURR.FIELD` is TC7009 naming why
+ * (a field is explained from its source, which a plan does not keep) and the source to give instead.
+ */
+describe("plot and explain of a compiled plan .json", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-cli-planjson-"));
+  const SRC = "examples/texthouse/atod.tcod";
+  const plan = join(dir, "texthouse_atod.plan.json");
+  const compiled = tcod("compile", SRC, "--out", dir);
+  const userError = (r: ReturnType<typeof tcod>, code: string) => {
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`error ${code}:`);
+    expect(r.stderr).toContain("hint:");
+    noStack(r.stderr);
+    expect(r.stderr).not.toMatch(/error TC[1-6]\d{3}/);
+  };
+
+  it("plot PLAN.json draws what plot of its source draws; --out writes the same SVG", () => {
+    expect(compiled.status, compiled.stderr).toBe(0);
+    const fromSource = tcod("plot", SRC, "--out", join(dir, "a"));
+    const fromPlan = tcod("plot", plan, "--out", join(dir, "b"));
+    expect(fromPlan.status, fromPlan.stderr).toBe(0);
+    expect(fromPlan.stdout.replaceAll(join(dir, "b"), "OUT")).toBe(fromSource.stdout.replaceAll(join(dir, "a"), "OUT"));
+    expect(fromPlan.stdout).toMatch(/loss\.0\.opd\.coef\s+[▁-█]+/);
+    expect(readFileSync(join(dir, "b", "texthouse_atod.schedules.svg"), "utf8")).toBe(readFileSync(join(dir, "a", "texthouse_atod.schedules.svg"), "utf8"));
+  });
+
+  it("plot PLAN.json --set sets a JSON path of the plan, as run does", () => {
+    const r = tcod("plot", plan, "--set", "clock.steps=20");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain("texthouse_atod (20 steps)");
+  });
+
+  it("plot PLAN.json --graph and explain PLAN.json NAME --graph: the source's graph", () => {
+    expect(tcod("plot", plan, "--graph").stdout).toBe(tcod("plot", SRC, "--graph").stdout);
+    const r = tcod("explain", plan, "texthouse_atod", "--graph");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe(tcod("explain", SRC, "texthouse_atod", "--graph").stdout);
+    const other = tcod("explain", plan, "texthouse_opd", "--graph");
+    userError(other, "TC7009");
+    expect(other.stderr).toContain("holds the plan 'texthouse_atod'");
+    expect(other.stderr).toContain(`tcod explain ${plan} texthouse_atod --graph`);
+  });
+
+  it("explain PLAN.json CURR.FIELD: TC7009 saying a field is explained from its source, and naming that source", () => {
+    const r = tcod("explain", plan, "texthouse_atod.horizon");
+    userError(r, "TC7009");
+    expect(r.stderr).toContain(`${plan} error TC7009: ${plan} is a compiled plan: explain reads a field from its .tcod source`);
+    expect(r.stderr).toContain(`hint: Give the source the plan was compiled from (it lists ${SRC}): tcod explain ${SRC} texthouse_atod.horizon;`);
+    expect(r.stderr).toContain("--graph");
+    const j = tcod("explain", plan, "texthouse_atod.horizon", "--json");
+    expect(j.status).toBe(1);
+    expect(JSON.parse(j.stdout.trim().split("\n").at(-1)!)).toMatchObject({ command: "explain", ok: false, error: { code: "TC7009" } });
+  });
+
+  it("a plan .json that does not validate is TC7001 with its paths and hints; one that is not JSON is TC7009 at its line and column", () => {
+    const bad = join(dir, "bad.plan.json");
+    const p = JSON.parse(readFileSync(plan, "utf8")) as { clock: { steps: unknown } };
+    p.clock.steps = "many";
+    writeFileSync(bad, JSON.stringify(p, null, 2));
+    for (const args of [["plot", bad], ["plot", bad, "--graph"], ["explain", bad, "texthouse_atod", "--graph"], ["explain", bad, "texthouse_atod.horizon"]]) {
+      const r = tcod(...args);
+      userError(r, "TC7001");
+      expect(r.stderr).toContain(`${bad} error TC7001: Invalid input: expected number, received string (at $.clock.steps)`);
+    }
+    const notJson = join(dir, "broken.json");
+    writeFileSync(notJson, '{\n  "schema": "tcod.plan/2",\n  oops\n}\n');
+    for (const args of [["plot", notJson], ["explain", notJson, "x.horizon"], ["explain", notJson, "x", "--graph"]]) {
+      const r = tcod(...args);
+      userError(r, "TC7009");
+      expect(r.stderr).toContain(`${notJson}:3:3 error TC7009: not valid JSON`);
+    }
+  });
+});

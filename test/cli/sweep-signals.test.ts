@@ -6,7 +6,7 @@
  * group reaches each point once, through the sweep, so the points checkpoint then too.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -81,3 +81,59 @@ describe.skipIf(process.platform === "win32").each([
     }
   }, 120_000);
 });
+
+/**
+ * SIGKILL cannot be caught, so the sweep cannot pass it on: each point watches the pipe the sweep
+ * gave it as stdin (`--watch-parent`), which closes when the sweep dies however it dies, and then
+ * stops as on SIGHUP — it finishes its step, checkpoints and exits — instead of running on orphaned.
+ */
+describe.skipIf(process.platform === "win32" || !existsSync("/proc/self"))("tcod run --sweep killed by SIGKILL", () => {
+  it("each point notices the sweep is gone, checkpoints and exits within seconds", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-sweep-kill-"));
+    writeFileSync(join(dir, "package.json"), "{}");
+    const file = join(dir, "sweep.tcod");
+    writeFileSync(file, SOURCE);
+    const out = join(dir, "out");
+    const sweep = spawn(process.execPath, [CLI, "run", file, "--sweep", "--parallel", "2", "--out", out], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const exited = new Promise<NodeJS.Signals | null>((r) => sweep.on("exit", (_, sig) => r(sig)));
+    // The points: the sweep's children, each the pid of its run folder's run.lock.
+    const pids: number[] = [];
+    try {
+      const metrics = POINTS.map((p) => join(out, p, "metrics.jsonl"));
+      const deadline = Date.now() + 60_000;
+      while (metrics.some((m) => trainRows(m) < 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const seen = metrics.map(trainRows);
+      expect(Math.min(...seen)).toBeGreaterThanOrEqual(2);
+      for (const p of POINTS) pids.push((JSON.parse(readFileSync(join(out, p, "run.lock"), "utf8")) as { pid: number }).pid);
+      for (const pid of pids) expect(parentOf(pid)).toBe(sweep.pid);
+      sweep.kill("SIGKILL");
+      expect(await exited).toBe("SIGKILL");
+      const t0 = Date.now();
+      while (pids.some(alive) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 50));
+      expect(pids.filter(alive), "points still running 10 s after the sweep was killed").toEqual([]);
+      for (const [i, p] of POINTS.entries()) {
+        const state = JSON.parse(readFileSync(join(out, p, "checkpoint", "state.json"), "utf8")) as { learnerStep: number };
+        // The checkpoint of the stop (the scheduled ones are at steps 0 and 1000), at the last step written.
+        expect(state.learnerStep).toBeGreaterThanOrEqual(seen[i]!);
+        expect(state.learnerStep).toBeLessThan(1000);
+        expect(trainRows(metrics[i]!)).toBe(state.learnerStep);
+        // The folder is free again: the point released its lock.
+        expect(existsSync(join(out, p, "run.lock"))).toBe(false);
+      }
+    } finally {
+      try { process.kill(-sweep.pid!, "SIGKILL"); } catch { /* the group has ended */ }
+      for (const pid of pids) try { process.kill(-pid, "SIGKILL"); } catch { /* the point's group has ended */ }
+    }
+  }, 120_000);
+});
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); } catch { return false; }
+  // A zombie has exited; only its parent (here init) has yet to reap it.
+  try { return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8")); } catch { return false; }
+}
+
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+}

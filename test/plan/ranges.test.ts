@@ -82,6 +82,10 @@ const cases: Record<string, Case> = {
     set: (p, v) => { (node(p, "Advantage").params.terms[0] as { clip?: number }).clip = v; }, path: /\.params\.terms\[0\]\.clip$/,
   },
   clip: { range: PLAN_RANGES.clip, fields: adam("clip"), set: (p, v) => { node(p, "Update").params.clip = v; }, path: /\.params\.clip$/ },
+  adamBeta: {
+    range: PLAN_RANGES.adamBeta, fields: (x) => `optimizer: adam(lr: 0.01, betas: [0.9, ${x}])`,
+    set: (p, v) => { node(p, "Update").params.optimizer.betas[1] = v; }, path: /\.params\.optimizer\.betas\[1\]$/,
+  },
   gradClip: { range: PLAN_RANGES.gradClip, fields: adam("grad_clip"), set: (p, v) => { node(p, "Update").params.optimizer.gradClip = v; }, path: /\.params\.optimizer\.gradClip$/ },
   eps: { range: PLAN_RANGES.eps, fields: adam("eps"), set: (p, v) => { node(p, "Update").params.optimizer.eps = v; }, path: /\.params\.optimizer\.eps$/ },
   weightDecay: { range: PLAN_RANGES.weightDecay, fields: adam("weight_decay"), set: (p, v) => { node(p, "Update").params.optimizer.weightDecay = v; }, path: /\.params\.optimizer\.weightDecay$/ },

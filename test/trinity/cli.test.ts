@@ -116,4 +116,21 @@ describe("tcod import/export trinity", () => {
     expect(tcod("export", "trinity", "examples/texthouse/tcod-f2b.tcod", "--target", "fork").stderr).toContain("unknown --target 'fork'");
     expect(tcod("export", "trinity", "examples/texthouse/tcod-f2b.tcod", "--infra", "gpus=3").stderr).toContain("unknown --infra key 'gpus'");
   });
+
+  it("a hand-edited plan .json whose lr expression is out of range: TC7102 naming the field and the range, no config written", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-lr-"));
+    expect(tcod("compile", "examples/alfworld/opd.tcod", "--out", dir).status).toBe(0);
+    const file = join(dir, "alfworld_opd.plan.json");
+    const plan = JSON.parse(readFileSync(file, "utf8")) as { exprs: Record<string, unknown>; graph: { nodes: { kind: string; params: { optimizer: { lr: unknown } } }[] } };
+    plan.exprs.hand_lr = { level: "step", unit: "", tree: { op: "const", value: 0 } };
+    plan.graph.nodes.find((n) => n.kind === "Update")!.params.optimizer.lr = { expr: "hand_lr" };
+    writeFileSync(file, JSON.stringify(plan));
+    const out = join(dir, "out");
+    const r = tcod("export", "trinity", file, "--out", out);
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toContain("error TC7102: cannot export to Trinity-RFT: optimizer range: lr must be > 0, got 0 (it would be written to algorithm.optimizer.lr)");
+    expect(r.stderr).toMatch(/hint: Choose lr > 0: the range tcod checks \(plan\/ranges\.ts\)/);
+    noStack(r.stderr);
+    expect(existsSync(join(out, "alfworld_opd.yaml"))).toBe(false);
+  });
 });

@@ -11,7 +11,7 @@ import { semanticsOf, type EpisodeSemantics } from "../../plan/env-semantics.js"
 import { exportTrinity, MAX_EXPORT_STEPS, REFUSED_CONSTRUCTS, refusedConstruct, TrinityExportError } from "../../targets/trinity/export.js";
 import { officialB2f, officialF2b, recogniseB2f, recogniseF2b, simplify } from "../../targets/trinity/plugin/recognise.js";
 import type { ExprTree } from "../../plan/expr.js";
-import type { AgentFormat } from "../../plan/schema.js";
+import { parsePlan, PlanError, type AgentFormat, type Plan, type PlanNode } from "../../plan/schema.js";
 import { ALFWORLD_AGENT, atodPlan, b2fPlan, b2fTree, f2bPlan, f2bTree, makePlan, opdPlan, turnopdPlan, SCIENCEWORLD_AGENT, TCOD_AGENT, WEBSHOP_AGENT } from "./plans.js";
 
 const fork = { target: "tcod-fork" as const };
@@ -253,6 +253,56 @@ describe("run length", () => {
     expect(err.issues).toEqual([{ construct: "steps", message: "the run has 1,000,000,000 steps; the export checks its schedules at every step, up to 1,000,000", hint: expect.stringMatching(/tcod run/) }]);
     // At the bound it still exports (the official workflow is recognised over all of it).
     expect(exportTrinity(makePlan({ name: "t", steps: MAX_EXPORT_STEPS, horizon: f2bTree(6, 30) }), fork).notes.join("\n")).toMatch(/TCOD_f2b_alfworld_workflow/);
+  });
+});
+
+/**
+ * Optimizer values are range-checked before the config is written (Trinity checks them only when it
+ * loads the config on the cluster). The compiler refuses them in the source (TC4001) and plan loading
+ * in a plan .json's constants (TC7001, test/plan/ranges.test.ts); the export refuses whatever reaches
+ * it anyway — a plan built in code, a hand-edited lr expression constant over the run — as TC7102
+ * naming the field, the YAML key and the range, and writes nothing out of range.
+ */
+describe("optimizer values out of range are never written", () => {
+  const update = (p: Plan) => p.graph.nodes.find((n) => n.kind === "Update") as Extract<PlanNode, { kind: "Update" }>;
+  const cases: [string, (p: Plan) => void, RegExp, string][] = [
+    ["lr 0", (p) => { update(p).params.optimizer.lr = 0; }, /^lr must be > 0, got 0 \(it would be written to algorithm\.optimizer\.lr\)$/, "Choose lr > 0"],
+    ["lr NaN", (p) => { update(p).params.optimizer.lr = NaN; }, /^lr must be > 0, got NaN/, "Choose lr > 0"],
+    ["lr ∞", (p) => { update(p).params.optimizer.lr = Infinity; }, /^lr must be > 0 and ≤ 10, got Infinity/, "Choose lr > 0 and ≤ 10"],
+    ["beta1 1", (p) => { update(p).params.optimizer.betas[0] = 1; }, /^betas must be in \[0, 1\), got 1 \(it would be written to algorithm\.optimizer\.betas\[0\]\)$/, "Choose betas in [0, 1)"],
+    ["beta2 -0.1", (p) => { update(p).params.optimizer.betas[1] = -0.1; }, /^betas must be in \[0, 1\), got -0\.1 \(it would be written to algorithm\.optimizer\.betas\[1\]\)$/, "Choose betas in [0, 1)"],
+    ["weight_decay -1", (p) => { update(p).params.optimizer.weightDecay = -1; }, /^weight_decay must be in \[0, 1\], got -1 \(it would be written to algorithm\.optimizer\.weight_decay\)$/, "Choose weight_decay in [0, 1]"],
+    ["grad_clip 0", (p) => { update(p).params.optimizer.gradClip = 0; }, /^grad_clip must be > 0, got 0 \(it would be written to trainer\.grad_clip\)$/, "Choose grad_clip > 0"],
+    ["clip -0.2", (p) => { update(p).params.clip = -0.2; }, /^clip must be > 0, got -0\.2 \(it would be written to algorithm\.policy_loss_fn_args\.clip_range\)$/, "Choose clip > 0"],
+  ];
+  it.each(cases)("%s: TC7102 naming the field and its range", (_, set, message, hint) => {
+    const p = opdPlan();
+    expect(() => exportTrinity(p, fork)).not.toThrow();
+    set(p);
+    const e = exportError(() => exportTrinity(p, fork));
+    expect(e.code).toBe("TC7102");
+    expect(e.issues).toEqual([{ construct: "optimizer range", message: expect.stringMatching(message), hint: expect.stringContaining(hint) }]);
+    expect(e.issues[0]!.hint).toContain("plan/ranges.ts");
+    expect(() => exportTrinity(p, { target: "upstream" })).toThrow(TrinityExportError);
+  });
+
+  it("betas out of range in a plan .json are refused on load (TC7001), as the other optimizer constants", () => {
+    const p = JSON.parse(JSON.stringify(opdPlan())) as Plan;
+    update(p).params.optimizer.betas = [0.9, 1.5];
+    let err: unknown;
+    try { parsePlan(p); } catch (x) { err = x; }
+    expect(err).toBeInstanceOf(PlanError);
+    expect((err as PlanError).issues).toContainEqual({ path: expect.stringMatching(/\.params\.optimizer\.betas\[1\]$/), message: "betas must be in [0, 1), got 1.5", hint: expect.stringContaining("[0, 1)") });
+  });
+
+  it("an lr expression constant over the run loads (schedules are checked as they are evaluated) but does not export out of range", () => {
+    const p = makePlan({ name: "t", lr: { expr: "lr" }, extraExprs: { lr: { op: "const", value: -1e-6 } } });
+    expect(() => parsePlan(JSON.parse(JSON.stringify(p)))).not.toThrow();
+    const e = exportError(() => exportTrinity(p, fork));
+    expect(e.issues.map((i) => [i.construct, i.message])).toEqual([["optimizer range", "lr must be > 0, got -0.000001 (it would be written to algorithm.optimizer.lr)"]]);
+    // In range, the same expression exports as its constant.
+    const ok = makePlan({ name: "t", lr: { expr: "lr" }, extraExprs: { lr: { op: "const", value: 2e-6 } } });
+    expect(cfg(exportTrinity(ok, fork)).algorithm.optimizer.lr).toBe(2e-6);
   });
 });
 

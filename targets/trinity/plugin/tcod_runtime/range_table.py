@@ -12,6 +12,7 @@ PLAN_RANGES = {
     "horizon": {"what": "horizon", "lo": 1, "hi": math.inf, "loOpen": False, "hiOpen": False, "integer": False, "stated": "≥ 1 turn", "statedAboveHi": "≥ 1 turn"},
     "opdClip": {"what": "clip", "lo": 0, "hi": 1.7976931348623157e+308, "loOpen": False, "hiOpen": False, "integer": False, "stated": "≥ 0 (0: no clamp)", "statedAboveHi": "≥ 0 (0: no clamp)"},
     "clip": {"what": "clip", "lo": 0, "hi": 10, "loOpen": True, "hiOpen": False, "integer": False, "stated": "> 0", "statedAboveHi": "> 0 and ≤ 10"},
+    "adamBeta": {"what": "betas", "lo": 0, "hi": 1, "loOpen": False, "hiOpen": True, "integer": False, "stated": "in [0, 1)", "statedAboveHi": "in [0, 1)"},
     "gradClip": {"what": "grad_clip", "lo": 0, "hi": 1000000000, "loOpen": True, "hiOpen": False, "integer": False, "stated": "> 0", "statedAboveHi": "> 0 and ≤ 1,000,000,000"},
     "eps": {"what": "eps", "lo": 0, "hi": 1, "loOpen": True, "hiOpen": False, "integer": False, "stated": "> 0", "statedAboveHi": "> 0 and ≤ 1"},
     "weightDecay": {"what": "weight_decay", "lo": 0, "hi": 1, "loOpen": False, "hiOpen": False, "integer": False, "stated": "in [0, 1]", "statedAboveHi": "in [0, 1]"},

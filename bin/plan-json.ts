@@ -1,0 +1,62 @@
+/**
+ * A plan .json a user names (`tcod run`, `tcod plot`, `tcod explain --graph`): read under the size
+ * limit, parsed, `--set path.to.field=value` applied, then validated by `parsePlan` — so every
+ * command that takes a plan .json refuses a bad one the same way: not JSON is TC7009 at its line and
+ * column, a plan that does not validate (or a constant out of range) TC7001 with each problem's JSON
+ * path and hint.
+ */
+import { UsageError } from "../plan/errors.js";
+import { jsonErrorAt, readTextFile } from "../plan/read-file.js";
+import { parsePlan, PlanError, type Plan } from "../plan/schema.js";
+
+/** The largest plan .json read. */
+export const MAX_PLAN_BYTES = 64 * 1024 * 1024;
+
+/** Whether a command's FILE argument names a plan .json rather than a .tcod source. */
+export const isPlanJson = (file: string): boolean => file.endsWith(".json");
+
+/** A plan JSON file, with `--set path.to.field=value` applied before validation. */
+export function loadPlanJson(file: string, sets: string[]): Plan {
+  let text: string;
+  try {
+    text = readTextFile(file, MAX_PLAN_BYTES);
+  } catch (e) {
+    throw new UsageError(`cannot read ${file}: ${(e as Error).message}`, { where: { file } });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`not valid JSON (${(e as Error).message})`, { where: { file, ...jsonErrorAt(e, text) }, hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." });
+  }
+  for (const s of sets) {
+    const eq = s.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--set ${s}: expected path=value, e.g. clock.steps=20`);
+    setPath(data, s.slice(0, eq).split("."), parseValue(s.slice(eq + 1)), s);
+  }
+  try {
+    return parsePlan(data);
+  } catch (e) {
+    if (e instanceof PlanError) throw new PlanError(`${file}: ${e.message}`, e.issues, file);
+    throw e;
+  }
+}
+
+function parseValue(v: string): unknown {
+  try { return JSON.parse(v); } catch { return v; }
+}
+
+/** Sets an existing field of the plan's own data; never walks into or creates a prototype's members. */
+function setPath(root: unknown, path: string[], value: unknown, text: string): void {
+  const own = (o: unknown, k: string): boolean => o !== null && typeof o === "object" && Object.hasOwn(o, k) && k !== "__proto__";
+  const hint = "Write --set PATH=VALUE with a path of the plan's own fields, e.g. --set clock.steps=20.";
+  let cur = root;
+  for (let i = 0; i < path.length - 1; i++) {
+    if (!own(cur, path[i]!)) throw new UsageError(`--set ${text}: the plan has no field ${path.slice(0, i + 1).join(".")}`, { hint });
+    cur = (cur as Record<string, unknown>)[path[i]!];
+    if (cur === null || typeof cur !== "object") throw new UsageError(`--set ${text}: the plan has no object at ${path.slice(0, i + 1).join(".")}`, { hint });
+  }
+  const last = path[path.length - 1]!;
+  if (!own(cur, last)) throw new UsageError(`--set ${text}: the plan has no field ${path.join(".")}`, { hint });
+  (cur as Record<string, unknown>)[last] = value;
+}
