@@ -12,7 +12,6 @@ import type { Plan } from "../../plan/schema.js";
 import { UsageError, UserError } from "../../plan/errors.js";
 import { loadPlanJson } from "../plan-json.js";
 
-/** A plan JSON is read up to this size (a compiled plan is a few KB to a few MB). */
 import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { acquireRunLock, type RunLock } from "../../runtime/run-lock.js";
