@@ -11,7 +11,6 @@ import { CompileError, compileFile, safeFileName } from "../../compiler/index.js
 import type { Plan } from "../../plan/schema.js";
 import { UsageError, UserError } from "../../plan/errors.js";
 import { loadPlanJson } from "../plan-json.js";
-
 import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { acquireRunLock, type RunLock } from "../../runtime/run-lock.js";
