@@ -22,6 +22,11 @@ export async function main(argv: string[], commands: Commands): Promise<void> {
   startJson(argv.slice(2));
   const name = argv.slice(2).find((a) => !a.startsWith("-"));
   const who = name !== undefined && name in commands ? `tcod ${name}` : "tcod";
+  // A reader that closes the pipe early (`tcod metrics --csv RUN | head`) has what it wanted: the rest
+  // of the output is dropped quietly, as cat and git do, instead of an unhandled EPIPE's stack trace;
+  // a run goes on to its end (its run folder is its output). Not for `tcod check`, whose cold start
+  // never creates the stdout/stderr streams (bin/commands/check.ts, writeErr).
+  if (name !== "check") for (const stream of [process.stdout, process.stderr]) stream.on("error", dropClosedPipe);
   try {
     // `tcod check FILE…` (bin/commands/check.ts `direct`): the action without commander, whose code a
     // start from the snapshot would otherwise compile and run first (bench/results/cold-check.md).
@@ -73,4 +78,9 @@ async function parse(argv: string[], commands: Commands, who: string): Promise<v
   enforceFlagRules(program);
   if (!jsonMode()) for (const c of program.commands) c.showHelpAfterError(`  hint: \`tcod ${c.name()} --help\` shows its arguments and options.`);
   await program.parseAsync(argv);
+}
+
+/** A stream error listener: EPIPE (the reader is gone) is dropped; anything else is raised as before. */
+function dropClosedPipe(e: NodeJS.ErrnoException): void {
+  if (e.code !== "EPIPE") throw e;
 }

@@ -1,9 +1,10 @@
 /**
  * The command line at its edges: an --out that is a file or cannot be written, prototype keys in
  * --set, non-numbers in numeric flags, Infinity in an override, hostile Trinity configs. Every one a
- * coded error (TCxxxx) with exit 1 and no stack trace; nothing written where it should not be.
+ * coded error (TCxxxx) with exit 1 and no stack trace; nothing written where it should not be. And a
+ * reader that closes the pipe early: the rest of the output is dropped, exit 0, no stack trace.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chmodSync, closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -247,4 +248,28 @@ describe("inputs of fmt, import, export and run that are devices or FIFOs", () =
     expect(r.status, r.stderr).toBe(1);
     expect(r.stderr).toContain("not a regular file");
   }, 120_000);
+});
+
+describe("a reader that closes the pipe early", () => {
+  it("`tcod metrics --csv RUN | head -c 100` ends quietly: exit 0, no EPIPE stack trace", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-epipe-"));
+    // ~1 MB of CSV: far more than a pipe's buffer, so the writer meets the closed end.
+    const row = (step: number) => JSON.stringify({
+      kind: "train", step, policyStep: step - 1, policyVersion: step, episodes: 4, successRate: 0.25, meanReward: 0.25,
+      horizon: 2, prefix: 0, expertLength: 0, studentTurns: 2, turns: 2, invalidActions: 0, admissibleRate: 0.5,
+      noExperience: 0, droppedFailed: 0, droppedStale: 0, kl: { mean: 0.1, perTurn: [0.1, 0.2] }, tokens: { prompt: 10, response: 3 },
+      coefs: { opd: 1 }, blendWeight: null, adaptiveCap: null, lr: 0.01, loss: 1 / step, gradNorm: 1.5, updates: 1, time: { rollout: 0.5 },
+    });
+    writeFileSync(join(dir, "metrics.jsonl"), Array.from({ length: 6000 }, (_, i) => row(i + 1)).join("\n") + "\n");
+    const child = spawn(process.execPath, [join(ROOT, "bin/tcod.mjs"), "metrics", "--csv", dir], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
+    const first = await new Promise<string>((res) => child.stdout.once("data", (b: Buffer) => res(b.toString())));
+    child.stdout.destroy(); // head has read its 100 bytes and gone
+    const code = await new Promise<number | null>((res) => child.on("close", (c) => res(c)));
+    expect(first.startsWith("run,kind,set,step")).toBe(true);
+    expect(stderr).not.toContain("EPIPE");
+    expect(stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+    expect(code).toBe(0);
+  }, 60_000);
 });
