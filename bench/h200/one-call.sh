@@ -5,12 +5,12 @@
 # Phase 1: teacher-S1 (12×768, the 800-step guess-noise recipe, seed 1) beside init-L4 (4×256, 400
 # steps); the teacher's weights at step KEEP_STEP (default 400) are kept and phase 1 ends as soon as
 # they are (P1_UNTIL_KEPT). Phase 2: N (default 3) k1 reverse-KL OPD students of init-L4 from that
-# copy at seeds N·(SET−1)+1 … N·SET, and a self-distilled control at seed SET (CONTROL=0: none; it
-# has stayed within an evaluation's noise of its start in every session, and a fourth run slows the
-# others' steps), at opd.tcod's held
-# 1e-4, until CALL_S (default 560) seconds from the start, greedy valid_seen every 20 steps and
-# valid_unseen / hard every 40. OUT holds learn.sh's five files; add nothing beside them (a call
-# returns at most 8 files).
+# copy at seeds N·(SET−1)+1 … N·SET, and a self-distilled control at seed SET (CONTROL=0: none; its
+# k1 advantage is 0, so it re-measures the start's evaluation noise, and each run sharing the GPU
+# slows the others' steps), at opd.tcod's held 1e-4, until CALL_S (default 560) seconds from the
+# start, greedy valid_seen every S_EVAL (20) steps and valid_unseen / hard every S_EVAL_OTHER (40).
+# T_EVAL_OTHER=800 skips the teacher's valid_unseen / hard evaluation at the copy (25-50 s sooner).
+# OUT holds learn.sh's five files; add nothing beside them (a call returns at most 8 files).
 set -uo pipefail
 OUT=${1:?usage: bench/h200/one-call.sh OUT [SET]} SET=${2:-1}
 T=bench/h200/teacher-12x768.json G=examples/texthouse/gpu/student.json
