@@ -35,7 +35,7 @@ IDS = [f"{name}-{bound}" for name, bound, _, _ in EDGES]
 
 def test_the_table_has_every_field_of_plan_ranges():
     assert sorted(PLAN_RANGES) == sorted(["lr", "temperature", "teacherTemperature", "blendWeight", "gkdBeta", "horizon",
-                                          "opdClip", "clip", "gradClip", "eps", "weightDecay"])
+                                          "opdClip", "clip", "gradClip", "eps", "weightDecay", "adamBeta"])
 
 
 @pytest.mark.parametrize("name,bound,inside,outside", EDGES, ids=IDS)
