@@ -155,6 +155,13 @@ describe("a damaged plan.json of a run folder", () => {
     ["not JSON", (d) => writeFileSync(planFile(d), readFileSync(planFile(d), "utf8").slice(0, 100)), /plan\.json is damaged: not valid JSON/],
     ["not a plan", (d) => writeFileSync(planFile(d), JSON.stringify({ schema: "tcod.plan/2", name: 5 })), /plan\.json is damaged: .*\(at \$/],
     ["missing beside a checkpoint", (d) => rmSync(planFile(d)), /plan\.json is missing \(the folder holds checkpoint of a run\)/],
+    // A valid plan of the same name, edited after the run wrote it (was resumed with the edit: the
+    // steps before the checkpoint and after it would have run two plans).
+    ["edited (a learning rate changed)", (d) => {
+      const p = JSON.parse(readFileSync(planFile(d), "utf8")) as { graph: { nodes: { kind: string; params: { optimizer: { lr: number } } }[] } };
+      p.graph.nodes.find((n) => n.kind === "Update")!.params.optimizer.lr *= 2;
+      writeFileSync(planFile(d), JSON.stringify(p));
+    }, /plan\.json was changed after the run wrote it \(its SHA-256 is not the one .*state\.json records\)/],
   ];
   for (const [name, damage, message] of cases) {
     it(`${name}: TC7014 naming plan.json, exit 1`, () => {
