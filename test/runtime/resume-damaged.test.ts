@@ -175,6 +175,21 @@ describe("a damaged plan.json of a run folder", () => {
     });
   }
 
+  it("a plan file given with --resume that differs from the run's (not only by name): TC7009 naming what differs; the same plan resumes", () => {
+    const dir = damaged(() => {});
+    const edited = JSON.parse(readFileSync(PLAN_FILE, "utf8")) as { clock: { steps: number } };
+    edited.clock.steps += 1;
+    const other = join(tmp(), "edited.plan.json");
+    writeFileSync(other, JSON.stringify(edited));
+    const cli = (file: string) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", file, "--resume", dir, "-q", "--no-tensorboard"], { encoding: "utf8" });
+    const r = cli(other);
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/edited\.plan\.json error TC7009: .*edited\.plan\.json compiles to plan "texthouse-f2b-small" with other settings than the run in .* was started with: they differ in clock\.steps/);
+    expect(r.stderr).toMatch(/hint: A resumed run continues the plan of /);
+    expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
+    expect(cli(PLAN_FILE).status).toBe(0);
+  });
+
   it("a folder that holds no run at all is still not a run folder (TC7009)", () => {
     const r = resume(tmp());
     expect(r.status).toBe(1);
