@@ -72,6 +72,7 @@ const CASES: [string, (dir: string) => void, RegExp, string][] = [
   ["state.json a folder", (d) => { rmSync(state(d)); mkdirSync(state(d)); }, /state\.json cannot be read \(it is a folder/, "checkpoint/state.json"],
   ["metrics.jsonl a FIFO", (d) => { rmSync(join(d, "metrics.jsonl")); execFileSync("mkfifo", [join(d, "metrics.jsonl")]); }, /metrics\.jsonl is not a regular file/, "metrics.jsonl"],
   ["checkpoint is a file", (d) => { rmSync(join(d, "checkpoint"), { recursive: true }); writeFileSync(join(d, "checkpoint"), "x"); }, /is a file, not a checkpoint folder/, "checkpoint"],
+  ["episodes.jsonl a folder (was: EISDIR, an internal error)", (d) => { rmSync(join(d, "episodes.jsonl")); mkdirSync(join(d, "episodes.jsonl")); }, /episodes\.jsonl cannot be read \(it is a folder, not a file\)/, "episodes.jsonl"],
   ["metrics.jsonl missing", (d) => rmSync(join(d, "metrics.jsonl")), /metrics\.jsonl is missing/, "metrics.jsonl"],
   ["metrics.jsonl truncated", (d) => writeFileSync(join(d, "metrics.jsonl"), readFileSync(join(d, "metrics.jsonl"), "utf8").slice(0, 40)), /metrics\.jsonl has 40 bytes, the checkpoint expects at least \d+ \(truncated\)/, "metrics.jsonl"],
   ["metrics.jsonl overwritten", (d) => { const p = join(d, "metrics.jsonl"); const t = readFileSync(p, "utf8"); writeFileSync(p, "#".repeat(10) + t.slice(10)); }, /metrics\.jsonl line 1 is not a metrics row/, "metrics.jsonl"],
