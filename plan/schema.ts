@@ -435,8 +435,16 @@ function typeName(t: string): string {
   }
 }
 
+/**
+ * The deepest nesting of a plan's JSON a reader that recurses over the whole plan (tcod compare's
+ * configuration of a run) takes. A compiled plan nests about 410 levels at most (expressions hold
+ * at most compiler/lower.ts PLAN_EXPR_DEPTH = 200 operators, two levels each); one deeper was
+ * written or edited by hand.
+ */
+export const MAX_PLAN_JSON_DEPTH = 1_000;
+
 /** The deepest point of JSON data (without recursion): its depth, and its path cut after 12 steps ("…"). */
-function deepestPath(data: unknown): { depth: number; path: string } {
+export function deepestPath(data: unknown): { depth: number; path: string } {
   let best: { depth: number; path: PropertyKey[] } = { depth: 0, path: [] };
   // Paths are kept up to 12 steps (a deep chain's path would be as long as the chain).
   const stack: [unknown, number, PropertyKey[]][] = [[data, 0, []]];

@@ -10,7 +10,8 @@
  * the two renames leaves checkpoint.old-<pid>, which the next read puts back.
  *
  * Reading refuses a damaged checkpoint with a RunFolderError (TC7014) naming the file: missing,
- * truncated or not JSON, a foreign format, fields of the wrong type, an iteration beyond the plan.
+ * truncated or not JSON, a foreign format, fields of the wrong type, an iteration beyond the plan;
+ * the run-state check (checkResumable) also refuses a plan.json changed since the run wrote it.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -33,6 +34,11 @@ export class RunFolderError extends UserError {
 export interface CheckpointState {
   format: typeof CHECKPOINT_FORMAT;
   planName: string;
+  /**
+   * The SHA-256 of RUN_DIR/plan.json as the run wrote it: a resume refuses a plan.json edited since
+   * (the steps so far ran the plan it had). Absent in checkpoints of older versions (not checked).
+   */
+  planSha256?: string;
   seed: number;
   /** Last completed loop iteration (rollout step). */
   iteration: number;
@@ -61,6 +67,7 @@ const RowSchema = z.looseObject({
 const StateSchema = z.looseObject({
   format: z.literal(CHECKPOINT_FORMAT),
   planName: z.string(),
+  planSha256: z.string().optional(),
   seed: z.number().int(),
   iteration: count,
   learnerStep: count,

@@ -8,6 +8,7 @@
  *   run-state.ts  — the clock, checkpoints and metrics
  * Every node runs through its kind's executor (nodes/index.ts, one contract: nodes/executor.ts).
  */
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import pLimit from "p-limit";
@@ -28,6 +29,7 @@ import { StalenessPipeline } from "./pipeline.js";
 import { checkResumable, RunState, type RunResult, type RunStatus } from "./run-state.js";
 import { findCheckpoint } from "./checkpoint.js";
 import { writeFileAtomicSync } from "./fs-atomic.js";
+import { MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
 import type { MetricsRow } from "./metrics.js";
 
 export { PlanShapeError, type RunResult, type RunStatus };
@@ -82,9 +84,15 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   // killed before its first checkpoint has none: it starts again at step 0 with the seed plan.json
   // records (written below with the seed in force).
   const checkpoint = opts.resume ? findCheckpoint(runDir) : null;
-  if (checkpoint) checkResumable(checkpoint, plan, runDir, plan.clock.steps + g.update.params.staleness, opts.seed);
+  // plan.json as the run wrote it, by its SHA-256 in every checkpoint: a resume of an edited one is refused.
+  let planSha256 = opts.resume ? fileSha256(join(runDir, "plan.json")) : undefined;
+  if (checkpoint) checkResumable(checkpoint, plan, runDir, plan.clock.steps + g.update.params.staleness, opts.seed, planSha256);
   const seed = checkpoint?.seed ?? opts.seed ?? plan.clock.seed;
-  if (!opts.resume) writeFileAtomicSync(join(runDir, "plan.json"), stringifyPlan(seed === plan.clock.seed ? plan : { ...plan, clock: { ...plan.clock, seed } }));
+  if (!opts.resume) {
+    const text = stringifyPlan(seed === plan.clock.seed ? plan : { ...plan, clock: { ...plan.clock, seed } });
+    writeFileAtomicSync(join(runDir, "plan.json"), text);
+    planSha256 = createHash("sha256").update(text).digest("hex");
+  }
 
   const rollout = g.explore.find((n) => n.kind === "Rollout" && !g.probeBranch.has(n.id));
   if (rollout?.kind !== "Rollout") throw new PlanShapeError("the plan has no Rollout node feeding the learner");
@@ -117,7 +125,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   const latest = new Latest(() => ({ step: ctx.syncedStep, version: ctx.student.version() }));
   let run: RunState | undefined;
   const stepCtx = (step: number) => stepContext(ctx, step, shape, () => run!.checkpoint());
-  run = new RunState(plan, g, ctx, state, pipeline, latest, stepCtx, runDir, metricsPath, { ...opts, checkpoint });
+  run = new RunState(plan, g, ctx, state, pipeline, latest, stepCtx, runDir, metricsPath, { ...opts, checkpoint, ...(planSha256 !== undefined ? { planSha256 } : {}) });
   try {
     for (const w of await preflightWarnings(plan, envs)) opts.onWarning?.(w);
     return await run.run(new Explorer(g, ctx, latest, shape, stepCtx), new Learner(g, ctx, latest, stepCtx));
@@ -129,5 +137,14 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   } finally {
     await Promise.allSettled([...envs.values()].map((p) => p.close()));
     await Promise.allSettled([ctx.student.close(), ctx.teacher.close()]);
+  }
+}
+
+/** The SHA-256 of a run folder's file; undefined where it cannot be read (a resume without plan.json). */
+function fileSha256(path: string): string | undefined {
+  try {
+    return createHash("sha256").update(readTextFile(path, MAX_RUN_FILE_BYTES)).digest("hex");
+  } catch {
+    return undefined;
   }
 }

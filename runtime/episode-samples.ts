@@ -20,6 +20,8 @@ import type { EpisodeRecord } from "./rollout.js";
 import { turnKlMeans } from "./signals/kl.js";
 import { responseText } from "./rollout.js";
 import { writeFileAtomicSync } from "./fs-atomic.js";
+import { RunFolderError } from "./checkpoint.js";
+import { fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
 
 export interface SampleTurn {
   /** Turn index in the episode (replayed expert steps count, as in the metrics' per-turn KL). */
@@ -123,7 +125,16 @@ export class EpisodeSampleWriter {
 
   open(keepThroughStep?: number): void {
     if (keepThroughStep === undefined || !existsSync(this.path)) { writeFileSync(this.path, ""); return; }
-    const kept = readFileSync(this.path, "utf8").split("\n").filter((l) => {
+    let text: string;
+    try {
+      text = readTextFile(this.path, MAX_RUN_FILE_BYTES);
+    } catch (e) {
+      // A folder, a pipe or a file past the limit where the samples were: the resume cannot keep them.
+      throw new RunFolderError(`cannot resume: ${this.path} cannot be read (${fileReadError(e).message})`, {
+        where: { file: this.path }, hint: `Move ${this.path} out of the way (it holds the report's sample episodes of the steps so far), then resume again.`,
+      });
+    }
+    const kept = text.split("\n").filter((l) => {
       if (l.length === 0) return false;
       try { return (JSON.parse(l) as { step?: unknown }).step as number <= keepThroughStep; } catch { return false; }
     });

@@ -38,6 +38,8 @@ export interface ClockOptions {
   resume?: boolean;
   /** The checkpoint a resumed run continues from (read by the engine before the models start); null: none yet, start at step 0. */
   checkpoint?: CheckpointState | null;
+  /** The SHA-256 of RUN_DIR/plan.json, recorded in each checkpoint (CheckpointState.planSha256). */
+  planSha256?: string;
   stopAfter?: number;
   signal?: AbortSignal;
   /** Called (and awaited) once the run has taken its folder: a refused resume never reaches it. */
@@ -49,11 +51,18 @@ export interface ClockOptions {
  * Checks that a checkpoint belongs to this plan and run: the plan's name, the seed asked for, and an
  * iteration the plan has (a checkpoint beyond the plan is damaged or foreign). Throws RunFolderError.
  */
-export function checkResumable(ck: CheckpointState, plan: Plan, runDir: string, iterations: number, seed?: number): void {
+export function checkResumable(ck: CheckpointState, plan: Plan, runDir: string, iterations: number, seed?: number, planSha256?: string): void {
   const file = `${checkpointDir(runDir)}/state.json`;
   const where = { file };
   if (ck.planName !== plan.name) {
     throw new RunFolderError(`cannot resume: the checkpoint in ${runDir} belongs to plan "${ck.planName}", not "${plan.name}"`, { where, hint: "Resume the run with the plan it was started with, or start a new run in another --out folder." });
+  }
+  // plan.json edited since the run wrote it: the steps so far ran another plan than the rest would.
+  if (ck.planSha256 !== undefined && planSha256 !== undefined && ck.planSha256 !== planSha256) {
+    const planFile = join(runDir, "plan.json");
+    throw new RunFolderError(`cannot resume: ${planFile} was changed after the run wrote it (its SHA-256 is not the one ${file} records), so the steps so far ran another plan`, {
+      where: { file: planFile }, hint: "Restore the plan.json the run started with, or run the changed plan in a new --out folder.",
+    });
   }
   if (seed !== undefined && seed !== ck.seed) {
     throw new RunFolderError(`cannot resume: the run in ${runDir} used seed ${ck.seed}, not ${seed}`, { where, hint: `Resume it without --seed or with --seed ${ck.seed}.` });
@@ -117,7 +126,7 @@ export class RunState {
   snapshot(): CheckpointState {
     const p = this.pipeline.snapshot();
     return {
-      format: CHECKPOINT_FORMAT, planName: this.plan.name, seed: this.ctx.seed, iteration: this.iteration, learnerStep: this.learnerStep,
+      format: CHECKPOINT_FORMAT, planName: this.plan.name, ...(this.opts.planSha256 !== undefined ? { planSha256: this.opts.planSha256 } : {}), seed: this.ctx.seed, iteration: this.iteration, learnerStep: this.learnerStep,
       curriculum: this.state.snapshot(), buffer: p.buffer, pending: p.pending, unscored: p.unscored,
       counters: { droppedFailed: this.ctx.counters.droppedFailed, droppedStale: this.pipeline.buffer.droppedStale },
       metricsOffset: this.metrics.offset(), savedAt: new Date().toISOString(),

@@ -1,7 +1,7 @@
 /**
  * A run folder that cannot be written: the device is full, the file outgrew the process's file-size
  * limit (`ulimit -f`; Node ignores SIGXFSZ, so the write fails with EFBIG), a quota, a read-only
- * mount, permissions, an I/O error. These are the user's machine, not a tcod bug: a coded error
+ * mount, permissions, an I/O error, a folder in the file's place. These are the user's machine, not a tcod bug: a coded error
  * (TC7015) naming the file and the cause in words, with a hint — never a stack trace.
  */
 import { UserError } from "../plan/errors.js";
@@ -17,6 +17,8 @@ const CAUSES: Record<string, { cause: (runDir: string) => string; hint: string }
   EROFS: { cause: (d) => `${d} is on a read-only file system`, hint: "Choose an --out on a writable file system" },
   EACCES: { cause: () => "permission denied", hint: "Make the run folder writable for this user" },
   EPERM: { cause: () => "permission denied", hint: "Make the run folder writable for this user" },
+  // A folder where the run writes a file (report.html, episodes.jsonl…): open(2) refuses it.
+  EISDIR: { cause: () => "a folder is in the file's place", hint: "Move that folder out of the way" },
   EIO: { cause: (d) => `an I/O error on the device holding ${d}`, hint: "Check the device (system log, dmesg)" },
 };
 

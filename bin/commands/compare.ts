@@ -10,6 +10,7 @@ import { readMetrics } from "../../runtime/metrics.js";
 import { configDifferences, configOf, groupRuns, renderCompare, runsByMethod, summarize, type RunData } from "../../runtime/report/compare.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { UsageError, UserError } from "../../plan/errors.js";
+import { deepestPath, MAX_PLAN_JSON_DEPTH } from "../../plan/schema.js";
 import { fileReadError, jsonErrorAt, MAX_RUN_FILE_BYTES, readTextFile } from "../../plan/read-file.js";
 import { EXIT_OK } from "../exit.js";
 import { ensureOutFile, writeOutFile } from "../out-path.js";
@@ -54,6 +55,12 @@ export function readRun(dir: string): RunData {
   }
   if (typeof plan?.name !== "string" || typeof plan?.clock?.seed !== "number") {
     throw new RunFolderError("the run's plan is not a tcod plan (it has no name or clock.seed)", { where: { file: planPath }, hint: damaged });
+  }
+  // The configuration of a run (configOf) recurses over the whole plan: a hand-made one nested
+  // thousands deep would run the stack out. Refused here, naming where.
+  const deep = deepestPath(plan);
+  if (deep.depth > MAX_PLAN_JSON_DEPTH) {
+    throw new RunFolderError(`the run's plan is nested ${deep.depth.toLocaleString("en-US")} levels deep; a plan tcod writes nests at most ${MAX_PLAN_JSON_DEPTH.toLocaleString("en-US")}`, { where: { file: planPath, path: deep.path }, hint: damaged });
   }
   // Every row checked as compare reads it (runtime/metrics.ts rowProblem): a damaged one is TC7014 at its line.
   const rows = readMetrics(metricsPath);

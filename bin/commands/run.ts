@@ -18,6 +18,7 @@ import { writeErrorOf } from "../../runtime/write-error.js";
 import { runPlan } from "../../runtime/engine.js";
 import { composeRuntime } from "../compose.js";
 import { readMetrics } from "../../runtime/metrics.js";
+import { configDifferences } from "../../runtime/report/compare.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { createProgress } from "../../runtime/progress.js";
 import { openSinks } from "../../runtime/sinks/index.js";
@@ -127,6 +128,14 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     if (file) {
       const given = loadPlan(file, o).plan;
       if (given.name !== plan.name) throw new UsageError(`${file} compiles to plan "${given.name}", but ${runDir} holds a run of "${plan.name}"`);
+      // Same name, other content (the file edited since, or another --set): the run would go on with
+      // its own plan.json and the file's changes would be dropped unsaid. Seeds and serving URLs may differ.
+      const differ = configDifferences([{ dir: file, plan: given, rows: [] }, { dir: runDir, plan, rows: [] }]);
+      if (differ.length > 0) {
+        throw new UsageError(`${file} compiles to plan "${plan.name}" with other settings than the run in ${runDir} was started with: they differ in ${differ.slice(0, 4).join(", ")}${differ.length > 4 ? ` and ${differ.length - 4} more` : ""}`, {
+          where: { file }, hint: `A resumed run continues the plan of ${join(runDir, "plan.json")}: resume with \`tcod run --resume ${runDir}\` alone, or run the changed plan in a new --out folder.`,
+        });
+      }
     }
     if (o.set.length) throw new UsageError("--set cannot change a run being resumed; start a new run instead");
     const b = plan.extensions ? join(runDir, plan.extensions.bundle) : undefined;

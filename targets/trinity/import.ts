@@ -129,6 +129,28 @@ class Reader {
         this.issues.push({ path: "$", line: p.line, column: p.col, ...ALIAS_BOMB });
       }
     }
+    if (this.issues.length === 0) this.refuseMergeKeys();
+  }
+  /**
+   * YAML 1.1 merge keys (`<<: *base`): Trinity loads its config with OmegaConf, whose YAML loader
+   * merges the mapping in; the YAML 1.2 parser here reads `<<` as a key of its own, which no reader
+   * of the import asks for, so the merged keys would be dropped unsaid. Refused at each one.
+   */
+  private refuseMergeKeys(): void {
+    visit(this.doc, {
+      Pair: (_k, pair, ancestors) => {
+        const key = pair.key;
+        if (!isScalar(key) || key.value !== "<<" || key.type !== "PLAIN") return;
+        const path: Path = [];
+        const chain = [...ancestors, pair];
+        chain.forEach((a, i) => {
+          if (isPair(a) && isScalar(a.key)) path.push(String(a.key.value));
+          else if (isSeq(a)) path.push(a.items.indexOf(chain[i + 1] as never));
+        });
+        const p = this.lc.linePos(key.range?.[0] ?? 0);
+        this.issues.push({ path: fmt(path), line: p.line, column: p.col, ...MERGE_KEY });
+      },
+    });
   }
   node(path: Path): YamlNode | undefined {
     return this.doc.getIn(path, true) as YamlNode | undefined;
@@ -217,6 +239,10 @@ class Reader {
 
 /** Collections inside collections: a Trinity config nests about six levels. */
 const MAX_YAML_DEPTH = 64;
+const MERGE_KEY = {
+  message: "a YAML merge key (`<<`): Trinity (OmegaConf) merges the mapping it names into this one; tcod does not read merge keys, and would drop the keys it brings",
+  hint: "Write the merged keys out in this mapping; a Trinity-RFT config needs no merge keys.",
+};
 const ALIAS_BOMB = {
   message: "the YAML's aliases expand too far (each alias repeats its anchor's whole content, and these nest into an exponential blow-up)",
   hint: "Write the values out instead of nesting aliases of aliases; a Trinity-RFT config needs none.",

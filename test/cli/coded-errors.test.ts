@@ -102,6 +102,16 @@ describe("tcod compare: folders it cannot read", () => {
     userError(tcod("compare", folder, "--out", join(dir, "c.html")), "TC7014");
   });
 
+  it("a plan.json nested 100,000 levels deep: TC7014 naming the file and the path (was a stack overflow, an internal error)", () => {
+    const run = runFolder(dir, "deep-plan");
+    const plan = JSON.parse(readFileSync(join(run, "plan.json"), "utf8")) as Record<string, unknown>;
+    const text = JSON.stringify({ ...plan, extra: "@" }).replace('"@"', "[".repeat(100_000) + "]".repeat(100_000));
+    writeFileSync(join(run, "plan.json"), text);
+    const r = tcod("compare", run, good, "--out", join(dir, "c.html"));
+    userError(r, "TC7014");
+    expect(r.stderr).toMatch(/deep-plan\/plan\.json error TC7014: the run's plan is nested 100,000 levels deep; a plan tcod writes nests at most 1,000 \(at \$\.extra\[0\]\[0\]/);
+  });
+
   it("a metrics row without the fields the page reads: TC7014 at its line (was a TypeError)", () => {
     const run = runFolder(dir, "thin-row");
     writeFileSync(join(run, "metrics.jsonl"), readFileSync(join(good, "metrics.jsonl"), "utf8") + '{"kind":"eval","step":1,"success":0.5}\n');

@@ -5,7 +5,7 @@
  * checkpoint stays valid, so --resume continues once the limit is lifted.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -33,6 +33,20 @@ describe.skipIf(process.platform === "win32")("a run folder that cannot be writt
     expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
     expect(readdirSync(out).filter((f) => f.startsWith("checkpoint.tmp-") || f === "run.lock")).toEqual([]);
     expect(readFileSync(join(out, "checkpoint", "state.json"), "utf8")).toBe(before);
+    expect(tcod(["run", "--resume", out, "-q"]).status).toBe(0);
+  }, 60_000);
+
+  it("a folder where the run writes report.html: TC7015 naming it (EISDIR; was an internal error), the checkpoint kept", () => {
+    const out = join(mkdtempSync(join(tmpdir(), "tcod-wfail-")), "run");
+    expect(tcod(["run", SRC, ...SMALL, "--out", out, "-q"]).status).toBe(0);
+    rmSync(join(out, "report.html"));
+    mkdirSync(join(out, "report.html"));
+    const r = tcod(["run", "--resume", out, "-q"]);
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`${join(out, "report.html")} error TC7015: cannot write ${join(out, "report.html")}: a folder is in the file's place (EISDIR)`);
+    expect(r.stderr).toContain("hint: Move that folder out of the way, then continue the run");
+    expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+    rmSync(join(out, "report.html"), { recursive: true });
     expect(tcod(["run", "--resume", out, "-q"]).status).toBe(0);
   }, 60_000);
 

@@ -72,6 +72,7 @@ const CASES: [string, (dir: string) => void, RegExp, string][] = [
   ["state.json a folder", (d) => { rmSync(state(d)); mkdirSync(state(d)); }, /state\.json cannot be read \(it is a folder/, "checkpoint/state.json"],
   ["metrics.jsonl a FIFO", (d) => { rmSync(join(d, "metrics.jsonl")); execFileSync("mkfifo", [join(d, "metrics.jsonl")]); }, /metrics\.jsonl is not a regular file/, "metrics.jsonl"],
   ["checkpoint is a file", (d) => { rmSync(join(d, "checkpoint"), { recursive: true }); writeFileSync(join(d, "checkpoint"), "x"); }, /is a file, not a checkpoint folder/, "checkpoint"],
+  ["episodes.jsonl a folder (was: EISDIR, an internal error)", (d) => { rmSync(join(d, "episodes.jsonl")); mkdirSync(join(d, "episodes.jsonl")); }, /episodes\.jsonl cannot be read \(it is a folder, not a file\)/, "episodes.jsonl"],
   ["metrics.jsonl missing", (d) => rmSync(join(d, "metrics.jsonl")), /metrics\.jsonl is missing/, "metrics.jsonl"],
   ["metrics.jsonl truncated", (d) => writeFileSync(join(d, "metrics.jsonl"), readFileSync(join(d, "metrics.jsonl"), "utf8").slice(0, 40)), /metrics\.jsonl has 40 bytes, the checkpoint expects at least \d+ \(truncated\)/, "metrics.jsonl"],
   ["metrics.jsonl overwritten", (d) => { const p = join(d, "metrics.jsonl"); const t = readFileSync(p, "utf8"); writeFileSync(p, "#".repeat(10) + t.slice(10)); }, /metrics\.jsonl line 1 is not a metrics row/, "metrics.jsonl"],
@@ -155,6 +156,13 @@ describe("a damaged plan.json of a run folder", () => {
     ["not JSON", (d) => writeFileSync(planFile(d), readFileSync(planFile(d), "utf8").slice(0, 100)), /plan\.json is damaged: not valid JSON/],
     ["not a plan", (d) => writeFileSync(planFile(d), JSON.stringify({ schema: "tcod.plan/2", name: 5 })), /plan\.json is damaged: .*\(at \$/],
     ["missing beside a checkpoint", (d) => rmSync(planFile(d)), /plan\.json is missing \(the folder holds checkpoint of a run\)/],
+    // A valid plan of the same name, edited after the run wrote it (was resumed with the edit: the
+    // steps before the checkpoint and after it would have run two plans).
+    ["edited (a learning rate changed)", (d) => {
+      const p = JSON.parse(readFileSync(planFile(d), "utf8")) as { graph: { nodes: { kind: string; params: { optimizer: { lr: number } } }[] } };
+      p.graph.nodes.find((n) => n.kind === "Update")!.params.optimizer.lr *= 2;
+      writeFileSync(planFile(d), JSON.stringify(p));
+    }, /plan\.json was changed after the run wrote it \(its SHA-256 is not the one .*state\.json records\)/],
   ];
   for (const [name, damage, message] of cases) {
     it(`${name}: TC7014 naming plan.json, exit 1`, () => {
@@ -167,6 +175,21 @@ describe("a damaged plan.json of a run folder", () => {
       expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
     });
   }
+
+  it("a plan file given with --resume that differs from the run's (not only by name): TC7009 naming what differs; the same plan resumes", () => {
+    const dir = damaged(() => {});
+    const edited = JSON.parse(readFileSync(PLAN_FILE, "utf8")) as { clock: { steps: number } };
+    edited.clock.steps += 1;
+    const other = join(tmp(), "edited.plan.json");
+    writeFileSync(other, JSON.stringify(edited));
+    const cli = (file: string) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", file, "--resume", dir, "-q", "--no-tensorboard"], { encoding: "utf8" });
+    const r = cli(other);
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/edited\.plan\.json error TC7009: .*edited\.plan\.json compiles to plan "texthouse-f2b-small" with other settings than the run in .* was started with: they differ in clock\.steps/);
+    expect(r.stderr).toMatch(/hint: A resumed run continues the plan of /);
+    expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
+    expect(cli(PLAN_FILE).status).toBe(0);
+  });
 
   it("a folder that holds no run at all is still not a run folder (TC7009)", () => {
     const r = resume(tmp());

@@ -136,6 +136,18 @@ describe("values that are not numbers, nesting, and where the generated text cam
     expect(() => resolvedConfig(text, "x.yaml")).toThrow(TrinityImportError);
   });
 
+  it("a YAML merge key (`<<`), which Trinity's OmegaConf merges in, is refused at each one (were: dropped with the keys it brings, e.g. the lr)", () => {
+    const text = `base_optimizer: &opt {lr: 5e-6}\n${F2B.replace("    lr: 1e-6\n", "    <<: *opt\n")}`;
+    expect(text).not.toContain("lr: 1e-6");
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["algorithm.optimizer.<<", lineOf(text, "<<: *opt"), 5]]);
+    expect(is[0]!.message).toMatch(/a YAML merge key \(`<<`\): Trinity \(OmegaConf\) merges the mapping it names into this one/);
+    expect(is[0]!.hint).toMatch(/Write the merged keys out/);
+    // In a list item: its path names the index.
+    const inList = F2B.replace("      - name: alfworld_eval_seen\n", "      - <<: {name: x}\n        name: alfworld_eval_seen\n");
+    expect(issues(inList).map((i) => [i.path, i.line])).toEqual([["buffer.explorer_input.eval_tasksets[0].<<", lineOf(inList, "<<: {name: x}")]]);
+  });
+
   it("a cluster setting Trinity would not take is refused at its key (was: internal error in the self-check)", () => {
     const is = issues(F2B.replace(/sync_method: [^\n]*/, "sync_method: bogus"));
     expect(is.map((i) => [i.path, i.line])).toEqual([["synchronizer.sync_method", lineOf(F2B, "sync_method:")]]);
