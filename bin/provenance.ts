@@ -11,6 +11,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, normalize, resolve, sep } from "node:path";
 import type { Plan } from "../plan/schema.js";
 import { writeFileAtomicSync } from "../runtime/fs-atomic.js";
+import { RunFolderError } from "../runtime/checkpoint.js";
+import { fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
 import { TCOD_VERSION } from "./version.js";
 
 export interface RunRecord {
@@ -64,13 +66,25 @@ export function recordRunStart(runDir: string, o: { plan: Plan; settings: string
 export function recordResume(runDir: string): void {
   const p = join(runDir, "run.json");
   if (!existsSync(p)) return;
+  let rec: RunRecord;
   try {
-    const rec = JSON.parse(readFileSync(p, "utf8")) as RunRecord;
-    rec.resumes = [...(rec.resumes ?? []), { at: new Date().toISOString(), argv: process.argv.slice(2) }];
-    // Replaced, not rewritten in place: a kill mid-write leaves the previous record whole.
+    rec = JSON.parse(readTextFile(p, MAX_RUN_FILE_BYTES)) as RunRecord;
+  } catch (e) {
+    // A damaged run.json is a record, not a state: the run itself does not depend on it. But a
+    // folder or a pipe in its place would drop the resume's record unsaid (tcod run checks first).
+    const r = fileReadError(e);
+    if (r.kind === "folder" || r.kind === "special") {
+      throw new RunFolderError(`cannot record the resume in ${p}: ${r.message}`, { where: { file: p }, hint: `Move ${p} out of the way, then resume again.` });
+    }
+    return;
+  }
+  if (rec === null || typeof rec !== "object" || Array.isArray(rec)) return;
+  rec.resumes = [...(Array.isArray(rec.resumes) ? rec.resumes : []), { at: new Date().toISOString(), argv: process.argv.slice(2) }];
+  // Replaced, not rewritten in place: a kill mid-write leaves the previous record whole.
+  try {
     writeFileAtomicSync(p, JSON.stringify(rec, null, 2) + "\n");
   } catch {
-    // A damaged run.json is a record, not a state: the run itself does not depend on it.
+    // A record, not a state: the run does not depend on it (the previous record stays whole).
   }
 }
 

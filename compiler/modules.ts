@@ -683,12 +683,21 @@ function realpathOrNull(p: string): string | null {
   try { return realpathSync(p); } catch { return null; }
 }
 
+/** Characters a terminal shows as nothing or that reorder the line: controls, format and bidi controls, separators. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}]|[^\S ]/u;
+
+/** An invalid character as a message shows it: itself when visible, else `U+XXXX` (a NUL, U+202E). */
+export function visibleChar(ch: string): string {
+  if (!INVISIBLE.test(ch)) return ch;
+  return [...ch].map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`).join(" ");
+}
+
 export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
   const code = er.code as Code;
   switch (code) {
     case "TC1001": return d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else", suggestion: keywordSuggestion(er.found) });
     case "TC1002": return d.unterminatedString();
-    case "TC1003": return d.invalidCharacter({ char: er.char ?? er.found ?? "?" });
+    case "TC1003": return d.invalidCharacter({ char: visibleChar(er.char ?? er.found ?? "?") });
     case "TC1004": return d.missingToken({ expected: er.expected ?? "a token" });
     case "TC1005": return d.unterminatedComment();
     default: {

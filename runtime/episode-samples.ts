@@ -13,7 +13,7 @@
  * checkpoint) and are written when the step's metrics row is written, so a resumed run's file equals
  * an uninterrupted run's.
  */
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import type { Tokenizer } from "./backends/backend.js";
 import type { ScoredEpisode } from "./replay.js";
 import type { EpisodeRecord } from "./rollout.js";
@@ -147,12 +147,23 @@ export class EpisodeSampleWriter {
   }
 }
 
-/** Reads RUN_DIR/episodes.jsonl; lines that are not samples are skipped and counted. */
+/**
+ * Reads RUN_DIR/episodes.jsonl; lines that are not samples are skipped and counted. A folder, a pipe
+ * or a file past MAX_RUN_FILE_BYTES in its place is a RunFolderError (TC7014) naming it.
+ */
 export function readEpisodeSamples(path: string): { samples: EpisodeSample[]; skipped: number } {
   if (!existsSync(path)) return { samples: [], skipped: 0 };
+  let text: string;
+  try {
+    text = readTextFile(path, MAX_RUN_FILE_BYTES);
+  } catch (e) {
+    throw new RunFolderError(`the report cannot read ${path} (${fileReadError(e).message})`, {
+      where: { file: path }, hint: `Move ${path} out of the way (it holds the report's sample episodes), then write the report again by resuming the run.`,
+    });
+  }
   const samples: EpisodeSample[] = [];
   let skipped = 0;
-  for (const l of readFileSync(path, "utf8").split("\n")) {
+  for (const l of text.split("\n")) {
     if (l.length === 0) continue;
     try {
       const s = JSON.parse(l) as EpisodeSample;

@@ -12,6 +12,8 @@ import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeFileSync,
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "../plan/errors.js";
+import { notRegularFile } from "../plan/read-file.js";
+import { RunFolderWriteError } from "./write-error.js";
 
 export const LOCK_FILE = "run.lock";
 
@@ -33,6 +35,13 @@ function alive(pid: number): boolean {
 }
 
 function readLock(file: string): { text: string; info: LockInfo | null } | null {
+  // A folder (or a pipe, a device) in the lock's place: no run can take the folder until it is moved.
+  const notFile = notRegularFile(file);
+  if (notFile) {
+    throw new RunFolderWriteError(`cannot take ${file}, the run folder's lock: ${notFile.message}`, {
+      where: { file }, hint: `Move ${file} out of the way (tcod keeps the pid of the run that owns the folder in this file), then run again.`,
+    });
+  }
   let text: string;
   try {
     text = readFileSync(file, "utf8");

@@ -2,12 +2,14 @@
  * `tcod compare RUN_DIR… [--out FILE.html] [--json FILE] [--level X]`: overlays runs on one page
  * (runtime/report/compare.ts): success per eval set against step and wall time, per-turn KL,
  * tokens, the schedules in force, and a table of final and best figures with seeds aggregated.
+ * A run without a training step (an empty metrics.jsonl) is left out of all of it, with a warning on
+ * stderr, a note on the page and `leftOut` in the JSON; with no run left, TC7009.
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
 import { readMetrics } from "../../runtime/metrics.js";
-import { configDifferences, configOf, groupRuns, renderCompare, runsByMethod, summarize, type RunData } from "../../runtime/report/compare.js";
+import { configDifferences, configOf, groupRuns, renderCompare, runsByMethod, splitUntrained, summarize, type RunData } from "../../runtime/report/compare.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { UsageError, UserError } from "../../plan/errors.js";
 import { deepestPath, MAX_PLAN_JSON_DEPTH } from "../../plan/schema.js";
@@ -92,7 +94,7 @@ function once(dirs: string[]): string[] {
 export function register(program: Command): void {
   program.command("compare")
     .description("Overlay runs on one HTML page: success per eval set against step and wall time, per-turn KL, tokens, schedules; a table of final and best figures, seeds aggregated.")
-    .argument("<run_dirs...>", "run folders (tcod run --out DIR); a folder named twice (or through a link) counts once, with a note on stderr")
+    .argument("<run_dirs...>", "run folders (tcod run --out DIR); a folder named twice (or through a link) counts once, with a note on stderr; a run without a training step (an empty metrics.jsonl) is left out of the figures and means, with a warning on stderr and a note on the page")
     .option("-o, --out <file>", "the HTML page to write", "compare.html")
     .option("--json <file>", "also write the table as JSON")
     .option("--level <x>", "success level for the time-to-level column", "0.5")
@@ -100,11 +102,11 @@ export function register(program: Command): void {
     .action((dirs: string[], o: CompareFlags) => {
       const level = o.level.trim() === "" ? NaN : Number(o.level);
       if (!(level >= 0 && level <= 1)) throw new UsageError(`--level ${o.level}: expected a success rate in [0, 1]`, { hint: "e.g. --level 0.5 (the time-to-level column: the first step at that success)" });
-      const runs: RunData[] = [];
+      const read: RunData[] = [];
       const problems: UserError[] = [];
       for (const d of once(dirs)) {
         try {
-          runs.push(readRun(d));
+          read.push(readRun(d));
         } catch (e) {
           if (!(e instanceof UserError)) throw e;
           problems.push(e);
@@ -115,13 +117,21 @@ export function register(program: Command): void {
         for (const p of problems.slice(0, -1)) reportUserError(p, "tcod compare");
         throw problems[problems.length - 1]!;
       }
+      // A run without a training step (an empty metrics.jsonl) is left out of every figure, with a note.
+      const { kept: runs, leftOut } = splitUntrained(read);
+      for (const l of leftOut) process.stderr.write(`tcod compare: warning: ${l.dir} is left out: ${l.why}\n`);
+      if (runs.length === 0) {
+        throw new UsageError(`nothing to compare: ${read.length === 1 ? "the run has no training step" : `none of the ${read.length} runs has a training step`}`, {
+          where: { file: read[0]!.dir }, hint: "Compare runs that have trained at least one step (resume a stopped one with `tcod run --resume DIR`).",
+        });
+      }
       ensureOutFile(o.out, "--out", "compare.html");
       if (o.json) ensureOutFile(o.json, "--json", "compare.json");
       const groups = groupRuns(runs);
-      writeOutFile(o.out, renderCompare(runs, { level, groups, ...(o.title ? { title: o.title } : {}) }));
+      writeOutFile(o.out, renderCompare(runs, { level, groups, leftOut, ...(o.title ? { title: o.title } : {}) }));
       const summaries = [...groups].map(([m, rs]) => summarize(m, rs, level));
       if (o.json) {
-        writeOutFile(o.json, JSON.stringify({ level, methods: summaries }, null, 2) + "\n", "--json");
+        writeOutFile(o.json, JSON.stringify({ level, methods: summaries, ...(leftOut.length ? { leftOut } : {}) }, null, 2) + "\n", "--json");
       }
       // Runs of one name that are not seeds of one configuration: say in what they differ.
       for (const [m, rs] of runsByMethod(runs)) {

@@ -10,6 +10,7 @@ import { Option, type Command } from "commander";
 import { CompileError, compileFile, safeFileName } from "../../compiler/index.js";
 import type { Plan } from "../../plan/schema.js";
 import { UsageError, UserError } from "../../plan/errors.js";
+import { notRegularFile } from "../../plan/read-file.js";
 import { loadPlanJson } from "../plan-json.js";
 import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
@@ -124,6 +125,17 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
       throw new UsageError(`${runDir} is not a run folder (no plan.json); give the --out folder of an earlier run`);
     }
     takeFolder(runDir);
+    // The run's records a resume reads or rewrites: a folder or a pipe in their place would fail
+    // the report after the run (config.txt) or drop the resume's record unsaid (run.json).
+    for (const name of ["run.json", "config.txt"]) {
+      const f = join(runDir, name);
+      const notFile = notRegularFile(f);
+      if (notFile) {
+        throw new RunFolderError(`cannot resume: ${f} cannot be read (${notFile.message})`, {
+          where: { file: f }, hint: `Move ${f} out of the way (${name === "run.json" ? "it records how the run was started and resumed" : "it holds the resolved curriculum the report shows"}), then resume again.`,
+        });
+      }
+    }
     plan = loadRunPlan(saved);
     if (file) {
       const given = loadPlan(file, o).plan;

@@ -157,7 +157,9 @@ function excerpt(span: Span, text: string | undefined): string[] {
   if (lineStart < 0 || lineStart > text.length) return [];
   let lineEnd = lineStart;
   while (lineEnd < text.length && text.charCodeAt(lineEnd) !== 10 && text.charCodeAt(lineEnd) !== 13) lineEnd++;
-  let line = text.slice(lineStart, lineEnd);
+  // Controls, bidi and other format characters show as U+FFFD, one per UTF-16 unit so the caret
+  // stays under its column: raw, a NUL shows as nothing and U+202E reverses the rest of the line.
+  let line = text.slice(lineStart, lineEnd).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => (c === "\t" ? c : "\uFFFD".repeat(c.length)));
   const num = String(span.start.line);
   const pad = " ".repeat(num.length);
   const endCol = span.end.line === span.start.line ? span.end.column : line.length + 1;

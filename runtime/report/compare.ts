@@ -185,6 +185,23 @@ export function summarize(method: string, runs: readonly RunData[], level: numbe
   };
 }
 
+/** A run `tcod compare` leaves out of the figures, and why (shown on the page and on stderr). */
+export interface LeftOutRun { dir: string; why: string }
+
+/**
+ * The runs with at least one training step, and the others with why: a run whose metrics.jsonl is
+ * empty (it stopped before its first row) or holds only the evaluation before step 1 has no training
+ * to compare, and counted as a seed it would pull every mean towards step 0 and the untrained model.
+ */
+export function splitUntrained(runs: readonly RunData[]): { kept: RunData[]; leftOut: LeftOutRun[] } {
+  const kept: RunData[] = [], leftOut: LeftOutRun[] = [];
+  for (const r of runs) {
+    if (train(r).length > 0) kept.push(r);
+    else leftOut.push({ dir: r.dir, why: r.rows.length === 0 ? "its metrics.jsonl is empty (the run stopped before its first row)" : "its metrics.jsonl holds no training step (only the evaluation before step 1)" });
+  }
+  return { kept, leftOut };
+}
+
 /** Mean over runs of y at each x present in every run (with min and max), sorted by x. */
 export function meanCurve(curves: readonly [number, number][][]): { x: number; mean: number; min: number; max: number }[] {
   if (curves.length === 0) return [];
@@ -219,7 +236,7 @@ const f3 = (s: Spread): string => (s.n === 0 || Number.isNaN(s.mean) ? "—" : s
 const f1 = (s: Spread | null): string => (!s ? "—" : s.n > 1 ? `${s.mean.toFixed(1)} ± ${s.std.toFixed(1)}` : s.mean.toFixed(1));
 
 /** The compare page: one self-contained HTML file (inline SVG, no scripts). `groups`: `groupRuns(runs)`, when the caller has it. */
-export function renderCompare(runs: readonly RunData[], opts: { level: number; title?: string; groups?: Map<string, RunData[]> }): string {
+export function renderCompare(runs: readonly RunData[], opts: { level: number; title?: string; groups?: Map<string, RunData[]>; leftOut?: readonly LeftOutRun[] }): string {
   const groups = opts.groups ?? groupRuns(runs);
   const names = evalNames(runs);
   const summaries = [...groups].map(([m, rs]) => summarize(m, rs, opts.level));
@@ -264,10 +281,12 @@ h1{font-size:20px} .grid{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0;border:1px solid #ddd;border-radius:6px;padding:8px;background:#fafafa}
 figcaption{font-weight:600;margin-bottom:4px} table{border-collapse:collapse;margin:12px 0}
 td,th{padding:3px 10px;border-bottom:1px solid #eee;text-align:left} th{font-weight:600}
+.note{background:#fff4d6;border-left:3px solid #d9a400;padding:4px 8px}
 </style></head><body>
 <h1>${esc(opts.title ?? "tcod compare")}</h1>
 <p>${runs.length} runs, ${groups.size} methods. Figures: mean over seeds; bands: min–max over seeds. Table: mean ± sample std over seeds.
 Wall time = sum of the timed phases (evaluations included).</p>
+${(opts.leftOut ?? []).map((l) => `<p class="note" data-left-out="${esc(l.dir)}">Left out: ${esc(l.dir)}: ${esc(l.why)}; it is in no figure, mean or seed count.</p>`).join("\n")}
 <table id="summary">${head}${body}</table>
 <div class="grid">
 ${charts.join("\n")}

@@ -11,9 +11,11 @@
  * (RUN_DIR/episodes.jsonl, report/episodes.ts). The KL the metrics carry is the k1 estimate of the
  * sampled tokens whatever estimator trains; the plots say so and name the estimator of the loss.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Plan } from "../../plan/schema.js";
+import { fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../../plan/read-file.js";
+import { RunFolderError } from "../checkpoint.js";
 import type { MetricsRow, TrainRowMetrics } from "../metrics.js";
 import { esc, heatmap, lineChart, type Series } from "./svg.js";
 import { readEpisodeSamples, type EpisodeSample } from "../episode-samples.js";
@@ -176,7 +178,16 @@ function batchText(plan: Plan): string {
 export function writeReport(runDir: string, plan: Plan, rows: readonly MetricsRow[], info: { status?: string } = {}): string {
   const path = join(runDir, "report.html");
   const configPath = join(runDir, "config.txt");
-  const config = existsSync(configPath) ? readFileSync(configPath, "utf8") : undefined;
+  let config: string | undefined;
+  if (existsSync(configPath)) {
+    try {
+      config = readTextFile(configPath, MAX_RUN_FILE_BYTES);
+    } catch (e) {
+      throw new RunFolderError(`the report cannot read ${configPath} (${fileReadError(e).message})`, {
+        where: { file: configPath }, hint: `${configPath} holds the resolved curriculum the run was started with; move what is in its place out of the way, then resume the run (--resume ${runDir}) to write the report.`,
+      });
+    }
+  }
   const episodes = readEpisodeSamples(join(runDir, "episodes.jsonl"));
   writeFileSync(path, renderReport(plan, rows, { ...info, runDir, episodes, ...(config !== undefined ? { config } : {}) }));
   return path;

@@ -96,6 +96,18 @@ const GENERATED_HINT = "Use the .tcod file (or compiled plan .json) this config 
 
 type Path = (string | number)[];
 
+/** Trinity-RFT's top-level config keys (Config in trinity/common/config.py, `stages` of later versions). */
+const TOP_KEYS: ReadonlySet<string> = new Set([
+  "mode", "project", "group", "name", "checkpoint_root_dir", "checkpoint_job_dir", "ray_namespace", "continue_from_checkpoint",
+  "algorithm", "data_processor", "model", "cluster", "buffer", "explorer", "trainer", "monitor", "synchronizer", "service", "log", "stages",
+]);
+/** Trinity-RFT's algorithm keys (AlgorithmConfig; optimizer and loss_agg_mode of the TCOD fork and later versions). */
+const ALGORITHM_KEYS: ReadonlySet<string> = new Set([
+  "algorithm_type", "repeat_times", "add_strategy", "add_strategy_args", "sample_strategy", "sample_strategy_args",
+  "advantage_fn", "advantage_fn_args", "kl_penalty_fn", "kl_penalty_fn_args", "policy_loss_fn", "policy_loss_fn_args",
+  "kl_loss_fn", "kl_loss_fn_args", "entropy_loss_fn", "entropy_loss_fn_args", "loss_agg_mode", "optimizer", "use_token_level_loss",
+]);
+
 class Reader {
   readonly issues: ImportIssue[] = [];
   readonly notes: string[] = [];
@@ -167,6 +179,26 @@ class Reader {
   fail(path: Path, message: string, hint: string): undefined {
     this.issues.push({ path: fmt(path), ...this.pos(path), message, hint });
     return undefined;
+  }
+  /**
+   * Every key of the mapping at `path` that is not in `known`, refused at the key itself (TC7101):
+   * Trinity-RFT's config is a structured OmegaConf schema, which refuses a key its dataclass lacks.
+   */
+  unknownKeys(path: Path, known: ReadonlySet<string>, section: string): void {
+    const n = this.node(path);
+    if (!isMap(n)) return;
+    for (const pair of n.items) {
+      const k = isScalar(pair.key) ? pair.key.value : pair.key;
+      if (typeof k === "string" && known.has(k)) continue;
+      const at = [...path, String(k)];
+      const range = (pair.key as YamlNode | null)?.range;
+      const p = range ? this.lc.linePos(range[0]) : undefined;
+      this.issues.push({
+        path: fmt(at), ...(p ? { line: p.line, column: p.col } : this.pos(at)),
+        message: `unknown key ${fmt(at)}: Trinity-RFT's ${section} has no such key, and Trinity refuses the config`,
+        hint: `Remove it, or correct its name; ${section} takes ${[...known].join(", ")}.`,
+      });
+    }
   }
   has(path: Path): boolean { return this.doc.hasIn(path); }
   /** The YAML text of the scalar at `path` as written (`.nan`, `1e400`). */
@@ -283,6 +315,10 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   if (missingTop.length === trinityKeys.length) {
     throw new TrinityImportError(file, [{ path: "$", line: 1, column: 1, message: `not a Trinity-RFT config: none of the sections ${trinityKeys.join(", ")} is present (found ${[...top].slice(0, 6).join(", ") || "nothing"})`, hint: "Give the YAML of a `trinity run --config` file." }]);
   }
+  // Keys Trinity-RFT itself refuses (trinity/common/config.py: Config, AlgorithmConfig; the TCOD fork's
+  // and later versions' additions included), where a typo would otherwise be dropped unsaid.
+  r.unknownKeys([], TOP_KEYS, "config (top level)");
+  r.unknownKeys(["algorithm"], ALGORITHM_KEYS, "algorithm section");
   const required = (path: Path, what: string, hint: string): void => { if (!r.has(path)) r.fail(path, `missing required key ${fmt(path)} (${what})`, hint); };
   required(["model", "model_path"], "the student model", "Add `model: { model_path: … }`.");
   required(["explorer", "auxiliary_models", 0, "model_path"], "the teacher: OPD scores with explorer.auxiliary_models[0]", "Add `explorer: { auxiliary_models: [{ model_path: … }] }`.");

@@ -147,6 +147,35 @@ describe("tcod compare: CLI", () => {
     expect(JSON.parse(readFileSync(json, "utf8")).methods[0].seeds).toEqual([1, 2]);
     expect(r.stderr.match(/is the run folder .* again; it is counted once/g)).toHaveLength(4);
   });
+
+  it("a run with an empty metrics.jsonl (or only the evaluation before step 1) is left out of the means, with a warning and a note on the page (was: a seed at steps 0)", () => {
+    const root = mkdtempSync(join(tmpdir(), "tcod-compare-"));
+    const a = writeRun(root, run("m@run_seed=1", 1, { run_seed: "1" }, 0.25, 0.75, 0.5));
+    const b = writeRun(root, run("m@run_seed=2", 2, { run_seed: "2" }, 0.5, 0.25, 0));
+    const empty = writeRun(root, { ...run("m@run_seed=3", 3, { run_seed: "3" }, 0, 0, 0), dir: "empty" });
+    writeFileSync(join(empty, "metrics.jsonl"), "");
+    const evalOnly = writeRun(root, { ...run("m@run_seed=4", 4, { run_seed: "4" }, 0, 0, 0), dir: "eval-only" });
+    writeFileSync(join(evalOnly, "metrics.jsonl"), JSON.stringify(evalRow(0, "valid", 0, 1)) + "\n");
+    const out = join(root, "c.html"), json = join(root, "c.json");
+    const r = tcod("compare", a, empty, b, evalOnly, "--out", out, "--json", json);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^m\s+runs 2 \(seed 1, 2\)\s+steps 2 /m);
+    expect(r.stderr).toContain(`tcod compare: warning: ${empty} is left out: its metrics.jsonl is empty`);
+    expect(r.stderr).toContain(`tcod compare: warning: ${evalOnly} is left out: its metrics.jsonl holds no training step`);
+    const table = JSON.parse(readFileSync(json, "utf8"));
+    expect(table.methods[0]).toMatchObject({ seeds: [1, 2], steps: 2 });
+    expect(table.methods[0].evals.valid.final.mean).toBeCloseTo(0.5, 12);
+    expect(table.leftOut.map((l: { dir: string }) => l.dir)).toEqual([empty, evalOnly]);
+    const page = readFileSync(out, "utf8");
+    expect(page).toContain(`Left out: ${empty}: its metrics.jsonl is empty`);
+    expect(page).toContain("2 runs, 1 methods");
+    // Nothing left to compare: a coded error, no page.
+    const none = tcod("compare", empty, "--out", join(root, "none.html"));
+    expect(none.status).toBe(1);
+    expect(none.stderr).toMatch(/empty error TC7009: nothing to compare: the run has no training step/);
+    expect(none.stderr).toContain("hint:");
+    expect(existsSync(join(root, "none.html"))).toBe(false);
+  });
 });
 
 const CHROMIUM = "/usr/bin/chromium";

@@ -2,7 +2,7 @@
  * Sample episodes (runtime/episode-samples.ts): which steps and episodes are kept, each turn's text
  * and k1 KL against hand-computed numbers, the writer's resume truncation, and the report panel.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,6 +11,8 @@ import { episodesPanel, shownEvalSamples, shownSamples } from "../../runtime/rep
 import type { ScoredEpisode } from "../../runtime/replay.js";
 import type { EpisodeRecord, TurnRecord } from "../../runtime/rollout.js";
 import { CharTokenizer, END } from "./doubles.js";
+import { RunFolderError } from "../../runtime/checkpoint.js";
+import { MAX_RUN_FILE_BYTES } from "../../plan/read-file.js";
 
 const tok = new CharTokenizer();
 
@@ -83,6 +85,24 @@ describe("sample episodes", () => {
     expect(readEpisodeSamples(path).samples.map((s) => s.step)).toEqual([1, 1, 2]);
     writeFileSync(path, readFileSync(path, "utf8") + "garbage\n");
     expect(readEpisodeSamples(path)).toMatchObject({ skipped: 1 });
+  });
+
+  it("the report refuses an episodes.jsonl that is a folder or past the run-file limit: TC7014 naming it (was: EISDIR, or the whole file read)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-samples-"));
+    const folder = join(dir, "episodes.jsonl");
+    mkdirSync(folder);
+    const big = join(dir, "big.jsonl");
+    writeFileSync(big, "");
+    truncateSync(big, MAX_RUN_FILE_BYTES + 1); // sparse: no disk used
+    for (const [path, why] of [[folder, /cannot read .*episodes\.jsonl \(it is a folder, not a file\)/], [big, /cannot read .*big\.jsonl \(it is 512 MiB; tcod reads files up to 512 MiB\)/]] as const) {
+      const err = (() => { try { readEpisodeSamples(path); } catch (e) { return e; } })();
+      expect(err).toBeInstanceOf(RunFolderError);
+      const e = err as RunFolderError;
+      expect(e.code).toBe("TC7014");
+      expect(e.message).toMatch(why);
+      expect(e.where?.file).toBe(path);
+      expect(e.hint).toBeTruthy();
+    }
   });
 
   it("the report panel shows the first and the last sampled step and says when lines were skipped", () => {

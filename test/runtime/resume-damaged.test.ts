@@ -198,6 +198,28 @@ describe("a damaged plan.json of a run folder", () => {
   });
 });
 
+describe("a folder in the place of a run folder's record or lock (was: EISDIR internal errors, or a resume left unrecorded)", () => {
+  const resume = (dir: string) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "--resume", dir, "-q", "--no-tensorboard"], { encoding: "utf8" });
+  const cases: [string, string, RegExp][] = [
+    ["config.txt", "TC7014", /cannot resume: .*config\.txt cannot be read \(it is a folder, not a file\)/],
+    ["run.json", "TC7014", /cannot resume: .*run\.json cannot be read \(it is a folder, not a file\)/],
+    ["run.lock", "TC7015", /cannot take .*run\.lock, the run folder's lock: it is a folder, not a file/],
+  ];
+  for (const [name, code, message] of cases) {
+    it(`${name} a folder: ${code} naming it, exit 1, nothing run`, () => {
+      const dir = damaged((d) => { rmSync(join(d, name), { force: true }); mkdirSync(join(d, name)); });
+      const before = readFileSync(join(dir, "metrics.jsonl"));
+      const r = resume(dir);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr.startsWith(`${join(dir, name)} error ${code}: `), r.stderr).toBe(true);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).toMatch(/hint: Move .* out of the way/);
+      expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
+      expect(readFileSync(join(dir, "metrics.jsonl"))).toEqual(before);
+    });
+  }
+});
+
 describe("what the checkpoint schema does not name", () => {
   it("passes through unchanged (state a part of the runtime adds, such as the feedback tracker's)", async () => {
     const { findCheckpoint } = await import("../../runtime/checkpoint.js");

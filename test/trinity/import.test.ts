@@ -106,6 +106,19 @@ describe("bad input names the YAML path and line", () => {
     expect(issues(F2B.replace("        checkpoint_steps: 6\n", "        checkpoint_steps: 6\n        naive: true\n"))[0]!.path).toBe("buffer.explorer_input.taskset.workflow_args.naive");
     expect(issues(F2B + "stages:\n  - stage_name: warmup\n")[0]!.message).toMatch(/multi-stage/);
   });
+  it("unknown top-level and algorithm keys, which Trinity itself refuses, are TC7101 at the key (were: dropped unsaid)", () => {
+    const text = F2B.replace("  repeat_times: 1\n", "  repeat_times: 1\n  bogus_key: 3\n") + "bogus_top: x\n";
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["bogus_top", lineOf(text, "bogus_top:"), 1], ["algorithm.bogus_key", lineOf(text, "bogus_key:"), 3]]);
+    expect(is[0]!.message).toBe("unknown key bogus_top: Trinity-RFT's config (top level) has no such key, and Trinity refuses the config");
+    expect(is[1]!.message).toBe("unknown key algorithm.bogus_key: Trinity-RFT's algorithm section has no such key, and Trinity refuses the config");
+    expect(is[1]!.hint).toMatch(/^Remove it, or correct its name; algorithm section takes algorithm_type, repeat_times, /);
+    const e = (() => { try { importTrinity(text, "x.yaml"); } catch (err) { return err as TrinityImportError; } })()!;
+    expect(e.code).toBe("TC7101");
+    expect(e.problems()[0]!.where).toEqual({ file: "x.yaml", line: lineOf(text, "bogus_top:"), column: 1, path: "bogus_top" });
+    // Keys Trinity knows but tcod does not map (cluster, monitor, project, kl_loss_fn: none…) still import.
+    expect(() => importTrinity(F2B.replace("  repeat_times: 1\n", "  repeat_times: 1\n  kl_loss_fn: none\n  use_token_level_loss: true\n") + "group: g\nlog:\n  level: INFO\n", "x.yaml")).not.toThrow();
+  });
 });
 
 describe("values that are not numbers, nesting, and where the generated text came from", () => {
