@@ -29,7 +29,14 @@ function runFolder(parent: string, name: string): string {
   const dir = join(parent, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "plan.json"), readFileSync(join(ROOT, "test/fixtures/plans/texthouse-f2b-small.json")));
-  writeFileSync(join(dir, "metrics.jsonl"), '{"kind":"eval","name":"valid","step":0,"successRate":0.25,"meanReward":0.25,"meanTurns":3,"episodes":4,"time":{"eval":0}}\n');
+  // The start evaluation and one training step (compare leaves out a run without a training step).
+  const train = {
+    kind: "train", step: 1, policyStep: 0, policyVersion: 1, episodes: 4, successRate: 0.25, meanReward: 0.25,
+    horizon: 2, prefix: 0, expertLength: 0, studentTurns: 2, turns: 2, invalidActions: 0, admissibleRate: 0.5,
+    noExperience: 0, droppedFailed: 0, droppedStale: 0, kl: { mean: 0.1, perTurn: [0.1, 0.2] }, tokens: { prompt: 10, response: 3 },
+    coefs: { opd: 1 }, blendWeight: null, adaptiveCap: null, lr: 0.01, loss: 0.5, gradNorm: 1.5, updates: 1, time: { rollout: 0.5 },
+  };
+  writeFileSync(join(dir, "metrics.jsonl"), '{"kind":"eval","name":"valid","step":0,"successRate":0.25,"meanReward":0.25,"meanTurns":3,"episodes":4,"time":{"eval":0}}\n' + JSON.stringify(train) + "\n");
   return dir;
 }
 
@@ -117,7 +124,7 @@ describe("tcod compare: folders it cannot read", () => {
     writeFileSync(join(run, "metrics.jsonl"), readFileSync(join(good, "metrics.jsonl"), "utf8") + '{"kind":"eval","step":1,"success":0.5}\n');
     const r = tcod("compare", run, "--out", join(dir, "c.html"));
     userError(r, "TC7014");
-    expect(r.stderr).toMatch(/thin-row\/metrics\.jsonl:2 error TC7014: .*line 2 is an eval row without a string `name`/);
+    expect(r.stderr).toMatch(/thin-row\/metrics\.jsonl:3 error TC7014: .*line 3 is an eval row without a string `name`/);
   });
 
   it("every bad folder is reported, in order", () => {
