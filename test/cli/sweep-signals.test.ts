@@ -5,7 +5,8 @@
  * 128 + the signal's number (143, 129), as `tcod run` does. A signal to the sweep's whole process
  * group reaches each point once, through the sweep, so the points checkpoint then too.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable } from "node:stream";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -46,22 +47,12 @@ describe.skipIf(process.platform === "win32").each([
   ["SIGINT", 130, "group"],
 ] as const)("tcod run --sweep on %s sent to the %s", (signal, status, target) => {
   it(`each running point checkpoints at the end of its step; the sweep exits ${status}`, async () => {
-    const dir = mkdtempSync(join(tmpdir(), "tcod-sweep-sig-"));
-    writeFileSync(join(dir, "package.json"), "{}");
-    const file = join(dir, "sweep.tcod");
-    writeFileSync(file, SOURCE);
-    const out = join(dir, "out");
-    // Its own process group, so that whatever is left (without the fix: the points, orphaned) is killed below.
-    const sweep = spawn(process.execPath, [CLI, "run", file, "--sweep", "--parallel", "2", "--out", out], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const { out, sweep } = startSweep("tcod-sweep-sig-");
     let stderr = "";
     sweep.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
     const exited = new Promise<number | null>((r) => sweep.on("exit", (code) => r(code)));
     try {
-      const metrics = POINTS.map((p) => join(out, p, "metrics.jsonl"));
-      const deadline = Date.now() + 60_000;
-      while (metrics.some((m) => trainRows(m) < 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      const seen = metrics.map(trainRows);
-      expect(Math.min(...seen)).toBeGreaterThanOrEqual(2);
+      const { metrics, seen } = await twoStepsEach(out);
       if (target === "group") process.kill(-sweep.pid!, signal);
       else sweep.kill(signal);
       expect(await exited, stderr).toBe(status);
@@ -69,11 +60,7 @@ describe.skipIf(process.platform === "win32").each([
 
       const rec = JSON.parse(readFileSync(join(out, "sweep.json"), "utf8")) as { points: { name: string; status: string; exitCode: number }[] };
       for (const [i, p] of POINTS.entries()) {
-        const state = JSON.parse(readFileSync(join(out, p, "checkpoint", "state.json"), "utf8")) as { learnerStep: number };
-        // The checkpoint of the stop (the scheduled ones are at steps 0 and 1000), at the last step written.
-        expect(state.learnerStep).toBeGreaterThanOrEqual(seen[i]!);
-        expect(state.learnerStep).toBeLessThan(1000);
-        expect(trainRows(metrics[i]!)).toBe(state.learnerStep);
+        expectStopCheckpoint(join(out, p), metrics[i]!, seen[i]!);
         expect(rec.points.find((x) => x.name === p)).toMatchObject({ status: "interrupted", exitCode: status });
       }
     } finally {
@@ -89,21 +76,12 @@ describe.skipIf(process.platform === "win32").each([
  */
 describe.skipIf(process.platform === "win32" || !existsSync("/proc/self"))("tcod run --sweep killed by SIGKILL", () => {
   it("each point notices the sweep is gone, checkpoints and exits within seconds", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "tcod-sweep-kill-"));
-    writeFileSync(join(dir, "package.json"), "{}");
-    const file = join(dir, "sweep.tcod");
-    writeFileSync(file, SOURCE);
-    const out = join(dir, "out");
-    const sweep = spawn(process.execPath, [CLI, "run", file, "--sweep", "--parallel", "2", "--out", out], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const { out, sweep } = startSweep("tcod-sweep-kill-");
     const exited = new Promise<NodeJS.Signals | null>((r) => sweep.on("exit", (_, sig) => r(sig)));
     // The points: the sweep's children, each the pid of its run folder's run.lock.
     const pids: number[] = [];
     try {
-      const metrics = POINTS.map((p) => join(out, p, "metrics.jsonl"));
-      const deadline = Date.now() + 60_000;
-      while (metrics.some((m) => trainRows(m) < 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      const seen = metrics.map(trainRows);
-      expect(Math.min(...seen)).toBeGreaterThanOrEqual(2);
+      const { metrics, seen } = await twoStepsEach(out);
       for (const p of POINTS) pids.push((JSON.parse(readFileSync(join(out, p, "run.lock"), "utf8")) as { pid: number }).pid);
       for (const pid of pids) expect(parentOf(pid)).toBe(sweep.pid);
       sweep.kill("SIGKILL");
@@ -112,11 +90,7 @@ describe.skipIf(process.platform === "win32" || !existsSync("/proc/self"))("tcod
       while (pids.some(alive) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 50));
       expect(pids.filter(alive), "points still running 10 s after the sweep was killed").toEqual([]);
       for (const [i, p] of POINTS.entries()) {
-        const state = JSON.parse(readFileSync(join(out, p, "checkpoint", "state.json"), "utf8")) as { learnerStep: number };
-        // The checkpoint of the stop (the scheduled ones are at steps 0 and 1000), at the last step written.
-        expect(state.learnerStep).toBeGreaterThanOrEqual(seen[i]!);
-        expect(state.learnerStep).toBeLessThan(1000);
-        expect(trainRows(metrics[i]!)).toBe(state.learnerStep);
+        expectStopCheckpoint(join(out, p), metrics[i]!, seen[i]!);
         // The folder is free again: the point released its lock.
         expect(existsSync(join(out, p, "run.lock"))).toBe(false);
       }
@@ -126,6 +100,36 @@ describe.skipIf(process.platform === "win32" || !existsSync("/proc/self"))("tcod
     }
   }, 120_000);
 });
+
+/** The sweep of SOURCE over POINTS, two at a time, in a new folder; in its own process group, so that
+ *  whatever is left (without the fixes: the points, orphaned) can be killed at the end. */
+function startSweep(prefix: string): { out: string; sweep: ChildProcessByStdio<null, Readable, Readable> } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  writeFileSync(join(dir, "package.json"), "{}");
+  const file = join(dir, "sweep.tcod");
+  writeFileSync(file, SOURCE);
+  const out = join(dir, "out");
+  const sweep = spawn(process.execPath, [CLI, "run", file, "--sweep", "--parallel", "2", "--out", out], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  return { out, sweep };
+}
+
+/** Waits (up to 60 s) until every point has written two training rows; each point's metrics file and rows then. */
+async function twoStepsEach(out: string): Promise<{ metrics: string[]; seen: number[] }> {
+  const metrics = POINTS.map((p) => join(out, p, "metrics.jsonl"));
+  const deadline = Date.now() + 60_000;
+  while (metrics.some((m) => trainRows(m) < 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const seen = metrics.map(trainRows);
+  expect(Math.min(...seen)).toBeGreaterThanOrEqual(2);
+  return { metrics, seen };
+}
+
+/** The point's checkpoint is the one of the stop (the scheduled ones are at steps 0 and 1000), at the last step written. */
+function expectStopCheckpoint(pointDir: string, metrics: string, seen: number): void {
+  const state = JSON.parse(readFileSync(join(pointDir, "checkpoint", "state.json"), "utf8")) as { learnerStep: number };
+  expect(state.learnerStep).toBeGreaterThanOrEqual(seen);
+  expect(state.learnerStep).toBeLessThan(1000);
+  expect(trainRows(metrics)).toBe(state.learnerStep);
+}
 
 function alive(pid: number): boolean {
   try { process.kill(pid, 0); } catch { return false; }
