@@ -124,6 +124,9 @@ function lex(text: string): Tokens | undefined {
   // U+FFFD is what a file's bytes that are not UTF-8 were decoded to: TC1008 wherever it stands,
   // strings and comments included, which this lexer would pass over.
   if (text.includes("\uFFFD")) return undefined;
+  // A NUL is TC1003 wherever it stands, strings and comments included (lexer.ts), which this lexer
+  // would pass over there.
+  if (text.includes("\u0000")) return undefined;
   let i = 0;
   for (;;) {
     // Skip whitespace.

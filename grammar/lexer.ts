@@ -214,6 +214,15 @@ export function lexTcod(text: string): LexResult {
     }
   }
 
+  // A NUL is TC1003 wherever it stands: outside tokens the lexer reports it above; inside a `//` or
+  // `/* */` comment (doc comments too) or a string, whose patterns take any other character, here.
+  // Nothing writes a NUL into a text file on purpose (it cuts C strings short, and a file full of
+  // them is usually UTF-16), and a string holding one would reach the plan.
+  const reported = new Set(diagnostics.map((x) => x.start));
+  for (let at = text.indexOf("\u0000"); at !== -1; at = text.indexOf("\u0000", at + 1)) {
+    if (!reported.has(at)) diagnostics.push({ code: "TC1003", start: at, end: at + 1, char: "\u0000" });
+  }
+
   // Sources are decoded as UTF-8 with each invalid byte sequence read as U+FFFD (Node.js's decoder;
   // an editor's buffer arrives so decoded too). Inside a string it would reach the plan as U+FFFD,
   // the original bytes lost; inside a comment, `tcod fmt` would write it back over them. A U+FFFD

@@ -19,7 +19,7 @@ export const catalogue = {
   // ---- TC1xxx: syntax --------------------------------------------------------------------------
   TC1001: { name: "unexpectedToken", severity: "error", message: "Unexpected {found}; expected {expected}.{suggestion}", hint: "Check the syntax near here against docs/LANGUAGE.md." },
   TC1002: { name: "unterminatedString", severity: "error", message: "Unterminated string literal.", hint: "Close the string with `\"` on the same line." },
-  TC1003: { name: "invalidCharacter", severity: "error", message: "Invalid character {char}.", hint: "Only ASCII identifiers, numbers, strings and the operators of docs/LANGUAGE.md are allowed." },
+  TC1003: { name: "invalidCharacter", severity: "error", message: "Invalid character {char}.", hint: "Only ASCII identifiers, numbers, strings, comments and the operators of docs/LANGUAGE.md are allowed; a NUL (U+0000) is not, even inside a string or comment." },
   TC1004: { name: "missingToken", severity: "error", message: "Missing {expected}.", hint: "Insert {expected} here." },
   TC1005: { name: "unterminatedComment", severity: "error", message: "Unterminated block comment.", hint: "Close the comment with `*/`." },
   TC1006: { name: "invalidEscape", severity: "error", message: "Invalid escape sequence {char} in a string.", hint: "Strings support the escapes \\\", \\\\, \\n and \\t; write \\\\ for a backslash." },

@@ -96,17 +96,97 @@ const GENERATED_HINT = "Use the .tcod file (or compiled plan .json) this config 
 
 type Path = (string | number)[];
 
-/** Trinity-RFT's top-level config keys (Config in trinity/common/config.py, `stages` of later versions). */
+/*
+ * Trinity-RFT's config keys, section by section: the fields of the dataclasses in
+ * trinity/common/config.py, as the union over the releases 0.4.1, 0.5.0, 0.5.1, 0.5.2 and 0.6.0
+ * (the TCOD fork is 0.5.0.dev0; the upstream export target is 0.6.0). Trinity merges a config into
+ * these dataclasses (OmegaConf.structured), which refuses a key its dataclass lacks; so does the
+ * import (`Reader.unknownKeys`), rather than drop a misspelt key unsaid. Fields marked "DO NOT SET"
+ * there are still accepted by Trinity, so they are here too.
+ */
+/** Config (`stages` of later versions). */
 const TOP_KEYS: ReadonlySet<string> = new Set([
   "mode", "project", "group", "name", "checkpoint_root_dir", "checkpoint_job_dir", "ray_namespace", "continue_from_checkpoint",
+  "ignore_validator_suggestions",
   "algorithm", "data_processor", "model", "cluster", "buffer", "explorer", "trainer", "monitor", "synchronizer", "service", "log", "stages",
 ]);
-/** Trinity-RFT's algorithm keys (AlgorithmConfig; optimizer and loss_agg_mode of the TCOD fork and later versions). */
+/** AlgorithmConfig (with add_strategy and use_token_level_loss of earlier versions). */
 const ALGORITHM_KEYS: ReadonlySet<string> = new Set([
   "algorithm_type", "repeat_times", "add_strategy", "add_strategy_args", "sample_strategy", "sample_strategy_args",
   "advantage_fn", "advantage_fn_args", "kl_penalty_fn", "kl_penalty_fn_args", "policy_loss_fn", "policy_loss_fn_args",
   "kl_loss_fn", "kl_loss_fn_args", "entropy_loss_fn", "entropy_loss_fn_args", "loss_agg_mode", "optimizer", "use_token_level_loss",
+  "enable_router_replay", "bypass_old_logprobs", "rollout_correction",
 ]);
+/** OptimizerConfig (algorithm.optimizer). */
+const OPTIMIZER_KEYS: ReadonlySet<string> = new Set([
+  "lr", "lr_warmup_steps", "lr_warmup_steps_ratio", "min_lr_ratio", "warmup_style", "lr_scheduler_type", "optimizer_type",
+  "betas", "weight_decay", "clip_grad",
+]);
+/** BufferConfig. */
+const BUFFER_KEYS: ReadonlySet<string> = new Set([
+  "batch_size", "train_batch_size", "total_epochs", "total_steps", "explorer_input", "trainer_input",
+  "explorer_output", "tokenizer_path", "cache_dir", "pad_token_id",
+]);
+/** ExplorerInput (buffer.explorer_input). */
+const EXPLORER_INPUT_KEYS: ReadonlySet<string> = new Set([
+  "taskset", "tasksets", "eval_tasksets", "default_workflow_type", "default_eval_workflow_type", "default_reward_fn_type",
+]);
+/** TasksetConfig (buffer.explorer_input.taskset, each of eval_tasksets); upstream's data_selector and the fork's task_selector. */
+const TASKSET_KEYS: ReadonlySet<string> = new Set([
+  "name", "storage_type", "path", "split", "subset_name", "format", "rollout_args", "workflow_args", "reward_fn_args",
+  "default_workflow_type", "default_reward_fn_type", "task_selector", "data_selector", "repeat_times",
+  "max_retry_times", "max_retry_interval", "enable_progress_bar",
+  "index", "is_eval", "batch_size", "total_epochs", "total_steps", "ray_namespace",
+]);
+/** GenerationConfig (a taskset's rollout_args). */
+const GENERATION_KEYS: ReadonlySet<string> = new Set(["temperature", "top_p", "top_k", "logprobs", "max_tokens", "n"]);
+/** FormatConfig (a taskset's format). */
+const FORMAT_KEYS: ReadonlySet<string> = new Set([
+  "prompt_type", "prompt_key", "response_key", "system_prompt_key", "system_prompt", "messages_key", "tools_key", "image_key",
+  "video_key", "reply_prefix", "workflow_key", "reward_fn_key", "chosen_key", "rejected_key", "enable_concatenated_multi_turn",
+  "chat_template", "enable_thinking",
+]);
+/** DataSelectorConfig (TaskSelectorConfig before 0.6.0): a taskset's data_selector or task_selector. */
+const SELECTOR_KEYS: ReadonlySet<string> = new Set(["selector_type", "seed", "feature_keys", "kwargs"]);
+/** TrainerInput (buffer.trainer_input). */
+const TRAINER_INPUT_KEYS: ReadonlySet<string> = new Set(["experience_buffer", "auxiliary_buffers"]);
+/** ExperienceBufferConfig (buffer.trainer_input.experience_buffer). */
+const EXPERIENCE_BUFFER_KEYS: ReadonlySet<string> = new Set([
+  "name", "storage_type", "path", "capacity", "max_read_timeout", "replay_buffer", "max_retry_times", "max_retry_interval",
+  "split", "subset_name", "format", "enable_progress_bar", "data_selector",
+  "schema_type", "index", "batch_size", "tokenizer_path", "total_epochs", "total_steps", "ray_namespace",
+]);
+/** ExplorerConfig. */
+const EXPLORER_KEYS: ReadonlySet<string> = new Set([
+  "name", "runner_per_model", "runner_prepare_concurrency", "runner_prepare_max_retries", "max_timeout", "max_retry_times",
+  "env_vars", "concurrent_mode", "max_repeat_times_per_runner", "runner_num", "rollout_model", "auxiliary_models",
+  "eval_interval", "eval_on_startup", "bench_on_latest_checkpoint", "proxy_port", "listen_address",
+  "service_status_check_interval", "min_running_model_num", "db_url", "over_rollout", "dynamic_timeout",
+  "runner_state_report_interval", "max_inflight_batches",
+]);
+/** InferenceModelConfig (explorer.rollout_model, each of explorer.auxiliary_models). */
+const INFERENCE_MODEL_KEYS: ReadonlySet<string> = new Set([
+  "model_path", "name", "engine_type", "engine_num", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+  "seed", "dtype", "gpu_memory_utilization", "enforce_eager", "enable_prefix_caching", "enable_chunked_prefill",
+  "max_model_len", "max_prompt_tokens", "max_response_tokens", "min_response_tokens", "temperature", "top_p", "top_k",
+  "logprobs", "repetition_penalty", "ignore_eos", "use_v1", "enable_thinking", "chat_template", "enable_history",
+  "enable_openai_api", "enable_auto_tool_choice", "tool_call_parser", "reasoning_parser", "enable_log_requests",
+  "enable_prompt_truncation", "enable_lora", "lora_modules", "lora_kwargs", "enable_runtime_lora_updating",
+  "rope_scaling", "rope_theta", "enable_multimodal", "enable_expert_parallel", "enable_return_routed_experts",
+  "extra_engine_args", "external_model_config", "api_key", "gpu_per_engine", "nnodes", "node_rank", "base_port",
+  "bundle_indices", "cuda_visible_devices", "engine_id", "ray_actor_name", "ray_namespace", "checkpoint_job_dir",
+  "sync_method", "trust_remote_code", "weight_sync_buffer_size",
+]);
+/** TrainerConfig. */
+const TRAINER_KEYS: ReadonlySet<string> = new Set([
+  "name", "trainer_type", "trainer_strategy", "save_interval", "enable_preview", "total_steps", "save_hf_checkpoint",
+  "grad_clip", "use_dynamic_bsz", "use_remove_padding", "balance_batch", "critic_warmup", "max_token_len_per_gpu",
+  "ulysses_sequence_parallel_size", "fix_actor_microbatch_loss_scale", "param_offload", "optimizer_offload", "grad_offload",
+  "offload_policy", "save_strategy", "max_checkpoints_to_keep", "megatron", "trust_remote_code", "trainer_config",
+  "trainer_config_path",
+]);
+/** Past this many keys, an unknown key's hint names a few and the dataclass rather than all of them. */
+const HINT_KEYS = 30;
 
 class Reader {
   readonly issues: ImportIssue[] = [];
@@ -114,14 +194,30 @@ class Reader {
   private readonly lc = new LineCounter();
   readonly doc: Document;
   constructor(readonly text: string, readonly file: string) {
+    // A UTF-16 or UTF-32 file (Windows PowerShell's `>` writes UTF-16) read as UTF-8 is its BOM as
+    // U+FFFD and NULs beside each ASCII character, which YAML parses as one odd scalar ("not a
+    // mapping"): said as what it is, before parsing.
+    const encoding = wrongEncoding(text);
+    if (encoding) {
+      this.doc = parseDocument("", { lineCounter: this.lc });
+      this.issues.push({
+        path: "$", line: 1, column: 1,
+        message: `the file is encoded as ${encoding}; Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8`,
+        hint: "Save it as UTF-8: in PowerShell, `Get-Content in.yaml | Set-Content -Encoding utf8 out.yaml` (Windows PowerShell's `>` and Out-File write UTF-16); in an editor, save with encoding UTF-8.",
+      });
+      return;
+    }
     this.doc = parseDocument(text, { lineCounter: this.lc, keepSourceTokens: true, uniqueKeys: true });
     // The YAML parser recurses per level of nesting and reports its stack running out as an error
     // (once, or once per enclosing collection): one issue, at the first.
     const overflow = this.doc.errors.find((e) => /call stack/i.test(e.message));
+    // A second document (after `---`) is reported once, at its start, whatever follows.
+    const secondDoc = this.doc.errors.find((e) => e.code === "MULTIPLE_DOCS");
     for (const e of overflow ? [overflow] : this.doc.errors) {
       const p = this.lc.linePos(e.pos[0]);
       if (e === overflow) this.issues.push({ path: "$", line: p.line, column: p.col, ...TOO_DEEP });
-      else this.issues.push({ path: "$", line: p.line, column: p.col, message: `not valid YAML: ${e.message.split("\n")[0]}`, hint: "Fix the YAML syntax." });
+      else if (e === secondDoc) this.issues.push({ path: "$", line: p.line, column: p.col, ...MULTIPLE_DOCS });
+      else if (e.code !== "MULTIPLE_DOCS") this.issues.push({ path: "$", line: p.line, column: p.col, message: `not valid YAML: ${e.message.split("\n")[0]}`, hint: "Fix the YAML syntax." });
     }
     if (this.issues.length === 0) {
       // Past MAX_YAML_DEPTH, refused before anything (toJSON, getIn, the import's own walks) recurses into it.
@@ -184,7 +280,7 @@ class Reader {
    * Every key of the mapping at `path` that is not in `known`, refused at the key itself (TC7101):
    * Trinity-RFT's config is a structured OmegaConf schema, which refuses a key its dataclass lacks.
    */
-  unknownKeys(path: Path, known: ReadonlySet<string>, section: string): void {
+  unknownKeys(path: Path, known: ReadonlySet<string>, section: string, dataclass?: string): void {
     const n = this.node(path);
     if (!isMap(n)) return;
     for (const pair of n.items) {
@@ -193,10 +289,16 @@ class Reader {
       const at = [...path, String(k)];
       const range = (pair.key as YamlNode | null)?.range;
       const p = range ? this.lc.linePos(range[0]) : undefined;
+      const names = [...known];
+      const takes = names.length <= HINT_KEYS || !dataclass
+        ? names.join(", ")
+        : `the fields of ${dataclass} in Trinity-RFT's trinity/common/config.py (${names.slice(0, 12).join(", ")} and ${names.length - 12} more)`;
+      // A misspelling of one of them is named first (" Did you mean 'batch_size'?").
+      const close = typeof k === "string" ? closestKey(k, names) : undefined;
       this.issues.push({
         path: fmt(at), ...(p ? { line: p.line, column: p.col } : this.pos(at)),
         message: `unknown key ${fmt(at)}: Trinity-RFT's ${section} has no such key, and Trinity refuses the config`,
-        hint: `Remove it, or correct its name; ${section} takes ${[...known].join(", ")}.`,
+        hint: `${close ? `Did you mean '${close}'? ` : ""}Remove it, or correct its name; ${section} takes ${takes}.`,
       });
     }
   }
@@ -279,6 +381,33 @@ const ALIAS_BOMB = {
   message: "the YAML's aliases expand too far (each alias repeats its anchor's whole content, and these nest into an exponential blow-up)",
   hint: "Write the values out instead of nesting aliases of aliases; a Trinity-RFT config needs none.",
 };
+const MULTIPLE_DOCS = {
+  message: "a second YAML document starts here (after `---`): Trinity-RFT reads a config file as one document (OmegaConf.load), and refuses a file of several",
+  hint: "Keep the config's one document: remove this `---` and what follows it, or put each document in a file of its own.",
+};
+
+/**
+ * "UTF-16 (little-endian, with a byte-order mark)"… when `text` is a UTF-16 or UTF-32 file decoded
+ * as UTF-8 (the CLI's readTextFile), else undefined. A config starts with ASCII (a key, `#`, `---`),
+ * which those encodings write with NUL bytes beside it; the byte-order mark (FF FE, FE FF,
+ * FF FE 00 00, 00 00 FE FF), where there is one, is read as two U+FFFD.
+ */
+function wrongEncoding(text: string): string | undefined {
+  if (text.startsWith("\u0000\u0000\uFFFD\uFFFD")) return "UTF-32 (big-endian, with a byte-order mark)";
+  const bom = text.startsWith("\uFFFD\uFFFD");
+  const t = bom ? text.slice(2) : text;
+  const nul = (i: number) => t[i] === "\u0000";
+  const char = (i: number) => t[i] !== undefined && !nul(i);
+  const withBom = bom ? ", with a byte-order mark" : "";
+  if (nul(0) && nul(1) && nul(2) && char(3)) return `UTF-32 (big-endian${withBom})`;
+  if (char(0) && nul(1) && nul(2) && nul(3)) return `UTF-32 (little-endian${withBom})`;
+  // (UTF-32 little-endian's mark is FF FE 00 00: two NULs, then its first character.)
+  if (bom && nul(0) && nul(1) && char(2) && nul(3)) return "UTF-32 (little-endian, with a byte-order mark)";
+  if (nul(0) && char(1)) return `UTF-16 (big-endian${withBom})`;
+  if (char(0) && nul(1)) return `UTF-16 (little-endian${withBom})`;
+  return undefined;
+}
+
 const TOO_DEEP = {
   message: `the YAML is nested too deeply (tcod reads collections up to ${MAX_YAML_DEPTH} levels deep; a Trinity config has about six)`,
   hint: "Flatten the nesting that starts here; it is not a Trinity-RFT config.",
@@ -296,6 +425,33 @@ function firstTooDeep(root: unknown): [number, number, number] | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The key of `keys` closest to `key` within a third of its length in edits (at least 1), if any: the
+ * rule of the compiler's did-you-mean (compiler/diagnostics `closestName`), which targets/ does not
+ * import (it stands on plan/ alone).
+ */
+function closestKey(key: string, keys: readonly string[]): string | undefined {
+  const limit = Math.max(1, Math.floor(key.length / 3));
+  let best: string | undefined;
+  let bestD = limit + 1;
+  for (const k of keys) {
+    if (Math.abs(k.length - key.length) > limit) continue;
+    // Levenshtein distance, with a swap of neighbours counted as one edit.
+    const a = key.toLowerCase(), b = k.toLowerCase();
+    const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+    for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+    for (let i = 1; i <= a.length; i++) {
+      for (let j = 1; j <= b.length; j++) {
+        let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+        d[i]![j] = v;
+      }
+    }
+    if (d[a.length]![b.length]! < bestD) { bestD = d[a.length]![b.length]!; best = k; }
+  }
+  return best;
 }
 
 function fmt(path: Path): string {
@@ -319,6 +475,26 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   // and later versions' additions included), where a typo would otherwise be dropped unsaid.
   r.unknownKeys([], TOP_KEYS, "config (top level)");
   r.unknownKeys(["algorithm"], ALGORITHM_KEYS, "algorithm section");
+  r.unknownKeys(["algorithm", "optimizer"], OPTIMIZER_KEYS, "algorithm.optimizer section");
+  // buffer, explorer and trainer one level deep, and the mappings in them that the import reads.
+  r.unknownKeys(["buffer"], BUFFER_KEYS, "buffer section");
+  r.unknownKeys(["buffer", "explorer_input"], EXPLORER_INPUT_KEYS, "buffer.explorer_input section");
+  const tasksets: [Path, string][] = [[["buffer", "explorer_input", "taskset"], "taskset"]];
+  const evalSets = r.node(["buffer", "explorer_input", "eval_tasksets"]);
+  if (isSeq(evalSets)) evalSets.items.forEach((_, i) => tasksets.push([["buffer", "explorer_input", "eval_tasksets", i], "eval taskset"]));
+  for (const [base, what] of tasksets) {
+    r.unknownKeys(base, TASKSET_KEYS, `${what} section`, "TasksetConfig");
+    r.unknownKeys([...base, "rollout_args"], GENERATION_KEYS, `${what}'s rollout_args`);
+    r.unknownKeys([...base, "format"], FORMAT_KEYS, `${what}'s format`);
+    for (const sel of ["task_selector", "data_selector"]) r.unknownKeys([...base, sel], SELECTOR_KEYS, `${what}'s ${sel}`);
+  }
+  r.unknownKeys(["buffer", "trainer_input"], TRAINER_INPUT_KEYS, "buffer.trainer_input section");
+  r.unknownKeys(["buffer", "trainer_input", "experience_buffer"], EXPERIENCE_BUFFER_KEYS, "experience_buffer section");
+  r.unknownKeys(["explorer"], EXPLORER_KEYS, "explorer section");
+  r.unknownKeys(["explorer", "rollout_model"], INFERENCE_MODEL_KEYS, "explorer.rollout_model section", "InferenceModelConfig");
+  const auxModels = r.node(["explorer", "auxiliary_models"]);
+  if (isSeq(auxModels)) auxModels.items.forEach((_, i) => r.unknownKeys(["explorer", "auxiliary_models", i], INFERENCE_MODEL_KEYS, "auxiliary model section", "InferenceModelConfig"));
+  r.unknownKeys(["trainer"], TRAINER_KEYS, "trainer section");
   const required = (path: Path, what: string, hint: string): void => { if (!r.has(path)) r.fail(path, `missing required key ${fmt(path)} (${what})`, hint); };
   required(["model", "model_path"], "the student model", "Add `model: { model_path: … }`.");
   required(["explorer", "auxiliary_models", 0, "model_path"], "the teacher: OPD scores with explorer.auxiliary_models[0]", "Add `explorer: { auxiliary_models: [{ model_path: … }] }`.");

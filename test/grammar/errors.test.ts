@@ -39,6 +39,14 @@ describe("lexical errors", () => {
     expect(parse('let a = "café" // é\n', "ok.tcod").errors).toEqual([]);
   });
 
+  it("reports a NUL (U+0000) wherever it is: line, block and doc comment, string, code (TC1003; was: accepted inside a comment or string)", () => {
+    const text = '/// doc \u0000\nlet a = "x\u0000y" // c\u0000\nlet b = 2 /* \u0000 */ \u0000\n';
+    const { errors } = parse(text, "n.tcod");
+    expect(errors.map(brief)).toEqual(["TC1003 1:9 char \u0000", "TC1003 2:11 char \u0000", "TC1003 2:19 char \u0000", "TC1003 3:14 char \u0000", "TC1003 3:19 char \u0000"]);
+    // Reported once each, by the lexer, with the position of the NUL itself.
+    expect(errors.map((e) => [e.kind, e.span.start.offset, e.span.end.offset])).toEqual([...text].flatMap((c, i) => (c === "\u0000" ? [["lexer", i, i + 1]] : [])));
+  });
+
   it("reports invalid escapes (TC1006)", () => {
     const { errors } = parse(String.raw`let a = "x\qy\\ok\d"`, "e.tcod");
     expect(errors.map(brief)).toEqual([String.raw`TC1006 1:11 char \q`, String.raw`TC1006 1:18 char \d`]);

@@ -49,6 +49,27 @@ describe("tcod import/export trinity", () => {
     expect(r.stderr).toMatch(new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+:\\d+ error TC7101: unknown workflow type 'Foo_workflow'`));
   });
 
+  it("a UTF-16 file (PowerShell's `>`), a file of two YAML documents and a misspelt buffer key: TC7101 each, exit 1 (were: 'not a mapping', the YAML library's wording, accepted)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-"));
+    const f2b = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
+    const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const cases: [string, Buffer | string, RegExp, RegExp][] = [
+      ["utf16.yaml", Buffer.from("\uFEFF" + f2b, "utf16le"), /:1:1 error TC7101: the file is encoded as UTF-16 \(little-endian, with a byte-order mark\); Trinity-RFT \(OmegaConf\.load\) and tcod read a config as UTF-8/, /hint: Save it as UTF-8/],
+      ["two.yaml", f2b + "---\nname: other\n", new RegExp(`:${f2b.split("\n").length}:1 error TC7101: a second YAML document starts here`), /hint: Keep the config's one document/],
+      ["typo.yaml", f2b.replace("  batch_size: 16", "  batch_sise: 16"), /:33:3 error TC7101: unknown key buffer\.batch_sise/, /hint: Did you mean 'batch_size'\?/],
+    ];
+    for (const [name, content, error, hint] of cases) {
+      const file = join(dir, name);
+      writeFileSync(file, content);
+      const r = tcod("import", "trinity", file);
+      expect(r.status, name).toBe(1);
+      noStack(r.stderr);
+      expect(r.stderr).toMatch(new RegExp(esc(file) + error.source));
+      expect(r.stderr).toMatch(hint);
+      expect(r.stderr).not.toMatch(/not a mapping|parseAllDocuments/);
+    }
+  });
+
   it("a value tcod refuses is TC7101 at its YAML key, exit 1 (was: internal error, exit 2)", () => {
     const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-"));
     const base = readFileSync("test/fixtures/trinity/shapes/alfworld-b2f/config.yaml", "utf8");

@@ -121,6 +121,81 @@ describe("bad input names the YAML path and line", () => {
   });
 });
 
+describe("keys inside buffer, explorer and trainer; several documents; UTF-16", () => {
+  it("a misspelt key in buffer, explorer, trainer or a mapping in them is TC7101 at the key, with the key it is closest to (were: dropped unsaid)", () => {
+    const text = F2B
+      .replace("  batch_size: 16", "  batch_sise: 16")
+      .replace("  grad_clip: 1.0", "  grad_clp: 1.0")
+      .replace("  eval_interval: 5", "  eval_intervall: 5")
+      .replace("    default_workflow_type:", "    default_workflow_typ: x\n    default_workflow_type:")
+      .replace("      - name: alfworld_eval_seen\n", "      - name: alfworld_eval_seen\n        total_step: 10\n")
+      .replace("  rollout_model:\n", "  rollout_model:\n    tensor_paralel_size: 1\n");
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([
+      ["buffer.batch_sise", lineOf(text, "batch_sise:"), 3],
+      ["buffer.explorer_input.default_workflow_typ", lineOf(text, "default_workflow_typ:"), 5],
+      ["buffer.explorer_input.eval_tasksets[0].total_step", lineOf(text, "total_step:"), 9],
+      ["explorer.eval_intervall", lineOf(text, "eval_intervall:"), 3],
+      ["explorer.rollout_model.tensor_paralel_size", lineOf(text, "tensor_paralel_size:"), 5],
+      ["trainer.grad_clp", lineOf(text, "grad_clp:"), 3],
+    ]);
+    expect(is[0]!.message).toBe("unknown key buffer.batch_sise: Trinity-RFT's buffer section has no such key, and Trinity refuses the config");
+    expect(is[0]!.hint).toMatch(/^Did you mean 'batch_size'\? Remove it, or correct its name; buffer section takes batch_size, train_batch_size, /);
+    expect(is.map((i) => /^Did you mean '(\w+)'/.exec(i.hint)?.[1])).toEqual(["batch_size", "default_workflow_type", "total_steps", "eval_interval", "tensor_parallel_size", "grad_clip"]);
+    // The inference-model hint names the dataclass, not all its ~60 fields.
+    expect(is[4]!.hint).toMatch(/takes the fields of InferenceModelConfig in Trinity-RFT's trinity\/common\/config\.py \(model_path, .* and \d+ more\)\.$/);
+    const e = (() => { try { importTrinity(text, "x.yaml"); } catch (err) { return err as TrinityImportError; } })()!;
+    expect(e.code).toBe("TC7101");
+    // A key far from every name has no guess; the rollout_args, format and selector of a taskset are checked too.
+    const [k] = issues(F2B.replace("    taskset:\n", "    taskset:\n      zzz: 1\n"));
+    expect(k).toMatchObject({ path: "buffer.explorer_input.taskset.zzz", line: lineOf(F2B, "    taskset:") + 1 });
+    expect(k!.hint).toMatch(/^Remove it, or correct its name; taskset section takes name, /);
+    expect(issues(F2B.replace(/( +)temperature: 1\.0\n/, "$1temperature: 1.0\n$1temprature: 1.0\n"))[0]!.path).toMatch(/\.rollout_args\.temprature$/);
+    expect(issues(F2B.replace(/( +)prompt_key: 'game_file'\n/, "$1prompt_key: 'game_file'\n$1promt_key: x\n"))[0]!.path).toMatch(/\.format\.promt_key$/);
+    expect(issues(F2B.replace(/( +)selector_type: random\n/, "$1selector_type: random\n$1sed: 1\n"))[0]!.path).toMatch(/eval_tasksets\[0\]\.task_selector\.sed$/);
+  });
+  it("keys Trinity-RFT's dataclasses have, of the fork's and of 0.6.0, still import", () => {
+    const text = F2B
+      .replace("  batch_size: 16", "  batch_size: 16\n  total_epochs: 1\n  pad_token_id: 0")
+      .replace("  grad_clip: 1.0", "  grad_clip: 1.0\n  trainer_strategy: fsdp2\n  save_hf_checkpoint: last\n  megatron: { tensor_model_parallel_size: 1 }")
+      .replace("  eval_interval: 5", "  eval_interval: 5\n  max_retry_times: 2\n  over_rollout: { ratio: 0.0 }")
+      .replace("  rollout_model:\n", "  rollout_model:\n    max_model_len: 4096\n")
+      .replace("    default_workflow_type:", "    default_eval_workflow_type: x\n    default_workflow_type:")
+      .replace("      - name: alfworld_eval_seen\n", "      - name: alfworld_eval_seen\n        repeat_times: 1\n        data_selector: { selector_type: sequential }\n")
+      .replace("  repeat_times: 1\n", "  repeat_times: 1\n  bypass_old_logprobs: true\n")
+      + "ignore_validator_suggestions: true\n";
+    expect(() => importTrinity(text, "x.yaml")).not.toThrow();
+  });
+  it("a file of several YAML documents is one TC7101 at the second (was: the YAML library's own wording)", () => {
+    const text = F2B + "---\nname: other\n---\nname: third\n";
+    const is = issues(text);
+    expect(is).toEqual([{
+      path: "$", line: lineOf(text, "---"), column: 1,
+      message: "a second YAML document starts here (after `---`): Trinity-RFT reads a config file as one document (OmegaConf.load), and refuses a file of several",
+      hint: "Keep the config's one document: remove this `---` and what follows it, or put each document in a file of its own.",
+    }]);
+    // A `---` that opens the one document is fine.
+    expect(() => importTrinity("---\n" + F2B, "x.yaml")).not.toThrow();
+  });
+  it("a UTF-16 or UTF-32 file (as the CLI reads it, decoded as UTF-8) is said to be one, at 1:1 (was: 'not a mapping')", () => {
+    const utf16le = Buffer.from("\uFEFF" + F2B, "utf16le");
+    const utf16be = Buffer.from(utf16le).swap16();
+    const utf32le = Buffer.alloc(4 * (F2B.length + 1));
+    ["\uFEFF", ...F2B].forEach((c, i) => utf32le.writeUInt32LE(c.codePointAt(0)!, 4 * i));
+    const cases: [Buffer, string][] = [
+      [utf16le, "UTF-16 (little-endian, with a byte-order mark)"], [utf16be, "UTF-16 (big-endian, with a byte-order mark)"],
+      [utf16le.subarray(2), "UTF-16 (little-endian)"], [utf32le, "UTF-32 (little-endian, with a byte-order mark)"],
+    ];
+    for (const [bytes, encoding] of cases) {
+      const is = issues(bytes.toString("utf8"));
+      expect(is.map((i) => [i.path, i.line, i.column, i.message])).toEqual([["$", 1, 1, `the file is encoded as ${encoding}; Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8`]]);
+      expect(is[0]!.hint).toMatch(/^Save it as UTF-8/);
+    }
+    // A UTF-8 byte-order mark is fine.
+    expect(() => importTrinity("\uFEFF" + F2B, "x.yaml")).not.toThrow();
+  });
+});
+
 describe("values that are not numbers, nesting, and where the generated text came from", () => {
   it(".nan, .inf and 1e400 are not finite numbers (were: 'got null')", () => {
     for (const v of [".nan", ".inf", "-.inf", "1e400"]) {
