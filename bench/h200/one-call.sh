@@ -15,7 +15,8 @@ set -uo pipefail
 OUT=${1:?usage: bench/h200/one-call.sh OUT [SET]} SET=${2:-1}
 T=bench/h200/teacher-12x768.json G=examples/texthouse/gpu/student.json
 K=${KEEP_STEP:-400} N=${N:-3}
-# PREFIX names the students (default o$K, e.g. o400s1); EXTRA adds learn.sh fields to each (e.g. :clip=5).
+# PREFIX names the students (default o$K, e.g. o400s1); EXTRA adds learn.sh fields to each (e.g. :clip=5,
+# or ':aggregate="seq_mean_token_mean"' for opd.tcod's per-episode loss mean).
 P=${PREFIX:-o$K} X=${EXTRA:-}
 S=""; for ((k = N * (SET - 1) + 1; k <= N * SET; k++)); do S+="${P}s$k:opd:L4:$k:teacher=S1@$K$X "; done
 [ "${CONTROL:-1}" = 0 ] || S+="selfs$SET:opd:L4:$SET:teacher=init"
