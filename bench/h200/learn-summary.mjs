@@ -4,7 +4,8 @@
 // the metrics' `time`), for SFT runs the demonstrations' NLL at the first and last step,
 // the last evaluation's action rates per eval set (admissible share; repeats of an unlisted action),
 // and for runs that sample (students) the mean sampled success and per-token KL over their first and
-// last 25 steps: the training policy's own trend, beside the greedy evaluations.
+// last 25 steps: the training policy's own trend, beside the greedy evaluations; for runs traced with
+// learn.sh's TRACE, the worker's own time per kind of request (`worker`).
 //   node bench/h200/learn-summary.mjs WORK_DIR > learn.json
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -52,6 +53,36 @@ for (const name of readdirSync(dir).sort()) {
     klMean: { first: r3(train[0]?.kl?.mean), last: r3(train[train.length - 1]?.kl?.mean) },
     ...(sampling.length ? { sampled: { first25: block(sampling.slice(0, 25)), last25: block(sampling.slice(-25)) } } : {}),
     ...(Object.keys(actions).length ? { lastEvalActions: actions } : {}),
+    ...(existsSync(join(dir, `${name}.trace.jsonl`)) ? { worker: workerTrace(rows(join(dir, `${name}.trace.jsonl`)), median) } : {}),
+  };
+}
+
+/**
+ * learn.sh's TRACE: the worker's own record of the run's requests, per kind (sample, score of the
+ * teacher or the student, forward_backward, optim_step): calls, seconds in all and per call (median),
+ * for scores the forwards' device seconds, and tokens processed; `perStep` divides by the optimiser
+ * steps, to set beside the run's own per-step times (medianS), which add HTTP and the runtime.
+ */
+function workerTrace(lines, median) {
+  const kinds = {};
+  for (const l of lines) {
+    const kind = l.op === "score" ? `score_${l.model}` : l.op;
+    (kinds[kind] ??= []).push(l);
+  }
+  const steps = kinds.optim_step?.length ?? 0;
+  const tokensOf = (l) => ["sequences", "prompts", "responses", "rows"].reduce((n, k) => n + (typeof l[k]?.tokens === "number" ? l[k].tokens : 0), 0);
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+  return {
+    optimSteps: steps,
+    kinds: Object.fromEntries(Object.entries(kinds).map(([k, ls]) => {
+      const forward = ls.map((l) => l.forward_s).filter((x) => typeof x === "number");
+      return [k, {
+        calls: ls.length, s: r3(sum(ls.map((l) => l.s))), medianS: r3(median(ls.map((l) => l.s))),
+        ...(forward.length ? { forwardS: r3(sum(forward)), medianForwardS: r3(median(forward)) } : {}),
+        tokens: sum(ls.map(tokensOf)),
+        ...(steps ? { perStep: { s: r3(sum(ls.map((l) => l.s)) / steps), ...(forward.length ? { forwardS: r3(sum(forward) / steps) } : {}) } } : {}),
+      }];
+    })),
   };
 }
 console.log(JSON.stringify({ date: new Date().toISOString(), runs }, null, 2));

@@ -95,6 +95,11 @@ EVAL_TASKS=${EVAL_TASKS:-}; S_STEPS=${S_STEPS:-40}   # EVAL_TASKS empty: every t
 # same initialisation, whose greedy figures phase 1 already measured at its last step).
 S_AT_START=${S_AT_START:-true}
 CKPT=${CKPT:-20}                              # checkpoint every … steps (an interrupt checkpoints too)
+# TRACE: runs (names, space- or comma-separated) whose worker records each request's timings in
+# WORK/NAME.trace.jsonl (TCOD_WORKER_TRACE, sizes instead of token lists); learn.json summarises them
+# per request kind (e.g. the teacher's scoring: the worker's own seconds and its forwards' device
+# seconds, beside the run's own teacher time per step).
+TRACE=${TRACE:-}
 T0=$(date +%s)
 log() { echo "[$(( $(date +%s) - T0 ))s] $*" | tee -a "$OUT/learn.log"; }
 log "learn.sh: out=$OUT work=$WORK python=$TCOD_PYTHON worker=$TCOD_WORKER_ARGS"
@@ -123,7 +128,9 @@ PIDS=(); PORTS=(); NAMES=()
 launch() {
   local name=$1 file=$2 cur=$3; shift 3
   PORT=$((PORT + 1))
-  node bin/tcod.mjs run "$file" --out "$WORK/$name" --set "url=\"http://127.0.0.1:$PORT\"" --set "$cur.checkpoint_every=$CKPT steps" "$@" \
+  local trace=""
+  case " ${TRACE//,/ } " in *" $name "*) trace="$WORK/$name.trace.jsonl"; rm -f "$trace" ;; esac
+  TCOD_WORKER_TRACE="$trace" TCOD_WORKER_TRACE_SEQUENCES=0 node bin/tcod.mjs run "$file" --out "$WORK/$name" --set "url=\"http://127.0.0.1:$PORT\"" --set "$cur.checkpoint_every=$CKPT steps" "$@" \
     > "$WORK/$name.log" 2>&1 &
   PIDS+=($!); PORTS+=($PORT); NAMES+=("$name")
   log "started $name (pid $!, port $PORT)"

@@ -72,10 +72,25 @@ describe.skipIf(missing !== undefined)("tcod run on the tcod worker (CPU, tiny m
       const opdRun = join(root, "opd");
       const opd = plan("examples/texthouse/gpu/opd.tcod", [`student_config="config:tiny"`, `teacher_dir="${join(teacherRun, "checkpoint", "student")}"`,
         `url="http://127.0.0.1:${p2}"`, ...small("texthouse_gpu_opd", 2)]);
-      const r2 = await runPlan(opd, { runDir: opdRun });
+      // The worker records each request's size (TCOD_WORKER_TRACE, sizes only): the teacher must score
+      // one sequence per episode, not one per turn (the wrapper that meters the backend once dropped
+      // the teacher's scoresSequences, and every turn's prompt was scored again).
+      const tracePath = join(root, "opd-trace.jsonl");
+      process.env.TCOD_WORKER_TRACE = tracePath;
+      process.env.TCOD_WORKER_TRACE_SEQUENCES = "0";
+      const r2 = await runPlan(opd, { runDir: opdRun }).finally(() => { delete process.env.TCOD_WORKER_TRACE; delete process.env.TCOD_WORKER_TRACE_SEQUENCES; });
       expect(r2.status).toBe("completed");
       const rows2 = readMetrics(join(opdRun, "metrics.jsonl")).filter((r) => r.kind === "train");
       expect(rows2).toHaveLength(2);
+      const teacherScores = readFileSync(tracePath, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { op: string; model?: string; sequences?: { rows: number } })
+        .filter((l) => l.op === "score" && l.model === "teacher");
+      const episodes = rows2.reduce((n, r) => n + (r.kind === "train" ? r.episodes : 0), 0);
+      const turns = rows2.reduce((n, r) => n + (r.kind === "train" ? r.turns : 0), 0);
+      expect(episodes).toBe(4);
+      expect(turns).toBeGreaterThan(episodes); // so per-turn scoring would show
+      // The first is the start-up probe's one-sequence score; then the run's: one row per episode.
+      expect(teacherScores[0]!.sequences!.rows).toBe(1);
+      expect(teacherScores.slice(1).reduce((n, l) => n + l.sequences!.rows, 0)).toBe(episodes);
       for (const r of rows2) {
         if (r.kind !== "train") continue;
         expect(r.policyVersion).toBeGreaterThan(0);

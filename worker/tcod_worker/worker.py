@@ -15,6 +15,7 @@ import math
 import os
 import pickle
 import sys
+import time
 from typing import Any
 
 import torch
@@ -401,6 +402,12 @@ class Worker:
             "model": get_str(body, "model", "student", choices=("student", "teacher")),
         }
 
+    def _synchronized_clock(self) -> float:
+        """perf_counter once the device has finished the work queued so far (traced timings only)."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return time.perf_counter()
+
     def _score_local(self, req: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         """Sequences of one or more merged requests: teacher or student log-probs of every token after
         its prompt, in length-sorted micro-batches of at most --token-budget padded tokens, the output
@@ -426,10 +433,15 @@ class Worker:
             targets = torch.cat([ids[:, 1:], ids[:, :1]], dim=1)[sel]
             t = torch.tensor([temps[i] for i in group], dtype=torch.float32).to(self.device, non_blocking=True)
             t = t.repeat_interleave(torch.tensor(counts, device=self.device)).unsqueeze(-1)
+            timed = self.trace.on
+            if timed:
+                f0 = self._synchronized_clock()
             with torch.no_grad(), self._autocast():
                 logits = head(ids, sel)
             with torch.no_grad():
                 chosen = chosen_logprobs(logits, targets, t)
+                if timed:
+                    self.trace.add("forward_s", self._synchronized_clock() - f0)
                 extras: dict[str, list[Any]] = {}
                 k = max(topks[i] for i in group)
                 if k or any(ents[i] for i in group) or any(rks[i] for i in group):

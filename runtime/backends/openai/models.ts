@@ -216,6 +216,9 @@ function meteredStudent(s: OpenAIStudent, tokenizer: Tokenizer, m: WaitMeter, re
   const score = coalesced(s.dialect, s.score);
   return {
     tokenizer,
+    // The capabilities the runtime reads off the backend pass through the wrapper unchanged: without
+    // scoresSequences, demonstrations are scored one request per turn (episode-sequence.ts).
+    ...(s.scoresSequences ? { scoresSequences: true } : {}),
     lockstepSampling: s.dialect === "worker",
     // Every served student trains through a tcod worker (trainer.ts), which takes exact-KL targets
     // and rows scored by the update itself (old_logprobs null).
@@ -240,6 +243,9 @@ function meteredTeacher(t: OpenAITeacher, m: WaitMeter, release: () => Promise<v
   const score = coalesced(t.dialect, t.score);
   return {
     tokenizer: t.tokenizer,
+    // Without scoresSequences the teacher scores every turn's prompt + response, Σ_t |prompt_t| tokens
+    // (quadratic in the turn count), instead of the episode's one sequence (episode-sequence.ts).
+    ...(t.scoresSequences ? { scoresSequences: true } : {}),
     score: (reqs) => m.time("teacher", () => score(reqs), () => completionTokens(reqs)),
     async close() { try { await t.close(); } finally { await release(); } },
   };
