@@ -19,6 +19,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { packageFile } from "../plan/package-files.js";
 import type { CurriculumDecl, Decl, FnDecl, ImportDecl, LetDecl, ModelDecl, SourceFile, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
+import { BIDI_CONTROLS } from "../grammar/source-chars.js";
 import type { Code } from "./diagnostics/catalogue.js";
 import { d, didYouMean, h, type Message } from "./diagnostics/index.js";
 import { coreBuiltins, preludeBuiltins } from "./builtins.js";
@@ -692,7 +693,7 @@ export function visibleChar(ch: string): string {
   return [...ch].map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`).join(" ");
 }
 
-export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string }): Message {
+export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string; encoding?: string }): Message {
   const code = er.code as Code;
   switch (code) {
     case "TC1001": return d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else", suggestion: keywordSuggestion(er.found) });
@@ -700,6 +701,8 @@ export function syntaxMessage(er: { code: string; found?: string; expected?: str
     case "TC1003": return d.invalidCharacter({ char: visibleChar(er.char ?? er.found ?? "?") });
     case "TC1004": return d.missingToken({ expected: er.expected ?? "a token" });
     case "TC1005": return d.unterminatedComment();
+    case "TC1009": return d.wrongEncoding({ encoding: er.encoding ?? "UTF-16" });
+    case "TC1010": { const ch = er.char ?? "?"; const name = BIDI_CONTROLS.get(ch); return d.bidiControl({ char: name ? `${visibleChar(ch)} (${name})` : visibleChar(ch) }); }
     default: {
       const m = (d as unknown as Record<string, (a: Record<string, string>) => Message>)[nameOfCode(code)];
       return m ? m({ found: er.found ?? "", expected: er.expected ?? "", char: er.char ?? "", suggestion: "" }) : d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else", suggestion: "" });

@@ -24,6 +24,7 @@ import type {
   Span, SweepAxis, SweepDecl, TypeRef, Unit,
 } from "./ast.js";
 import { docBefore } from "./doc-comments.js";
+import { hasRefusedChar } from "./source-chars.js";
 import { LineMap } from "./spans.js";
 
 // ---- token kinds -------------------------------------------------------------------------------
@@ -121,12 +122,11 @@ function lex(text: string): Tokens | undefined {
   // Without a `\r`, a line comment ends at the next `\n`, found by `indexOf` (a check runs this
   // code cold, in the interpreter, at ~0.1 µs a character; a file's comments are much of its text).
   const noCr = !text.includes("\r");
-  // U+FFFD is what a file's bytes that are not UTF-8 were decoded to: TC1008 wherever it stands,
-  // strings and comments included, which this lexer would pass over.
-  if (text.includes("\uFFFD")) return undefined;
-  // A NUL is TC1003 wherever it stands, strings and comments included (lexer.ts), which this lexer
-  // would pass over there.
-  if (text.includes("\u0000")) return undefined;
+  // U+FFFD (what bytes that are not UTF-8 were decoded to: TC1008), a control character such as a
+  // NUL (TC1003) and a bidi control (TC1010) are errors wherever they stand, strings and comments
+  // included (lexer.ts), which this lexer would pass over there. (A UTF-16 file read as UTF-8 has
+  // NULs: lexer.ts reports it as one TC1009.)
+  if (hasRefusedChar(text)) return undefined;
   let i = 0;
   for (;;) {
     // Skip whitespace.

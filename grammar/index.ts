@@ -15,7 +15,8 @@
  * import the compiler; the codes are plain strings here):
  * TC1001 unexpected token {found, expected} · TC1002 unterminated string · TC1003 invalid character
  * {char} · TC1004 missing token {expected} · TC1005 unterminated block comment · TC1006 invalid escape {char}
- * · TC1007 nesting too deep (`limit` carries MAX_NESTING) · TC1008 not UTF-8 (U+FFFD, anywhere).
+ * · TC1007 nesting too deep (`limit` carries MAX_NESTING) · TC1008 not UTF-8 (U+FFFD, anywhere) · TC1009
+ * the file is UTF-16 or UTF-32 {encoding} (then the only error) · TC1010 a bidi control {char} (anywhere).
  */
 import type { Expr, SourceFile, Span } from "./ast.js";
 import { fastParse, fastParseExpression } from "./fast.js";
@@ -23,7 +24,7 @@ import { parseExpressionRecovering, parseRecovering } from "./recovering.js";
 
 export { parseExpressionRecovering, parseRecovering };
 
-export type SyntaxErrorCode = "TC1001" | "TC1002" | "TC1003" | "TC1004" | "TC1005" | "TC1006" | "TC1007" | "TC1008";
+export type SyntaxErrorCode = "TC1001" | "TC1002" | "TC1003" | "TC1004" | "TC1005" | "TC1006" | "TC1007" | "TC1008" | "TC1009" | "TC1010";
 
 export interface SyntaxErrorInfo {
   kind: "lexer" | "parser";
@@ -33,8 +34,10 @@ export interface SyntaxErrorInfo {
   found?: string;
   /** TC1001/TC1004: what the grammar wanted, in words (`'}'`, `an expression`, `a field name`). */
   expected?: string;
-  /** TC1003: the invalid character; TC1006: the escape sequence. */
+  /** TC1003: the invalid character; TC1006: the escape sequence; TC1010: the bidi control. */
   char?: string;
+  /** TC1009: the encoding the file is in, e.g. "UTF-16 (little-endian, with a byte-order mark)". */
+  encoding?: string;
   /** TC1007: the nesting limit. */
   limit?: number;
 }

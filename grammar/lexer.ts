@@ -12,8 +12,12 @@
  * - Malformed input never throws: an unterminated string is still a `StringLiteral` (category) so the
  *   parser carries on, an unterminated block comment goes to the `errors` group, and invalid
  *   characters are Chevrotain lexer errors. `lexTcod` turns all three into `LexDiagnostic`s.
+ * - Some characters are errors wherever they stand, inside comments and strings too (source-chars.ts):
+ *   control characters but whitespace (TC1003), bidi controls (TC1010) and U+FFFD (TC1008). A
+ *   UTF-16 or UTF-32 file read as UTF-8 is one TC1009 and nothing else.
  */
 import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
+import { BIDI_CHARS, BIDI_CONTROLS, CONTROL_CHARS, wrongEncoding } from "./source-chars.js";
 
 // ---- categories --------------------------------------------------------------------------------
 
@@ -177,11 +181,13 @@ const lexer = (): Lexer => (tcodLexer ??= new Lexer(allTokens as TokenType[], {
 
 /** A lexical problem, by offset range (end exclusive). Codes are the TC1xxx strings of the catalogue. */
 export interface LexDiagnostic {
-  code: "TC1002" | "TC1003" | "TC1005" | "TC1006" | "TC1008";
+  code: "TC1002" | "TC1003" | "TC1005" | "TC1006" | "TC1008" | "TC1009" | "TC1010";
   start: number;
   end: number;
-  /** TC1003: the offending character; TC1006: the escape sequence. */
+  /** TC1003, TC1010: the offending character; TC1006: the escape sequence. */
   char?: string;
+  /** TC1009: the encoding the file is in ("UTF-16 (little-endian, with a byte-order mark)"). */
+  encoding?: string;
 }
 
 export interface LexResult {
@@ -197,9 +203,22 @@ export interface LexResult {
 const validEscapes = new Set(['"', "\\", "n", "t"]);
 const REPLACEMENT = "\uFFFD";
 
+const CONTROL = new RegExp(`[${CONTROL_CHARS}]`, "g");
+const BIDI = new RegExp(`[${BIDI_CHARS}]`, "g");
+
 /** Tokenizes `text`; never throws. */
 export function lexTcod(text: string): LexResult {
   const result = lexer().tokenize(text);
+
+  // A UTF-16 or UTF-32 file read as UTF-8 is one error at its start, not one per NUL beside each
+  // character: nothing in it is tcod as written (recovering.ts does not parse it either).
+  const encoding = wrongEncoding(text);
+  if (encoding !== undefined) {
+    return {
+      tokens: result.tokens, docs: result.groups["docs"] ?? [], comments: result.groups["comments"] ?? [],
+      diagnostics: [{ code: "TC1009", start: 0, end: Math.min(1, text.length), encoding }],
+    };
+  }
   const diagnostics: LexDiagnostic[] = [];
 
   // Chevrotain reports a run of unmatched characters as one error; report each character, because
@@ -208,20 +227,24 @@ export function lexTcod(text: string): LexResult {
     const run = text.slice(e.offset, e.offset + e.length);
     let at = e.offset;
     for (const ch of run) {
-      // U+FFFD is TC1008, below, wherever it stands.
-      if (ch !== REPLACEMENT) diagnostics.push({ code: "TC1003", start: at, end: at + ch.length, char: ch });
+      // U+FFFD is TC1008 and a bidi control TC1010, below, wherever they stand.
+      if (ch !== REPLACEMENT && !BIDI_CONTROLS.has(ch)) diagnostics.push({ code: "TC1003", start: at, end: at + ch.length, char: ch });
       at += ch.length;
     }
   }
 
-  // A NUL is TC1003 wherever it stands: outside tokens the lexer reports it above; inside a `//` or
-  // `/* */` comment (doc comments too) or a string, whose patterns take any other character, here.
-  // Nothing writes a NUL into a text file on purpose (it cuts C strings short, and a file full of
-  // them is usually UTF-16), and a string holding one would reach the plan.
+  // A control character (a NUL, an ESC…) is TC1003 wherever it stands: outside tokens the lexer
+  // reports it above; inside a `//` or `/* */` comment (doc comments too) or a string, whose patterns
+  // take any other character, here. Nothing writes one into a text file on purpose (a NUL cuts C
+  // strings short, an ESC starts a terminal escape sequence), it shows as nothing or as a box, and
+  // one in a string would reach the plan.
   const reported = new Set(diagnostics.map((x) => x.start));
-  for (let at = text.indexOf("\u0000"); at !== -1; at = text.indexOf("\u0000", at + 1)) {
-    if (!reported.has(at)) diagnostics.push({ code: "TC1003", start: at, end: at + 1, char: "\u0000" });
+  for (const m of text.matchAll(CONTROL)) {
+    if (!reported.has(m.index)) diagnostics.push({ code: "TC1003", start: m.index, end: m.index + 1, char: m[0] });
   }
+
+  // Bidi embeddings, overrides and isolates, wherever they stand (Trojan Source, CVE-2021-42574).
+  for (const m of text.matchAll(BIDI)) diagnostics.push({ code: "TC1010", start: m.index, end: m.index + 1, char: m[0] });
 
   // Sources are decoded as UTF-8 with each invalid byte sequence read as U+FFFD (Node.js's decoder;
   // an editor's buffer arrives so decoded too). Inside a string it would reach the plan as U+FFFD,

@@ -30,7 +30,10 @@ function run<T>(text: string, file: string, entry: () => T): { result: T | undef
   const lexed = lexTcod(text);
   const errors: SyntaxErrorInfo[] = lexed.diagnostics.map((d) => ({
     kind: "lexer", code: d.code, span: lines.span(d.start, d.end), ...(d.char !== undefined ? { char: d.char } : {}),
+    ...(d.encoding !== undefined ? { encoding: d.encoding } : {}),
   }));
+  // A UTF-16 or UTF-32 file (TC1009) is that one error: not parsed, so nothing else is said about it.
+  if (errors.some((e) => e.code === "TC1009")) return { result: undefined, errors };
 
   // Too deep to parse recursively: parse up to that token only; what follows is not looked at.
   let tokens = lexed.tokens;

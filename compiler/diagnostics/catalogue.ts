@@ -19,12 +19,14 @@ export const catalogue = {
   // ---- TC1xxx: syntax --------------------------------------------------------------------------
   TC1001: { name: "unexpectedToken", severity: "error", message: "Unexpected {found}; expected {expected}.{suggestion}", hint: "Check the syntax near here against docs/LANGUAGE.md." },
   TC1002: { name: "unterminatedString", severity: "error", message: "Unterminated string literal.", hint: "Close the string with `\"` on the same line." },
-  TC1003: { name: "invalidCharacter", severity: "error", message: "Invalid character {char}.", hint: "Only ASCII identifiers, numbers, strings, comments and the operators of docs/LANGUAGE.md are allowed; a NUL (U+0000) is not, even inside a string or comment." },
+  TC1003: { name: "invalidCharacter", severity: "error", message: "Invalid character {char}.", hint: "Only ASCII identifiers, numbers, strings, comments and the operators of docs/LANGUAGE.md are allowed; control characters (a NUL U+0000, an ESC U+001B; all but tab, line breaks, vertical tab and form feed) are not, even inside a string or comment." },
   TC1004: { name: "missingToken", severity: "error", message: "Missing {expected}.", hint: "Insert {expected} here." },
   TC1005: { name: "unterminatedComment", severity: "error", message: "Unterminated block comment.", hint: "Close the comment with `*/`." },
   TC1006: { name: "invalidEscape", severity: "error", message: "Invalid escape sequence {char} in a string.", hint: "Strings support the escapes \\\", \\\\, \\n and \\t; write \\\\ for a backslash." },
   TC1007: { name: "nestingTooDeep", severity: "error", message: "Nesting too deep (brackets, `if`s and prefix operators, 32 levels at most); the rest of the file was not parsed.", hint: "Split the expression with `let` bindings." },
   TC1008: { name: "invalidUtf8", severity: "error", message: "Not valid UTF-8: U+FFFD here, the character that bytes which are not UTF-8 are read as.", hint: "Save the file as UTF-8 (a Latin-1 'é' is the byte 0xE9; in UTF-8 it is 0xC3 0xA9). A U+FFFD written on purpose is refused too: it cannot be told from one that replaced such bytes." },
+  TC1009: { name: "wrongEncoding", severity: "error", message: "The file is encoded as {encoding}; tcod reads source files as UTF-8.", hint: "Save it as UTF-8: in an editor, save with encoding UTF-8; in PowerShell, `Get-Content in.tcod | Set-Content -Encoding utf8 out.tcod` (Windows PowerShell's `>` and Out-File write UTF-16)." },
+  TC1010: { name: "bidiControl", severity: "error", message: "Bidirectional control character {char}: it can make the code read differently than it runs.", hint: "Remove it: bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) reorder how editors and terminals show the text after them, so a comment or string can seem to end where it does not (\"Trojan Source\", CVE-2021-42574). Right-to-left text in a string or comment shows as such without them." },
 
   // ---- TC11xx: modules -------------------------------------------------------------------------
   TC1101: { name: "moduleNotFound", severity: "error", message: "Cannot find module '{spec}' (looked for {tried}).", hint: "{hint}" },

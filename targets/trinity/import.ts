@@ -13,6 +13,7 @@
  */
 import { OPTIMIZER_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
+import { wrongEncoding } from "../../grammar/source-chars.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from "yaml";
 
@@ -385,28 +386,6 @@ const MULTIPLE_DOCS = {
   message: "a second YAML document starts here (after `---`): Trinity-RFT reads a config file as one document (OmegaConf.load), and refuses a file of several",
   hint: "Keep the config's one document: remove this `---` and what follows it, or put each document in a file of its own.",
 };
-
-/**
- * "UTF-16 (little-endian, with a byte-order mark)"… when `text` is a UTF-16 or UTF-32 file decoded
- * as UTF-8 (the CLI's readTextFile), else undefined. A config starts with ASCII (a key, `#`, `---`),
- * which those encodings write with NUL bytes beside it; the byte-order mark (FF FE, FE FF,
- * FF FE 00 00, 00 00 FE FF), where there is one, is read as two U+FFFD.
- */
-function wrongEncoding(text: string): string | undefined {
-  if (text.startsWith("\u0000\u0000\uFFFD\uFFFD")) return "UTF-32 (big-endian, with a byte-order mark)";
-  const bom = text.startsWith("\uFFFD\uFFFD");
-  const t = bom ? text.slice(2) : text;
-  const nul = (i: number) => t[i] === "\u0000";
-  const char = (i: number) => t[i] !== undefined && !nul(i);
-  const withBom = bom ? ", with a byte-order mark" : "";
-  if (nul(0) && nul(1) && nul(2) && char(3)) return `UTF-32 (big-endian${withBom})`;
-  if (char(0) && nul(1) && nul(2) && nul(3)) return `UTF-32 (little-endian${withBom})`;
-  // (UTF-32 little-endian's mark is FF FE 00 00: two NULs, then its first character.)
-  if (bom && nul(0) && nul(1) && char(2) && nul(3)) return "UTF-32 (little-endian, with a byte-order mark)";
-  if (nul(0) && char(1)) return `UTF-16 (big-endian${withBom})`;
-  if (char(0) && nul(1)) return `UTF-16 (little-endian${withBom})`;
-  return undefined;
-}
 
 const TOO_DEEP = {
   message: `the YAML is nested too deeply (tcod reads collections up to ${MAX_YAML_DEPTH} levels deep; a Trinity config has about six)`,

@@ -50,4 +50,30 @@ describe("tcod fmt", () => {
     expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
     expect(readFileSync(join(dir, "bad.tcod"), "utf8")).toBe("let x = (1 +\n");
   });
+
+  it("check, compile, run and fmt report the same control and bidi characters in comments and strings, and a UTF-16 file once (were: accepted; one TC1003 per NUL)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-fmt-"));
+    const ctl = 'model m { path: "x\u001b[2J" }\n// \u202e } \u2066 hidden\u2069\n/// \u0007\nlet a = 1\n';
+    const program = 'import { texthouse } from "std/envs"\nmodel m { path: "x" }\ncurriculum c { teacher: m  student: m  env: texthouse()  steps: 10 }\n';
+    writeFileSync(join(dir, "ctl.tcod"), ctl);
+    writeFileSync(join(dir, "u16.tcod"), Buffer.from("\uFEFF" + program, "utf16le"));
+    const expected: Record<string, [string, number, number][]> = {
+      "ctl.tcod": [["TC1003", 1, 19], ["TC1010", 2, 4], ["TC1010", 2, 8], ["TC1010", 2, 16], ["TC1003", 3, 5]],
+      "u16.tcod": [["TC1009", 1, 1]],
+    };
+    for (const [file, codes] of Object.entries(expected)) {
+      for (const command of ["check", "compile", "run"]) {
+        const r = tcod(dir, command, "--json", file);
+        expect(r.status, `${command} ${file}`).toBe(1);
+        const got = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { code?: string; line: number; column: number }).filter((l) => l.code !== undefined);
+        expect(got.map((l) => [l.code, l.line, l.column]), `${command} ${file}`).toEqual(codes);
+      }
+      const f = tcod(dir, "fmt", file);
+      expect(f.status).toBe(1);
+      expect([...f.stderr.matchAll(/^\S+:(\d+):(\d+) error (TC\d+)/gm)].map((m) => [m[3], Number(m[1]), Number(m[2])]), `fmt ${file}`).toEqual(codes);
+      expect(f.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+    }
+    expect(readFileSync(join(dir, "ctl.tcod"), "utf8")).toBe(ctl);
+    expect(readFileSync(join(dir, "u16.tcod"))).toEqual(Buffer.from("\uFEFF" + program, "utf16le"));
+  });
 });

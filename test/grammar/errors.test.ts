@@ -47,6 +47,66 @@ describe("lexical errors", () => {
     expect(errors.map((e) => [e.kind, e.span.start.offset, e.span.end.offset])).toEqual([...text].flatMap((c, i) => (c === "\u0000" ? [["lexer", i, i + 1]] : [])));
   });
 
+  it("reports every control character but whitespace wherever it is: line, block and doc comment, string, code (TC1003; were: accepted inside a comment or string)", () => {
+    const text = '/// doc \u0001\nlet a = "x\u0007y" // c\u001b[2J\nlet b = 2 /* \u007f */ \u0008\n// C1: \u0085 \u009b\n';
+    const { errors } = parse(text, "c.tcod");
+    expect(errors.map(brief)).toEqual([
+      "TC1003 1:9 char \u0001", "TC1003 2:11 char \u0007", "TC1003 2:19 char \u001b", "TC1003 3:14 char \u007f", "TC1003 3:19 char \u0008",
+      "TC1003 4:8 char \u0085", "TC1003 4:10 char \u009b",
+    ]);
+    // Once each, by the lexer, at the character itself.
+    expect(errors.map((e) => [e.kind, e.span.start.offset, e.span.end.offset])).toEqual(
+      [...text].flatMap((c, i) => (/[\u0000-\u0008\u000e-\u001f\u007f-\u009f]/.test(c) ? [["lexer", i, i + 1]] : [])));
+    // Each of U+0001–U+0008, U+000E–U+001F and U+007F–U+009F, in a comment and in a string.
+    for (let c = 1; c < 0xa0; c++) {
+      if ((c >= 9 && c <= 13) || (c >= 0x20 && c < 0x7f)) continue;
+      const ch = String.fromCharCode(c);
+      expect(parse(`let a = 1 // ${ch}\n`, "c.tcod").errors.map(brief), `U+${c.toString(16)}`).toEqual([`TC1003 1:14 char ${ch}`]);
+      expect(parse(`let a = "${ch}"\n`, "c.tcod").errors.map(brief), `U+${c.toString(16)}`).toEqual([`TC1003 1:10 char ${ch}`]);
+    }
+    // The whitespace of the language stays allowed everywhere: tab, line feed, carriage return,
+    // vertical tab and form feed (a page break in a comment), and the byte-order mark.
+    expect(parse('\uFEFF// a\tb \f c \v d\r\nlet a = "\t\f\v" /* \f\n\v */\n', "ws.tcod").errors).toEqual([]);
+  });
+
+  it("reports the bidi controls of Trojan Source wherever they are: comment, doc comment, string, code (TC1010; were: accepted inside a comment or string, TC1003 in code)", () => {
+    // A RIGHT-TO-LEFT OVERRIDE, isolates and a POP DIRECTIONAL FORMATTING; an editor shows the line reordered.
+    const text = 'let admin = false /*\u202e } \u2066if admin\u2069 \u2066 begin */\n/// \u202a\u202c\nlet s = "\u2067x\u2069" \u202d\n';
+    const { errors } = parse(text, "b.tcod");
+    const at = [...text].flatMap((c, i) => (/[\u202a-\u202e\u2066-\u2069]/.test(c) ? [i] : []));
+    expect(at.length).toBe(9);
+    expect(errors.map((e) => [e.code, e.kind, e.span.start.offset, e.span.end.offset, e.char])).toEqual(at.map((i) => ["TC1010", "lexer", i, i + 1, text[i]]));
+    // Zero-width and other invisible characters that reorder nothing stay allowed in comments and strings.
+    expect(parse('let a = "\u200b\u200d\u00ad" // \u200b \u200e \u2060\n', "z.tcod").errors).toEqual([]);
+    // Right-to-left text itself is fine.
+    expect(parse('let a = "\u05e9\u05dc\u05d5\u05dd" // \u0645\u0631\u062d\u0628\u0627\n', "rtl.tcod").errors).toEqual([]);
+  });
+
+  it("reports a UTF-16 or UTF-32 file once, at 1:1, with its encoding and nothing else (TC1009; was: one TC1003 per NUL and parse errors)", () => {
+    const program = 'import { opd } from "std/loss"\nmodel m { path: "x" }\n';
+    const utf16le = Buffer.from("\uFEFF" + program, "utf16le");
+    const utf16be = Buffer.from(utf16le).swap16();
+    const utf32 = (le: boolean) => {
+      const b = Buffer.alloc(4 * (program.length + 1));
+      ["\uFEFF", ...program].forEach((c, i) => (le ? b.writeUInt32LE(c.codePointAt(0)!, 4 * i) : b.writeUInt32BE(c.codePointAt(0)!, 4 * i)));
+      return b;
+    };
+    const cases: [Buffer, string][] = [
+      [utf16le, "UTF-16 (little-endian, with a byte-order mark)"], [utf16be, "UTF-16 (big-endian, with a byte-order mark)"],
+      [utf16le.subarray(2), "UTF-16 (little-endian)"], [utf16be.subarray(2), "UTF-16 (big-endian)"],
+      [utf32(true), "UTF-32 (little-endian, with a byte-order mark)"], [utf32(false), "UTF-32 (big-endian, with a byte-order mark)"],
+      [utf32(true).subarray(4), "UTF-32 (little-endian)"], [utf32(false).subarray(4), "UTF-32 (big-endian)"],
+    ];
+    for (const [bytes, encoding] of cases) {
+      // As readFileSync(p, "utf8") (the CLI) or an editor that guessed UTF-8 gives it.
+      const { ast, errors } = parse(bytes.toString("utf8"), "w.tcod");
+      expect(errors.map((e) => [e.kind, e.code, e.span.start.line, e.span.start.column, e.encoding]), encoding).toEqual([["lexer", "TC1009", 1, 1, encoding]]);
+      expect(ast.decls).toEqual([]);
+    }
+    // A UTF-8 byte-order mark is fine.
+    expect(parse("\uFEFF" + program, "bom.tcod").errors).toEqual([]);
+  });
+
   it("reports invalid escapes (TC1006)", () => {
     const { errors } = parse(String.raw`let a = "x\qy\\ok\d"`, "e.tcod");
     expect(errors.map(brief)).toEqual([String.raw`TC1006 1:11 char \q`, String.raw`TC1006 1:18 char \d`]);
@@ -170,7 +230,7 @@ describe("catalogue agreement", () => {
     // The grammar does not import the compiler; the test may, to keep the two in step.
     const { catalogue } = await import("../../compiler/diagnostics/catalogue.js");
     expect(catalogue.TC1007.message).toContain(`${MAX_NESTING} levels`);
-    for (const code of ["TC1001", "TC1002", "TC1003", "TC1004", "TC1005", "TC1006", "TC1007", "TC1008"] as const) {
+    for (const code of ["TC1001", "TC1002", "TC1003", "TC1004", "TC1005", "TC1006", "TC1007", "TC1008", "TC1009", "TC1010"] as const) {
       expect(catalogue[code].name.length).toBeGreaterThan(0);
     }
   });

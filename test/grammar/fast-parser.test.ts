@@ -97,7 +97,9 @@ describe("fast parser against Chevrotain", () => {
       "import {} from \"x\"", "import { a } \"x\"", "fn f(a b) = 1", "fn f() 1", "model m { a 1 }", "sweep s { k: [1] }",
       "export sweep s product { k: [1] }", "let x = -", "let x = not", "curriculum c = { }", "let x = f(,)", "let x = [,]",
       "let x = if a then b", "let x = a.", "let x = a.(b)", `let x = ${"(".repeat(40)}1${")".repeat(40)}`,
-      `let x = ${"-".repeat(40)}1`, "let x = 1\u00a0", "let x = 1 // \u0000", "let x = \"\u0000\"", "/* \u0000 */ let x = 1", "let x = 1 let", "}", "let x = {a: 1 b}", "let x: = 1", "let x: list<a = 1",
+      `let x = ${"-".repeat(40)}1`, "let x = 1\u00a0", "let x = 1 // \u0000", "let x = \"\u0000\"", "/* \u0000 */ let x = 1", "let x = 1 // \u001b", "let x = \"\u0007\"", "/// \u007f\nlet x = 1", "/* \u0085 */ let x = 1",
+      "let x = 1 /* \u202e */", "let x = \"\u2066\"", "let x = 1 // \u2069", "let x = 1 \u202e", Buffer.from("\uFEFFlet x = 1", "utf16le").toString("utf8"),
+      Buffer.from("let x = 1", "utf16le").toString("utf8"), "let x = 1 let", "}", "let x = {a: 1 b}", "let x: = 1", "let x: list<a = 1",
     ];
     for (const text of broken) {
       expect(parseRecovering(text, "t.tcod").errors.length, text).toBeGreaterThan(0);

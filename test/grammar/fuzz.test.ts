@@ -11,7 +11,7 @@ import { lexTcod } from "../../grammar/lexer.js";
 import { rng } from "../helpers/prng.js";
 
 const sample = readFileSync(new URL("./samples/f2b.tcod", import.meta.url), "utf8");
-const codes = new Set(["TC1001", "TC1002", "TC1003", "TC1004", "TC1005", "TC1006", "TC1007", "TC1008"]);
+const codes = new Set(["TC1001", "TC1002", "TC1003", "TC1004", "TC1005", "TC1006", "TC1007", "TC1008", "TC1009", "TC1010"]);
 
 
 const pieces = lexTcod(sample).tokens.map((t) => t.image);
@@ -87,7 +87,7 @@ function* spansIn(node: unknown, path = "ast"): Generator<[string, Span]> {
 /** Character-level edits: reaches the lexer's error paths (quotes, comment openers, non-ASCII). */
 function mutateChars(seed: number): string {
   const random = rng(seed);
-  const alphabet = ['"', "\\", "/*", "*/", "//", "///", "\n", "\r\n", "\t", "×", "é", "😀", "§", "{", "}", "(", ")", "%", "..", "e", "1", "-", " "];
+  const alphabet = ['"', "\\", "/*", "*/", "//", "///", "\n", "\r\n", "\t", "×", "é", "😀", "§", "{", "}", "(", ")", "%", "..", "e", "1", "-", " ", "\u202e", "\u001b"];
   let text = sample;
   const edits = 1 + Math.floor(random() * 6);
   for (let i = 0; i < edits; i++) {
@@ -125,7 +125,7 @@ describe("mutation fuzzing of the sample", () => {
         expectSpan(text, at, "mutant.tcod", e.span, `${where}: ${JSON.stringify(e)}`);
         if (e.code === "TC1001") expect(e.found && e.expected, where).toBeTruthy();
         if (e.code === "TC1004") expect(e.expected, where).toBeTruthy();
-        if (e.code === "TC1003" || e.code === "TC1006") expect(e.char, where).toBeTruthy();
+        if (e.code === "TC1003" || e.code === "TC1006" || e.code === "TC1010") expect(e.char, where).toBeTruthy();
         expect((e.expected ?? "").length, where).toBeLessThan(90);
       }
       let spans = 0;

@@ -188,4 +188,40 @@ describe("tcod lsp", () => {
       expect.objectContaining({ label: ": turns · step", position: expect.objectContaining({ line: 14 }) }),
     ]));
   });
+
+  it("control and bidi characters in comments and strings, and a UTF-16 buffer: check's codes and spans, on open and as you type", async () => {
+    const u = uri(join(dir, "ctl.tcod"));
+    const clean = "/// Steps.\nlet a = 6 steps // note\nlet s = \"x\"\n";
+    await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: u, languageId: "tcod", version: 1, text: clean } });
+    expect(await nextDiagnostics(u, 0)).toEqual([]);
+    const brief = (ds: Diagnostic[]) => ds.map((d) => [d.code, d.range.start.line + 1, d.range.start.character + 1]);
+
+    // Typed in (incremental changes, as an editor sends them): a RIGHT-TO-LEFT OVERRIDE into the line
+    // comment, then an ESC into the string.
+    let n = published(u);
+    await conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: u, version: 2 }, contentChanges: [{ range: { start: { line: 1, character: 20 }, end: { line: 1, character: 20 } }, text: "\u202e" }] });
+    expect(brief(await nextDiagnostics(u, n))).toEqual([["TC1010", 2, 21]]);
+    n = published(u);
+    await conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: u, version: 3 }, contentChanges: [{ range: { start: { line: 2, character: 10 }, end: { line: 2, character: 10 } }, text: "\u001b" }] });
+    const ds = await nextDiagnostics(u, n);
+    expect(brief(ds)).toEqual([["TC1010", 2, 21], ["TC1003", 3, 11]]);
+    expect(ds.map((d) => String(d.message).split("\n")[0])).toEqual([
+      "Bidirectional control character U+202E (RIGHT-TO-LEFT OVERRIDE): it can make the code read differently than it runs.",
+      "Invalid character U+001B.",
+    ]);
+    // As `tcod check` says of that text.
+    const typed = "/// Steps.\nlet a = 6 steps // n\u202eote\nlet s = \"x\u001b\"\n";
+    writeFileSync(join(dir, "ctl-typed.tcod"), typed);
+    const check = spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "check", "--json", join(dir, "ctl-typed.tcod")], { cwd: dir, encoding: "utf8" });
+    const lines = check.stdout.trim().split("\n").map((l) => JSON.parse(l) as { code?: string; line: number; column: number }).filter((l) => l.code !== undefined);
+    expect(brief(ds)).toEqual(lines.map((l) => [l.code, l.line, l.column]));
+
+    // A UTF-16 file the editor read as UTF-8 (a NUL beside each character): one TC1009 at 1:1.
+    n = published(u);
+    await conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: u, version: 4 }, contentChanges: [{ text: Buffer.from(clean, "utf16le").toString("utf8") }] });
+    expect(brief(await nextDiagnostics(u, n))).toEqual([["TC1009", 1, 1]]);
+    n = published(u);
+    await conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: u, version: 5 }, contentChanges: [{ text: clean }] });
+    expect(await nextDiagnostics(u, n)).toEqual([]);
+  });
 });
