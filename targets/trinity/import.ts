@@ -361,6 +361,17 @@ class Reader {
       });
       return;
     }
+    // A character YAML does not allow in a file (a NUL, another control character but TAB, LF and CR)
+    // anywhere, a comment or a value the import never reads included: PyYAML, which Trinity reads
+    // the config with (OmegaConf.load), refuses the whole file ("unacceptable character #x0000:
+    // control characters are not allowed"); the YAML parser here takes it. Refused before parsing,
+    // at the first, as PyYAML does.
+    const bad = unacceptableCharacter(text);
+    if (bad) {
+      this.doc = parseDocument("", { lineCounter: this.lc });
+      this.issues.push({ path: "$", ...bad });
+      return;
+    }
     this.doc = parseDocument(text, { lineCounter: this.lc, keepSourceTokens: true, uniqueKeys: true });
     // The YAML parser recurses per level of nesting and reports its stack running out as an error
     // (once, or once per enclosing collection): one issue, at the first.
@@ -577,6 +588,39 @@ function wrongEncoding(text: string): string | undefined {
   if (nul(0) && char(1)) return `UTF-16 (big-endian${withBom})`;
   if (char(0) && nul(1)) return `UTF-16 (little-endian${withBom})`;
   return undefined;
+}
+
+/**
+ * The characters PyYAML's reader refuses (yaml/reader.py NON_PRINTABLE): all but TAB, LF, CR, the
+ * printable ASCII, NEL (U+0085) and U+00A0 to U+10FFFF less the surrogates, U+FFFE and U+FFFF.
+ */
+const UNACCEPTABLE = /[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu;
+const C0_NAMES = ["NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "TAB", "LF", "VT", "FF", "CR", "SO", "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US"];
+
+/**
+ * The first character of `text` that PyYAML refuses, as an issue at its line and column (counted as
+ * the YAML parser's LineCounter counts them: lines at LF, columns in UTF-16 code units from 1).
+ */
+function unacceptableCharacter(text: string): Omit<ImportIssue, "path"> | undefined {
+  UNACCEPTABLE.lastIndex = 0;
+  const m = UNACCEPTABLE.exec(text);
+  if (!m) return undefined;
+  const code = m[0].codePointAt(0)!;
+  const lineStart = text.lastIndexOf("\n", m.index - 1) + 1;
+  let line = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < m.index; i = text.indexOf("\n", i + 1)) line++;
+  const more = (text.match(UNACCEPTABLE)?.length ?? 1) - 1;
+  const hex = code.toString(16).toUpperCase().padStart(4, "0");
+  const what = code < 0x20 ? `the control character U+${hex} (${C0_NAMES[code]})`
+    : code === 0x7f ? `the control character U+${hex} (DEL)`
+    : code <= 0x9f ? `the C1 control character U+${hex}`
+    : code >= 0xd800 && code <= 0xdfff ? `a lone UTF-16 surrogate U+${hex}`
+    : `the noncharacter U+${hex}`;
+  return {
+    line, column: m.index - lineStart + 1,
+    message: `the file contains ${what}${more > 0 ? ` (and ${more} more such character${more === 1 ? "" : "s"} after it)` : ""}, which YAML does not allow in a file: Trinity-RFT's loader (OmegaConf.load, PyYAML) refuses the config ("unacceptable character")`,
+    hint: `Remove it${code === 0 ? "; a NUL usually means a binary, truncated or wrongly encoded file: save the config as UTF-8 text" : " (an editor's \"show invisible characters\" finds it)"}. YAML takes a control character only as an escape inside a double-quoted string, such as "\\x07".`,
+  };
 }
 
 const TOO_DEEP = {

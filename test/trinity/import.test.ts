@@ -196,7 +196,7 @@ describe("keys inside buffer, explorer and trainer; several documents; UTF-16", 
   });
 });
 
-describe("keys of every other section and of the dataclasses nested in them", () => {
+describe("keys of every other section and of the dataclasses nested in them; characters YAML does not allow", () => {
   it("a misspelt key in model, cluster, monitor, synchronizer, data_processor, service, log or a dataclass nested in a section is TC7101 at the key, with the key it is closest to (were: dropped unsaid)", () => {
     const text = F2B
       .replace("  max_response_tokens: 512\n", "  max_response_tokens: 512\n  max_respose_tokens: 512\n  lora_configs:\n    - lora_rnk: 8\n  tinker:\n    enabel: false\n")
@@ -251,6 +251,39 @@ describe("keys of every other section and of the dataclasses nested in them", ()
       .replace("  sync_interval: 1\n", "  sync_interval: 1\n  sync_offset: 0\n  group_name: g\n")
       + "data_processor:\n  experience_pipeline:\n    operators:\n      - name: pass_through\n        args: { anything: 1 }\n    inputs:\n      raw: { name: raw, storage_type: queue }\n  task_pipeline:\n    num_process: 1\n    output: { name: out, path: /o.jsonl, format: { prompt_key: q } }\nservice:\n  data_juicer: { auto_start: false, port: 5005 }\nlog:\n  level: INFO\n  group_by_node: false\n";
     expect(() => importTrinity(text, "x.yaml")).not.toThrow();
+  });
+  it("a NUL or another control character anywhere in the file, a comment or a value the import does not read included, is TC7101 at its line and column, as PyYAML refuses it (was: accepted)", () => {
+    const cases: [string, string, string][] = [
+      ["a NUL in a value the import reads", F2B.replace("name: \"alfworld_tcod_f2b\"", "name: \"alfworld_tcod_f2b\u0000\""), "the control character U+0000 (NUL)"],
+      ["a NUL in a comment", F2B.replace("# Student model", "# Student\u0000 model"), "the control character U+0000 (NUL)"],
+      ["an ESC in a value the import does not read", F2B.replace("project: \"ALFWORLD_TCOD\"", "project: \"ALFWORLD\u001b[0m_TCOD\""), "the control character U+001B (ESC)"],
+      ["a BEL in a plain scalar of the cluster", F2B.replace("  gpu_per_node: 8", "  gpu_per_node: 8\u0007"), "the control character U+0007 (BEL)"],
+      ["a form feed on a line of its own", F2B.replace("\ncluster:", "\n\u000c\ncluster:"), "the control character U+000C (FF)"],
+      ["a DEL", F2B.replace("  sync_timeout: 3600", "  sync_timeout: 3600\u007f"), "the control character U+007F (DEL)"],
+      ["a C1 control character", F2B.replace("# Student model", "# Student\u0080 model"), "the C1 control character U+0080"],
+    ];
+    for (const [name, text, what] of cases) {
+      const at = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u0084\u0086-\u009f]/.exec(text)!.index;
+      const before = text.slice(0, at).split("\n");
+      const is = issues(text);
+      expect(is.map((i) => [i.path, i.line, i.column]), name).toEqual([["$", before.length, before.at(-1)!.length + 1]]);
+      expect(is[0]!.message, name).toBe(`the file contains ${what}, which YAML does not allow in a file: Trinity-RFT's loader (OmegaConf.load, PyYAML) refuses the config ("unacceptable character")`);
+      expect(is[0]!.hint, name).toMatch(/^Remove it.*YAML takes a control character only as an escape inside a double-quoted string, such as "\\x07"\.$/);
+      const e = (() => { try { importTrinity(text, "x.yaml"); } catch (err) { return err as TrinityImportError; } })()!;
+      expect(e.code).toBe("TC7101");
+    }
+    // One issue, at the first, saying how many more there are.
+    const many = issues(F2B.replace("# Student model", "# Student\u0000\u0000 model").replace("  sync_timeout: 3600", "  sync_timeout: 3600\u0001"));
+    expect(many).toHaveLength(1);
+    expect(many[0]!.message).toMatch(/^the file contains the control character U\+0000 \(NUL\) \(and 2 more such characters after it\), /);
+    expect(many[0]!.line).toBe(lineOf(F2B, "# Student model"));
+    // TAB, CR (CRLF line ends), NEL, a UTF-8 byte-order mark, other Unicode and an escaped control character in a double-quoted string are fine (PyYAML takes them).
+    for (const ok of [
+      F2B.replace("  gpu_per_node: 8", "  gpu_per_node:\t8"), F2B.replaceAll("\n", "\r\n"), F2B.replace("# Student model", "# Student\u0085 model"),
+      "\uFEFF" + F2B, F2B.replace("# Student model", "# Student model 学生 🎓"), F2B.replace("project: \"ALFWORLD_TCOD\"", "project: \"ALFWORLD\\x07_TCOD\""),
+    ]) expect(() => importTrinity(ok, "x.yaml")).not.toThrow();
+    // resolvedConfig (the round-trip check's reader) refuses it too.
+    expect(() => resolvedConfig(F2B.replace("# Student model", "# Student\u0000 model"))).toThrow(TrinityImportError);
   });
 });
 
