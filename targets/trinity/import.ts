@@ -101,9 +101,12 @@ type Path = (string | number)[];
  * Trinity-RFT's config keys, section by section: the fields of the dataclasses in
  * trinity/common/config.py, as the union over the releases 0.4.1, 0.5.0, 0.5.1, 0.5.2 and 0.6.0
  * (the TCOD fork is 0.5.0.dev0; the upstream export target is 0.6.0). Trinity merges a config into
- * these dataclasses (OmegaConf.structured), which refuses a key its dataclass lacks; so does the
- * import (`Reader.unknownKeys`), rather than drop a misspelt key unsaid. Fields marked "DO NOT SET"
- * there are still accepted by Trinity, so they are here too.
+ * these dataclasses (OmegaConf.structured), which refuses a key its dataclass lacks, in every
+ * section and every mapping whose field is a dataclass itself; so does the import
+ * (`Reader.dataclassKeys` over DATACLASSES), rather than drop a misspelt key unsaid. Fields marked
+ * "DO NOT SET" there are still accepted by Trinity, so they are here too. (Checked against the
+ * releases' own dataclasses: OmegaConf.merge(OmegaConf.structured(Config), …) refuses an unknown
+ * key in each of them, and takes any key in their dict and Any fields.)
  */
 /** Config (`stages` of later versions). */
 const TOP_KEYS: ReadonlySet<string> = new Set([
@@ -186,6 +189,157 @@ const TRAINER_KEYS: ReadonlySet<string> = new Set([
   "offload_policy", "save_strategy", "max_checkpoints_to_keep", "megatron", "trust_remote_code", "trainer_config",
   "trainer_config_path",
 ]);
+/** ModelConfig (model): trust_remote_code from 0.5.1; enable_thinking and external_model from 0.5.2. */
+const MODEL_KEYS: ReadonlySet<string> = new Set([
+  "model_path", "critic_model_path", "custom_chat_template", "chat_template_path", "temperature", "top_p", "top_k", "logprobs",
+  "max_model_len", "max_prompt_tokens", "max_response_tokens", "min_response_tokens", "enable_prompt_truncation",
+  "repetition_penalty", "lora_configs", "fully_sharded_loras", "max_cpu_loras", "rope_scaling", "rope_theta", "tinker",
+  "trust_remote_code", "enable_thinking", "external_model",
+]);
+/** LoRAConfig (each of model.lora_configs). */
+const LORA_KEYS: ReadonlySet<string> = new Set([
+  "name", "path", "base_model_name", "lora_rank", "lora_alpha", "lora_dtype", "target_modules", "exclude_modules", "is_dummy",
+]);
+/** TinkerConfig (model.tinker; base_url from 0.5.0). */
+const TINKER_KEYS: ReadonlySet<string> = new Set(["enable", "rank", "seed", "train_mlp", "train_attn", "train_unembed", "base_url"]);
+/** ExternalModelConfig (model.external_model, an inference model's external_model_config; from 0.5.2). */
+const EXTERNAL_MODEL_KEYS: ReadonlySet<string> = new Set(["enable", "base_url_env", "api_key_env", "model_name"]);
+/** ClusterConfig (cluster; the *_gpu_num and trainer_node* fields from 0.5.0). */
+const CLUSTER_KEYS: ReadonlySet<string> = new Set([
+  "ray_address", "node_num", "gpu_per_node", "total_gpu_num", "rollout_gpu_num", "auxiliary_model_gpu_num", "explorer_gpu_num",
+  "trainer_gpu_num", "trainer_node_num", "trainer_gpu_num_per_node",
+]);
+/** SynchronizerConfig (synchronizer; explorer_sync_interval, trainer_sync_interval and group_name of 0.6.0). */
+const SYNCHRONIZER_KEYS: ReadonlySet<string> = new Set([
+  "sync_method", "sync_style", "sync_interval", "sync_offset", "sync_timeout", "wait_for_checkpoint", "explorer_world_size",
+  "ray_namespace", "explorer_sync_interval", "trainer_sync_interval", "group_name",
+]);
+/** MonitorConfig (monitor; detailed_stats from 0.5.0). Its monitor_args is free-form. */
+const MONITOR_KEYS: ReadonlySet<string> = new Set(["monitor_type", "monitor_args", "enable_ray_timeline", "cache_dir", "detailed_stats"]);
+/** DataProcessorConfig (data_processor). */
+const DATA_PROCESSOR_KEYS: ReadonlySet<string> = new Set(["task_pipeline", "experience_pipeline"]);
+/** TaskPipelineConfig (data_processor.task_pipeline). */
+const TASK_PIPELINE_KEYS: ReadonlySet<string> = new Set([
+  "operators", "num_process", "config_path", "inputs", "output", "target_fields", "priority_weights", "top_k",
+]);
+/** ExperiencePipelineConfig (data_processor.experience_pipeline). */
+const EXPERIENCE_PIPELINE_KEYS: ReadonlySet<string> = new Set(["operators", "save_input", "input_save_path", "inputs", "output"]);
+/** OperatorConfig (each operator of a pipeline). Its args is free-form. */
+const OPERATOR_KEYS: ReadonlySet<string> = new Set(["name", "args"]);
+/** ServiceConfig (service). */
+const SERVICE_KEYS: ReadonlySet<string> = new Set(["data_juicer"]);
+/** DataJuicerServiceConfig (service.data_juicer). */
+const DATA_JUICER_KEYS: ReadonlySet<string> = new Set(["server_url", "auto_start", "port"]);
+/** LogConfig (log). */
+const LOG_KEYS: ReadonlySet<string> = new Set(["level", "group_by_node", "save_dir"]);
+/** OverRolloutConfig (explorer.over_rollout; return_partial_tasks of 0.6.0). */
+const OVER_ROLLOUT_KEYS: ReadonlySet<string> = new Set(["ratio", "wait_after_min", "return_partial_tasks"]);
+/** DynamicTimeoutConfig (explorer.dynamic_timeout; warmup_min_steps of 0.6.0). */
+const DYNAMIC_TIMEOUT_KEYS: ReadonlySet<string> = new Set(["enable", "ratio", "warmup_min_steps"]);
+/** MegatronParallelConfig (trainer.megatron, of 0.6.0). */
+const MEGATRON_KEYS: ReadonlySet<string> = new Set([
+  "tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+  "expert_model_parallel_size", "expert_tensor_parallel_size", "context_parallel_size", "sequence_parallel",
+]);
+/** ReplayBufferConfig (an experience buffer's replay_buffer). Its priority_fn_args is free-form. */
+const REPLAY_BUFFER_KEYS: ReadonlySet<string> = new Set(["enable", "priority_fn", "reuse_cooldown_time", "priority_fn_args"]);
+/** StorageConfig (buffer.explorer_output): task_selector up to 0.5.1, data_selector from 0.5.2. */
+const STORAGE_KEYS: ReadonlySet<string> = new Set([
+  "name", "storage_type", "path", "repeat_times", "index", "split", "subset_name", "format", "capacity", "max_read_timeout",
+  "replay_buffer", "max_retry_times", "max_retry_interval", "default_workflow_type", "default_reward_fn_type", "rollout_args",
+  "workflow_args", "reward_fn_args", "task_selector", "enable_progress_bar", "ray_namespace", "wrap_in_ray", "schema_type",
+  "total_epochs", "total_steps", "batch_size", "tokenizer_path", "is_eval", "data_selector",
+]);
+/** StageConfig (each of stages, which the import refuses as a whole but whose keys Trinity checks all the same). */
+const STAGE_KEYS: ReadonlySet<string> = new Set(["stage_name", "mode", "algorithm", "buffer", "data_processor", "explorer", "trainer"]);
+
+/**
+ * Each dataclass: its keys, and those of its fields whose type is a dataclass too, which Trinity's
+ * structured merge checks as well ("one": the dataclass; "list": a list of them; "map": a mapping of
+ * free names to them). Every other field (a scalar, or a dict or Any such as workflow_args, env_vars,
+ * *_args, kwargs, trainer_config) takes any keys and is not looked into.
+ */
+type Nested = readonly [field: string, shape: "one" | "list" | "map", dataclass: string];
+const DATACLASSES: Readonly<Record<string, { keys: ReadonlySet<string>; nested: readonly Nested[] }>> = {
+  Config: {
+    keys: TOP_KEYS,
+    nested: [
+      ["algorithm", "one", "AlgorithmConfig"], ["data_processor", "one", "DataProcessorConfig"], ["model", "one", "ModelConfig"],
+      ["cluster", "one", "ClusterConfig"], ["buffer", "one", "BufferConfig"], ["explorer", "one", "ExplorerConfig"],
+      ["trainer", "one", "TrainerConfig"], ["monitor", "one", "MonitorConfig"], ["synchronizer", "one", "SynchronizerConfig"],
+      ["service", "one", "ServiceConfig"], ["log", "one", "LogConfig"], ["stages", "list", "StageConfig"],
+    ],
+  },
+  AlgorithmConfig: { keys: ALGORITHM_KEYS, nested: [["optimizer", "one", "OptimizerConfig"]] },
+  OptimizerConfig: { keys: OPTIMIZER_KEYS, nested: [] },
+  DataProcessorConfig: { keys: DATA_PROCESSOR_KEYS, nested: [["task_pipeline", "one", "TaskPipelineConfig"], ["experience_pipeline", "one", "ExperiencePipelineConfig"]] },
+  TaskPipelineConfig: { keys: TASK_PIPELINE_KEYS, nested: [["operators", "list", "OperatorConfig"], ["output", "one", "TasksetConfig"]] },
+  ExperiencePipelineConfig: {
+    keys: EXPERIENCE_PIPELINE_KEYS,
+    nested: [["operators", "list", "OperatorConfig"], ["inputs", "map", "ExperienceBufferConfig"], ["output", "one", "ExperienceBufferConfig"]],
+  },
+  OperatorConfig: { keys: OPERATOR_KEYS, nested: [] },
+  ModelConfig: {
+    keys: MODEL_KEYS,
+    nested: [["lora_configs", "list", "LoRAConfig"], ["tinker", "one", "TinkerConfig"], ["external_model", "one", "ExternalModelConfig"]],
+  },
+  LoRAConfig: { keys: LORA_KEYS, nested: [] },
+  TinkerConfig: { keys: TINKER_KEYS, nested: [] },
+  ExternalModelConfig: { keys: EXTERNAL_MODEL_KEYS, nested: [] },
+  ClusterConfig: { keys: CLUSTER_KEYS, nested: [] },
+  BufferConfig: {
+    keys: BUFFER_KEYS,
+    nested: [["explorer_input", "one", "ExplorerInput"], ["trainer_input", "one", "TrainerInput"], ["explorer_output", "one", "StorageConfig"]],
+  },
+  ExplorerInput: {
+    keys: EXPLORER_INPUT_KEYS,
+    nested: [["taskset", "one", "TasksetConfig"], ["tasksets", "list", "TasksetConfig"], ["eval_tasksets", "list", "TasksetConfig"]],
+  },
+  TasksetConfig: {
+    keys: TASKSET_KEYS,
+    nested: [["rollout_args", "one", "GenerationConfig"], ["format", "one", "FormatConfig"], ["task_selector", "one", "DataSelectorConfig"], ["data_selector", "one", "DataSelectorConfig"]],
+  },
+  GenerationConfig: { keys: GENERATION_KEYS, nested: [] },
+  FormatConfig: { keys: FORMAT_KEYS, nested: [] },
+  DataSelectorConfig: { keys: SELECTOR_KEYS, nested: [] },
+  TrainerInput: { keys: TRAINER_INPUT_KEYS, nested: [["experience_buffer", "one", "ExperienceBufferConfig"], ["auxiliary_buffers", "map", "ExperienceBufferConfig"]] },
+  ExperienceBufferConfig: {
+    keys: EXPERIENCE_BUFFER_KEYS,
+    nested: [["replay_buffer", "one", "ReplayBufferConfig"], ["format", "one", "FormatConfig"], ["data_selector", "one", "DataSelectorConfig"]],
+  },
+  ReplayBufferConfig: { keys: REPLAY_BUFFER_KEYS, nested: [] },
+  StorageConfig: {
+    keys: STORAGE_KEYS,
+    nested: [
+      ["format", "one", "FormatConfig"], ["replay_buffer", "one", "ReplayBufferConfig"], ["rollout_args", "one", "GenerationConfig"],
+      ["task_selector", "one", "DataSelectorConfig"], ["data_selector", "one", "DataSelectorConfig"],
+    ],
+  },
+  ExplorerConfig: {
+    keys: EXPLORER_KEYS,
+    nested: [
+      ["rollout_model", "one", "InferenceModelConfig"], ["auxiliary_models", "list", "InferenceModelConfig"],
+      ["over_rollout", "one", "OverRolloutConfig"], ["dynamic_timeout", "one", "DynamicTimeoutConfig"],
+    ],
+  },
+  InferenceModelConfig: { keys: INFERENCE_MODEL_KEYS, nested: [["external_model_config", "one", "ExternalModelConfig"]] },
+  OverRolloutConfig: { keys: OVER_ROLLOUT_KEYS, nested: [] },
+  DynamicTimeoutConfig: { keys: DYNAMIC_TIMEOUT_KEYS, nested: [] },
+  TrainerConfig: { keys: TRAINER_KEYS, nested: [["megatron", "one", "MegatronParallelConfig"]] },
+  MegatronParallelConfig: { keys: MEGATRON_KEYS, nested: [] },
+  MonitorConfig: { keys: MONITOR_KEYS, nested: [] },
+  SynchronizerConfig: { keys: SYNCHRONIZER_KEYS, nested: [] },
+  ServiceConfig: { keys: SERVICE_KEYS, nested: [["data_juicer", "one", "DataJuicerServiceConfig"]] },
+  DataJuicerServiceConfig: { keys: DATA_JUICER_KEYS, nested: [] },
+  LogConfig: { keys: LOG_KEYS, nested: [] },
+  StageConfig: {
+    keys: STAGE_KEYS,
+    nested: [
+      ["algorithm", "one", "AlgorithmConfig"], ["buffer", "one", "BufferConfig"], ["data_processor", "one", "DataProcessorConfig"],
+      ["explorer", "one", "ExplorerConfig"], ["trainer", "one", "TrainerConfig"],
+    ],
+  },
+};
 /** Past this many keys, an unknown key's hint names a few and the dataclass rather than all of them. */
 const HINT_KEYS = 30;
 
@@ -206,6 +360,17 @@ class Reader {
         message: `the file is encoded as ${encoding}; Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8`,
         hint: "Save it as UTF-8: in PowerShell, `Get-Content in.yaml | Set-Content -Encoding utf8 out.yaml` (Windows PowerShell's `>` and Out-File write UTF-16); in an editor, save with encoding UTF-8.",
       });
+      return;
+    }
+    // A character YAML does not allow in a file (a NUL, another control character but TAB, LF and CR)
+    // anywhere, a comment or a value the import never reads included: PyYAML, which Trinity reads
+    // the config with (OmegaConf.load), refuses the whole file ("unacceptable character #x0000:
+    // control characters are not allowed"); the YAML parser here takes it. Refused before parsing,
+    // at the first, as PyYAML does.
+    const bad = unacceptableCharacter(text);
+    if (bad) {
+      this.doc = parseDocument("", { lineCounter: this.lc });
+      this.issues.push({ path: "$", ...bad });
       return;
     }
     this.doc = parseDocument(text, { lineCounter: this.lc, keepSourceTokens: true, uniqueKeys: true });
@@ -281,8 +446,7 @@ class Reader {
    * Every key of the mapping at `path` that is not in `known`, refused at the key itself (TC7101):
    * Trinity-RFT's config is a structured OmegaConf schema, which refuses a key its dataclass lacks.
    */
-  unknownKeys(path: Path, known: ReadonlySet<string>, section: string, dataclass?: string): void {
-    const n = this.node(path);
+  unknownKeys(path: Path, known: ReadonlySet<string>, section: string, dataclass?: string, n: unknown = this.node(path)): void {
     if (!isMap(n)) return;
     for (const pair of n.items) {
       const k = isScalar(pair.key) ? pair.key.value : pair.key;
@@ -301,6 +465,24 @@ class Reader {
         message: `unknown key ${fmt(at)}: Trinity-RFT's ${section} has no such key, and Trinity refuses the config`,
         hint: `${close ? `Did you mean '${close}'? ` : ""}Remove it, or correct its name; ${section} takes ${takes}.`,
       });
+    }
+  }
+  /**
+   * The keys of the mapping `node` (at `path`) against the dataclass `name` of DATACLASSES, then
+   * those of its fields that are dataclasses in turn, depth first in the dataclass's field order.
+   * A field that is absent, null, not a mapping (a list, an alias) is not looked into.
+   */
+  dataclassKeys(path: Path, node: unknown, name: string): void {
+    if (!isMap(node)) return;
+    const dc = DATACLASSES[name]!;
+    this.unknownKeys(path, dc.keys, sectionLabel(path), name, node);
+    for (const [field, shape, inner] of dc.nested) {
+      const child = node.get(field, true);
+      if (shape === "one") this.dataclassKeys([...path, field], child, inner);
+      else if (shape === "list" && isSeq(child)) child.items.forEach((item, i) => this.dataclassKeys([...path, field, i], item, inner));
+      else if (shape === "map" && isMap(child)) {
+        for (const pair of child.items) this.dataclassKeys([...path, field, String(isScalar(pair.key) ? pair.key.value : pair.key)], pair.value, inner);
+      }
     }
   }
   has(path: Path): boolean { return this.doc.hasIn(path); }
@@ -387,6 +569,39 @@ const MULTIPLE_DOCS = {
   hint: "Keep the config's one document: remove this `---` and what follows it, or put each document in a file of its own.",
 };
 
+/**
+ * The characters PyYAML's reader refuses (yaml/reader.py NON_PRINTABLE): all but TAB, LF, CR, the
+ * printable ASCII, NEL (U+0085) and U+00A0 to U+10FFFF less the surrogates, U+FFFE and U+FFFF.
+ */
+const UNACCEPTABLE = /[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu;
+const C0_NAMES = ["NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "TAB", "LF", "VT", "FF", "CR", "SO", "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US"];
+
+/**
+ * The first character of `text` that PyYAML refuses, as an issue at its line and column (counted as
+ * the YAML parser's LineCounter counts them: lines at LF, columns in UTF-16 code units from 1).
+ */
+function unacceptableCharacter(text: string): Omit<ImportIssue, "path"> | undefined {
+  UNACCEPTABLE.lastIndex = 0;
+  const m = UNACCEPTABLE.exec(text);
+  if (!m) return undefined;
+  const code = m[0].codePointAt(0)!;
+  const lineStart = text.lastIndexOf("\n", m.index - 1) + 1;
+  let line = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < m.index; i = text.indexOf("\n", i + 1)) line++;
+  const more = (text.match(UNACCEPTABLE)?.length ?? 1) - 1;
+  const hex = code.toString(16).toUpperCase().padStart(4, "0");
+  const what = code < 0x20 ? `the control character U+${hex} (${C0_NAMES[code]})`
+    : code === 0x7f ? `the control character U+${hex} (DEL)`
+    : code <= 0x9f ? `the C1 control character U+${hex}`
+    : code >= 0xd800 && code <= 0xdfff ? `a lone UTF-16 surrogate U+${hex}`
+    : `the noncharacter U+${hex}`;
+  return {
+    line, column: m.index - lineStart + 1,
+    message: `the file contains ${what}${more > 0 ? ` (and ${more} more such character${more === 1 ? "" : "s"} after it)` : ""}, which YAML does not allow in a file: Trinity-RFT's loader (OmegaConf.load, PyYAML) refuses the config ("unacceptable character")`,
+    hint: `Remove it${code === 0 ? "; a NUL usually means a binary, truncated or wrongly encoded file: save the config as UTF-8 text" : " (an editor's \"show invisible characters\" finds it)"}. YAML takes a control character only as an escape inside a double-quoted string, such as "\\x07".`,
+  };
+}
+
 const TOO_DEEP = {
   message: `the YAML is nested too deeply (tcod reads collections up to ${MAX_YAML_DEPTH} levels deep; a Trinity config has about six)`,
   hint: "Flatten the nesting that starts here; it is not a Trinity-RFT config.",
@@ -433,6 +648,21 @@ function closestKey(key: string, keys: readonly string[]): string | undefined {
   return best;
 }
 
+/**
+ * How an unknown key's message names the mapping it is in: "config (top level)", "taskset section",
+ * "eval taskset's format", "auxiliary model section"… for the mappings the import reads, else its
+ * path ("model section", "explorer.over_rollout section").
+ */
+function sectionLabel(path: Path): string {
+  if (path.length === 0) return "config (top level)";
+  const p = fmt(path);
+  const ts = /^buffer\.explorer_input\.(taskset|eval_tasksets\[\d+\])(?:\.(rollout_args|format|task_selector|data_selector))?$/.exec(p);
+  if (ts) { const what = ts[1] === "taskset" ? "taskset" : "eval taskset"; return ts[2] ? `${what}'s ${ts[2]}` : `${what} section`; }
+  if (p === "buffer.trainer_input.experience_buffer") return "experience_buffer section";
+  if (/^explorer\.auxiliary_models\[\d+\]$/.test(p)) return "auxiliary model section";
+  return `${p} section`;
+}
+
 function fmt(path: Path): string {
   return path.length === 0 ? "$" : path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
 }
@@ -450,30 +680,10 @@ export function importTrinity(yamlText: string, file = "<config>"): TrinityImpor
   if (missingTop.length === trinityKeys.length) {
     throw new TrinityImportError(file, [{ path: "$", line: 1, column: 1, message: `not a Trinity-RFT config: none of the sections ${trinityKeys.join(", ")} is present (found ${[...top].slice(0, 6).join(", ") || "nothing"})`, hint: "Give the YAML of a `trinity run --config` file." }]);
   }
-  // Keys Trinity-RFT itself refuses (trinity/common/config.py: Config, AlgorithmConfig; the TCOD fork's
-  // and later versions' additions included), where a typo would otherwise be dropped unsaid.
-  r.unknownKeys([], TOP_KEYS, "config (top level)");
-  r.unknownKeys(["algorithm"], ALGORITHM_KEYS, "algorithm section");
-  r.unknownKeys(["algorithm", "optimizer"], OPTIMIZER_KEYS, "algorithm.optimizer section");
-  // buffer, explorer and trainer one level deep, and the mappings in them that the import reads.
-  r.unknownKeys(["buffer"], BUFFER_KEYS, "buffer section");
-  r.unknownKeys(["buffer", "explorer_input"], EXPLORER_INPUT_KEYS, "buffer.explorer_input section");
-  const tasksets: [Path, string][] = [[["buffer", "explorer_input", "taskset"], "taskset"]];
-  const evalSets = r.node(["buffer", "explorer_input", "eval_tasksets"]);
-  if (isSeq(evalSets)) evalSets.items.forEach((_, i) => tasksets.push([["buffer", "explorer_input", "eval_tasksets", i], "eval taskset"]));
-  for (const [base, what] of tasksets) {
-    r.unknownKeys(base, TASKSET_KEYS, `${what} section`, "TasksetConfig");
-    r.unknownKeys([...base, "rollout_args"], GENERATION_KEYS, `${what}'s rollout_args`);
-    r.unknownKeys([...base, "format"], FORMAT_KEYS, `${what}'s format`);
-    for (const sel of ["task_selector", "data_selector"]) r.unknownKeys([...base, sel], SELECTOR_KEYS, `${what}'s ${sel}`);
-  }
-  r.unknownKeys(["buffer", "trainer_input"], TRAINER_INPUT_KEYS, "buffer.trainer_input section");
-  r.unknownKeys(["buffer", "trainer_input", "experience_buffer"], EXPERIENCE_BUFFER_KEYS, "experience_buffer section");
-  r.unknownKeys(["explorer"], EXPLORER_KEYS, "explorer section");
-  r.unknownKeys(["explorer", "rollout_model"], INFERENCE_MODEL_KEYS, "explorer.rollout_model section", "InferenceModelConfig");
-  const auxModels = r.node(["explorer", "auxiliary_models"]);
-  if (isSeq(auxModels)) auxModels.items.forEach((_, i) => r.unknownKeys(["explorer", "auxiliary_models", i], INFERENCE_MODEL_KEYS, "auxiliary model section", "InferenceModelConfig"));
-  r.unknownKeys(["trainer"], TRAINER_KEYS, "trainer section");
+  // Keys Trinity-RFT itself refuses (trinity/common/config.py's dataclasses, the fork's and later
+  // versions' fields included), where a typo would otherwise be dropped unsaid: every section, and
+  // every mapping in them whose field is a dataclass (DATACLASSES), whether the import reads it or not.
+  r.dataclassKeys([], r.doc.contents, "Config");
   const required = (path: Path, what: string, hint: string): void => { if (!r.has(path)) r.fail(path, `missing required key ${fmt(path)} (${what})`, hint); };
   required(["model", "model_path"], "the student model", "Add `model: { model_path: … }`.");
   required(["explorer", "auxiliary_models", 0, "model_path"], "the teacher: OPD scores with explorer.auxiliary_models[0]", "Add `explorer: { auxiliary_models: [{ model_path: … }] }`.");

@@ -70,6 +70,29 @@ describe("tcod import/export trinity", () => {
     }
   });
 
+  it("a NUL byte in a comment, a misspelt model or cluster key, and one in explorer.over_rollout: TC7101 each at its line and column, exit 1 (were: accepted)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-"));
+    const f2b = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
+    const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const cases: [string, Buffer | string, RegExp, RegExp][] = [
+      // "  # Student model" is line 22; the NUL is its 12th character.
+      ["nul.yaml", Buffer.from(f2b.replace("# Student model", "# Student\0 model"), "utf8"), /:22:12 error TC7101: the file contains the control character U\+0000 \(NUL\), which YAML does not allow in a file: Trinity-RFT's loader \(OmegaConf\.load, PyYAML\) refuses the config \("unacceptable character"\) \(at \$\)/, /hint: Remove it; a NUL usually means a binary, truncated or wrongly encoded file/],
+      ["model.yaml", f2b.replace("  max_response_tokens: 512", "  max_respose_tokens: 512"), /:25:3 error TC7101: unknown key model\.max_respose_tokens: Trinity-RFT's model section has no such key/, /hint: Did you mean 'max_response_tokens'\?/],
+      ["cluster.yaml", f2b.replace("  gpu_per_node: 8", "  gpus_per_node: 8"), /:29:3 error TC7101: unknown key cluster\.gpus_per_node/, /hint: Did you mean 'gpu_per_node'\?/],
+      ["over.yaml", f2b.replace("  max_timeout: 3600", "  max_timeout: 3600\n  over_rollout:\n    ratoi: 0.5"), /:124:5 error TC7101: unknown key explorer\.over_rollout\.ratoi: Trinity-RFT's explorer\.over_rollout section has no such key/, /hint: Did you mean 'ratio'\? Remove it, or correct its name; explorer\.over_rollout section takes ratio, wait_after_min, return_partial_tasks\./],
+    ];
+    for (const [name, content, error, hint] of cases) {
+      const file = join(dir, name);
+      writeFileSync(file, content);
+      const r = tcod("import", "trinity", file);
+      expect(r.status, name).toBe(1);
+      noStack(r.stderr);
+      expect(r.stderr, name).toMatch(new RegExp(esc(file) + error.source));
+      expect(r.stderr, name).toMatch(hint);
+      expect(r.stderr, name).toMatch(/\n1 error\(s\)\n$/);
+    }
+  });
+
   it("a value tcod refuses is TC7101 at its YAML key, exit 1 (was: internal error, exit 2)", () => {
     const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-"));
     const base = readFileSync("test/fixtures/trinity/shapes/alfworld-b2f/config.yaml", "utf8");

@@ -196,6 +196,97 @@ describe("keys inside buffer, explorer and trainer; several documents; UTF-16", 
   });
 });
 
+describe("keys of every other section and of the dataclasses nested in them; characters YAML does not allow", () => {
+  it("a misspelt key in model, cluster, monitor, synchronizer, data_processor, service, log or a dataclass nested in a section is TC7101 at the key, with the key it is closest to (were: dropped unsaid)", () => {
+    const text = F2B
+      .replace("  max_response_tokens: 512\n", "  max_response_tokens: 512\n  max_respose_tokens: 512\n  lora_configs:\n    - lora_rnk: 8\n  tinker:\n    enabel: false\n")
+      .replace("  gpu_per_node: 8\n", "  gpu_per_node: 8\n  gpus_per_node: 8\n")
+      .replace("      path: 'sqlite:///alfworld_tcod_f2b_buffer.db'\n", "      path: 'sqlite:///alfworld_tcod_f2b_buffer.db'\n      replay_buffer:\n        priority_fun: linear_decay\n    auxiliary_buffers:\n      sft:\n        capacty: 10\n")
+      .replace("  max_timeout: 3600\n", "  max_timeout: 3600\n  over_rollout:\n    ratoi: 0.5\n  dynamic_timeout:\n    enabled: true\n")
+      .replace("  ulysses_sequence_parallel_size: 2\n", "  ulysses_sequence_parallel_size: 2\n  megatron:\n    sequence_paralel: true\n")
+      .replace("  monitor_type: wandb", "  monitor_type: wandb\n  monitor_typ: wandb")
+      .replace("  sync_interval: 1\n", "  sync_interval: 1\n  sync_intervall: 1\n")
+      + "data_processor:\n  experience_pipeline:\n    operators:\n      - name: pass_through\n        arg: { x: 1 }\nservice:\n  data_juicer:\n    server_ulr: http://localhost:5005\nlog:\n  levle: INFO\n";
+    const is = issues(text);
+    // Depth first, in the order of the dataclasses' fields (Config: algorithm, data_processor, model, cluster, buffer, explorer, trainer, monitor, synchronizer, service, log).
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([
+      ["data_processor.experience_pipeline.operators[0].arg", lineOf(text, "arg: { x: 1 }"), 9],
+      ["model.max_respose_tokens", lineOf(text, "max_respose_tokens:"), 3],
+      ["model.lora_configs[0].lora_rnk", lineOf(text, "lora_rnk:"), 7],
+      ["model.tinker.enabel", lineOf(text, "enabel:"), 5],
+      ["cluster.gpus_per_node", lineOf(text, "gpus_per_node:"), 3],
+      ["buffer.trainer_input.experience_buffer.replay_buffer.priority_fun", lineOf(text, "priority_fun:"), 9],
+      ["buffer.trainer_input.auxiliary_buffers.sft.capacty", lineOf(text, "capacty:"), 9],
+      ["explorer.over_rollout.ratoi", lineOf(text, "ratoi:"), 5],
+      ["explorer.dynamic_timeout.enabled", lineOf(text, "enabled:"), 5],
+      ["trainer.megatron.sequence_paralel", lineOf(text, "sequence_paralel:"), 5],
+      ["monitor.monitor_typ", lineOf(text, "monitor_typ:"), 3],
+      ["synchronizer.sync_intervall", lineOf(text, "sync_intervall:"), 3],
+      ["service.data_juicer.server_ulr", lineOf(text, "server_ulr:"), 5],
+      ["log.levle", lineOf(text, "levle:"), 3],
+    ]);
+    expect(is.map((i) => /^Did you mean '(\w+)'/.exec(i.hint)?.[1])).toEqual([
+      "args", "max_response_tokens", "lora_rank", "enable", "gpu_per_node", "priority_fn", "capacity", "ratio", "enable",
+      "sequence_parallel", "monitor_type", "sync_interval", "server_url", "level",
+    ]);
+    expect(is[1]!.message).toBe("unknown key model.max_respose_tokens: Trinity-RFT's model section has no such key, and Trinity refuses the config");
+    expect(is[1]!.hint).toMatch(/^Did you mean 'max_response_tokens'\? Remove it, or correct its name; model section takes model_path, critic_model_path, .*, external_model\.$/);
+    expect(is[4]!.message).toBe("unknown key cluster.gpus_per_node: Trinity-RFT's cluster section has no such key, and Trinity refuses the config");
+    expect(is[7]!.hint).toBe("Did you mean 'ratio'? Remove it, or correct its name; explorer.over_rollout section takes ratio, wait_after_min, return_partial_tasks.");
+    const e = (() => { try { importTrinity(text, "x.yaml"); } catch (err) { return err as TrinityImportError; } })()!;
+    expect(e.code).toBe("TC7101");
+    // A dataclass reached through a list or a mapping of names in a refused section (stages) is checked too.
+    const staged = issues(F2B + "stages:\n  - stage_name: warmup\n    explorer:\n      over_rollout: { ratoi: 0.5 }\n");
+    expect(staged.map((i) => i.path)).toEqual(["stages[0].explorer.over_rollout.ratoi", "stages"]);
+  });
+  it("fields of these dataclasses in any release 0.4.1 to 0.6.0 import, and free-form mappings (monitor_args, args, trainer_config, *_args, env_vars…) take any key", () => {
+    const text = F2B
+      .replace("  max_response_tokens: 512\n", "  max_response_tokens: 512\n  trust_remote_code: false\n  enable_thinking: false\n  rope_scaling: { rope_type: yarn, factor: 4.0, anything: 1 }\n  tinker: { enable: false, base_url: http://x }\n  external_model: { enable: false, model_name: m }\n  lora_configs: [{ name: a, lora_rank: 8, is_dummy: true }]\n")
+      .replace("  gpu_per_node: 8\n", "  gpu_per_node: 8\n  ray_address: auto\n  total_gpu_num: 8\n")
+      .replace("      path: 'sqlite:///alfworld_tcod_f2b_buffer.db'\n", "      path: 'sqlite:///alfworld_tcod_f2b_buffer.db'\n      replay_buffer: { enable: false, priority_fn: linear_decay, priority_fn_args: { decay: 2.0, anything: { deep: 1 } } }\n    auxiliary_buffers:\n      sft: { name: sft, storage_type: file, path: /x.jsonl, format: { prompt_key: q } }\n")
+      .replace("  max_timeout: 3600\n", "  max_timeout: 3600\n  over_rollout: { ratio: 0.0, wait_after_min: 30.0, return_partial_tasks: false }\n  dynamic_timeout: { enable: false, ratio: 3.0, warmup_min_steps: 1 }\n")
+      .replace("    gpu_memory_utilization: 0.7\n", "    gpu_memory_utilization: 0.7\n    extra_engine_args: { anything: 1 }\n    lora_kwargs: { anything: 1 }\n    external_model_config: { enable: false }\n")
+      .replace("  ulysses_sequence_parallel_size: 2\n", "  ulysses_sequence_parallel_size: 2\n  trainer_config: { actor_rollout_ref: { actor: { anything: 1 } } }\n  megatron: { sequence_parallel: true }\n")
+      .replace("  monitor_type: wandb", "  monitor_type: wandb\n  monitor_args: { anything: 1, nested: { deep: true } }\n  detailed_stats: false")
+      .replace("  sync_interval: 1\n", "  sync_interval: 1\n  sync_offset: 0\n  group_name: g\n")
+      + "data_processor:\n  experience_pipeline:\n    operators:\n      - name: pass_through\n        args: { anything: 1 }\n    inputs:\n      raw: { name: raw, storage_type: queue }\n  task_pipeline:\n    num_process: 1\n    output: { name: out, path: /o.jsonl, format: { prompt_key: q } }\nservice:\n  data_juicer: { auto_start: false, port: 5005 }\nlog:\n  level: INFO\n  group_by_node: false\n";
+    expect(() => importTrinity(text, "x.yaml")).not.toThrow();
+  });
+  it("a NUL or another control character anywhere in the file, a comment or a value the import does not read included, is TC7101 at its line and column, as PyYAML refuses it (was: accepted)", () => {
+    const cases: [string, string, string][] = [
+      ["a NUL in a value the import reads", F2B.replace("name: \"alfworld_tcod_f2b\"", "name: \"alfworld_tcod_f2b\u0000\""), "the control character U+0000 (NUL)"],
+      ["a NUL in a comment", F2B.replace("# Student model", "# Student\u0000 model"), "the control character U+0000 (NUL)"],
+      ["an ESC in a value the import does not read", F2B.replace("project: \"ALFWORLD_TCOD\"", "project: \"ALFWORLD\u001b[0m_TCOD\""), "the control character U+001B (ESC)"],
+      ["a BEL in a plain scalar of the cluster", F2B.replace("  gpu_per_node: 8", "  gpu_per_node: 8\u0007"), "the control character U+0007 (BEL)"],
+      ["a form feed on a line of its own", F2B.replace("\ncluster:", "\n\u000c\ncluster:"), "the control character U+000C (FF)"],
+      ["a DEL", F2B.replace("  sync_timeout: 3600", "  sync_timeout: 3600\u007f"), "the control character U+007F (DEL)"],
+      ["a C1 control character", F2B.replace("# Student model", "# Student\u0080 model"), "the C1 control character U+0080"],
+    ];
+    for (const [name, text, what] of cases) {
+      const at = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u0084\u0086-\u009f]/.exec(text)!.index;
+      const before = text.slice(0, at).split("\n");
+      const is = issues(text);
+      expect(is.map((i) => [i.path, i.line, i.column]), name).toEqual([["$", before.length, before.at(-1)!.length + 1]]);
+      expect(is[0]!.message, name).toBe(`the file contains ${what}, which YAML does not allow in a file: Trinity-RFT's loader (OmegaConf.load, PyYAML) refuses the config ("unacceptable character")`);
+      expect(is[0]!.hint, name).toMatch(/^Remove it.*YAML takes a control character only as an escape inside a double-quoted string, such as "\\x07"\.$/);
+      const e = (() => { try { importTrinity(text, "x.yaml"); } catch (err) { return err as TrinityImportError; } })()!;
+      expect(e.code).toBe("TC7101");
+    }
+    // One issue, at the first, saying how many more there are.
+    const many = issues(F2B.replace("# Student model", "# Student\u0000\u0000 model").replace("  sync_timeout: 3600", "  sync_timeout: 3600\u0001"));
+    expect(many).toHaveLength(1);
+    expect(many[0]!.message).toMatch(/^the file contains the control character U\+0000 \(NUL\) \(and 2 more such characters after it\), /);
+    expect(many[0]!.line).toBe(lineOf(F2B, "# Student model"));
+    // TAB, CR (CRLF line ends), NEL, a UTF-8 byte-order mark, other Unicode and an escaped control character in a double-quoted string are fine (PyYAML takes them).
+    for (const ok of [
+      F2B.replace("  gpu_per_node: 8", "  gpu_per_node:\t8"), F2B.replaceAll("\n", "\r\n"), F2B.replace("# Student model", "# Student\u0085 model"),
+      "\uFEFF" + F2B, F2B.replace("# Student model", "# Student model 学生 🎓"), F2B.replace("project: \"ALFWORLD_TCOD\"", "project: \"ALFWORLD\\x07_TCOD\""),
+    ]) expect(() => importTrinity(ok, "x.yaml")).not.toThrow();
+    // resolvedConfig (the round-trip check's reader) refuses it too.
+    expect(() => resolvedConfig(F2B.replace("# Student model", "# Student\u0000 model"))).toThrow(TrinityImportError);
+  });
+});
+
 describe("values that are not numbers, nesting, and where the generated text came from", () => {
   it(".nan, .inf and 1e400 are not finite numbers (were: 'got null')", () => {
     for (const v of [".nan", ".inf", "-.inf", "1e400"]) {
