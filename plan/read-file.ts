@@ -65,13 +65,28 @@ function notRegular(st: Stats): FileReadError | undefined {
  * `FileReadError` otherwise, with the reason about "it" (callers name the file).
  */
 export function readTextFile(path: string, maxBytes = MAX_SOURCE_BYTES): string {
+  return readFile(path, maxBytes, "utf8");
+}
+
+/**
+ * The bytes of `path`, on the terms of readTextFile: for a caller that must know whether they are
+ * UTF-8 (text read as UTF-8 has U+FFFD for bytes that are not, which cannot be told from a U+FFFD
+ * the file holds).
+ */
+export function readBytesFile(path: string, maxBytes = MAX_SOURCE_BYTES): Buffer {
+  return readFile(path, maxBytes);
+}
+
+function readFile(path: string, maxBytes: number): Buffer;
+function readFile(path: string, maxBytes: number, encoding: "utf8"): string;
+function readFile(path: string, maxBytes: number, encoding?: "utf8"): string | Buffer {
   try {
     // One stat for both questions (a check stats every file it reads).
     const st = statSync(path);
     const notFile = notRegular(st);
     if (notFile) throw notFile;
     if (st.size > maxBytes) throw new FileReadError(`it is ${mib(st.size)}; tcod reads files up to ${mib(maxBytes)}`, "tooLarge", st.size, maxBytes);
-    return readFileSync(path, "utf8");
+    return encoding ? readFileSync(path, encoding) : readFileSync(path);
   } catch (e) {
     throw fileReadError(e);
   }

@@ -25,6 +25,7 @@ export function register(program: Command): void {
 function fmt(args: string[], check: boolean): number {
   let failed = false;
   let changed = 0;
+  let syntaxErrors = 0;
   const changedFiles: string[] = [];
   const files: string[] = [];
   for (const a of args) {
@@ -73,8 +74,14 @@ function fmt(args: string[], check: boolean): number {
       const diagnostics: Diagnostic[] = r.tooDeep
         ? [diag(d.stackExhausted({ phase: "formatting" }), { file, start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } })]
         : r.errors.map((er) => diag(syntaxMessage(er), er.span));
-      for (const dg of diagnostics) process.stderr.write(render(dg, () => text) + "\n\n");
-      process.stderr.write(`${file}: not formatted (${r.tooDeep ? "nested too deeply" : `${diagnostics.length} syntax error(s)`})\n`);
+      // --json: one JSON line each on stdout, the shape `tcod check --json` prints (and cannotRead below).
+      if (jsonMode()) {
+        for (const dg of diagnostics) process.stdout.write(toJsonLine(dg) + "\n");
+      } else {
+        for (const dg of diagnostics) process.stderr.write(render(dg, () => text) + "\n\n");
+        process.stderr.write(`${file}: not formatted (${r.tooDeep ? "nested too deeply" : `${diagnostics.length} syntax error(s)`})\n`);
+      }
+      syntaxErrors += diagnostics.length;
       failed = true;
       continue;
     }
@@ -93,7 +100,7 @@ function fmt(args: string[], check: boolean): number {
       }
     }
   }
-  result({ files: files.length, [check ? "unformatted" : "formatted"]: changedFiles });
+  result({ files: files.length, [check ? "unformatted" : "formatted"]: changedFiles, ...(syntaxErrors ? { errors: syntaxErrors } : {}) });
   if (check) {
     if (changed > 0) process.stderr.write(`${changed} of ${files.length} file(s) not formatted (run tcod fmt to fix)\n`);
     return failed || changed > 0 ? EXIT_USER : EXIT_OK;

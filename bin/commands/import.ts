@@ -13,7 +13,7 @@ import { compileFile, render } from "../../compiler/index.js";
 import { exportTrinity, parseInfra, TrinityExportError } from "../../targets/trinity/export.js";
 import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportError, type TrinityImport } from "../../targets/trinity/import.js";
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
-import { readTextFile } from "../../plan/read-file.js";
+import { readBytesFile } from "../../plan/read-file.js";
 import { UsageError } from "../../plan/errors.js";
 import { ensureOutFile, writeAtomic } from "../out-path.js";
 import { reportUserError } from "../report-diagnostics.js";
@@ -35,11 +35,13 @@ export function register(program: Command): void {
           throw new UsageError(`${o.out} exists; tcod import does not overwrite it`, { hint: "Give --out a new file name, or add --force to replace this one.", where: { file: o.out } });
         }
       }
-      let text: string;
-      try { text = readTextFile(config); }
+      // Bytes, not text: the import refuses bytes that are not UTF-8 (TC7101), as Trinity-RFT does.
+      let bytes: Buffer;
+      try { bytes = readBytesFile(config); }
       catch (e) { throw new UsageError(`cannot read ${config}: ${(e as Error).message}`, { where: { file: config } }); }
+      const text = bytes.toString("utf8");
       let imported;
-      try { imported = importTrinity(text, config); }
+      try { imported = importTrinity(bytes, config); }
       catch (e) {
         if (!(e instanceof TrinityImportError)) throw e;
         reportUserError(e, "tcod import");

@@ -13,6 +13,11 @@ export interface CatalogueEntry {
    * function body is checked with symbolic parameters (the evaluator's abstract mode).
    */
   readonly valueDependent?: boolean;
+  /**
+   * The CLI prints no source excerpt under the message: the file's text read as UTF-8 means nothing
+   * (a UTF-16 or UTF-32 file shows as U+FFFD and NULs between its characters).
+   */
+  readonly noExcerpt?: boolean;
 }
 
 export const catalogue = {
@@ -25,7 +30,7 @@ export const catalogue = {
   TC1006: { name: "invalidEscape", severity: "error", message: "Invalid escape sequence {char} in a string.", hint: "Strings support the escapes \\\", \\\\, \\n and \\t; write \\\\ for a backslash." },
   TC1007: { name: "nestingTooDeep", severity: "error", message: "Nesting too deep (brackets, `if`s and prefix operators, 32 levels at most); the rest of the file was not parsed.", hint: "Split the expression with `let` bindings." },
   TC1008: { name: "invalidUtf8", severity: "error", message: "Not valid UTF-8: U+FFFD here, the character that bytes which are not UTF-8 are read as.", hint: "Save the file as UTF-8 (a Latin-1 'é' is the byte 0xE9; in UTF-8 it is 0xC3 0xA9). A U+FFFD written on purpose is refused too: it cannot be told from one that replaced such bytes." },
-  TC1009: { name: "wrongEncoding", severity: "error", message: "The file is encoded as {encoding}; tcod reads source files as UTF-8.", hint: "Save it as UTF-8: in an editor, save with encoding UTF-8; in PowerShell, `Get-Content in.tcod | Set-Content -Encoding utf8 out.tcod` (Windows PowerShell's `>` and Out-File write UTF-16)." },
+  TC1009: { name: "wrongEncoding", severity: "error", noExcerpt: true, message: "The file is encoded as {encoding}; tcod reads source files as UTF-8.", hint: "Save it as UTF-8: in an editor, save with encoding UTF-8; in PowerShell, `Get-Content in.tcod | Set-Content -Encoding utf8 out.tcod` (Windows PowerShell's `>` and Out-File write UTF-16)." },
   TC1010: { name: "bidiControl", severity: "error", message: "Bidirectional control character {char}: it can make the code read differently than it runs.", hint: "Remove it: bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) reorder how editors and terminals show the text after them, so a comment or string can seem to end where it does not (\"Trojan Source\", CVE-2021-42574). Right-to-left text in a string or comment shows as such without them." },
 
   // ---- TC11xx: modules -------------------------------------------------------------------------

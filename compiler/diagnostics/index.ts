@@ -2,7 +2,7 @@
  * Diagnostics: typed accessors over the catalogue, and the one renderer used everywhere.
  */
 import type { Span } from "../../grammar/ast.js";
-import { catalogue, details, hints, type Code } from "./catalogue.js";
+import { catalogue, details, hints, type CatalogueEntry, type Code } from "./catalogue.js";
 
 type Placeholders<S extends string> = S extends `${string}{${infer P}}${infer R}` ? P | Placeholders<R> : never;
 type Entry<C extends Code> = (typeof catalogue)[C];
@@ -137,10 +137,12 @@ export function render(dg: Diagnostic, sources: (file: string) => string | undef
   const out: string[] = [];
   const { file, start } = dg.span;
   out.push(`${rel(file)}:${start.line}:${start.column} ${dg.severity} ${dg.code}: ${dg.message}`);
-  out.push(...excerpt(dg.span, sources(file)));
+  // No excerpt where the catalogue says the text is not readable (TC1009: a UTF-16 file read as UTF-8).
+  const shown = (catalogue[dg.code] as CatalogueEntry).noExcerpt ? () => undefined : sources;
+  out.push(...excerpt(dg.span, shown(file)));
   for (const r of dg.related) {
     out.push(`  ${rel(r.span.file)}:${r.span.start.line}:${r.span.start.column}: ${r.message}`);
-    out.push(...excerpt(r.span, sources(r.span.file)));
+    out.push(...excerpt(r.span, shown(r.span.file)));
   }
   if (dg.hint) out.push(`  hint: ${dg.hint}`);
   return out.join("\n");

@@ -348,7 +348,20 @@ class Reader {
   readonly notes: string[] = [];
   private readonly lc = new LineCounter();
   readonly doc: Document;
-  constructor(readonly text: string, readonly file: string) {
+  readonly text: string;
+  /**
+   * `config`: the file's text, or its bytes (what the CLI reads), which are also checked to be UTF-8.
+   * Text a caller decoded itself is taken as it is: a U+FFFD in it cannot be told from one that
+   * replaced bytes which are not UTF-8.
+   */
+  constructor(config: string | Uint8Array, readonly file: string) {
+    const decoded: { text: string; invalidAt?: number; invalidByte?: number } = typeof config === "string" ? { text: config } : decodeUtf8(config);
+    // Lone CRs (old Mac line endings) are line breaks to PyYAML, which Trinity-RFT reads the config
+    // with, but not to the YAML parser here (it would read "a: 1\rb: 2" as one key "a" whose value
+    // is "1\rb: 2"): each becomes an LF. One character for one, so offsets, lines and columns are
+    // the file's as PyYAML counts them. CRLF is left as it is.
+    const text = decoded.text.includes("\r") ? decoded.text.replace(/\r(?!\n)/g, "\n") : decoded.text;
+    this.text = text;
     // A UTF-16 or UTF-32 file (Windows PowerShell's `>` writes UTF-16) read as UTF-8 is its BOM as
     // U+FFFD and NULs beside each ASCII character, which YAML parses as one odd scalar ("not a
     // mapping"): said as what it is, before parsing.
@@ -359,6 +372,20 @@ class Reader {
         path: "$", line: 1, column: 1,
         message: `the file is encoded as ${encoding}; Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8`,
         hint: "Save it as UTF-8: in PowerShell, `Get-Content in.yaml | Set-Content -Encoding utf8 out.yaml` (Windows PowerShell's `>` and Out-File write UTF-16); in an editor, save with encoding UTF-8.",
+      });
+      return;
+    }
+    // Bytes that are not UTF-8 (a Latin-1 'é', the byte 0xE9, in a comment or a value), which the
+    // decoding above read as U+FFFD: Trinity-RFT opens the config as UTF-8 (OmegaConf.load) and fails
+    // with a UnicodeDecodeError, whatever the YAML says; refused at the first, before anything else
+    // (after the wrong encoding above, which is also bytes that are not UTF-8, said more usefully).
+    if (decoded.invalidAt !== undefined) {
+      this.doc = parseDocument("", { lineCounter: this.lc });
+      const byte = decoded.invalidByte!.toString(16).toUpperCase().padStart(2, "0");
+      this.issues.push({
+        path: "$", ...lineColumn(text, decoded.invalidAt),
+        message: `the file is not valid UTF-8: the byte 0x${byte} here is not UTF-8 (read as U+FFFD); Trinity-RFT (OmegaConf.load) reads a config as UTF-8 and refuses it with a UnicodeDecodeError`,
+        hint: "Save the file as UTF-8: a Latin-1 or Windows-1252 'é' is the byte 0xE9, in UTF-8 it is 0xC3 0xA9 (in an editor, save with encoding UTF-8; iconv -f latin1 -t utf-8 in.yaml > out.yaml).",
       });
       return;
     }
@@ -580,6 +607,39 @@ const C0_NAMES = ["NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", 
  * The first character of `text` that PyYAML refuses, as an issue at its line and column (counted as
  * the YAML parser's LineCounter counts them: lines at LF, columns in UTF-16 code units from 1).
  */
+/**
+ * `bytes` read as UTF-8, as Node.js reads a file (a byte-order mark kept as U+FEFF, each piece that is
+ * not UTF-8 as U+FFFD), and where the first such piece is: its U+FFFD's offset in `text` and its
+ * first byte. A U+FFFD that the file holds as UTF-8 (the bytes EF BF BD) is a character like any
+ * other, which Python reads too: only the bytes tell them apart, so the check is made on them.
+ */
+function decodeUtf8(bytes: Uint8Array): { text: string; invalidAt?: number; invalidByte?: number } {
+  const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
+  if (!text.includes("\uFFFD")) return { text };
+  try {
+    new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+    return { text }; // every U+FFFD is one the file holds
+  } catch {
+    // not UTF-8: found below
+  }
+  // Up to the first replacement every character is the file's own, so the bytes it took are known.
+  let b = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0xfffd && !(bytes[b] === 0xef && bytes[b + 1] === 0xbf && bytes[b + 2] === 0xbd)) return { text, invalidAt: i, invalidByte: bytes[b]! };
+    if (c >= 0xd800 && c <= 0xdbff) { b += 4; i++; } // a surrogate pair: four bytes
+    else b += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+  }
+  return { text };
+}
+
+/** The 1-based line and column (UTF-16 units) of `offset` in `text`, lines ending at LF. */
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) line++;
+  return { line, column: offset - (text.lastIndexOf("\n", offset - 1) + 1) + 1 };
+}
+
 function unacceptableCharacter(text: string): Omit<ImportIssue, "path"> | undefined {
   UNACCEPTABLE.lastIndex = 0;
   const m = UNACCEPTABLE.exec(text);
@@ -668,8 +728,9 @@ function fmt(path: Path): string {
 }
 
 /** Reads a Trinity config and writes the equivalent `.tcod` source. Throws TrinityImportError. */
-export function importTrinity(yamlText: string, file = "<config>"): TrinityImport {
-  const r = new Reader(yamlText, file);
+/** `config`: the YAML's text, or the file's bytes (then also refused where they are not UTF-8). */
+export function importTrinity(config: string | Uint8Array, file = "<config>"): TrinityImport {
+  const r = new Reader(config, file);
   const o = new Origins();
   const at = o.mark.bind(o);
   if (r.issues.length) throw new TrinityImportError(file, r.issues);

@@ -51,6 +51,35 @@ describe("tcod fmt", () => {
     expect(readFileSync(join(dir, "bad.tcod"), "utf8")).toBe("let x = (1 +\n");
   });
 
+  it("--json prints the syntax errors that stop it formatting as JSON lines on stdout, as check --json does (were: human text on stderr); exit 1", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-fmt-"));
+    writeFileSync(join(dir, "bad.tcod"), "let x = (1 +\n");
+    const r = tcod(dir, "fmt", "--json", "bad.tcod");
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe("");
+    const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const check = tcod(dir, "check", "--json", "bad.tcod").stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const diags = lines.filter((l) => "code" in l);
+    expect(diags.map((l) => [l.code, l.line, l.column])).toEqual([["TC1004", 1, 12], ["TC1004", 1, 13]]);
+    // The same shape (keys) as check's lines, each a full diagnostic with its hint.
+    expect(diags.map((l) => Object.keys(l))).toEqual(check.filter((l) => "code" in l).map((l) => Object.keys(l)));
+    expect(diags.every((l) => typeof l.hint === "string")).toBe(true);
+    expect(lines.at(-1)).toMatchObject({ command: "fmt", ok: false, exitCode: 1, errors: 2 });
+    expect(readFileSync(join(dir, "bad.tcod"), "utf8")).toBe("let x = (1 +\n");
+  });
+
+  it("a UTF-16 file's TC1009 shows no garbled excerpt of its first line in check's or fmt's human output", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-fmt-"));
+    writeFileSync(join(dir, "u16.tcod"), Buffer.from("\uFEFFlet a = 1\n", "utf16le"));
+    for (const command of ["check", "fmt"]) {
+      const r = tcod(dir, command, "u16.tcod");
+      expect(r.status, command).toBe(1);
+      expect(r.stderr, command).toMatch(/^u16\.tcod:1:1 error TC1009: .*\n {2}hint: Save it as UTF-8/);
+      expect(r.stderr, command).not.toContain(" 1 | ");
+      expect(r.stderr, command).not.toMatch(/[\uFFFD\u0000]/);
+    }
+  });
+
   it("check, compile, run and fmt report the same control and bidi characters in comments and strings, and a UTF-16 file once (were: accepted; one TC1003 per NUL)", () => {
     const dir = mkdtempSync(join(tmpdir(), "tcod-fmt-"));
     const ctl = 'model m { path: "x\u001b[2J" }\n// \u202e } \u2066 hidden\u2069\n/// \u0007\nlet a = 1\n';

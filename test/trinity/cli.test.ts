@@ -70,6 +70,32 @@ describe("tcod import/export trinity", () => {
     }
   });
 
+  it("a Latin-1 byte in a comment, and a typo in a file of lone CR line endings: TC7101 at the right line and column, exit 1 (were: accepted; line 1)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-"));
+    const f2b = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
+    const latin1 = join(dir, "latin1.yaml");
+    writeFileSync(latin1, Buffer.from(f2b.replace("checkpoint_root_dir:", "# caf\u00e9\ncheckpoint_root_dir:"), "latin1"));
+    const r = tcod("import", "trinity", latin1);
+    expect(r.status).toBe(1);
+    noStack(r.stderr);
+    expect(r.stderr).toContain(`${latin1}:3:6 error TC7101: the file is not valid UTF-8: the byte 0xE9 here is not UTF-8`);
+    expect(r.stderr).toContain("hint: Save the file as UTF-8");
+    const json = tcod("import", "trinity", latin1, "--json");
+    expect(JSON.parse(json.stdout.trim().split("\n").at(-1)!)).toMatchObject({ ok: false, exitCode: 1, error: { code: "TC7101", where: { line: 3, column: 6 } } });
+    const genuine = join(dir, "genuine.yaml");
+    writeFileSync(genuine, "# \uFFFD\n" + f2b);
+    expect(tcod("import", "trinity", genuine).status).toBe(0);
+
+    const cr = join(dir, "cr.yaml");
+    writeFileSync(cr, f2b.replace("  batch_size: 16", "  batch_sise: 16").replace(/\n/g, "\r"));
+    const c = tcod("import", "trinity", cr);
+    expect(c.status).toBe(1);
+    expect(c.stderr).toContain(`${cr}:33:3 error TC7101: unknown key buffer.batch_sise`);
+    const ok = join(dir, "cr-ok.yaml");
+    writeFileSync(ok, f2b.replace(/\n/g, "\r"));
+    expect(tcod("import", "trinity", ok).stdout).toBe(tcod("import", "trinity", "test/fixtures/trinity/official/tcod_f2b.yaml").stdout.replace("test/fixtures/trinity/official/tcod_f2b.yaml", ok));
+  });
+
   it("a NUL byte in a comment, a misspelt model or cluster key, and one in explorer.over_rollout: TC7101 each at its line and column, exit 1 (were: accepted)", () => {
     const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-"));
     const f2b = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");

@@ -196,6 +196,43 @@ describe("keys inside buffer, explorer and trainer; several documents; UTF-16", 
   });
 });
 
+describe("bytes that are not UTF-8; lone CR line endings", () => {
+  const issuesOf = (config: Uint8Array | string) => {
+    try { importTrinity(config, "x.yaml"); } catch (e) { if (e instanceof TrinityImportError) return e.issues; throw e; }
+    throw new Error("expected a TrinityImportError");
+  };
+  it("a Latin-1 'é' (the byte 0xE9) in a comment or a value is TC7101 at its line and column, as Trinity's UTF-8 read fails (was: read as U+FFFD, accepted)", () => {
+    const lines = F2B.split("\n");
+    const comment = Buffer.concat([Buffer.from(lines.slice(0, 2).join("\n") + "\n# caf"), Buffer.from([0xe9]), Buffer.from("\n" + lines.slice(2).join("\n"))]);
+    const is = issuesOf(comment);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["$", 3, 6]]);
+    expect(is[0]!.message).toMatch(/^the file is not valid UTF-8: the byte 0xE9 here is not UTF-8.*UnicodeDecodeError/);
+    expect(is[0]!.hint).toMatch(/^Save the file as UTF-8/);
+    const value = Buffer.from(F2B.replace('name: "alfworld_tcod_f2b"', 'name: "alfworld_tcod_f2b_\u00e9"'), "latin1");
+    expect(issuesOf(value).map((i) => [i.line, i.column])).toEqual([[2, 26]]);
+  });
+  it("a U+FFFD the file holds as UTF-8 (EF BF BD) is a character, not an error; one before the bad byte does not move where it is reported", () => {
+    const genuine = Buffer.from("# \uFFFD \u00e9 \u{1F600}\n" + F2B, "utf8");
+    expect(() => importTrinity(genuine, "x.yaml")).not.toThrow();
+    const both = Buffer.concat([Buffer.from("# \uFFFD \u{1F600} "), Buffer.from([0xe9]), Buffer.from("\n" + F2B)]);
+    // Columns count UTF-16 units, as the YAML parser's do: the emoji is two.
+    expect(issuesOf(both).map((i) => [i.line, i.column])).toEqual([[1, 8]]);
+  });
+  it("a UTF-16 file given as bytes is still said to be UTF-16 (checked first), not 'not valid UTF-8'", () => {
+    const is = issuesOf(Buffer.from("\uFEFF" + F2B, "utf16le"));
+    expect(is.map((i) => i.message)).toEqual(["the file is encoded as UTF-16 (little-endian, with a byte-order mark); Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8"]);
+  });
+  it("lone CR line endings (old Mac) are line breaks, as PyYAML reads them: the same import, and errors at the right line (were: one key, line 1)", () => {
+    const cr = F2B.replace(/\n/g, "\r");
+    expect(importTrinity(cr, "x.yaml").source).toBe(importTrinity(F2B, "x.yaml").source);
+    expect(importTrinity(Buffer.from(cr), "x.yaml").source).toBe(importTrinity(F2B, "x.yaml").source);
+    const typo = F2B.replace("  batch_size: 16", "  batch_sise: 16");
+    const at = issuesOf(typo.replace(/\n/g, "\r")).map((i) => [i.path, i.line, i.column]);
+    expect(at).toEqual([["buffer.batch_sise", lineOf(typo, "batch_sise"), 3]]);
+    expect(at).toEqual(issuesOf(typo).map((i) => [i.path, i.line, i.column]));
+  });
+});
+
 describe("keys of every other section and of the dataclasses nested in them; characters YAML does not allow", () => {
   it("a misspelt key in model, cluster, monitor, synchronizer, data_processor, service, log or a dataclass nested in a section is TC7101 at the key, with the key it is closest to (were: dropped unsaid)", () => {
     const text = F2B
