@@ -360,7 +360,20 @@ class Reader {
     // with, but not to the YAML parser here (it would read "a: 1\rb: 2" as one key "a" whose value
     // is "1\rb: 2"): each becomes an LF. One character for one, so offsets, lines and columns are
     // the file's as PyYAML counts them. CRLF is left as it is.
-    const text = decoded.text.includes("\r") ? decoded.text.replace(/\r(?!\n)/g, "\n") : decoded.text;
+    let text = decoded.text.includes("\r") ? decoded.text.replace(/\r(?!\n)/g, "\n") : decoded.text;
+    // PyYAML also breaks lines at NEL (U+0085), LINE SEPARATOR (U+2028) and PARAGRAPH SEPARATOR
+    // (U+2029); the YAML parser here does not (it would read "a: 1\u2028b: 2" as one key, and count
+    // lines short). Each becomes an LF too, one character for one, so lines and columns are PyYAML's.
+    // A NEL is exactly an LF to PyYAML everywhere (its scan_line_break reads it as "\n"). A U+2028 or
+    // U+2029 between tokens or in a comment is a plain line break; inside a value that runs on past
+    // it (a quoted or plain scalar folded over lines, a block scalar), PyYAML keeps the character
+    // itself where an LF would be folded to a space or kept as "\n": the value would differ, so such
+    // a file is refused below (separatorInValue), not imported with a value Trinity would not read.
+    const separators: number[] = [];
+    if (/[\u0085\u2028\u2029]/.test(text)) {
+      for (const m of text.matchAll(/[\u2028\u2029]/g)) separators.push(m.index);
+      text = text.replace(/[\u0085\u2028\u2029]/g, "\n");
+    }
     this.text = text;
     // A UTF-16 or UTF-32 file (Windows PowerShell's `>` writes UTF-16) read as UTF-8 is its BOM as
     // U+FFFD and NULs beside each ASCII character, which YAML parses as one odd scalar ("not a
@@ -401,6 +414,22 @@ class Reader {
       return;
     }
     this.doc = parseDocument(text, { lineCounter: this.lc, keepSourceTokens: true, uniqueKeys: true });
+    // Before the YAML errors: a separator inside a value can be what makes it invalid YAML here
+    // (a folded line indented too little), and that is not what the file means to PyYAML.
+    if (separators.length > 0) {
+      const inValue = separatorInValue(this.doc, separators);
+      if (inValue !== undefined) {
+        const name = decoded.text[inValue] === "\u2028" ? "U+2028 (LINE SEPARATOR)" : "U+2029 (PARAGRAPH SEPARATOR)";
+        this.issues.push({
+          path: "$", ...lineColumn(text, inValue),
+          message: `${name} inside a value: PyYAML (which Trinity-RFT reads the config with) breaks the line there but keeps the character in the value, where a line feed would be folded to a space; tcod cannot import that value as Trinity would read it`,
+          hint: "Replace it with a line feed (a plain line break), or, to keep the character, write it as the escape \"\\u2028\" (\"\\u2029\") in a double-quoted string.",
+        });
+        // Refused whole, as the characters above are: nothing else is said about the file.
+        this.doc = parseDocument("", { lineCounter: new LineCounter() });
+        return;
+      }
+    }
     // The YAML parser recurses per level of nesting and reports its stack running out as an error
     // (once, or once per enclosing collection): one issue, at the first.
     const overflow = this.doc.errors.find((e) => /call stack/i.test(e.message));
@@ -631,6 +660,19 @@ function decodeUtf8(bytes: Uint8Array): { text: string; invalidAt?: number; inva
     else b += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
   }
   return { text };
+}
+
+/** The first of `offsets` (U+2028, U+2029 read as line feeds) that stands inside a scalar, between its start and its value's end. */
+function separatorInValue(doc: Document, offsets: number[]): number | undefined {
+  let first: number | undefined;
+  visit(doc, {
+    Scalar: (_k, n) => {
+      const r = n.range;
+      if (!r) return;
+      for (const o of offsets) if (o > r[0] && o < r[1] && (first === undefined || o < first)) first = o;
+    },
+  });
+  return first;
 }
 
 /** The 1-based line and column (UTF-16 units) of `offset` in `text`, lines ending at LF. */

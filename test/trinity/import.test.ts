@@ -233,6 +233,35 @@ describe("bytes that are not UTF-8; lone CR line endings", () => {
   });
 });
 
+describe("NEL, U+2028 and U+2029 are line breaks, as PyYAML reads them", () => {
+  const issuesOf = (config: Uint8Array | string) => {
+    try { importTrinity(config, "x.yaml"); } catch (e) { if (e instanceof TrinityImportError) return e.issues; throw e; }
+    throw new Error("expected a TrinityImportError");
+  };
+  it("a typo'd key after a U+2028, U+2029 or NEL line break is reported at PyYAML's line (were: the line of the break, or one key)", () => {
+    const typo = F2B.replace("  batch_size: 16", "  batch_sise: 16");
+    const expected = issuesOf(typo).map((i) => [i.path, i.line, i.column]);
+    expect(expected).toEqual([["buffer.batch_sise", lineOf(typo, "batch_sise"), 3]]);
+    for (const sep of ["\u2028", "\u2029", "\u0085"]) {
+      // The line ending before the typo'd key, and one earlier between keys, written as the separator.
+      const lines = typo.split("\n");
+      const k = lineOf(typo, "batch_sise") - 2;
+      const text = lines.slice(0, k).join("\n") + "\n" + lines[k] + sep + lines.slice(k + 1).join("\n");
+      expect(issuesOf(text).map((i) => [i.path, i.line, i.column]), JSON.stringify(sep)).toEqual(expected);
+    }
+    // Between keys only, it imports as the file with line feeds does.
+    expect(importTrinity(F2B.replace("\n", "\u2028"), "x.yaml").source).toBe(importTrinity(F2B, "x.yaml").source);
+  });
+  it("a U+2028 inside a value (where PyYAML keeps it, and an LF would fold to a space) is refused at it; in a comment it is a line break", () => {
+    const inValue = F2B.replace('  loss_agg_mode: "seq-mean-token-mean"', '  loss_agg_mode: "seq-mean-\u2028    token-mean"');
+    const is = issuesOf(inValue);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["$", lineOf(F2B, "loss_agg_mode"), 28]]);
+    expect(is[0]!.message).toMatch(/^U\+2028 \(LINE SEPARATOR\) inside a value: PyYAML/);
+    expect(is[0]!.hint).toMatch(/escape/);
+    expect(() => importTrinity(F2B.replace("# Student model", "# Student model\u2028"), "x.yaml")).not.toThrow();
+  });
+});
+
 describe("keys of every other section and of the dataclasses nested in them; characters YAML does not allow", () => {
   it("a misspelt key in model, cluster, monitor, synchronizer, data_processor, service, log or a dataclass nested in a section is TC7101 at the key, with the key it is closest to (were: dropped unsaid)", () => {
     const text = F2B
@@ -316,7 +345,7 @@ describe("keys of every other section and of the dataclasses nested in them; cha
     expect(many[0]!.line).toBe(lineOf(F2B, "# Student model"));
     // TAB, CR (CRLF line ends), NEL, a UTF-8 byte-order mark, other Unicode and an escaped control character in a double-quoted string are fine (PyYAML takes them).
     for (const ok of [
-      F2B.replace("  gpu_per_node: 8", "  gpu_per_node:\t8"), F2B.replaceAll("\n", "\r\n"), F2B.replace("# Student model", "# Student\u0085 model"),
+      F2B.replace("  gpu_per_node: 8", "  gpu_per_node:\t8"), F2B.replaceAll("\n", "\r\n"), F2B.replace("# Student model", "# Student model\u0085"),
       "\uFEFF" + F2B, F2B.replace("# Student model", "# Student model 学生 🎓"), F2B.replace("project: \"ALFWORLD_TCOD\"", "project: \"ALFWORLD\\x07_TCOD\""),
     ]) expect(() => importTrinity(ok, "x.yaml")).not.toThrow();
     // resolvedConfig (the round-trip check's reader) refuses it too.
