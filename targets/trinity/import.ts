@@ -14,6 +14,7 @@
 import { OPTIMIZER_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
 import { wrongEncoding } from "../../grammar/source-chars.js";
+import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from "yaml";
 
@@ -515,7 +516,7 @@ class Reader {
         ? names.join(", ")
         : `the fields of ${dataclass} in Trinity-RFT's trinity/common/config.py (${names.slice(0, 12).join(", ")} and ${names.length - 12} more)`;
       // A misspelling of one of them is named first (" Did you mean 'batch_size'?").
-      const close = typeof k === "string" ? closestKey(k, names) : undefined;
+      const close = typeof k === "string" ? closestName(k, names) : undefined;
       this.issues.push({
         path: fmt(at), ...(p ? { line: p.line, column: p.col } : this.pos(at)),
         message: `unknown key ${fmt(at)}: Trinity-RFT's ${section} has no such key, and Trinity refuses the config`,
@@ -633,10 +634,6 @@ const UNACCEPTABLE = /[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\u{10000}-\u{
 const C0_NAMES = ["NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "TAB", "LF", "VT", "FF", "CR", "SO", "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US"];
 
 /**
- * The first character of `text` that PyYAML refuses, as an issue at its line and column (counted as
- * the YAML parser's LineCounter counts them: lines at LF, columns in UTF-16 code units from 1).
- */
-/**
  * `bytes` read as UTF-8, as Node.js reads a file (a byte-order mark kept as U+FEFF, each piece that is
  * not UTF-8 as U+FFFD), and where the first such piece is: its U+FFFD's offset in `text` and its
  * first byte. A U+FFFD that the file holds as UTF-8 (the bytes EF BF BD) is a character like any
@@ -682,14 +679,15 @@ function lineColumn(text: string, offset: number): { line: number; column: numbe
   return { line, column: offset - (text.lastIndexOf("\n", offset - 1) + 1) + 1 };
 }
 
+/**
+ * The first character of `text` that PyYAML refuses, as an issue at its line and column (counted as
+ * the YAML parser's LineCounter counts them: lines at LF, columns in UTF-16 code units from 1).
+ */
 function unacceptableCharacter(text: string): Omit<ImportIssue, "path"> | undefined {
   UNACCEPTABLE.lastIndex = 0;
   const m = UNACCEPTABLE.exec(text);
   if (!m) return undefined;
   const code = m[0].codePointAt(0)!;
-  const lineStart = text.lastIndexOf("\n", m.index - 1) + 1;
-  let line = 1;
-  for (let i = text.indexOf("\n"); i !== -1 && i < m.index; i = text.indexOf("\n", i + 1)) line++;
   const more = (text.match(UNACCEPTABLE)?.length ?? 1) - 1;
   const hex = code.toString(16).toUpperCase().padStart(4, "0");
   const what = code < 0x20 ? `the control character U+${hex} (${C0_NAMES[code]})`
@@ -698,7 +696,7 @@ function unacceptableCharacter(text: string): Omit<ImportIssue, "path"> | undefi
     : code >= 0xd800 && code <= 0xdfff ? `a lone UTF-16 surrogate U+${hex}`
     : `the noncharacter U+${hex}`;
   return {
-    line, column: m.index - lineStart + 1,
+    ...lineColumn(text, m.index),
     message: `the file contains ${what}${more > 0 ? ` (and ${more} more such character${more === 1 ? "" : "s"} after it)` : ""}, which YAML does not allow in a file: Trinity-RFT's loader (OmegaConf.load, PyYAML) refuses the config ("unacceptable character")`,
     hint: `Remove it${code === 0 ? "; a NUL usually means a binary, truncated or wrongly encoded file: save the config as UTF-8 text" : " (an editor's \"show invisible characters\" finds it)"}. YAML takes a control character only as an escape inside a double-quoted string, such as "\\x07".`,
   };
@@ -721,33 +719,6 @@ function firstTooDeep(root: unknown): [number, number, number] | undefined {
     }
   }
   return undefined;
-}
-
-/**
- * The key of `keys` closest to `key` within a third of its length in edits (at least 1), if any: the
- * rule of the compiler's did-you-mean (compiler/diagnostics `closestName`), which targets/ does not
- * import (it stands on plan/ alone).
- */
-function closestKey(key: string, keys: readonly string[]): string | undefined {
-  const limit = Math.max(1, Math.floor(key.length / 3));
-  let best: string | undefined;
-  let bestD = limit + 1;
-  for (const k of keys) {
-    if (Math.abs(k.length - key.length) > limit) continue;
-    // Levenshtein distance, with a swap of neighbours counted as one edit.
-    const a = key.toLowerCase(), b = k.toLowerCase();
-    const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-    for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-    for (let i = 1; i <= a.length; i++) {
-      for (let j = 1; j <= b.length; j++) {
-        let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-        d[i]![j] = v;
-      }
-    }
-    if (d[a.length]![b.length]! < bestD) { bestD = d[a.length]![b.length]!; best = k; }
-  }
-  return best;
 }
 
 /**
