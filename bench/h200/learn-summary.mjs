@@ -15,6 +15,7 @@ if (!dir) { console.error("usage: node bench/h200/learn-summary.mjs WORK_DIR"); 
 const rows = (f) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter(Boolean).flatMap((l) => { try { return [JSON.parse(l)]; } catch { return []; } }) : []);
 const r3 = (x) => (typeof x === "number" && Number.isFinite(x) ? Math.round(x * 1000) / 1000 : null);
 const SPLITS = ["valid_seen", "valid_unseen", "hard"];
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2 : null; };
 
 const runs = {};
 for (const name of readdirSync(dir).sort()) {
@@ -36,7 +37,6 @@ for (const name of readdirSync(dir).sort()) {
   for (const e of m) if (e.kind === "eval" && e.admissibleRate !== undefined) actions[e.name] = { step: e.step, admissible: r3(e.admissibleRate), repeats: r3(e.repeatRate) };
   const stepTimes = train.map((r) => Object.values(r.time ?? {}).reduce((a, b) => a + b, 0));
   const parts = [...new Set(train.flatMap((r) => Object.keys(r.time ?? {})))];
-  const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2 : null; };
   const medianS = Object.fromEntries([["step", r3(median(stepTimes))], ...parts.map((k) => [k, r3(median(train.map((r) => r.time?.[k]).filter((x) => typeof x === "number")))])]);
   const sampling = train.filter((r) => r.episodes > 0 && typeof r.successRate === "number");
   const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
@@ -53,7 +53,7 @@ for (const name of readdirSync(dir).sort()) {
     klMean: { first: r3(train[0]?.kl?.mean), last: r3(train[train.length - 1]?.kl?.mean) },
     ...(sampling.length ? { sampled: { first25: block(sampling.slice(0, 25)), last25: block(sampling.slice(-25)) } } : {}),
     ...(Object.keys(actions).length ? { lastEvalActions: actions } : {}),
-    ...(existsSync(join(dir, `${name}.trace.jsonl`)) ? { worker: workerTrace(rows(join(dir, `${name}.trace.jsonl`)), median) } : {}),
+    ...(existsSync(join(dir, `${name}.trace.jsonl`)) ? { worker: workerTrace(rows(join(dir, `${name}.trace.jsonl`))) } : {}),
   };
 }
 
@@ -63,7 +63,7 @@ for (const name of readdirSync(dir).sort()) {
  * for scores the forwards' device seconds, and tokens processed; `perStep` divides by the optimiser
  * steps, to set beside the run's own per-step times (medianS), which add HTTP and the runtime.
  */
-function workerTrace(lines, median) {
+function workerTrace(lines) {
   const kinds = {};
   for (const l of lines) {
     const kind = l.op === "score" ? `score_${l.model}` : l.op;

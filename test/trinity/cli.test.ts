@@ -9,6 +9,21 @@ import { parse as parseYaml } from "yaml";
 const ROOT = join(import.meta.dirname, "../..");
 const tcod = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd: ROOT, encoding: "utf8" });
 const noStack = (s: string) => expect(s).not.toMatch(/\n\s+at .+:\d+:\d+/);
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+type RefusedCase = [name: string, content: Buffer | string, error: RegExp, hint: RegExp];
+/** Writes each case's file into `dir` and imports it: exit 1, no stack trace, `FILE` + error, hint, then `more`. */
+function expectRefused(dir: string, cases: RefusedCase[], more: (stderr: string, name: string) => void): void {
+  for (const [name, content, error, hint] of cases) {
+    const file = join(dir, name);
+    writeFileSync(file, content);
+    const r = tcod("import", "trinity", file);
+    expect(r.status, name).toBe(1);
+    noStack(r.stderr);
+    expect(r.stderr, name).toMatch(new RegExp(escapeRegExp(file) + error.source));
+    expect(r.stderr, name).toMatch(hint);
+    more(r.stderr, name);
+  }
+}
 
 describe("tcod import/export trinity", () => {
   it("import → .tcod file → export gives a config and, for upstream, a plugin directory", () => {
@@ -46,28 +61,18 @@ describe("tcod import/export trinity", () => {
     const r = tcod("import", "trinity", bad);
     expect(r.status).toBe(1);
     noStack(r.stderr);
-    expect(r.stderr).toMatch(new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+:\\d+ error TC7101: unknown workflow type 'Foo_workflow'`));
+    expect(r.stderr).toMatch(new RegExp(`${escapeRegExp(bad)}:\\d+:\\d+ error TC7101: unknown workflow type 'Foo_workflow'`));
   });
 
   it("a UTF-16 file (PowerShell's `>`), a file of two YAML documents and a misspelt buffer key: TC7101 each, exit 1 (were: 'not a mapping', the YAML library's wording, accepted)", () => {
     const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-"));
     const f2b = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
-    const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const cases: [string, Buffer | string, RegExp, RegExp][] = [
+    const cases: RefusedCase[] = [
       ["utf16.yaml", Buffer.from("\uFEFF" + f2b, "utf16le"), /:1:1 error TC7101: the file is encoded as UTF-16 \(little-endian, with a byte-order mark\); Trinity-RFT \(OmegaConf\.load\) and tcod read a config as UTF-8/, /hint: Save it as UTF-8/],
       ["two.yaml", f2b + "---\nname: other\n", new RegExp(`:${f2b.split("\n").length}:1 error TC7101: a second YAML document starts here`), /hint: Keep the config's one document/],
       ["typo.yaml", f2b.replace("  batch_size: 16", "  batch_sise: 16"), /:33:3 error TC7101: unknown key buffer\.batch_sise/, /hint: Did you mean 'batch_size'\?/],
     ];
-    for (const [name, content, error, hint] of cases) {
-      const file = join(dir, name);
-      writeFileSync(file, content);
-      const r = tcod("import", "trinity", file);
-      expect(r.status, name).toBe(1);
-      noStack(r.stderr);
-      expect(r.stderr).toMatch(new RegExp(esc(file) + error.source));
-      expect(r.stderr).toMatch(hint);
-      expect(r.stderr).not.toMatch(/not a mapping|parseAllDocuments/);
-    }
+    expectRefused(dir, cases, (stderr) => expect(stderr).not.toMatch(/not a mapping|parseAllDocuments/));
   });
 
   it("a Latin-1 byte in a comment, and a typo in a file of lone CR line endings: TC7101 at the right line and column, exit 1 (were: accepted; line 1)", () => {
@@ -99,24 +104,14 @@ describe("tcod import/export trinity", () => {
   it("a NUL byte in a comment, a misspelt model or cluster key, and one in explorer.over_rollout: TC7101 each at its line and column, exit 1 (were: accepted)", () => {
     const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-"));
     const f2b = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
-    const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const cases: [string, Buffer | string, RegExp, RegExp][] = [
+    const cases: RefusedCase[] = [
       // "  # Student model" is line 22; the NUL is its 12th character.
       ["nul.yaml", Buffer.from(f2b.replace("# Student model", "# Student\0 model"), "utf8"), /:22:12 error TC7101: the file contains the control character U\+0000 \(NUL\), which YAML does not allow in a file: Trinity-RFT's loader \(OmegaConf\.load, PyYAML\) refuses the config \("unacceptable character"\) \(at \$\)/, /hint: Remove it; a NUL usually means a binary, truncated or wrongly encoded file/],
       ["model.yaml", f2b.replace("  max_response_tokens: 512", "  max_respose_tokens: 512"), /:25:3 error TC7101: unknown key model\.max_respose_tokens: Trinity-RFT's model section has no such key/, /hint: Did you mean 'max_response_tokens'\?/],
       ["cluster.yaml", f2b.replace("  gpu_per_node: 8", "  gpus_per_node: 8"), /:29:3 error TC7101: unknown key cluster\.gpus_per_node/, /hint: Did you mean 'gpu_per_node'\?/],
       ["over.yaml", f2b.replace("  max_timeout: 3600", "  max_timeout: 3600\n  over_rollout:\n    ratoi: 0.5"), /:124:5 error TC7101: unknown key explorer\.over_rollout\.ratoi: Trinity-RFT's explorer\.over_rollout section has no such key/, /hint: Did you mean 'ratio'\? Remove it, or correct its name; explorer\.over_rollout section takes ratio, wait_after_min, return_partial_tasks\./],
     ];
-    for (const [name, content, error, hint] of cases) {
-      const file = join(dir, name);
-      writeFileSync(file, content);
-      const r = tcod("import", "trinity", file);
-      expect(r.status, name).toBe(1);
-      noStack(r.stderr);
-      expect(r.stderr, name).toMatch(new RegExp(esc(file) + error.source));
-      expect(r.stderr, name).toMatch(hint);
-      expect(r.stderr, name).toMatch(/\n1 error\(s\)\n$/);
-    }
+    expectRefused(dir, cases, (stderr, name) => expect(stderr, name).toMatch(/\n1 error\(s\)\n$/));
   });
 
   it("a value tcod refuses is TC7101 at its YAML key, exit 1 (was: internal error, exit 2)", () => {
