@@ -5,7 +5,10 @@
 // the last evaluation's action rates per eval set (admissible share; repeats of an unlisted action),
 // and for runs that sample (students) the mean sampled success and per-token KL over their first and
 // last 25 steps: the training policy's own trend, beside the greedy evaluations; for runs traced with
-// learn.sh's TRACE, the worker's own time per kind of request (`worker`).
+// learn.sh's TRACE, the worker's own time per kind of request (`worker`); and for runs that saved
+// training episodes (episodes.jsonl), their turns per block of steps (`turns`): how many, the share of
+// actions the env did not list, the `take`s it did, and the mean per-turn KL to the teacher of listed
+// and unlisted actions — whether the teacher's signal tells the student's mistakes from its moves.
 //   node bench/h200/learn-summary.mjs WORK_DIR > learn.json
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -53,8 +56,37 @@ for (const name of readdirSync(dir).sort()) {
     klMean: { first: r3(train[0]?.kl?.mean), last: r3(train[train.length - 1]?.kl?.mean) },
     ...(sampling.length ? { sampled: { first25: block(sampling.slice(0, 25)), last25: block(sampling.slice(-25)) } } : {}),
     ...(Object.keys(actions).length ? { lastEvalActions: actions } : {}),
+    ...turnBlocks(rows(join(dir, name, "episodes.jsonl"))),
     ...(existsSync(join(dir, `${name}.trace.jsonl`)) ? { worker: workerTrace(rows(join(dir, `${name}.trace.jsonl`))) } : {}),
   };
+}
+
+/**
+ * The saved training episodes' turns in blocks of steps (1–5, 6–12, 13–27, 28–50, 51–100, 101+: the
+ * blocks the write-ups compare; 13–27 is where unclamped students fell): turns, the share the env did
+ * not list (`unlisted`), listed `take`s, and the mean per-turn KL (the episode samples' `kl`: the
+ * mean over a reply's tokens of log p_S − log p_T at the sampled tokens) of listed and of unlisted
+ * actions. Empty for runs without sampled training episodes (SFT runs save evaluation episodes only).
+ */
+function turnBlocks(episodes) {
+  const edges = [[1, 5], [6, 12], [13, 27], [28, 50], [51, 100], [101, Infinity]];
+  const blocks = edges.map(([lo, hi]) => ({ steps: `${lo}-${hi === Infinity ? "" : hi}`, turns: 0, unlisted: 0, takes: 0, klListed: [], klUnlisted: [] }));
+  for (const e of episodes) {
+    if (e.split !== "train" || !Array.isArray(e.turns)) continue;
+    const b = blocks[edges.findIndex(([lo, hi]) => e.step >= lo && e.step <= hi)];
+    if (!b) continue;
+    for (const t of e.turns) {
+      b.turns++;
+      if (!t.admissible) b.unlisted++;
+      else if (/^take /.test(t.action ?? "")) b.takes++;
+      if (typeof t.kl === "number") (t.admissible ? b.klListed : b.klUnlisted).push(t.kl);
+    }
+  }
+  const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+  const used = blocks.filter((b) => b.turns > 0).map(({ klListed, klUnlisted, ...b }) => ({
+    ...b, unlistedShare: r3(b.unlisted / b.turns), klListed: r3(mean(klListed)), klUnlisted: r3(mean(klUnlisted)),
+  }));
+  return used.length ? { turns: used } : {};
 }
 
 /**

@@ -17,8 +17,14 @@ T=bench/h200/teacher-12x768.json G=examples/texthouse/gpu/student.json
 K=${KEEP_STEP:-400} N=${N:-3}
 # PREFIX names the students (default o$K, e.g. o400s1); EXTRA adds learn.sh fields to each (e.g. :clip=5,
 # or ':aggregate="seq_mean_token_mean"' for opd.tcod's per-episode loss mean).
-P=${PREFIX:-o$K} X=${EXTRA:-}
-S=""; for ((k = N * (SET - 1) + 1; k <= N * SET; k++)); do S+="${P}s$k:opd:L4:$k:teacher=S1@$K$X "; done
+# ARMS="PREFIX:FIELD:FIELD… …" instead: each arm its own N students at the same seeds, all from the one
+# teacher copy, so arms are compared within a call (the copies of separate calls scored 0.68-0.82), e.g.
+# ARMS='sq:aggregate="seq_mean_token_mean" sh:aggregate="seq_mean_token_mean":.teacher_temperature=0.5'.
+ARMS=${ARMS:-"${PREFIX:-o$K}${EXTRA:-}"}
+S=""; for arm in $ARMS; do
+  P=${arm%%:*} X=""; [ "$P" = "$arm" ] || X=":${arm#*:}"
+  for ((k = N * (SET - 1) + 1; k <= N * SET; k++)); do S+="${P}s$k:opd:L4:$k:teacher=S1@$K$X "; done
+done
 [ "${CONTROL:-1}" = 0 ] || S+="selfs$SET:opd:L4:$SET:teacher=init"
 PHASES="1 2" WORK=${WORK:-runs/one-call-$SET} EVAL_TEMP=0 STUDENT_INIT="" INITS="L4:$G:32:0.001:400" \
   TEACHERS="S1:$T:64:0.0006:800:0.3:guess:1" CKPT=50 TEACHER_KEEP="$K" T_EVAL=50 T_EVAL_FROM=$K T_EVAL_OTHER=${T_EVAL_OTHER:-$K} \
