@@ -1,5 +1,6 @@
 import { readdirSync, statSync, writeFileSync } from "node:fs";
-import { fileReadError, readTextFile } from "../../plan/read-file.js";
+import { fileReadError, readSourceFile } from "../../plan/read-file.js";
+import type { SourceText } from "../../grammar/source-chars.js";
 import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { createTwoFilesPatch } from "diff";
@@ -53,17 +54,18 @@ function fmt(args: string[], check: boolean): number {
     files.push(...found);
   }
   for (const file of files) {
-    let text: string;
+    let source: SourceText;
     try {
-      text = readTextFile(file);
+      source = readSourceFile(file);
     } catch (e) {
       cannotRead(file, e);
       failed = true;
       continue;
     }
+    const { text } = source;
     let r;
     try {
-      r = format(text, file);
+      r = format(text, file, source.badBytes);
     } catch (e) {
       if (!(e instanceof FormatterBug)) throw e;
       process.stderr.write(`tcod fmt: internal error: ${e.message}\n`);
