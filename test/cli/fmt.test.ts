@@ -1,6 +1,6 @@
 /** `tcod fmt` as a user runs it: rewrites in place, --check prints a diff and exits 1, syntax errors refuse. */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -134,5 +134,28 @@ describe("tcod fmt", () => {
     expect(tcod(dir, "fmt", "ok.tcod").status).toBe(0);
     expect(readFileSync(join(dir, "ok.tcod"), "utf8")).toContain('// a U+FFFD written on purpose: \uFFFD\nmodel m {\n  path: "x\uFFFD"\n}\n');
     expect(tcod(dir, "fmt", "--check", "ok.tcod").status).toBe(0);
+  });
+
+  it("--json names files by absolute path, as check --json does (were: as typed)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-fmt-"));
+    writeFileSync(join(dir, "bad.tcod"), "let x = (1 +\n");
+    const files = (command: string) => tcod(dir, command, "--json", "bad.tcod", "missing.tcod").stdout.trim().split("\n")
+      .map((l) => JSON.parse(l) as { file?: string }).filter((l) => l.file !== undefined).map((l) => l.file);
+    expect(files("fmt")).toEqual([join(dir, "missing.tcod"), join(dir, "bad.tcod"), join(dir, "bad.tcod")]);
+    expect(new Set(files("fmt"))).toEqual(new Set(files("check")));
+    // The human rendering still shows the path from the working folder.
+    expect(tcod(dir, "fmt", "bad.tcod").stderr).toMatch(/^bad\.tcod:1:12 error TC1004/);
+  });
+
+  it("--json counts every file it is given, as check --json does, a missing one included (were: only those there)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-fmt-"));
+    writeFileSync(join(dir, "a.tcod"), "let x = 1\n");
+    mkdirSync(join(dir, "sub"));
+    writeFileSync(join(dir, "sub", "b.tcod"), "let y = 2\n");
+    const last = (r: { stdout: string }) => JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { files: number };
+    expect(last(tcod(dir, "fmt", "--json", "a.tcod", "missing.tcod")).files).toBe(last(tcod(dir, "check", "--json", "a.tcod", "missing.tcod")).files);
+    expect(last(tcod(dir, "fmt", "--json", "a.tcod", "missing.tcod")).files).toBe(2);
+    // A folder counts the .tcod files it holds.
+    expect(last(tcod(dir, "fmt", "--json", "--check", "sub", "a.tcod", "gone.tcod"))).toMatchObject({ files: 3, unformatted: [] });
   });
 });
