@@ -5,9 +5,10 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
-import { readTextFile } from "../plan/read-file.js";
+import { readSourceFile } from "../plan/read-file.js";
 import type { CurriculumDecl, Decl, Expr, FnDecl, ImportDecl, LetDecl, ModelDecl, Span, SweepDecl } from "../grammar/ast.js";
 import { parse, parseExpression } from "../grammar/index.js";
+import { decodeSource, sameSource, type SourceText } from "../grammar/source-chars.js";
 import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
 import { SIZE_LIMITS } from "../plan/defaults.js";
@@ -72,8 +73,13 @@ export interface CompileOptions {
 }
 
 export interface CompileHost {
-  read(path: string): string;
-  parse(text: string, file: string): ReturnType<typeof parse>;
+  /**
+   * A file's text: an editor's buffer (`{ text }`: no list of bad bytes, every U+FFFD is TC1008), or
+   * the disk's as `readSourceFile` decodes it (bytes that are not UTF-8 named, TC1008).
+   */
+  read(path: string): SourceText;
+  /** As grammar/index.ts `parse`, given the `SourceText`'s text and bad bytes. */
+  parse(text: string, file: string, badBytes?: SourceText["badBytes"]): ReturnType<typeof parse>;
   /**
    * Whether to check this module's function bodies (default: yes; its values are evaluated either
    * way). A host answers no for a module that, with everything it imports, is unchanged since it was
@@ -139,23 +145,23 @@ export const DEFAULT_MAX_SWEEP_POINTS = 1000;
 
 /** Caches file reads and parses across the loaders of one compilation (one per sweep point). */
 class SourceCache {
-  readonly texts = new Map<string, string>();
+  readonly texts = new Map<string, SourceText>();
   private readonly asts = new Map<string, ReturnType<typeof parse>>();
   constructor(readonly host?: CompileHost) {}
-  read = (p: string): string => {
+  read = (p: string): SourceText => {
     let t = this.texts.get(p);
     if (t === undefined) {
       // A stdlib file as parsed before (stdlibParses): its text is that record's, one string for both.
       if (this.host) t = this.host.read(p);
-      else { t = readTextFile(p); t = stdlibRecord(t, p)?.text ?? t; }
+      else { t = readSourceFile(p); t = stdlibRecord(t, p)?.source ?? t; }
       this.texts.set(p, t);
     }
     return t;
   };
   /** ASTs are immutable data: every loader of the compilation shares them. */
-  parse = (text: string, file: string): ReturnType<typeof parse> => {
+  parse = (text: string, file: string, badBytes?: SourceText["badBytes"]): ReturnType<typeof parse> => {
     let r = this.asts.get(file);
-    if (r === undefined) { r = this.host ? this.host.parse(text, file) : parseShared(text, file); this.asts.set(file, r); }
+    if (r === undefined) { r = this.host ? this.host.parse(text, file, badBytes) : parseShared({ text, badBytes }, file); this.asts.set(file, r); }
     return r;
   };
 }
@@ -168,28 +174,28 @@ class SourceCache {
  * of the same text as this record's string (`SourceCache.read`), so the snapshot holds each text once.
  */
 const stdlibParses = new Map<string, StdlibRecord>();
-interface StdlibRecord { dir: string; text: string; result: ReturnType<typeof parse>; sha256?: string }
+interface StdlibRecord { dir: string; source: SourceText; result: ReturnType<typeof parse>; sha256?: string }
 
-/** The record of stdlib file `file` when `text` is the text it was parsed from. */
-function stdlibRecord(text: string, file: string): StdlibRecord | undefined {
+/** The record of stdlib file `file` when `source` is what it was parsed from. */
+function stdlibRecord(source: SourceText, file: string): StdlibRecord | undefined {
   const dir = findStdlibDir();
   if (!file.startsWith(dir + sep)) return undefined;
   const hit = stdlibParses.get(file.slice(dir.length));
-  return hit && hit.text === text ? hit : undefined;
+  return hit && sameSource(hit.source, source) ? hit : undefined;
 }
 
-function parseShared(text: string, file: string): ReturnType<typeof parse> {
+function parseShared(source: SourceText, file: string): ReturnType<typeof parse> {
   const dir = findStdlibDir();
-  if (!file.startsWith(dir + sep)) return parse(text, file);
-  const hit = stdlibRecord(text, file);
+  if (!file.startsWith(dir + sep)) return parse(source.text, file, source.badBytes);
+  const hit = stdlibRecord(source, file);
   if (hit) {
     // Parsed where the package was then (a snapshot built before the package moved): same text, so
     // the same tree, with its spans naming the file where it is now.
     if (hit.dir !== dir) { rebase(hit.result, file); hit.dir = dir; }
     return hit.result;
   }
-  const result = parse(text, file);
-  stdlibParses.set(file.slice(dir.length), { dir, text, result });
+  const result = parse(source.text, file, source.badBytes);
+  stdlibParses.set(file.slice(dir.length), { dir, source, result });
   return result;
 }
 
@@ -198,9 +204,9 @@ export function preparseStdlib(): void {
   const dir = findStdlibDir();
   for (const n of readdirSync(dir)) {
     if (!n.endsWith(".tcod")) continue;
-    const text = readFileSync(join(dir, n), "utf8");
-    parseShared(text, join(dir, n));
-    stdlibRecord(text, join(dir, n))!.sha256 = sha256(text);
+    const source = decodeSource(readFileSync(join(dir, n)));
+    parseShared(source, join(dir, n));
+    stdlibRecord(source, join(dir, n))!.sha256 = sha256(source.text);
   }
 }
 
@@ -333,7 +339,7 @@ export function checkFiles(paths: string[], opts: Pick<CompileOptions, "maxPoint
 }
 
 function finish(plans: CompiledPlan[], sink: DiagnosticSink, cache: SourceCache, sources: Map<string, string>): CompileResult {
-  for (const [k, v] of cache.texts) sources.set(k, v);
+  for (const [k, v] of cache.texts) sources.set(k, v.text);
   const diagnostics = sink.sorted();
   return { plans: diagnostics.some((x) => x.severity === "error") ? [] : plans, diagnostics, sources, ok: diagnostics.every((x) => x.severity !== "error") };
 }
@@ -627,7 +633,7 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
  * first hash of a process cost a check ~130 µs (Node.js's cold crypto code and OpenSSL's digest).
  */
 function planSource(m: Module, cache: SourceCache): { path: string; sha256: string } {
-  if (m.ts) return { path: m.display, sha256: sha256(cache.read(m.path)) };
+  if (m.ts) return { path: m.display, sha256: sha256(cache.read(m.path).text) };
   return {
     path: m.display,
     get sha256(): string {
@@ -644,7 +650,7 @@ function moduleHash(m: Module): string {
   let h = moduleHashes.get(m);
   if (h === undefined) {
     // A stdlib text's hash is kept with its parse (the start-up snapshot's were computed when built).
-    const record = stdlibRecord(m.text, m.path);
+    const record = stdlibRecord(m, m.path);
     h = record ? (record.sha256 ??= sha256(m.text)) : textHash(m.text);
     moduleHashes.set(m, h);
   }

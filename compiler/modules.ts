@@ -13,13 +13,13 @@
  * Nothing outside the region is read, so no error can show its content.
  */
 import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { fileReadError, mib, notRegularFile, readTextFile } from "../plan/read-file.js";
+import { fileReadError, mib, notRegularFile, readSourceFile } from "../plan/read-file.js";
 import { exports as exportsOf } from "resolve.exports";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { packageFile } from "../plan/package-files.js";
 import type { CurriculumDecl, Decl, FnDecl, ImportDecl, LetDecl, ModelDecl, SourceFile, Span, SweepDecl } from "../grammar/ast.js";
 import { parse } from "../grammar/index.js";
-import { BIDI_CONTROLS } from "../grammar/source-chars.js";
+import { BIDI_CONTROLS, hexBytes, type BadBytes, type SourceText } from "../grammar/source-chars.js";
 import type { Code } from "./diagnostics/catalogue.js";
 import { d, didYouMean, h, type Message } from "./diagnostics/index.js";
 import { coreBuiltins, preludeBuiltins } from "./builtins.js";
@@ -36,6 +36,8 @@ export interface Module {
   /** How the module is named in plans and messages: relative to the root, `std/x.tcod`, `npm:pkg/x.tcod`. */
   display: string;
   text: string;
+  /** Its file's bytes that were not UTF-8, as read (`SourceText`): absent for an editor's buffer. */
+  badBytes?: readonly BadBytes[];
   ast?: SourceFile;
   scope: Scope;
   exports: Map<string, Binding>;
@@ -330,7 +332,7 @@ export class ModuleLoader {
 
   constructor(
     readonly root: string, readonly sink: DiagnosticSink, readonly ev: Evaluator,
-    private readonly readText: (p: string) => string = (p) => readTextFile(p),
+    private readonly readText: (p: string) => SourceText = (p) => readSourceFile(p),
     private readonly parseText: typeof parse = parse,
     opts: LoaderOptions = {},
   ) {
@@ -381,9 +383,9 @@ export class ModuleLoader {
     if (existing) return existing;
     const earlier = reuse ? this.reuse?.(path) : undefined;
     if (earlier) return this.adopt(earlier);
-    let text: string;
+    let source: SourceText;
     try {
-      text = this.readText(path);
+      source = this.readText(path);
     } catch (e) {
       const span = via?.span ?? { file: path, start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } };
       // Named as the user would find it: from the working folder, or absolute (`/dev/null`, not `null`).
@@ -391,9 +393,10 @@ export class ModuleLoader {
       this.sink.add(sourceReadMessage(e, path, fromCwd === "" || fromCwd.startsWith("..") || isAbsolute(fromCwd) ? path : fromCwd), span);
       return undefined;
     }
-    const { ast, errors } = this.parseText(text, path);
+    const { text, badBytes } = source;
+    const { ast, errors } = this.parseText(text, path, badBytes);
     for (const er of errors) this.sink.add(syntaxMessage(er), er.span);
-    const mod: Module = { path, display: this.display(path), text, ast, scope: { parent: this.prelude, names: new Map() }, exports: new Map(), curricula: [], sweeps: [], deps: [], cells: [], owner: this };
+    const mod: Module = { path, display: this.display(path), text, ...(badBytes ? { badBytes } : {}), ast, scope: { parent: this.prelude, names: new Map() }, exports: new Map(), curricula: [], sweeps: [], deps: [], cells: [], owner: this };
     this.modules.set(path, mod);
     this.loading.push({ path, real: this.fs.realpath(path) });
     try {
@@ -684,8 +687,11 @@ function realpathOrNull(p: string): string | null {
   try { return realpathSync(p); } catch { return null; }
 }
 
-/** Characters a terminal shows as nothing or that reorder the line: controls, format and bidi controls, separators. */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}]|[^\S ]/u;
+/**
+ * Characters a terminal shows as nothing or that reorder the line: controls, format and bidi controls,
+ * separators; and U+FFFD, which shows as the mark of bytes that could not be decoded.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}\uFFFD]|[^\S ]/u;
 
 /** An invalid character as a message shows it: itself when visible, else `U+XXXX` (a NUL, U+202E). */
 export function visibleChar(ch: string): string {
@@ -693,7 +699,7 @@ export function visibleChar(ch: string): string {
   return [...ch].map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`).join(" ");
 }
 
-export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string; encoding?: string }): Message {
+export function syntaxMessage(er: { code: string; found?: string; expected?: string; char?: string; encoding?: string; bytes?: readonly number[] }): Message {
   const code = er.code as Code;
   switch (code) {
     case "TC1001": return d.unexpectedToken({ found: er.found ?? "input", expected: er.expected ?? "something else", suggestion: keywordSuggestion(er.found) });
@@ -701,6 +707,7 @@ export function syntaxMessage(er: { code: string; found?: string; expected?: str
     case "TC1003": return d.invalidCharacter({ char: visibleChar(er.char ?? er.found ?? "?") });
     case "TC1004": return d.missingToken({ expected: er.expected ?? "a token" });
     case "TC1005": return d.unterminatedComment();
+    case "TC1008": return d.invalidUtf8({ what: er.bytes ? `the ${er.bytes.length > 1 ? "bytes" : "byte"} ${hexBytes(er.bytes)} here` : "U+FFFD here, the character that bytes which are not UTF-8 are read as" });
     case "TC1009": return d.wrongEncoding({ encoding: er.encoding ?? "UTF-16" });
     case "TC1010": { const ch = er.char ?? "?"; const name = BIDI_CONTROLS.get(ch); return d.bidiControl({ char: name ? `${visibleChar(ch)} (${name})` : visibleChar(ch) }); }
     default: {

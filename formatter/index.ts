@@ -12,6 +12,7 @@
 import type { Decl, SourceFile } from "../grammar/ast.js";
 import { parse, type SyntaxErrorInfo } from "../grammar/index.js";
 import { lexTcod } from "../grammar/lexer.js";
+import type { BadBytes } from "../grammar/source-chars.js";
 import { layout } from "./doc.js";
 import { Printer, withoutComments } from "./print.js";
 
@@ -24,8 +25,12 @@ export class FormatterBug extends Error {}
 
 export const WIDTH = 100;
 
-export function format(text: string, file: string): FormatResult {
-  const { ast, errors } = parse(text, file);
+/**
+ * `badBytes`: as grammar/index.ts `parse` takes them, for a file read from disk (`readSourceFile`):
+ * a U+FFFD the file holds is then a character, kept; an editor's buffer has none.
+ */
+export function format(text: string, file: string, badBytes?: readonly BadBytes[]): FormatResult {
+  const { ast, errors } = parse(text, file, badBytes);
   if (errors.length > 0) return { ok: false, errors };
   let out: string;
   try {
@@ -36,7 +41,8 @@ export function format(text: string, file: string): FormatResult {
     if (e instanceof RangeError && /call stack/i.test(e.message)) return { ok: false, errors: [], tooDeep: true };
     throw e;
   }
-  const again = parse(out, file);
+  // The output is written as UTF-8: every U+FFFD in it (kept from the input) is the character.
+  const again = parse(out, file, badBytes ? [] : undefined);
   if (again.errors.length > 0 || !sameDecls(ast.decls, again.ast.decls)) {
     throw new FormatterBug(`formatting ${file} would change its meaning; the file was left as it is`);
   }

@@ -24,7 +24,7 @@ import type {
   Span, SweepAxis, SweepDecl, TypeRef, Unit,
 } from "./ast.js";
 import { docBefore } from "./doc-comments.js";
-import { hasRefusedChar } from "./source-chars.js";
+import { hasRefusedChar, type BadBytes } from "./source-chars.js";
 import { LineMap } from "./spans.js";
 
 // ---- token kinds -------------------------------------------------------------------------------
@@ -106,8 +106,11 @@ for (let c = 48; c <= 57; c++) CLASS[c] = DIGIT;
 const KEYWORD_SLOTS: ([string, number][] | undefined)[] = [];
 for (const kw of KEYWORDS) (KEYWORD_SLOTS[(kw[0].charCodeAt(0) << 4) | kw[0].length] ??= []).push([kw[0], kw[1]]);
 
-/** Lexes `text` as lexer.ts does, for input without lexical problems; undefined at the first one. */
-function lex(text: string): Tokens | undefined {
+/**
+ * Lexes `text` as lexer.ts does, for input without lexical problems; undefined at the first one.
+ * `badBytes` as for lexer.ts's `lexTcod`.
+ */
+function lex(text: string, badBytes?: readonly BadBytes[]): Tokens | undefined {
   const n = text.length;
   // Real files have about one token per five characters (the 10 MB bench file: 1.9 M): room for
   // that, doubled when full (a copy, and the old arrays live until the next GC).
@@ -122,11 +125,12 @@ function lex(text: string): Tokens | undefined {
   // Without a `\r`, a line comment ends at the next `\n`, found by `indexOf` (a check runs this
   // code cold, in the interpreter, at ~0.1 µs a character; a file's comments are much of its text).
   const noCr = !text.includes("\r");
-  // U+FFFD (what bytes that are not UTF-8 were decoded to: TC1008), a control character such as a
-  // NUL (TC1003) and a bidi control (TC1010) are errors wherever they stand, strings and comments
-  // included (lexer.ts), which this lexer would pass over there. (A UTF-16 file read as UTF-8 has
-  // NULs: lexer.ts reports it as one TC1009.)
-  if (hasRefusedChar(text)) return undefined;
+  // Bytes that are not UTF-8 (TC1008; a U+FFFD in the text, and any U+FFFD of a text not decoded
+  // from bytes), a control character such as a NUL (TC1003) and a bidi control (TC1010) are errors
+  // wherever they stand, strings and comments included (lexer.ts), which this lexer would pass over
+  // there. (A UTF-16 file read as UTF-8 has NULs: lexer.ts reports it as one TC1009.) A U+FFFD a file
+  // holds is a character: taken in a string or comment, refused elsewhere as any other non-ASCII one.
+  if ((badBytes !== undefined && badBytes.length > 0) || hasRefusedChar(text, badBytes !== undefined)) return undefined;
   let i = 0;
   for (;;) {
     // Skip whitespace.
@@ -861,8 +865,8 @@ function numberValue(text: string, start: number, end: number): number {
 }
 
 
-function setUp(text: string, file: string): FastParser | undefined {
-  const tokens = lex(text);
+function setUp(text: string, file: string, badBytes?: readonly BadBytes[]): FastParser | undefined {
+  const tokens = lex(text, badBytes);
   if (tokens === undefined || tooDeep(tokens.kinds, tokens.count)) return undefined;
   return new FastParser(text, new LineMap(file, text), tokens);
 }
@@ -877,9 +881,12 @@ function attempt<T>(run: () => T): T | undefined {
   }
 }
 
-/** The declarations of `text` if it is free of syntax errors and the fast path accepts it; else undefined. */
-export function fastParse(text: string, file: string): Decl[] | undefined {
-  const parser = setUp(text, file);
+/**
+ * The declarations of `text` if it is free of syntax errors and the fast path accepts it; else
+ * undefined. `badBytes` as for lexer.ts's `lexTcod` (any makes it undefined: TC1008).
+ */
+export function fastParse(text: string, file: string, badBytes?: readonly BadBytes[]): Decl[] | undefined {
+  const parser = setUp(text, file, badBytes);
   return parser === undefined ? undefined : attempt(() => parser.sourceFile());
 }
 

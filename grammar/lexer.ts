@@ -13,11 +13,12 @@
  *   parser carries on, an unterminated block comment goes to the `errors` group, and invalid
  *   characters are Chevrotain lexer errors. `lexTcod` turns all three into `LexDiagnostic`s.
  * - Some characters are errors wherever they stand, inside comments and strings too (source-chars.ts):
- *   control characters but whitespace (TC1003), bidi controls (TC1010) and U+FFFD (TC1008). A
- *   UTF-16 or UTF-32 file read as UTF-8 is one TC1009 and nothing else.
+ *   control characters but whitespace (TC1003), bidi controls (TC1010), and bytes that are not UTF-8
+ *   (TC1008; each is a U+FFFD in the text). A UTF-16 or UTF-32 file read as UTF-8 is one TC1009 and
+ *   nothing else.
  */
 import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
-import { BIDI_CHARS, BIDI_CONTROLS, CONTROL_CHARS, wrongEncoding } from "./source-chars.js";
+import { BIDI_CHARS, BIDI_CONTROLS, CONTROL_CHARS, wrongEncoding, type BadBytes } from "./source-chars.js";
 
 // ---- categories --------------------------------------------------------------------------------
 
@@ -186,6 +187,8 @@ export interface LexDiagnostic {
   end: number;
   /** TC1003, TC1010: the offending character; TC1006: the escape sequence. */
   char?: string;
+  /** TC1008 in a text decoded from a file's bytes: the bytes that are not UTF-8 ([0xE9]). */
+  bytes?: readonly number[];
   /** TC1009: the encoding the file is in ("UTF-16 (little-endian, with a byte-order mark)"). */
   encoding?: string;
 }
@@ -206,8 +209,12 @@ const REPLACEMENT = "\uFFFD";
 const CONTROL = new RegExp(`[${CONTROL_CHARS}]`, "g");
 const BIDI = new RegExp(`[${BIDI_CHARS}]`, "g");
 
-/** Tokenizes `text`; never throws. */
-export function lexTcod(text: string): LexResult {
+/**
+ * Tokenizes `text`; never throws. `badBytes`: for a text decoded from a file's bytes (source-chars.ts
+ * `decodeSource`), where bytes that are not UTF-8 stood; absent for a text that did not come from
+ * bytes (an editor's buffer), whose every U+FFFD may stand for such bytes.
+ */
+export function lexTcod(text: string, badBytes?: readonly BadBytes[]): LexResult {
   const result = lexer().tokenize(text);
 
   // A UTF-16 or UTF-32 file read as UTF-8 is one error at its start, not one per NUL beside each
@@ -220,6 +227,7 @@ export function lexTcod(text: string): LexResult {
     };
   }
   const diagnostics: LexDiagnostic[] = [];
+  const bad = badBytes && new Set(badBytes.map((b) => b.offset));
 
   // Chevrotain reports a run of unmatched characters as one error; report each character, because
   // TC1003 names one character and each is a separate thing to fix.
@@ -227,8 +235,10 @@ export function lexTcod(text: string): LexResult {
     const run = text.slice(e.offset, e.offset + e.length);
     let at = e.offset;
     for (const ch of run) {
-      // U+FFFD is TC1008 and a bidi control TC1010, below, wherever they stand.
-      if (ch !== REPLACEMENT && !BIDI_CONTROLS.has(ch)) diagnostics.push({ code: "TC1003", start: at, end: at + ch.length, char: ch });
+      // Bytes that are not UTF-8 (a U+FFFD, in a text not decoded here any U+FFFD) are TC1008 and a
+      // bidi control TC1010, below, wherever they stand; a U+FFFD the file holds is a character.
+      const notUtf8 = ch === REPLACEMENT && (bad === undefined || bad.has(at));
+      if (!notUtf8 && !BIDI_CONTROLS.has(ch)) diagnostics.push({ code: "TC1003", start: at, end: at + ch.length, char: ch });
       at += ch.length;
     }
   }
@@ -246,12 +256,17 @@ export function lexTcod(text: string): LexResult {
   // Bidi embeddings, overrides and isolates, wherever they stand (Trojan Source, CVE-2021-42574).
   for (const m of text.matchAll(BIDI)) diagnostics.push({ code: "TC1010", start: m.index, end: m.index + 1, char: m[0] });
 
-  // Sources are decoded as UTF-8 with each invalid byte sequence read as U+FFFD (Node.js's decoder;
-  // an editor's buffer arrives so decoded too). Inside a string it would reach the plan as U+FFFD,
-  // the original bytes lost; inside a comment, `tcod fmt` would write it back over them. A U+FFFD
-  // written on purpose cannot be told from one of those, so every one is an error.
-  for (let at = text.indexOf(REPLACEMENT); at !== -1; at = text.indexOf(REPLACEMENT, at + 1)) {
-    diagnostics.push({ code: "TC1008", start: at, end: at + 1 });
+  // Sources are decoded as UTF-8 with each invalid byte sequence read as U+FFFD. Inside a string it
+  // would reach the plan as U+FFFD, the original bytes lost; inside a comment, `tcod fmt` would write
+  // it back over them: each is an error, naming its bytes. A text not decoded from bytes (an editor's
+  // buffer arrives decoded) does not say which U+FFFD replaced bytes and which is the character: there
+  // every U+FFFD is an error.
+  if (badBytes) {
+    for (const b of badBytes) diagnostics.push({ code: "TC1008", start: b.offset, end: b.offset + 1, bytes: b.bytes });
+  } else {
+    for (let at = text.indexOf(REPLACEMENT); at !== -1; at = text.indexOf(REPLACEMENT, at + 1)) {
+      diagnostics.push({ code: "TC1008", start: at, end: at + 1 });
+    }
   }
 
   for (const t of result.tokens) {

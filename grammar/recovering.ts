@@ -8,13 +8,14 @@
 import { EOF, type IRecognitionException, type IToken } from "chevrotain";
 import type { ExpressionParseResult, ParseResult, SyntaxErrorInfo } from "./index.js";
 import { lexTcod } from "./lexer.js";
+import type { BadBytes } from "./source-chars.js";
 import { firstTooDeep, MAX_NESTING } from "./nesting.js";
 import { tcodParser } from "./parser.js";
 import { LineMap } from "./spans.js";
 
 /** `parse` by the Chevrotain parser alone (no fast path): for the differential tests. */
-export function parseRecovering(text: string, file: string): ParseResult {
-  const { result, errors } = run(text, file, () => tcodParser().sourceFile());
+export function parseRecovering(text: string, file: string, badBytes?: readonly BadBytes[]): ParseResult {
+  const { result, errors } = run(text, file, () => tcodParser().sourceFile(), badBytes);
   return { ast: { path: file, text, decls: result ?? [] }, errors };
 }
 
@@ -25,12 +26,12 @@ export function parseExpressionRecovering(text: string, file: string): Expressio
 }
 
 /** Lexes, guards the nesting depth, runs one entry rule and collects every syntax error, in order. */
-function run<T>(text: string, file: string, entry: () => T): { result: T | undefined; errors: SyntaxErrorInfo[] } {
+function run<T>(text: string, file: string, entry: () => T, badBytes?: readonly BadBytes[]): { result: T | undefined; errors: SyntaxErrorInfo[] } {
   const lines = new LineMap(file, text);
-  const lexed = lexTcod(text);
+  const lexed = lexTcod(text, badBytes);
   const errors: SyntaxErrorInfo[] = lexed.diagnostics.map((d) => ({
     kind: "lexer", code: d.code, span: lines.span(d.start, d.end), ...(d.char !== undefined ? { char: d.char } : {}),
-    ...(d.encoding !== undefined ? { encoding: d.encoding } : {}),
+    ...(d.encoding !== undefined ? { encoding: d.encoding } : {}), ...(d.bytes !== undefined ? { bytes: d.bytes } : {}),
   }));
   // A UTF-16 or UTF-32 file (TC1009) is that one error: not parsed, so nothing else is said about it.
   if (errors.some((e) => e.code === "TC1009")) return { result: undefined, errors };

@@ -214,7 +214,8 @@ export class StdIndex {
     const out: StdExport[] = [];
     for (const f of readdirSync(dir).filter((n) => n.endsWith(".tcod")).sort()) {
       const path = join(dir, f);
-      const ast = this.ws.parse(this.ws.read(path), path).ast;
+      const source = this.ws.source(path);
+      const ast = this.ws.parse(source.text, path, source.badBytes).ast;
       for (const d of ast.decls) if (d.kind !== "import" && d.kind !== "sweep" && d.exported) out.push({ name: d.name, module: `std/${f.replace(/\.tcod$/, "")}`, decl: d });
     }
     for (const k of coreBuiltins().keys()) out.push({ name: k, module: "std/core" });

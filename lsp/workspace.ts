@@ -21,7 +21,8 @@ import { realpathSync, statSync } from "node:fs";
 import { compileFile, type CompileHost, type CompileResult, type LoadedProgram, type PlanMemo } from "../compiler/index.js";
 import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.js";
 import { parse, type ParseResult } from "../grammar/index.js";
-import { FileReadError, MAX_SOURCE_BYTES, mib, notRegularFile, readTextFile } from "../plan/read-file.js";
+import { sameSource, type SourceText } from "../grammar/source-chars.js";
+import { FileReadError, MAX_SOURCE_BYTES, mib, notRegularFile, readSourceFile } from "../plan/read-file.js";
 import { reparse } from "./reparse.js";
 import { isUntitledPath } from "./untitled.js";
 import { moduleOccurrences, type Occurrence } from "./symbols.js";
@@ -47,20 +48,24 @@ const sameStamp = (a: Stamp, b: Stamp) => (a === undefined ? b === undefined : b
 
 /** What the compiler asked of the disk, remembered until `revalidate` finds it changed. */
 export class DiskCache implements LoaderFs {
-  private readonly texts = new Map<string, { stamp: Stamp; text?: string; error?: Error }>();
+  private readonly texts = new Map<string, { stamp: Stamp; source?: SourceText; error?: Error }>();
   private readonly files = new Map<string, boolean>();
   private readonly real = new Map<string, string>();
 
-  read(path: string): string {
+  /** A file's text as `tcod check` reads a source: a regular file, up to MAX_SOURCE_BYTES, decoded with its bad bytes. */
+  source(path: string): SourceText {
     let c = this.texts.get(path);
     if (!c) {
       const stamp = stampOf(path);
-      // As `tcod check` reads a source: a regular file, up to MAX_SOURCE_BYTES.
-      try { c = { stamp, text: readTextFile(path) }; } catch (e) { c = { stamp, error: e as Error }; }
+      try { c = { stamp, source: readSourceFile(path) }; } catch (e) { c = { stamp, error: e as Error }; }
       this.texts.set(path, c);
     }
     if (c.error) throw c.error;
-    return c.text!;
+    return c.source!;
+  }
+
+  read(path: string): string {
+    return this.source(path).text;
   }
 
   isFile(path: string): boolean {
@@ -140,7 +145,7 @@ export function oversized(text: string): number | undefined {
 export class Workspace {
   /** Open buffers by absolute path. */
   private readonly open = new Map<string, string>();
-  private readonly parses = new Map<string, { text: string; result: ParseResult }>();
+  private readonly parses = new Map<string, { source: SourceText; result: ParseResult }>();
   readonly disk = new DiskCache();
   /** Per project root: modules that had no diagnostics, with everything they import (see `remember`). */
   private readonly modules = new Map<string, Map<string, Module>>();
@@ -159,21 +164,35 @@ export class Workspace {
   isOpen(path: string): boolean { return this.open.has(path); }
   openPaths(): string[] { return [...this.open.keys()]; }
 
-  /** A file's text: its open buffer, else the disk's; throws, as `readTextFile` does, for a buffer too large to check. */
-  read(path: string): string {
+  /**
+   * A file's text: its open buffer, else the disk's; throws, as `readSourceFile` does, for a buffer
+   * too large to check. A buffer arrives decoded by the editor, so it has no list of bytes that were
+   * not UTF-8 (every U+FFFD in it is TC1008); the disk's is decoded from its bytes, as `tcod check`
+   * reads it (such bytes named, a U+FFFD the file holds a character).
+   */
+  source(path: string): SourceText {
     const buffer = this.open.get(path);
-    if (buffer === undefined) return this.disk.read(path);
+    if (buffer === undefined) return this.disk.source(path);
     const size = oversized(buffer);
     if (size !== undefined) throw new FileReadError(`it is ${mib(size)}; tcod reads files up to ${mib(MAX_SOURCE_BYTES)}`, "tooLarge", size, MAX_SOURCE_BYTES);
-    return buffer;
+    return { text: buffer };
   }
 
-  parse(text: string, file: string): ParseResult {
+  read(path: string): string {
+    return this.source(path).text;
+  }
+
+  parse(text: string, file: string, badBytes?: SourceText["badBytes"]): ParseResult {
+    const source: SourceText = { text, badBytes };
     const c = this.parses.get(file);
-    if (c && c.text === text) return c.result;
-    // After an edit, the declarations it touched (lsp/reparse.ts), else the file.
-    const result = (c && reparse(c, text, file)) ?? parse(text, file);
-    this.parses.set(file, { text, result });
+    if (c && sameSource(c.source, source)) return c.result;
+    // After an edit, the declarations it touched (lsp/reparse.ts), else the file. Only between texts
+    // read alike (two buffers, or two disk reads) without bad bytes: the declarations kept from the
+    // old parse were read under the rule for U+FFFD the new text's are. (reparse parses the region as
+    // a buffer: one holding a U+FFFD has an error there, and the whole file is parsed here.)
+    const alike = c !== undefined && (c.source.badBytes === undefined) === (badBytes === undefined) && !c.source.badBytes?.length && !badBytes?.length;
+    const result = (alike && reparse({ text: c.source.text, result: c.result }, text, file)) || parse(text, file, badBytes);
+    this.parses.set(file, { source, result });
     return result;
   }
 
@@ -239,7 +258,7 @@ export class Workspace {
       verdict.set(p, null); // while deciding (a cycle is never adopted: it is an error)
       const m = known.get(p);
       let ok = m !== undefined && p !== path;
-      if (ok) { try { ok = this.read(p) === m!.text; } catch { ok = false; } }
+      if (ok) { try { ok = sameSource(this.source(p), m!); } catch { ok = false; } }
       if (ok) ok = m!.deps.every(({ target }) => target.path === "std/core" || reuse(target.path) === target);
       verdict.set(p, ok ? m! : null);
       return ok ? m : undefined;
@@ -250,7 +269,7 @@ export class Workspace {
     const disk = this.disk;
     // What it reads is recorded (a Set add per file), so that a change re-checks only what read it.
     const fs: LoaderFs = { read: (p) => { reads.add(p); return disk.read(p); }, isFile: (p) => disk.isFile(p), notAFile: (p) => disk.notAFile(p), realpath: (p) => disk.realpath(p) };
-    const host: CompileHost = { read: (p) => { reads.add(p); return this.read(p); }, parse: (t, f) => this.parse(t, f), fs, reuse, plans, unsaved: isUntitledPath };
+    const host: CompileHost = { read: (p) => { reads.add(p); return this.source(p); }, parse: (t, f, b) => this.parse(t, f, b), fs, reuse, plans, unsaved: isUntitledPath };
     // As `tcod check` compiles it: every sweep point too (their errors are the file's errors).
     const result = compileFile(path, { host });
     if (result.program) this.remember(root, result);
@@ -309,7 +328,7 @@ export class Workspace {
 
   private anyOpenChangedSince(a: Analysis): boolean {
     if (!a.program) return false;
-    for (const [p, m] of a.program.modules) if (this.open.has(p) && this.open.get(p) !== m.text) return true;
+    for (const [p, m] of a.program.modules) if (this.open.has(p) && !sameSource({ text: this.open.get(p)! }, m)) return true;
     return false;
   }
 

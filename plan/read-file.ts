@@ -6,6 +6,7 @@
  * their coded diagnostic.
  */
 import { readFileSync, statSync, type Stats } from "node:fs";
+import { decodeSource, type SourceText } from "../grammar/source-chars.js";
 
 /** Source files (.tcod) are read up to this size (check time against size: bench/results/check-size.md). */
 export const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
@@ -75,6 +76,15 @@ export function readTextFile(path: string, maxBytes = MAX_SOURCE_BYTES): string 
  */
 export function readBytesFile(path: string, maxBytes = MAX_SOURCE_BYTES): Buffer {
   return readFile(path, maxBytes);
+}
+
+/**
+ * A .tcod source, on the terms of readTextFile (up to MAX_SOURCE_BYTES): its text decoded from its
+ * bytes with where those that are not UTF-8 stood, which the lexer names (TC1008); a U+FFFD the file
+ * holds is then a character like any other.
+ */
+export function readSourceFile(path: string, maxBytes = MAX_SOURCE_BYTES): SourceText {
+  return decodeSource(readFile(path, maxBytes));
 }
 
 function readFile(path: string, maxBytes: number): Buffer;

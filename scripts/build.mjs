@@ -82,8 +82,8 @@ if (process.env.TCOD_NO_SNAPSHOT !== "1") {
         contents: `import { createRequire } from "node:module";
 let loaded;
 const load = () => (loaded ??= createRequire(globalThis.__tcodModuleUrl)("./recovering.cjs"));
-export const parseRecovering = (text, file) => load().parseRecovering(text, file);
-export const parseExpressionRecovering = (text, file) => load().parseExpressionRecovering(text, file);
+export const parseRecovering = (...args) => load().parseRecovering(...args);
+export const parseExpressionRecovering = (...args) => load().parseExpressionRecovering(...args);
 `,
       }));
     },

@@ -1,5 +1,6 @@
 import { readdirSync, statSync, writeFileSync } from "node:fs";
-import { fileReadError, readTextFile } from "../../plan/read-file.js";
+import { fileReadError, readSourceFile } from "../../plan/read-file.js";
+import type { SourceText } from "../../grammar/source-chars.js";
 import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { createTwoFilesPatch } from "diff";
@@ -28,6 +29,8 @@ function fmt(args: string[], check: boolean): number {
   let syntaxErrors = 0;
   const changedFiles: string[] = [];
   const files: string[] = [];
+  // Files named that are not there: counted, as `tcod check` counts every file it is given.
+  let missing = 0;
   for (const a of args) {
     let folder: boolean;
     try {
@@ -35,6 +38,7 @@ function fmt(args: string[], check: boolean): number {
     } catch (e) {
       cannotRead(a, e); // a path that is not there: reported as `tcod check` reports it
       failed = true;
+      missing++;
       continue;
     }
     if (!folder) { files.push(a); continue; }
@@ -53,17 +57,21 @@ function fmt(args: string[], check: boolean): number {
     files.push(...found);
   }
   for (const file of files) {
-    let text: string;
+    let source: SourceText;
     try {
-      text = readTextFile(file);
+      source = readSourceFile(file);
     } catch (e) {
       cannotRead(file, e);
       failed = true;
       continue;
     }
+    const { text } = source;
+    // Diagnostics name the file by its absolute path, as `tcod check` does (--json prints it so; the
+    // human rendering shows it from the working folder).
+    const abs = resolve(file);
     let r;
     try {
-      r = format(text, file);
+      r = format(text, abs, source.badBytes);
     } catch (e) {
       if (!(e instanceof FormatterBug)) throw e;
       process.stderr.write(`tcod fmt: internal error: ${e.message}\n`);
@@ -72,7 +80,7 @@ function fmt(args: string[], check: boolean): number {
     if (!r.ok) {
       // A file that does not parse is not formatted: its syntax errors, as `tcod check` reports them.
       const diagnostics: Diagnostic[] = r.tooDeep
-        ? [diag(d.stackExhausted({ phase: "formatting" }), { file, start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } })]
+        ? [diag(d.stackExhausted({ phase: "formatting" }), { file: abs, start: { offset: 0, line: 1, column: 1 }, end: { offset: 0, line: 1, column: 1 } })]
         : r.errors.map((er) => diag(syntaxMessage(er), er.span));
       // --json: one JSON line each on stdout, the shape `tcod check --json` prints (and cannotRead below).
       if (jsonMode()) {
@@ -100,19 +108,20 @@ function fmt(args: string[], check: boolean): number {
       }
     }
   }
-  result({ files: files.length, [check ? "unformatted" : "formatted"]: changedFiles, ...(syntaxErrors ? { errors: syntaxErrors } : {}) });
+  const total = files.length + missing;
+  result({ files: total, [check ? "unformatted" : "formatted"]: changedFiles, ...(syntaxErrors ? { errors: syntaxErrors } : {}) });
   if (check) {
-    if (changed > 0) process.stderr.write(`${changed} of ${files.length} file(s) not formatted (run tcod fmt to fix)\n`);
+    if (changed > 0) process.stderr.write(`${changed} of ${total} file(s) not formatted (run tcod fmt to fix)\n`);
     return failed || changed > 0 ? EXIT_USER : EXIT_OK;
   }
-  if (changed > 0) process.stderr.write(`formatted ${changed} of ${files.length} file(s)\n`);
+  if (changed > 0) process.stderr.write(`formatted ${changed} of ${total} file(s)\n`);
   return failed ? EXIT_USER : EXIT_OK;
 }
 
 /** A file fmt cannot read: the diagnostic `tcod check` prints for it (TC1101, TC1108, TC1109). */
 function cannotRead(file: string, e: unknown): void {
   const at = { offset: 0, line: 1, column: 1 };
-  const dg = diag(sourceReadMessage(e, resolve(file), file), { file, start: at, end: at });
+  const dg = diag(sourceReadMessage(e, resolve(file), file), { file: resolve(file), start: at, end: at });
   if (jsonMode()) process.stdout.write(toJsonLine(dg) + "\n");
   else process.stderr.write(render(dg, () => undefined) + "\n\n");
 }

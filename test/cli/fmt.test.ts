@@ -1,6 +1,6 @@
 /** `tcod fmt` as a user runs it: rewrites in place, --check prints a diff and exits 1, syntax errors refuse. */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -104,5 +104,58 @@ describe("tcod fmt", () => {
     }
     expect(readFileSync(join(dir, "ctl.tcod"), "utf8")).toBe(ctl);
     expect(readFileSync(join(dir, "u16.tcod"))).toEqual(Buffer.from("\uFEFF" + program, "utf16le"));
+  });
+
+  it("check, compile, run and fmt name a byte that is not UTF-8 at its place, and take a U+FFFD the file holds in a string or comment (were: every U+FFFD TC1008, the byte unnamed)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-fmt-"));
+    const program = 'import { texthouse } from "std/envs"\n// a U+FFFD written on purpose: \uFFFD\nmodel m { path: "x\uFFFD" }\ncurriculum c { teacher: m  student: m  env: texthouse()  steps: 10 }\n';
+    writeFileSync(join(dir, "ok.tcod"), program);
+    const [before, after] = program.split('"x\uFFFD"');
+    writeFileSync(join(dir, "bad.tcod"), Buffer.concat([Buffer.from(before + '"caf'), Buffer.from([0xe9]), Buffer.from('"' + after)]));
+    for (const command of ["check", "compile", "run"]) {
+      if (command !== "run") {
+        const ok = tcod(dir, command, "--json", "ok.tcod");
+        expect(ok.status, `${command} ok.tcod`).toBe(0);
+        expect(ok.stdout.split("\n").filter((l) => l.includes('"code"')), `${command} ok.tcod`).toEqual([]);
+      }
+      const r = tcod(dir, command, "--json", "bad.tcod");
+      expect(r.status, command).toBe(1);
+      const got = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { code?: string; line: number; column: number; message: string }).filter((l) => l.code !== undefined);
+      expect(got.map((l) => [l.code, l.line, l.column, l.message]), command).toEqual([["TC1008", 3, 21, "Not valid UTF-8: the byte 0xE9 here."]]);
+    }
+    // The plan keeps the character.
+    expect(readFileSync(join(dir, "out", "c.plan.json"), "utf8")).toContain('"x\uFFFD"');
+    const f = tcod(dir, "fmt", "bad.tcod");
+    expect(f.status).toBe(1);
+    expect(f.stderr).toMatch(/^bad\.tcod:3:21 error TC1008: Not valid UTF-8: the byte 0xE9 here\./);
+    // ok.tcod is formatted, its U+FFFD kept where they were.
+    const fo = tcod(dir, "fmt", "--check", "ok.tcod");
+    expect(fo.stderr).toBe("1 of 1 file(s) not formatted (run tcod fmt to fix)\n");
+    expect(tcod(dir, "fmt", "ok.tcod").status).toBe(0);
+    expect(readFileSync(join(dir, "ok.tcod"), "utf8")).toContain('// a U+FFFD written on purpose: \uFFFD\nmodel m {\n  path: "x\uFFFD"\n}\n');
+    expect(tcod(dir, "fmt", "--check", "ok.tcod").status).toBe(0);
+  });
+
+  it("--json names files by absolute path, as check --json does (were: as typed)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-fmt-"));
+    writeFileSync(join(dir, "bad.tcod"), "let x = (1 +\n");
+    const files = (command: string) => tcod(dir, command, "--json", "bad.tcod", "missing.tcod").stdout.trim().split("\n")
+      .map((l) => JSON.parse(l) as { file?: string }).filter((l) => l.file !== undefined).map((l) => l.file);
+    expect(files("fmt")).toEqual([join(dir, "missing.tcod"), join(dir, "bad.tcod"), join(dir, "bad.tcod")]);
+    expect(new Set(files("fmt"))).toEqual(new Set(files("check")));
+    // The human rendering still shows the path from the working folder.
+    expect(tcod(dir, "fmt", "bad.tcod").stderr).toMatch(/^bad\.tcod:1:12 error TC1004/);
+  });
+
+  it("--json counts every file it is given, as check --json does, a missing one included (were: only those there)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-fmt-"));
+    writeFileSync(join(dir, "a.tcod"), "let x = 1\n");
+    mkdirSync(join(dir, "sub"));
+    writeFileSync(join(dir, "sub", "b.tcod"), "let y = 2\n");
+    const last = (r: { stdout: string }) => JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { files: number };
+    expect(last(tcod(dir, "fmt", "--json", "a.tcod", "missing.tcod")).files).toBe(last(tcod(dir, "check", "--json", "a.tcod", "missing.tcod")).files);
+    expect(last(tcod(dir, "fmt", "--json", "a.tcod", "missing.tcod")).files).toBe(2);
+    // A folder counts the .tcod files it holds.
+    expect(last(tcod(dir, "fmt", "--json", "--check", "sub", "a.tcod", "gone.tcod"))).toMatchObject({ files: 3, unformatted: [] });
   });
 });

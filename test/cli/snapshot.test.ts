@@ -1,6 +1,7 @@
 /**
  * `tcod check` from the start-up snapshot (bin/tcod → node --snapshot-blob dist/check.blob) prints,
- * writes and exits exactly as bin/tcod.mjs does: a clean file, files with errors (human and --json),
+ * writes and exits exactly as bin/tcod.mjs does: a clean file, files with errors (human and --json;
+ * bytes that are not UTF-8 too),
  * a TypeScript extension (ts-morph loaded at run time), a missing file, --help; also through a symlink
  * (as npm links the bin), and with TCOD_NO_SNAPSHOT=1. A plain `check FILE…`, which the CLI runs
  * without commander, prints, writes and exits as it does through commander. A package installed
@@ -35,6 +36,9 @@ describe("tcod check from the start-up snapshot", () => {
     ["check", join(dir, "bad.tcod")],
     ["check", "--json", join(dir, "bad.tcod")],
     ["check", "test/fixtures-ts/ext.tcod"],
+    // Bytes that are not UTF-8, named (the Chevrotain parser, loaded on demand, is given them), and a
+    // U+FFFD the file holds.
+    ["check", "--json", "test/fixtures/syntax/invalid-utf8/input.tcod", "test/fixtures/syntax/replacement-character/input.tcod"],
     ["check", join(dir, "missing.tcod")],
     ["check", "--help"],
   ];

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { compileFile, type CompileHost } from "../../compiler/index.js";
 import { parse } from "../../grammar/index.js";
+import { readSourceFile } from "../../plan/read-file.js";
 import { catalogue } from "../../compiler/diagnostics/catalogue.js";
 import { rng } from "../helpers/prng.js";
 
@@ -145,12 +146,12 @@ export interface Outcome { ms: number; diagnostics: number; ok: boolean }
  */
 function fuzzHost(file: string, text: string): CompileHost {
   return {
-    read: (p) => (p === file ? text : readFileSync(p, "utf8")),
-    parse: (t, f) => {
-      if (f === file) return parse(t, f);
+    read: (p) => (p === file ? { text } : readSourceFile(p)),
+    parse: (t, f, badBytes) => {
+      if (f === file) return parse(t, f, badBytes);
       const hit = libParses.get(f);
       if (hit && hit.text === t) return hit.result;
-      const result = parse(t, f);
+      const result = parse(t, f, badBytes);
       libParses.set(f, { text: t, result });
       return result;
     },

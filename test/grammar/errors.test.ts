@@ -1,13 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { parse, type SyntaxErrorInfo } from "../../grammar/index.js";
 import { MAX_NESTING } from "../../grammar/nesting.js";
+import { decodeSource, hexBytes } from "../../grammar/source-chars.js";
+import { fastParse } from "../../grammar/fast.js";
+import { syntaxMessage } from "../../compiler/modules.js";
 import { declNamed, sexpr, textOf } from "./helpers.js";
 
 const brief = (e: SyntaxErrorInfo) =>
   `${e.code} ${e.span.start.line}:${e.span.start.column}` +
   (e.found !== undefined ? ` found ${e.found}` : "") +
   (e.expected !== undefined ? ` expected ${e.expected}` : "") +
-  (e.char !== undefined ? ` char ${e.char}` : "");
+  (e.char !== undefined ? ` char ${e.char}` : "") +
+  (e.bytes !== undefined ? ` bytes ${hexBytes(e.bytes)}` : "");
 
 describe("lexical errors", () => {
   it("reports each invalid character with its position (TC1003)", () => {
@@ -37,6 +41,33 @@ describe("lexical errors", () => {
     expect(errors.map(brief)).toEqual(["TC1008 1:9", "TC1008 2:13", "TC1008 2:19", "TC1008 3:6", "TC1008 3:15"]);
     // Well-formed UTF-8 outside ASCII is fine inside strings and comments.
     expect(parse('let a = "café" // é\n', "ok.tcod").errors).toEqual([]);
+  });
+
+  it("a text decoded from a file's bytes names each bad byte sequence where it stands, and takes a U+FFFD the file holds (EF BF BD) as a character: in a string or comment accepted, in code TC1003 (were: every U+FFFD TC1008, the bytes unnamed)", () => {
+    const bytes = Buffer.concat([
+      Buffer.from('let a = "caf\uFFFD" // \uFFFD ok\nlet b = "caf'), Buffer.from([0xe9]), Buffer.from('" // '),
+      Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from(" \u{1F600}\nlet c\uFFFD = 1\n"),
+    ]);
+    const source = decodeSource(bytes);
+    expect(source.text).toBe(bytes.toString("utf8"));
+    expect(source.badBytes).toEqual([{ offset: 35, bytes: [0xe9] }, { offset: 41, bytes: [0xf0, 0x9f, 0x98] }]);
+    const { errors } = parse(source.text, "u.tcod", source.badBytes);
+    expect(errors.map(brief)).toEqual(["TC1008 2:13 bytes 0xE9", "TC1008 2:19 bytes 0xF0 0x9F 0x98", "TC1003 3:6 char \uFFFD"]);
+    expect(errors.slice(0, 2).map((e) => syntaxMessage(e).message)).toEqual(["Not valid UTF-8: the byte 0xE9 here.", "Not valid UTF-8: the bytes 0xF0 0x9F 0x98 here."]);
+    // Valid bytes with a U+FFFD in a string, a comment and a doc comment: no error, by either parser.
+    const ok = decodeSource(Buffer.from('/// \uFFFD\nlet a = "\uFFFD" // \uFFFD\n'));
+    expect(ok.badBytes).toEqual([]);
+    expect(parse(ok.text, "ok.tcod", ok.badBytes).errors).toEqual([]);
+    expect(fastParse(ok.text, "ok.tcod", ok.badBytes)).toBeDefined();
+    // A bad byte makes the fast parser defer to the Chevrotain one, which reports it.
+    expect(fastParse(source.text, "u.tcod", source.badBytes)).toBeUndefined();
+    expect(fastParse('let a = "\uFFFD"\n', "b.tcod", [{ offset: 9, bytes: [0xff] }])).toBeUndefined();
+  });
+
+  it("a text not decoded from bytes (an editor's buffer, a --set value) refuses every U+FFFD, unnamed, as before", () => {
+    const { errors } = parse('let z = "\uFFFD" // \uFFFD\nlet y\uFFFD = 1\n', "lsp.tcod");
+    expect(errors.map(brief)).toEqual(["TC1008 1:10", "TC1008 1:16", "TC1008 2:6"]);
+    expect(syntaxMessage(errors[0]!).message).toBe("Not valid UTF-8: U+FFFD here, the character that bytes which are not UTF-8 are read as.");
   });
 
   it("reports a NUL (U+0000) wherever it is: line, block and doc comment, string, code (TC1003; was: accepted inside a comment or string)", () => {

@@ -32,6 +32,14 @@ describe("the language server's re-check", () => {
     for (const path of files) {
       const text = readFileSync(path, "utf8");
       const expected = check(path);
+      // A U+FFFD (bytes that are not UTF-8, or the character) reads otherwise in an editor's buffer,
+      // which cannot tell the two apart (test/lsp/source-bytes.test.ts): such a file is compared as
+      // the language server reads it from disk, as tcod check does.
+      if (text.includes("\uFFFD")) {
+        expect(viaLsp(ws, path), `${path} from disk`).toEqual(expected);
+        compared++;
+        continue;
+      }
       ws.setOpen(path, text);
       expect(viaLsp(ws, path), path).toEqual(expected);
       // An edit (a new value at the end), then back: the second analysis adopts what the first kept.

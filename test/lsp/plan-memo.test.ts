@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileFile, render, type CompileResult } from "../../compiler/index.js";
 import { parse } from "../../grammar/index.js";
+import { readSourceFile } from "../../plan/read-file.js";
 import { Workspace } from "../../lsp/workspace.js";
 import { valueEdits } from "./value-edits.js";
 
@@ -28,7 +29,7 @@ const outcome = (r: CompileResult) => ({
 });
 /** A fresh compilation of `path` with `text` in place of the file (nothing reused). */
 const fresh = (path: string, text: string) =>
-  outcome(compileFile(path, { host: { read: (p) => (p === path ? text : readFileSync(p, "utf8")), parse } }));
+  outcome(compileFile(path, { host: { read: (p) => (p === path ? { text } : readSourceFile(p)), parse } }));
 
 describe("plans reused across an editor's compilations", () => {
   it("equal a fresh compilation after edits inside and outside what each plan reads", () => {

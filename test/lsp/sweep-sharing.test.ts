@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileFile, render, type CompileResult } from "../../compiler/index.js";
 import { parse } from "../../grammar/index.js";
+import { readSourceFile } from "../../plan/read-file.js";
 import { hover, inlayHints } from "../../lsp/features.js";
 import { Workspace, type Analysis } from "../../lsp/workspace.js";
 import { valueEdits } from "./value-edits.js";
@@ -47,10 +48,10 @@ const outcome = (r: CompileResult) => ({
  * reference: `tcod check` itself shares what points evaluate alike, `shared` below).
  */
 const check = (path: string, text: string) =>
-  outcome(compileFile(path, { host: { read: (p) => (p === path ? text : readFileSync(p, "utf8")), parse }, sharePoints: false }));
+  outcome(compileFile(path, { host: { read: (p) => (p === path ? { text } : readSourceFile(p)), parse }, sharePoints: false }));
 /** `tcod check` as it runs: sweep points share the fields and the entry's values they evaluate alike. */
 const shared = (path: string, text: string) =>
-  outcome(compileFile(path, { host: { read: (p) => (p === path ? text : readFileSync(p, "utf8")), parse } }));
+  outcome(compileFile(path, { host: { read: (p) => (p === path ? { text } : readSourceFile(p)), parse } }));
 
 /** Each text in turn, edited into `path` in `ws`: the editor's outcome, and check's, equal the reference. */
 function expectEditsAsCheck(ws: Workspace, path: string, texts: string[]): void {

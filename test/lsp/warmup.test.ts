@@ -62,7 +62,9 @@ describe("the language server's warm-up", () => {
     expect(steps).toBe(examples.length * (DOCUMENT_STEPS + 1) + 1);
     const ws = new Workspace();
     for (const path of [...walk(join(ROOT, "examples")), ...walk(join(ROOT, "test/fixtures"))]) {
-      ws.setOpen(path, readFileSync(path, "utf8"));
+      const text = readFileSync(path, "utf8");
+      // A U+FFFD reads otherwise in an editor's buffer (test/lsp/source-bytes.test.ts): such a file from disk.
+      if (!text.includes("\uFFFD")) ws.setOpen(path, text);
       expect(shown(ws.analyze(path).result), path).toEqual(shown(compileFile(path)));
     }
   });
