@@ -116,11 +116,15 @@ const TOP_KEYS: ReadonlySet<string> = new Set([
   "ignore_validator_suggestions",
   "algorithm", "data_processor", "model", "cluster", "buffer", "explorer", "trainer", "monitor", "synchronizer", "service", "log", "stages",
 ]);
-/** AlgorithmConfig (with add_strategy and use_token_level_loss of earlier versions). */
+/**
+ * AlgorithmConfig (enable_router_replay, bypass_old_logprobs and rollout_correction of 0.6.0). Not
+ * add_strategy, add_strategy_args or use_token_level_loss: no release from 0.4.1 to 0.6.0 has them
+ * (use_token_level_loss was a field up to 0.3.x), and Trinity refuses them.
+ */
 const ALGORITHM_KEYS: ReadonlySet<string> = new Set([
-  "algorithm_type", "repeat_times", "add_strategy", "add_strategy_args", "sample_strategy", "sample_strategy_args",
+  "algorithm_type", "repeat_times", "sample_strategy", "sample_strategy_args",
   "advantage_fn", "advantage_fn_args", "kl_penalty_fn", "kl_penalty_fn_args", "policy_loss_fn", "policy_loss_fn_args",
-  "kl_loss_fn", "kl_loss_fn_args", "entropy_loss_fn", "entropy_loss_fn_args", "loss_agg_mode", "optimizer", "use_token_level_loss",
+  "kl_loss_fn", "kl_loss_fn_args", "entropy_loss_fn", "entropy_loss_fn_args", "loss_agg_mode", "optimizer",
   "enable_router_replay", "bypass_old_logprobs", "rollout_correction",
 ]);
 /** OptimizerConfig (algorithm.optimizer). */

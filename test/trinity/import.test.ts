@@ -119,7 +119,19 @@ describe("bad input names the YAML path and line", () => {
     expect(e.code).toBe("TC7101");
     expect(e.problems()[0]!.where).toEqual({ file: "x.yaml", line: lineOf(text, "bogus_top:"), column: 1, path: "bogus_top" });
     // Keys Trinity knows but tcod does not map (cluster, monitor, project, kl_loss_fn: none…) still import.
-    expect(() => importTrinity(F2B.replace("  repeat_times: 1\n", "  repeat_times: 1\n  kl_loss_fn: none\n  use_token_level_loss: true\n") + "group: g\nlog:\n  level: INFO\n", "x.yaml")).not.toThrow();
+    expect(() => importTrinity(F2B.replace("  repeat_times: 1\n", "  repeat_times: 1\n  kl_loss_fn: none\n") + "group: g\nlog:\n  level: INFO\n", "x.yaml")).not.toThrow();
+  });
+  it("add_strategy, add_strategy_args and use_token_level_loss, which no Trinity-RFT release from 0.4.1 to 0.6.0 has in AlgorithmConfig, are unknown keys (were: accepted)", () => {
+    const text = F2B.replace("  repeat_times: 1\n", "  repeat_times: 1\n  add_strategy: step_wise_grpo\n  add_strategy_args: {}\n  use_token_level_loss: true\n");
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([
+      ["algorithm.add_strategy", lineOf(text, "add_strategy:"), 3],
+      ["algorithm.add_strategy_args", lineOf(text, "add_strategy_args:"), 3],
+      ["algorithm.use_token_level_loss", lineOf(text, "use_token_level_loss:"), 3],
+    ]);
+    expect(is[0]!.message).toBe("unknown key algorithm.add_strategy: Trinity-RFT's algorithm section has no such key, and Trinity refuses the config");
+    // The hint lists what AlgorithmConfig has, these three not among them.
+    expect(is[0]!.hint).toBe("Remove it, or correct its name; algorithm section takes algorithm_type, repeat_times, sample_strategy, sample_strategy_args, advantage_fn, advantage_fn_args, kl_penalty_fn, kl_penalty_fn_args, policy_loss_fn, policy_loss_fn_args, kl_loss_fn, kl_loss_fn_args, entropy_loss_fn, entropy_loss_fn_args, loss_agg_mode, optimizer, enable_router_replay, bypass_old_logprobs, rollout_correction.");
   });
 });
 
