@@ -14,7 +14,7 @@
  *   characters are Chevrotain lexer errors. `lexTcod` turns all three into `LexDiagnostic`s.
  * - Some characters are errors wherever they stand, inside comments and strings too (source-chars.ts):
  *   control characters but whitespace (TC1003), bidi controls (TC1010) and U+FFFD (TC1008). A
- *   UTF-16 or UTF-32 file read as UTF-8 is one TC1009 and nothing else.
+ *   UTF-16 or UTF-32 file read as UTF-8, or such text after UTF-8 text, is one TC1009 and nothing else.
  */
 import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
 import { BIDI_CHARS, BIDI_CONTROLS, CONTROL_CHARS, wrongEncoding } from "./source-chars.js";
@@ -186,7 +186,7 @@ export interface LexDiagnostic {
   end: number;
   /** TC1003, TC1010: the offending character; TC1006: the escape sequence. */
   char?: string;
-  /** TC1009: the encoding the file is in ("UTF-16 (little-endian, with a byte-order mark)"). */
+  /** TC1009: the encoding the file is in ("UTF-16 (little-endian, with a byte-order mark)"; "UTF-16 from here on (UTF-8 before it)"). */
   encoding?: string;
 }
 
@@ -210,13 +210,14 @@ const BIDI = new RegExp(`[${BIDI_CHARS}]`, "g");
 export function lexTcod(text: string): LexResult {
   const result = lexer().tokenize(text);
 
-  // A UTF-16 or UTF-32 file read as UTF-8 is one error at its start, not one per NUL beside each
-  // character: nothing in it is tcod as written (recovering.ts does not parse it either).
-  const encoding = wrongEncoding(text);
-  if (encoding !== undefined) {
+  // A UTF-16 or UTF-32 file read as UTF-8 is one error at its start (or where such text starts after
+  // UTF-8 text), not one per NUL beside each character: nothing in it is tcod as written
+  // (recovering.ts does not parse it either).
+  const wrong = wrongEncoding(text);
+  if (wrong !== undefined) {
     return {
       tokens: result.tokens, docs: result.groups["docs"] ?? [], comments: result.groups["comments"] ?? [],
-      diagnostics: [{ code: "TC1009", start: 0, end: Math.min(1, text.length), encoding }],
+      diagnostics: [{ code: "TC1009", start: wrong.offset, end: Math.min(wrong.offset + 1, text.length), encoding: wrong.encoding }],
     };
   }
   const diagnostics: LexDiagnostic[] = [];

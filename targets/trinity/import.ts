@@ -385,14 +385,15 @@ class Reader {
     this.text = text;
     // A UTF-16 or UTF-32 file (Windows PowerShell's `>` writes UTF-16) read as UTF-8 is its BOM as
     // U+FFFD and NULs beside each ASCII character, which YAML parses as one odd scalar ("not a
-    // mapping"): said as what it is, before parsing.
-    const encoding = wrongEncoding(text);
-    if (encoding) {
+    // mapping"): said as what it is, before parsing; so is UTF-16 appended to a UTF-8 file (`>>`),
+    // at its start, rather than as its first NUL.
+    const wrong = wrongEncoding(text);
+    if (wrong) {
       this.doc = parseDocument("", { lineCounter: this.lc });
       this.issues.push({
-        path: "$", line: 1, column: 1,
-        message: `the file is encoded as ${encoding}; Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8`,
-        hint: "Save it as UTF-8: in PowerShell, `Get-Content in.yaml | Set-Content -Encoding utf8 out.yaml` (Windows PowerShell's `>` and Out-File write UTF-16); in an editor, save with encoding UTF-8.",
+        path: "$", ...lineColumn(text, wrong.offset),
+        message: `the file is encoded as ${wrong.encoding}; Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8`,
+        hint: "Save it as UTF-8: in PowerShell, `Get-Content in.yaml | Set-Content -Encoding utf8 out.yaml` (Windows PowerShell's `>` and Out-File write UTF-16); in an editor, save with encoding UTF-8. Where UTF-16 follows UTF-8 text (Windows PowerShell's `>>` appends UTF-16 to a UTF-8 file), write that part again as UTF-8, e.g. in an editor.",
       });
       return;
     }

@@ -69,6 +69,7 @@ describe("tcod import/export trinity", () => {
     const f2b = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
     const cases: RefusedCase[] = [
       ["utf16.yaml", Buffer.from("\uFEFF" + f2b, "utf16le"), /:1:1 error TC7101: the file is encoded as UTF-16 \(little-endian, with a byte-order mark\); Trinity-RFT \(OmegaConf\.load\) and tcod read a config as UTF-8/, /hint: Save it as UTF-8/],
+      ["appended.yaml", Buffer.concat([Buffer.from(f2b, "utf8"), Buffer.from("log:\n  level: INFO\n", "utf16le")]), new RegExp(`:${f2b.split("\n").length}:1 error TC7101: the file is encoded as UTF-16 from here on \\(UTF-8 before it\\)`), /hint: Save it as UTF-8.*\(Windows PowerShell's `>>` appends UTF-16 to a UTF-8 file\)/],
       ["two.yaml", f2b + "---\nname: other\n", new RegExp(`:${f2b.split("\n").length}:1 error TC7101: a second YAML document starts here`), /hint: Keep the config's one document/],
       ["typo.yaml", f2b.replace("  batch_size: 16", "  batch_sise: 16"), /:33:3 error TC7101: unknown key buffer\.batch_sise/, /hint: Did you mean 'batch_size'\?/],
     ];

@@ -208,6 +208,18 @@ describe("keys inside buffer, explorer and trainer; several documents; UTF-16", 
     // A UTF-8 byte-order mark is fine.
     expect(() => importTrinity("\uFEFF" + F2B, "x.yaml")).not.toThrow();
   });
+  it("a UTF-16 file whose first characters are not ASCII, and UTF-16 appended to a UTF-8 config (PowerShell's `>>`), are said to be so, once (were: a NUL at its first, or a YAML error)", () => {
+    // 学 is 66 5B in UTF-16LE, read as "f[": no NUL at the start.
+    const cjk = issues(Buffer.from("学生: 1\n" + F2B, "utf16le").toString("utf8"));
+    expect(cjk.map((i) => [i.line, i.column, i.message])).toEqual([[1, 1, "the file is encoded as UTF-16 (little-endian); Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8"]]);
+    // The last lines, given again through `>>`, come out as UTF-16: reported where they start, as bytes or as text.
+    const bytes = Buffer.concat([Buffer.from(F2B, "utf8"), Buffer.from("log:\n  level: INFO\n", "utf16le")]);
+    for (const config of [bytes, bytes.toString("utf8")]) {
+      const is = (() => { try { importTrinity(config, "x.yaml"); } catch (e) { return (e as TrinityImportError).issues; } throw new Error("accepted"); })();
+      expect(is.map((i) => [i.path, i.line, i.column, i.message])).toEqual([["$", F2B.split("\n").length, 1, "the file is encoded as UTF-16 from here on (UTF-8 before it); Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8"]]);
+      expect(is[0]!.hint).toMatch(/Windows PowerShell's `>>` appends UTF-16 to a UTF-8 file/);
+    }
+  });
 });
 
 describe("bytes that are not UTF-8; lone CR line endings", () => {
