@@ -14,8 +14,8 @@
  *   characters are Chevrotain lexer errors. `lexTcod` turns all three into `LexDiagnostic`s.
  * - Some characters are errors wherever they stand, inside comments and strings too (source-chars.ts):
  *   control characters but whitespace (TC1003), bidi controls (TC1010), and bytes that are not UTF-8
- *   (TC1008; each is a U+FFFD in the text). A UTF-16 or UTF-32 file read as UTF-8 is one TC1009 and
- *   nothing else.
+ *   (TC1008; each is a U+FFFD in the text). A UTF-16 or UTF-32 file read as UTF-8, or such text after
+ *   UTF-8 text, is one TC1009 and nothing else.
  */
 import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
 import { BIDI_CHARS, BIDI_CONTROLS, CONTROL_CHARS, wrongEncoding, type BadBytes } from "./source-chars.js";
@@ -189,7 +189,7 @@ export interface LexDiagnostic {
   char?: string;
   /** TC1008 in a text decoded from a file's bytes: the bytes that are not UTF-8 ([0xE9]). */
   bytes?: readonly number[];
-  /** TC1009: the encoding the file is in ("UTF-16 (little-endian, with a byte-order mark)"). */
+  /** TC1009: the encoding the file is in ("UTF-16 (little-endian, with a byte-order mark)"; "UTF-16 from here on (UTF-8 before it)"). */
   encoding?: string;
 }
 
@@ -217,13 +217,14 @@ const BIDI = new RegExp(`[${BIDI_CHARS}]`, "g");
 export function lexTcod(text: string, badBytes?: readonly BadBytes[]): LexResult {
   const result = lexer().tokenize(text);
 
-  // A UTF-16 or UTF-32 file read as UTF-8 is one error at its start, not one per NUL beside each
-  // character: nothing in it is tcod as written (recovering.ts does not parse it either).
-  const encoding = wrongEncoding(text);
-  if (encoding !== undefined) {
+  // A UTF-16 or UTF-32 file read as UTF-8 is one error at its start (or where such text starts after
+  // UTF-8 text), not one per NUL beside each character: nothing in it is tcod as written
+  // (recovering.ts does not parse it either).
+  const wrong = wrongEncoding(text);
+  if (wrong !== undefined) {
     return {
       tokens: result.tokens, docs: result.groups["docs"] ?? [], comments: result.groups["comments"] ?? [],
-      diagnostics: [{ code: "TC1009", start: 0, end: Math.min(1, text.length), encoding }],
+      diagnostics: [{ code: "TC1009", start: wrong.offset, end: Math.min(wrong.offset + 1, text.length), encoding: wrong.encoding }],
     };
   }
   const diagnostics: LexDiagnostic[] = [];

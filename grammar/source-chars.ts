@@ -4,23 +4,77 @@
  * Imports nothing: fast.ts (which must not load Chevrotain) and lexer.ts share it, plan/read-file.ts
  * decodes sources with it, and `tcod import trinity` uses `wrongEncoding` for YAML.
  *
- * Telling a UTF-16 or UTF-32 file that was read as UTF-8 (`decodeSource`, readFileSync(p, "utf8"),
- * or an editor that guessed UTF-8): such a file starts with ASCII (a keyword, `//`,
- * `#`, a YAML key), which those encodings write with NUL bytes beside each character, and its
- * byte-order mark (FF FE, FE FF, FF FE 00 00, 00 00 FE FF), where there is one, is read as two U+FFFD.
- * The lexer reports it as TC1009, once, instead of one TC1003 per NUL.
+ * Telling UTF-16 or UTF-32 text that was read as UTF-8 (`decodeSource`, readFileSync(p, "utf8"),
+ * the CLI's readTextFile, or an editor that guessed UTF-8): those encodings write each ASCII character (a
+ * keyword, `//`, `#`, a YAML key, indentation, a line break) with one NUL (UTF-16) or three (UTF-32)
+ * beside it, and a byte-order mark (FF FE, FE FF, FF FE 00 00, 00 00 FE FF), where there is one,
+ * reads as two U+FFFD. Their other characters read as anything (é as U+FFFD and a NUL, 学 as "f["),
+ * so what tells them is the NULs around the ASCII, wherever it first comes: at the start, after a
+ * first line of Chinese, or after UTF-8 text that UTF-16 was appended to (Windows PowerShell's `>>`
+ * appends UTF-16 to a UTF-8 file). A UTF-8 file holds no NUL (one is TC1003), so one without any is
+ * never taken for UTF-16, and stray NULs are not either: it takes four ASCII characters in a row,
+ * written so, anywhere but at the file's very start (where the first character written so is enough,
+ * as a NUL there is an error in any case). The lexer reports it as TC1009, once, instead of one TC1003
+ * per NUL.
  */
 
+/** Where a text is UTF-16 or UTF-32 read as UTF-8, and how to name it. */
+export interface WrongEncoding {
+  /**
+   * "UTF-16 (little-endian, with a byte-order mark)", "UTF-32 (big-endian)", "UTF-16" (byte order
+   * unknown); for text after UTF-8 text, "UTF-16 from here on (UTF-8 before it)".
+   */
+  encoding: string;
+  /** Where to report it: 0 for a whole file, else where the UTF-16 or UTF-32 text starts. */
+  offset: number;
+}
+
+const NUL = "\u0000";
+const BOM = "\uFFFD\uFFFD";
+/** In a row, the ASCII characters written as UTF-16 or UTF-32 that tell such text after the start. */
+const RUN = 4;
+
+/** When `text` holds UTF-16 or UTF-32 text decoded as UTF-8, where and which; else undefined. Pure. */
+export function wrongEncoding(text: string): WrongEncoding | undefined {
+  const atStart = encodingAtStart(text);
+  if (atStart) return { encoding: atStart, offset: 0 };
+  // No NUL, no UTF-16 or UTF-32 of ASCII: a UTF-8 file (the usual case) is told at this one search.
+  for (let j = text.indexOf(NUL); j !== -1; j = text.indexOf(NUL, j + 1)) {
+    const width = run(text, j, 32) ? 32 : run(text, j, 16) ? 16 : 0;
+    if (width === 0) continue;
+    // j is the first NUL of the run; little-endian text starts a character before it (its low byte),
+    // as Windows writes it. After a UTF-16 byte-order mark, the mark's place says which.
+    const pad = width === 32 ? 3 : 1;
+    let start = Math.max(0, j - 1);
+    let order = "";
+    if (width === 16 && j >= 2 && text.startsWith(BOM, j - 2)) { start = j - 2; order = " (big-endian, with a byte-order mark)"; }
+    else if (width === 16 && j >= 3 && text.startsWith(BOM, j - 3)) { start = j - 3; order = " (little-endian, with a byte-order mark)"; }
+    const before = text.slice(0, start);
+    // The whole file, when nothing before the run is a line of UTF-8 text: the run is on the first
+    // line, or a line break before it is UTF-16 or UTF-32 itself, with its NULs (after a first line
+    // of Chinese, which reads as anything).
+    if (!/[\n\r]/.test(before) || before.includes(NUL)) {
+      // The whole file's byte order from its end: little-endian text ends in its last character's
+      // high byte(s), a NUL for ASCII ("\n\0"); big-endian text in its low byte. (Its byte-order
+      // mark, read as two U+FFFD either way, does not say which.)
+      const bom = text.startsWith(BOM) || text.startsWith(NUL + NUL + BOM) ? ", with a byte-order mark" : "";
+      const end = text.endsWith(NUL.repeat(pad)) ? "little-endian" : text.endsWith(NUL.repeat(pad), text.length - 1) ? "big-endian" : undefined;
+      return { encoding: `UTF-${width}${end ? ` (${end}${bom})` : bom ? ` (${bom.slice(2)})` : ""}`, offset: 0 };
+    }
+    return { encoding: `UTF-${width}${order} from here on (UTF-8 before it)`, offset: start };
+  }
+  return undefined;
+}
+
 /**
- * "UTF-16 (little-endian, with a byte-order mark)", "UTF-32 (big-endian)"… when `text` is a UTF-16 or
- * UTF-32 file decoded as UTF-8, else undefined. Looks at the first few characters only: a UTF-8
- * file that starts so has a NUL there, an error in any case.
+ * The encoding of a text that starts as UTF-16 or UTF-32 of ASCII (its first character or two,
+ * after a byte-order mark where there is one), named with its byte order; else undefined.
  */
-export function wrongEncoding(text: string): string | undefined {
-  if (text.startsWith("\u0000\u0000\uFFFD\uFFFD")) return "UTF-32 (big-endian, with a byte-order mark)";
-  const bom = text.startsWith("\uFFFD\uFFFD");
+function encodingAtStart(text: string): string | undefined {
+  if (text.startsWith(NUL + NUL + BOM)) return "UTF-32 (big-endian, with a byte-order mark)";
+  const bom = text.startsWith(BOM);
   const t = bom ? text.slice(2, 6) : text.slice(0, 4);
-  const nul = (i: number) => t[i] === "\u0000";
+  const nul = (i: number) => t[i] === NUL;
   const char = (i: number) => t[i] !== undefined && !nul(i);
   const withBom = bom ? ", with a byte-order mark" : "";
   if (nul(0) && nul(1) && nul(2) && char(3)) return `UTF-32 (big-endian${withBom})`;
@@ -30,6 +84,21 @@ export function wrongEncoding(text: string): string | undefined {
   if (nul(0) && char(1)) return `UTF-16 (big-endian${withBom})`;
   if (char(0) && nul(1)) return `UTF-16 (little-endian${withBom})`;
   return undefined;
+}
+
+/**
+ * Whether RUN characters written as UTF-`width` start at the NUL at `j`: each a NUL (UTF-16) or three
+ * (UTF-32) then a character that is not one, which both byte orders show once past their first unit.
+ */
+function run(text: string, j: number, width: 16 | 32): boolean {
+  const nuls = width === 16 ? 1 : 3;
+  for (let k = 0; k < RUN; k++) {
+    const at = j + k * (nuls + 1);
+    for (let z = 0; z < nuls; z++) if (text[at + z] !== NUL) return false;
+    const c = text[at + nuls];
+    if (c === undefined || c === NUL) return false;
+  }
+  return true;
 }
 
 /**

@@ -16,7 +16,8 @@ import { UserError, type UserIssue } from "../../plan/errors.js";
 import { wrongEncoding } from "../../grammar/source-chars.js";
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from "yaml";
+import { resolveAliases, type AliasProblem, type Provenance, type Via } from "./yaml-aliases.js";
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair, type YAMLMap } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
 export class TrinityImportError extends UserError {
@@ -115,11 +116,15 @@ const TOP_KEYS: ReadonlySet<string> = new Set([
   "ignore_validator_suggestions",
   "algorithm", "data_processor", "model", "cluster", "buffer", "explorer", "trainer", "monitor", "synchronizer", "service", "log", "stages",
 ]);
-/** AlgorithmConfig (with add_strategy and use_token_level_loss of earlier versions). */
+/**
+ * AlgorithmConfig (enable_router_replay, bypass_old_logprobs and rollout_correction of 0.6.0). Not
+ * add_strategy, add_strategy_args or use_token_level_loss: no release from 0.4.1 to 0.6.0 has them
+ * (use_token_level_loss was a field up to 0.3.x), and Trinity refuses them.
+ */
 const ALGORITHM_KEYS: ReadonlySet<string> = new Set([
-  "algorithm_type", "repeat_times", "add_strategy", "add_strategy_args", "sample_strategy", "sample_strategy_args",
+  "algorithm_type", "repeat_times", "sample_strategy", "sample_strategy_args",
   "advantage_fn", "advantage_fn_args", "kl_penalty_fn", "kl_penalty_fn_args", "policy_loss_fn", "policy_loss_fn_args",
-  "kl_loss_fn", "kl_loss_fn_args", "entropy_loss_fn", "entropy_loss_fn_args", "loss_agg_mode", "optimizer", "use_token_level_loss",
+  "kl_loss_fn", "kl_loss_fn_args", "entropy_loss_fn", "entropy_loss_fn_args", "loss_agg_mode", "optimizer",
   "enable_router_replay", "bypass_old_logprobs", "rollout_correction",
 ]);
 /** OptimizerConfig (algorithm.optimizer). */
@@ -350,6 +355,8 @@ class Reader {
   private readonly lc = new LineCounter();
   readonly doc: Document;
   readonly text: string;
+  /** What aliases and merge keys brought where (expandAliases). */
+  private via: Provenance = { pairs: new WeakMap(), items: new WeakMap() };
   /**
    * `config`: the file's text, or its bytes (what the CLI reads), which are also checked to be UTF-8.
    * Text a caller decoded itself is taken as it is: a U+FFFD in it cannot be told from one that
@@ -378,14 +385,15 @@ class Reader {
     this.text = text;
     // A UTF-16 or UTF-32 file (Windows PowerShell's `>` writes UTF-16) read as UTF-8 is its BOM as
     // U+FFFD and NULs beside each ASCII character, which YAML parses as one odd scalar ("not a
-    // mapping"): said as what it is, before parsing.
-    const encoding = wrongEncoding(text);
-    if (encoding) {
+    // mapping"): said as what it is, before parsing; so is UTF-16 appended to a UTF-8 file (`>>`),
+    // at its start, rather than as its first NUL.
+    const wrong = wrongEncoding(text);
+    if (wrong) {
       this.doc = parseDocument("", { lineCounter: this.lc });
       this.issues.push({
-        path: "$", line: 1, column: 1,
-        message: `the file is encoded as ${encoding}; Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8`,
-        hint: "Save it as UTF-8: in PowerShell, `Get-Content in.yaml | Set-Content -Encoding utf8 out.yaml` (Windows PowerShell's `>` and Out-File write UTF-16); in an editor, save with encoding UTF-8.",
+        path: "$", ...lineColumn(text, wrong.offset),
+        message: `the file is encoded as ${wrong.encoding}; Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8`,
+        hint: "Save it as UTF-8: in PowerShell, `Get-Content in.yaml | Set-Content -Encoding utf8 out.yaml` (Windows PowerShell's `>` and Out-File write UTF-16); in an editor, save with encoding UTF-8. Where UTF-16 follows UTF-8 text (Windows PowerShell's `>>` appends UTF-16 to a UTF-8 file), write that part again as UTF-8, e.g. in an editor.",
       });
       return;
     }
@@ -414,7 +422,8 @@ class Reader {
       this.issues.push({ path: "$", ...bad });
       return;
     }
-    this.doc = parseDocument(text, { lineCounter: this.lc, keepSourceTokens: true, uniqueKeys: true });
+    // merge: `<<` keys are YAML 1.1 merge keys, as to PyYAML (and two of them in a mapping are not duplicates).
+    this.doc = parseDocument(text, { lineCounter: this.lc, keepSourceTokens: true, uniqueKeys: true, merge: true });
     // Before the YAML errors: a separator inside a value can be what makes it invalid YAML here
     // (a folded line indented too little), and that is not what the file means to PyYAML.
     if (separators.length > 0) {
@@ -447,41 +456,25 @@ class Reader {
       const deep = firstTooDeep(this.doc.contents);
       if (deep) { const p = this.lc.linePos(deep[0]); this.issues.push({ path: "$", line: p.line, column: p.col, ...TOO_DEEP }); }
     }
-    if (this.issues.length === 0) {
-      // Aliases that expand past the yaml library's limit (a "billion laughs" bomb) make every
-      // toJSON throw: refuse the file once, here, at its first alias.
-      try {
-        this.doc.toJS();
-      } catch (e) {
-        if (!(e instanceof ReferenceError && /alias/i.test(e.message))) throw e;
-        let at: [number, number, number] | undefined;
-        visit(this.doc, { Alias: (_k, n) => { at = n.range ?? undefined; return visit.BREAK; } });
-        const p = this.lc.linePos(at?.[0] ?? 0);
-        this.issues.push({ path: "$", line: p.line, column: p.col, ...ALIAS_BOMB });
-      }
-    }
-    if (this.issues.length === 0) this.refuseMergeKeys();
+    if (this.issues.length === 0) this.expandAliases();
   }
   /**
-   * YAML 1.1 merge keys (`<<: *base`): Trinity loads its config with OmegaConf, whose YAML loader
-   * merges the mapping in; the YAML 1.2 parser here reads `<<` as a key of its own, which no reader
-   * of the import asks for, so the merged keys would be dropped unsaid. Refused at each one.
+   * Aliases and merge keys resolved as PyYAML resolves them (yaml-aliases.ts): the document's
+   * contents become a tree without either, so every read, the check of unknown keys included, sees
+   * each mapping as Trinity does. A value or key brought by an alias or a merge key keeps the
+   * position of the anchored text it was written in (where a fix goes); `via` says which alias or
+   * merge key brought it, for the messages of unknown keys. Refused first, at the alias or anchor:
+   * what PyYAML or OmegaConf refuses, and aliases that would expand the tree too deep or too far.
    */
-  private refuseMergeKeys(): void {
-    visit(this.doc, {
-      Pair: (_k, pair, ancestors) => {
-        const key = pair.key;
-        if (!isScalar(key) || key.value !== "<<" || key.type !== "PLAIN") return;
-        const path: Path = [];
-        const chain = [...ancestors, pair];
-        chain.forEach((a, i) => {
-          if (isPair(a) && isScalar(a.key)) path.push(String(a.key.value));
-          else if (isSeq(a)) path.push(a.items.indexOf(chain[i + 1] as never));
-        });
-        const p = this.lc.linePos(key.range?.[0] ?? 0);
-        this.issues.push({ path: fmt(path), line: p.line, column: p.col, ...MERGE_KEY });
-      },
-    });
+  private expandAliases(): void {
+    const r = resolveAliases(this.doc.contents, this.doc.schema, { maxDepth: MAX_YAML_DEPTH, maxAdded: MAX_ALIAS_NODES });
+    if (!r.ok) {
+      const p = this.lc.linePos(r.problem.offset);
+      this.issues.push({ path: "$", line: p.line, column: p.col, ...aliasProblem(r.problem) });
+      return;
+    }
+    this.doc.contents = r.root as Document["contents"];
+    this.via = r.via;
   }
   node(path: Path): YamlNode | undefined {
     return this.doc.getIn(path, true) as YamlNode | undefined;
@@ -500,45 +493,66 @@ class Reader {
     return undefined;
   }
   /**
-   * Every key of the mapping at `path` that is not in `known`, refused at the key itself (TC7101):
-   * Trinity-RFT's config is a structured OmegaConf schema, which refuses a key its dataclass lacks.
+   * Every key of the mapping `n` (at `path`) that is not in `known`, refused at the key itself
+   * (TC7101): Trinity-RFT's config is a structured OmegaConf schema, which refuses a key its
+   * dataclass lacks. A key an alias or merge key brought (`via`, else the pair's own) is reported
+   * where it is written, under its anchor, the message naming what brought it; a key reached twice
+   * so (an anchored section aliased into another of the same dataclass) is reported once (`seen`).
    */
-  unknownKeys(path: Path, known: ReadonlySet<string>, section: string, dataclass?: string, n: unknown = this.node(path)): void {
-    if (!isMap(n)) return;
-    for (const pair of n.items) {
+  private unknownKeys(path: Path, n: YAMLMap, dataclass: string, via: Via | undefined, seen: Map<unknown, Set<string>>): void {
+    const known = DATACLASSES[dataclass]!.keys;
+    const section = sectionLabel(path);
+    for (const pair of n.items as Pair[]) {
       const k = isScalar(pair.key) ? pair.key.value : pair.key;
       if (typeof k === "string" && known.has(k)) continue;
+      const once = seen.get(pair.key) ?? new Set<string>();
+      if (once.has(dataclass)) continue;
+      seen.set(pair.key, once.add(dataclass));
       const at = [...path, String(k)];
       const range = (pair.key as YamlNode | null)?.range;
       const p = range ? this.lc.linePos(range[0]) : undefined;
       const names = [...known];
-      const takes = names.length <= HINT_KEYS || !dataclass
+      const takes = names.length <= HINT_KEYS
         ? names.join(", ")
         : `the fields of ${dataclass} in Trinity-RFT's trinity/common/config.py (${names.slice(0, 12).join(", ")} and ${names.length - 12} more)`;
       // A misspelling of one of them is named first (" Did you mean 'batch_size'?").
       const close = typeof k === "string" ? closestName(k, names) : undefined;
+      const brought = this.via.pairs.get(pair) ?? via;
       this.issues.push({
         path: fmt(at), ...(p ? { line: p.line, column: p.col } : this.pos(at)),
-        message: `unknown key ${fmt(at)}: Trinity-RFT's ${section} has no such key, and Trinity refuses the config`,
+        message: `unknown key ${fmt(at)}: Trinity-RFT's ${section} has no such key, and Trinity refuses the config${brought ? ` (${this.broughtBy(brought)})` : ""}`,
         hint: `${close ? `Did you mean '${close}'? ` : ""}Remove it, or correct its name; ${section} takes ${takes}.`,
       });
     }
   }
+  /** "the key is written under the anchor &ts; the alias *ts at line 40, column 12 brings it here". */
+  private broughtBy(v: Via): string {
+    const p = this.lc.linePos(v.offset);
+    const by = v.kind === "alias" ? `the alias *${v.anchor}` : `the merge key (\`<<\`)`;
+    return `${v.anchor !== undefined ? `the key is written under the anchor &${v.anchor}; ` : ""}${by} at line ${p.line}, column ${p.col} brings it here`;
+  }
   /**
-   * The keys of the mapping `node` (at `path`) against the dataclass `name` of DATACLASSES, then
-   * those of its fields that are dataclasses in turn, depth first in the dataclass's field order.
-   * A field that is absent, null, not a mapping (a list, an alias) is not looked into.
+   * The keys of the mapping `node` (at `path`, aliases and merge keys resolved) against the
+   * dataclass `name` of DATACLASSES, then those of its fields that are dataclasses in turn, depth
+   * first in the dataclass's field order. A field that is absent, null or not a mapping (a list) is
+   * not looked into. `via`: the alias or merge key that brought `node` here, if one did.
    */
-  dataclassKeys(path: Path, node: unknown, name: string): void {
+  dataclassKeys(path: Path, node: unknown, name: string, via?: Via, seen = new Map<unknown, Set<string>>()): void {
     if (!isMap(node)) return;
     const dc = DATACLASSES[name]!;
-    this.unknownKeys(path, dc.keys, sectionLabel(path), name, node);
+    this.unknownKeys(path, node, name, via, seen);
     for (const [field, shape, inner] of dc.nested) {
-      const child = node.get(field, true);
-      if (shape === "one") this.dataclassKeys([...path, field], child, inner);
-      else if (shape === "list" && isSeq(child)) child.items.forEach((item, i) => this.dataclassKeys([...path, field, i], item, inner));
-      else if (shape === "map" && isMap(child)) {
-        for (const pair of child.items) this.dataclassKeys([...path, field, String(isScalar(pair.key) ? pair.key.value : pair.key)], pair.value, inner);
+      const pair = (node.items as Pair[]).find((p) => isScalar(p.key) && p.key.value === field);
+      const child = pair?.value;
+      const childVia = (pair && this.via.pairs.get(pair)) ?? via;
+      if (shape === "one") this.dataclassKeys([...path, field], child, inner, childVia, seen);
+      else if (shape === "list" && isSeq(child)) {
+        const items = this.via.items.get(child);
+        child.items.forEach((item, i) => this.dataclassKeys([...path, field, i], item, inner, items?.[i] ?? childVia, seen));
+      } else if (shape === "map" && isMap(child)) {
+        for (const q of child.items as Pair[]) {
+          this.dataclassKeys([...path, field, String(isScalar(q.key) ? q.key.value : q.key)], q.value, inner, this.via.pairs.get(q) ?? childVia, seen);
+        }
       }
     }
   }
@@ -613,14 +627,41 @@ class Reader {
 
 /** Collections inside collections: a Trinity config nests about six levels. */
 const MAX_YAML_DEPTH = 64;
-const MERGE_KEY = {
-  message: "a YAML merge key (`<<`): Trinity (OmegaConf) merges the mapping it names into this one; tcod does not read merge keys, and would drop the keys it brings",
-  hint: "Write the merged keys out in this mapping; a Trinity-RFT config needs no merge keys.",
-};
-const ALIAS_BOMB = {
-  message: "the YAML's aliases expand too far (each alias repeats its anchor's whole content, and these nest into an exponential blow-up)",
-  hint: "Write the values out instead of nesting aliases of aliases; a Trinity-RFT config needs none.",
-};
+/**
+ * How many nodes a config's aliases may add to it, every expansion counted (an alias adds its
+ * anchored node's, expanded): a Trinity-RFT config's add tens; a "billion laughs" bomb, billions.
+ */
+const MAX_ALIAS_NODES = 100_000;
+/** The message and hint of each alias or anchor the import refuses (yaml-aliases.ts). */
+function aliasProblem(p: AliasProblem): { message: string; hint: string } {
+  const pyyaml = "PyYAML, which Trinity-RFT reads the config with (OmegaConf.load), refuses the file";
+  switch (p.kind) {
+    case "undefined": return {
+      message: `the alias *${p.anchor} names no anchor &${p.anchor} before it: ${pyyaml} ("found undefined alias")`,
+      hint: `Anchor the value it repeats before it (\`key: &${p.anchor} value\`), or write the value out.`,
+    };
+    case "duplicate": return {
+      message: `the anchor &${p.anchor} is defined a second time here: ${pyyaml} ("found duplicate anchor")`,
+      hint: "Give each anchor a name of its own, and each alias the name of the anchor it repeats.",
+    };
+    case "recursive": return {
+      message: `the alias *${p.anchor} stands inside the node anchored &${p.anchor}, which would contain itself: OmegaConf (Trinity-RFT's config loader) cannot take a recursive config`,
+      hint: "Remove the alias, or write out the value it should repeat.",
+    };
+    case "merge": return {
+      message: `a merge key (\`<<\`) takes a mapping, an alias of one, or a list of them: ${pyyaml} ("expected a mapping or list of mappings for merging")`,
+      hint: "Merge a mapping (`<<: *name`, where &name anchors a mapping), or write the keys out.",
+    };
+    case "too-deep": return {
+      message: `the YAML is nested too deeply once the alias *${p.anchor} here is expanded (tcod reads collections up to ${MAX_YAML_DEPTH} levels deep; a Trinity config has about six)`,
+      hint: "Write the values out instead of nesting aliases in aliases; it is not a Trinity-RFT config.",
+    };
+    case "too-large": return {
+      message: `the YAML's aliases expand too far: with the alias *${p.anchor} here they add more than ${MAX_ALIAS_NODES.toLocaleString("en-US")} values to the config (each alias repeats its anchor's whole content, and these nest into an exponential blow-up)`,
+      hint: "Write the values out instead of nesting aliases of aliases; a Trinity-RFT config needs few aliases, if any.",
+    };
+  }
+}
 const MULTIPLE_DOCS = {
   message: "a second YAML document starts here (after `---`): Trinity-RFT reads a config file as one document (OmegaConf.load), and refuses a file of several",
   hint: "Keep the config's one document: remove this `---` and what follows it, or put each document in a file of its own.",

@@ -69,6 +69,7 @@ describe("tcod import/export trinity", () => {
     const f2b = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
     const cases: RefusedCase[] = [
       ["utf16.yaml", Buffer.from("\uFEFF" + f2b, "utf16le"), /:1:1 error TC7101: the file is encoded as UTF-16 \(little-endian, with a byte-order mark\); Trinity-RFT \(OmegaConf\.load\) and tcod read a config as UTF-8/, /hint: Save it as UTF-8/],
+      ["appended.yaml", Buffer.concat([Buffer.from(f2b, "utf8"), Buffer.from("log:\n  level: INFO\n", "utf16le")]), new RegExp(`:${f2b.split("\n").length}:1 error TC7101: the file is encoded as UTF-16 from here on \\(UTF-8 before it\\)`), /hint: Save it as UTF-8.*\(Windows PowerShell's `>>` appends UTF-16 to a UTF-8 file\)/],
       ["two.yaml", f2b + "---\nname: other\n", new RegExp(`:${f2b.split("\n").length}:1 error TC7101: a second YAML document starts here`), /hint: Keep the config's one document/],
       ["typo.yaml", f2b.replace("  batch_size: 16", "  batch_sise: 16"), /:33:3 error TC7101: unknown key buffer\.batch_sise/, /hint: Did you mean 'batch_size'\?/],
     ];
@@ -112,6 +113,32 @@ describe("tcod import/export trinity", () => {
       ["over.yaml", f2b.replace("  max_timeout: 3600", "  max_timeout: 3600\n  over_rollout:\n    ratoi: 0.5"), /:124:5 error TC7101: unknown key explorer\.over_rollout\.ratoi: Trinity-RFT's explorer\.over_rollout section has no such key/, /hint: Did you mean 'ratio'\? Remove it, or correct its name; explorer\.over_rollout section takes ratio, wait_after_min, return_partial_tasks\./],
     ];
     expectRefused(dir, cases, (stderr, name) => expect(stderr, name).toMatch(/\n1 error\(s\)\n$/));
+  });
+
+  it("YAML aliases and merge keys: a merged eval taskset imports; a typo an alias or merge key brings, an alias bomb, an alias without its anchor: TC7101 each, exit 1 (were: refused whole, not checked, 'expand too far')", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-cli-trinity-"));
+    const f2b = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
+    const merged = join(dir, "merged.yaml");
+    writeFileSync(merged, f2b.replace("      - name: alfworld_eval_seen\n", "      - &seen\n        name: alfworld_eval_seen\n")
+      .replace("    default_workflow_type:", "      - <<: *seen\n        name: alfworld_eval_unseen\n        path: /path/to/alfworld_data/test_unseen.jsonl\n    default_workflow_type:"));
+    const ok = tcod("import", "trinity", merged);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`env: alfworld(split: "valid_unseen", task_file: "/path/to/alfworld_data/test_unseen.jsonl"), tasks: 10 tasks, temperature: 0.4, name: "alfworld_eval_unseen")`);
+    const laughs = ["lol0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"];
+    for (let i = 1; i <= 9; i++) laughs.push(`lol${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(", ")}]`);
+    const cases: RefusedCase[] = [
+      // rollout_model is line 123; the typo, line 124, is reported there once, though the teacher merges it in too.
+      ["engine.yaml", f2b.replace("  rollout_model:\n", "  rollout_model: &engine\n    tensor_paralel_size: 2\n").replace("    - model_path: /path/to/teacher\n", "    - <<: *engine\n      model_path: /path/to/teacher\n"),
+        /:124:5 error TC7101: unknown key explorer\.rollout_model\.tensor_paralel_size: /, /hint: Did you mean 'tensor_parallel_size'\?/],
+      ["bomb.yaml", `${f2b}${laughs.join("\n")}\n`, /:\d+:\d+ error TC7101: the YAML's aliases expand too far: with the alias \*l3 here they add more than 100,000 values/, /hint: Write the values out/],
+      ["undefined.yaml", f2b.replace("  repeat_times: 1\n", "  repeat_times: *times\n"), /:12:17 error TC7101: the alias \*times names no anchor &times before it: PyYAML/, /hint: Anchor the value it repeats before it/],
+    ];
+    expectRefused(dir, cases, (stderr, name) => expect(stderr, name).toMatch(/\n1 error\(s\)\n$/));
+    const section = join(dir, "section.yaml");
+    writeFileSync(section, `x_algorithm: &algo\n  algorithm_type: on_policy_distill\n  kl_coef: 1.0\n${f2b.replace(/algorithm:\n(?: {2}.*\n|\n)+/, "algorithm: *algo\n")}`);
+    const r = tcod("import", "trinity", section);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${section}:3:3 error TC7101: unknown key algorithm.kl_coef: Trinity-RFT's algorithm section has no such key, and Trinity refuses the config (the key is written under the anchor &algo; the alias *algo at line 9, column 12 brings it here) (at algorithm.kl_coef)`);
   });
 
   it("a value tcod refuses is TC7101 at its YAML key, exit 1 (was: internal error, exit 2)", () => {

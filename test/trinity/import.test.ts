@@ -1,9 +1,11 @@
 /**
  * `tcod import trinity`: the text it writes, and bad input reported with the YAML path and line.
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { importTrinity, TrinityImportError, resolvedConfig } from "../../targets/trinity/import.js";
+import { TRINITY_PY, itWithTrinity } from "./real.js";
 
 const F2B = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
 
@@ -117,7 +119,19 @@ describe("bad input names the YAML path and line", () => {
     expect(e.code).toBe("TC7101");
     expect(e.problems()[0]!.where).toEqual({ file: "x.yaml", line: lineOf(text, "bogus_top:"), column: 1, path: "bogus_top" });
     // Keys Trinity knows but tcod does not map (cluster, monitor, project, kl_loss_fn: none…) still import.
-    expect(() => importTrinity(F2B.replace("  repeat_times: 1\n", "  repeat_times: 1\n  kl_loss_fn: none\n  use_token_level_loss: true\n") + "group: g\nlog:\n  level: INFO\n", "x.yaml")).not.toThrow();
+    expect(() => importTrinity(F2B.replace("  repeat_times: 1\n", "  repeat_times: 1\n  kl_loss_fn: none\n") + "group: g\nlog:\n  level: INFO\n", "x.yaml")).not.toThrow();
+  });
+  it("add_strategy, add_strategy_args and use_token_level_loss, which no Trinity-RFT release from 0.4.1 to 0.6.0 has in AlgorithmConfig, are unknown keys (were: accepted)", () => {
+    const text = F2B.replace("  repeat_times: 1\n", "  repeat_times: 1\n  add_strategy: step_wise_grpo\n  add_strategy_args: {}\n  use_token_level_loss: true\n");
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([
+      ["algorithm.add_strategy", lineOf(text, "add_strategy:"), 3],
+      ["algorithm.add_strategy_args", lineOf(text, "add_strategy_args:"), 3],
+      ["algorithm.use_token_level_loss", lineOf(text, "use_token_level_loss:"), 3],
+    ]);
+    expect(is[0]!.message).toBe("unknown key algorithm.add_strategy: Trinity-RFT's algorithm section has no such key, and Trinity refuses the config");
+    // The hint lists what AlgorithmConfig has, these three not among them.
+    expect(is[0]!.hint).toBe("Remove it, or correct its name; algorithm section takes algorithm_type, repeat_times, sample_strategy, sample_strategy_args, advantage_fn, advantage_fn_args, kl_penalty_fn, kl_penalty_fn_args, policy_loss_fn, policy_loss_fn_args, kl_loss_fn, kl_loss_fn_args, entropy_loss_fn, entropy_loss_fn_args, loss_agg_mode, optimizer, enable_router_replay, bypass_old_logprobs, rollout_correction.");
   });
 });
 
@@ -193,6 +207,18 @@ describe("keys inside buffer, explorer and trainer; several documents; UTF-16", 
     }
     // A UTF-8 byte-order mark is fine.
     expect(() => importTrinity("\uFEFF" + F2B, "x.yaml")).not.toThrow();
+  });
+  it("a UTF-16 file whose first characters are not ASCII, and UTF-16 appended to a UTF-8 config (PowerShell's `>>`), are said to be so, once (were: a NUL at its first, or a YAML error)", () => {
+    // 学 is 66 5B in UTF-16LE, read as "f[": no NUL at the start.
+    const cjk = issues(Buffer.from("学生: 1\n" + F2B, "utf16le").toString("utf8"));
+    expect(cjk.map((i) => [i.line, i.column, i.message])).toEqual([[1, 1, "the file is encoded as UTF-16 (little-endian); Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8"]]);
+    // The last lines, given again through `>>`, come out as UTF-16: reported where they start, as bytes or as text.
+    const bytes = Buffer.concat([Buffer.from(F2B, "utf8"), Buffer.from("log:\n  level: INFO\n", "utf16le")]);
+    for (const config of [bytes, bytes.toString("utf8")]) {
+      const is = (() => { try { importTrinity(config, "x.yaml"); } catch (e) { return (e as TrinityImportError).issues; } throw new Error("accepted"); })();
+      expect(is.map((i) => [i.path, i.line, i.column, i.message])).toEqual([["$", F2B.split("\n").length, 1, "the file is encoded as UTF-16 from here on (UTF-8 before it); Trinity-RFT (OmegaConf.load) and tcod read a config as UTF-8"]]);
+      expect(is[0]!.hint).toMatch(/Windows PowerShell's `>>` appends UTF-16 to a UTF-8 file/);
+    }
   });
 });
 
@@ -370,29 +396,6 @@ describe("values that are not numbers, nesting, and where the generated text cam
     }
   });
 
-  it("an alias bomb (billion laughs) in a real config is one coded issue at its first alias (was: internal error, a stack trace)", () => {
-    const laughs = ["lol0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"];
-    for (let i = 1; i <= 8; i++) laughs.push(`lol${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(", ")}]`);
-    const text = `${F2B}\n${laughs.join("\n")}\n`;
-    const is = issues(text);
-    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["$", lineOf(text, "lol1:"), 12]]);
-    expect(is[0]!.message).toMatch(/aliases expand too far/);
-    expect(is[0]!.hint).toMatch(/Write the values out/);
-    expect(() => resolvedConfig(text, "x.yaml")).toThrow(TrinityImportError);
-  });
-
-  it("a YAML merge key (`<<`), which Trinity's OmegaConf merges in, is refused at each one (were: dropped with the keys it brings, e.g. the lr)", () => {
-    const text = `base_optimizer: &opt {lr: 5e-6}\n${F2B.replace("    lr: 1e-6\n", "    <<: *opt\n")}`;
-    expect(text).not.toContain("lr: 1e-6");
-    const is = issues(text);
-    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["algorithm.optimizer.<<", lineOf(text, "<<: *opt"), 5]]);
-    expect(is[0]!.message).toMatch(/a YAML merge key \(`<<`\): Trinity \(OmegaConf\) merges the mapping it names into this one/);
-    expect(is[0]!.hint).toMatch(/Write the merged keys out/);
-    // In a list item: its path names the index.
-    const inList = F2B.replace("      - name: alfworld_eval_seen\n", "      - <<: {name: x}\n        name: alfworld_eval_seen\n");
-    expect(issues(inList).map((i) => [i.path, i.line])).toEqual([["buffer.explorer_input.eval_tasksets[0].<<", lineOf(inList, "<<: {name: x}")]]);
-  });
-
   it("a cluster setting Trinity would not take is refused at its key (was: internal error in the self-check)", () => {
     const is = issues(F2B.replace(/sync_method: [^\n]*/, "sync_method: bogus"));
     expect(is.map((i) => [i.path, i.line])).toEqual([["synchronizer.sync_method", lineOf(F2B, "sync_method:")]]);
@@ -426,5 +429,135 @@ describe("eval task selection (the fork's Explorer.eval)", () => {
     expect(seq.notes.join("\n")).not.toMatch(/selector_type/);
     expect(seq.source).toMatch(/tasks: 10 tasks/);
     expect(() => importTrinity(withSel("offline_easy2hard"), "x.yaml")).toThrow(/eval task_selector 'offline_easy2hard' is not imported/);
+  });
+});
+
+describe("YAML aliases and merge keys, resolved as PyYAML resolves them", () => {
+  // A second eval taskset that repeats the first but for its name and path, the official configs'
+  // commented-out alfworld_eval_unseen, written with a merge key; and the same written out.
+  const SEEN = "      - name: alfworld_eval_seen\n";
+  const UNSEEN = "      - <<: *seen\n        name: alfworld_eval_unseen\n        path: /path/to/alfworld_data/test_unseen.jsonl\n";
+  const merged = F2B.replace(SEEN, "      - &seen\n        name: alfworld_eval_seen\n").replace("    default_workflow_type:", `${UNSEEN}    default_workflow_type:`);
+  const seenBlock = /( {6}- name: alfworld_eval_seen\n(?: {8}.*\n)+)/.exec(F2B)![1]!;
+  const written = F2B.replace("    default_workflow_type:", `${seenBlock.replace("alfworld_eval_seen", "alfworld_eval_unseen").replace("test.jsonl", "test_unseen.jsonl")}    default_workflow_type:`);
+
+  it("a merge key brings the keys of the mapping it names, the mapping's own keys winning: the import is that of the config written out (was: refused)", () => {
+    const a = importTrinity(merged, "x.yaml"), b = importTrinity(written, "x.yaml");
+    expect(a.source).toBe(b.source);
+    expect(a.source).toContain(`name: "alfworld_eval_unseen"`);
+    expect(a.source).toContain(`task_file: "/path/to/alfworld_data/test_unseen.jsonl"`);
+    expect(resolvedConfig(merged)).toEqual(resolvedConfig(written));
+    // A merged value is reported where it is written, under the anchor: total_steps of the merged taskset.
+    const bad = merged.replace("        total_steps: 10\n", "        total_steps: -1\n");
+    expect(issues(bad).map((i) => [i.path, i.line])).toEqual([
+      ["buffer.explorer_input.eval_tasksets[0].total_steps", lineOf(bad, "total_steps: -1")],
+      ["buffer.explorer_input.eval_tasksets[1].total_steps", lineOf(bad, "total_steps: -1")],
+    ]);
+  });
+
+  it("an unknown key in a mapping an alias or merge key brings into a section is TC7101 at the key where it is written, naming the alias (were: not checked)", () => {
+    // The brief's case: a section written as an alias of a mapping anchored elsewhere.
+    const section = `x_algorithm: &algo\n  algorithm_type: on_policy_distill\n  repeat_times: 1\n  kl_coef: 1.0\n${F2B.replace(/algorithm:\n(?: {2}.*\n|\n)+/, "algorithm: *algo\n")}`;
+    const is = issues(section);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([
+      ["x_algorithm", 1, 1],
+      ["algorithm.kl_coef", lineOf(section, "kl_coef: 1.0"), 3],
+    ]);
+    expect(is[1]!.message).toBe(`unknown key algorithm.kl_coef: Trinity-RFT's algorithm section has no such key, and Trinity refuses the config (the key is written under the anchor &algo; the alias *algo at line ${lineOf(section, "algorithm: *algo")}, column 12 brings it here)`);
+    // A free-form mapping (workflow_args, not checked) aliased where a dataclass is (an eval's rollout_args).
+    const wa = F2B.replace("      workflow_args:\n", "      workflow_args: &wa\n").replace("          temperature: 0.4\n          logprobs: 0\n", "          temperature: 0.4\n          logprobs: 0\n        workflow_args: *wa\n").replace("        rollout_args:\n          temperature: 0.4", "        rollout_args: *wa\n        x_rollout_args:\n          temperature: 0.4");
+    const ws = issues(wa).filter((i) => i.path.includes("rollout_args."));
+    expect(ws.map((i) => [i.path, i.line])).toEqual([
+      ["buffer.explorer_input.eval_tasksets[0].rollout_args.max_env_steps", lineOf(wa, "max_env_steps: 30")],
+      ["buffer.explorer_input.eval_tasksets[0].rollout_args.total_steps", lineOf(wa, "        total_steps: 250")],
+      ["buffer.explorer_input.eval_tasksets[0].rollout_args.checkpoint_strategy", lineOf(wa, "checkpoint_strategy:")],
+      ["buffer.explorer_input.eval_tasksets[0].rollout_args.checkpoint_steps", lineOf(wa, "checkpoint_steps:")],
+    ]);
+    expect(ws[0]!.message).toMatch(/\(the key is written under the anchor &wa; the alias \*wa at line \d+, column 23 brings it here\)$/);
+    // A merge key that brings keys the mapping's dataclass lacks (workflow_args' into a taskset); a typo of the mapping's own.
+    const m = merged.replace("      workflow_args:\n", "      workflow_args: &wa\n").replace("        name: alfworld_eval_unseen\n", "        name: alfworld_eval_unseen\n        totl_steps: 5\n").replace("      - <<: *seen\n", "      - <<: [*seen, *wa]\n");
+    const ms = issues(m);
+    expect(ms.map((i) => [i.path, i.line])).toEqual([
+      ["buffer.explorer_input.eval_tasksets[1].temperature", lineOf(m, "max_env_steps: 30") - 1],
+      ["buffer.explorer_input.eval_tasksets[1].max_env_steps", lineOf(m, "max_env_steps: 30")],
+      ["buffer.explorer_input.eval_tasksets[1].checkpoint_strategy", lineOf(m, "checkpoint_strategy:")],
+      ["buffer.explorer_input.eval_tasksets[1].checkpoint_steps", lineOf(m, "checkpoint_steps:")],
+      ["buffer.explorer_input.eval_tasksets[1].totl_steps", lineOf(m, "totl_steps")],
+    ]);
+    expect(ms[1]!.message).toBe(`unknown key buffer.explorer_input.eval_tasksets[1].max_env_steps: Trinity-RFT's eval taskset section has no such key, and Trinity refuses the config (the key is written under the anchor &wa; the merge key (\`<<\`) at line ${lineOf(m, "<<: [*seen, *wa]")}, column 9 brings it here)`);
+    expect(ms[4]!.message).not.toMatch(/brings it here/);
+    expect(ms[4]!.hint).toMatch(/^Did you mean 'total_steps'\?/);
+  });
+
+  it("a mapping anchored in one section and merged into another of the same dataclass has its typo reported once, where it is written", () => {
+    // The teacher engine as the student's (rollout_model) but for its path and engine count.
+    const text = F2B.replace("  rollout_model:\n", "  rollout_model: &engine\n    tensor_paralel_size: 2\n").replace("    - model_path: /path/to/teacher\n", "    - <<: *engine\n      model_path: /path/to/teacher\n");
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["explorer.rollout_model.tensor_paralel_size", lineOf(text, "tensor_paralel_size"), 5]]);
+    expect(is[0]!.hint).toMatch(/^Did you mean 'tensor_parallel_size'\?/);
+    // Without the typo, it imports; the merged engine's seed is not the teacher's, which is its own.
+    expect(() => importTrinity(text.replace("    tensor_paralel_size: 2\n", ""), "x.yaml")).not.toThrow();
+  });
+
+  it("aliases that expand too far (billion laughs), also through merge keys in a section, are one coded issue at the alias that passes the limit, found without expanding them (was: at the first alias, found by expanding)", () => {
+    const laughs = ["lol0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"];
+    for (let i = 1; i <= 8; i++) laughs.push(`lol${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(", ")}]`);
+    const text = `${F2B}\n${laughs.join("\n")}\n`;
+    const is = issues(text);
+    // 10 × 11 + 10 × 111 + 10 × 1111 values by lol3, then 11111 a *l3: past 100,000 at the eighth of lol4.
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["$", lineOf(text, "lol4:"), "lol4: &l4 [".length + 7 * "*l3, ".length + 1]]);
+    expect(is[0]!.message).toBe("the YAML's aliases expand too far: with the alias *l3 here they add more than 100,000 values to the config (each alias repeats its anchor's whole content, and these nest into an exponential blow-up)");
+    expect(is[0]!.hint).toMatch(/Write the values out/);
+    expect(() => resolvedConfig(text, "x.yaml")).toThrow(TrinityImportError);
+    // Mappings of aliases of mappings, brought into algorithm.advantage_fn_args by a merge key, 30 levels deep: 10^30 values.
+    const maps = ["m0: &m0 {a: 1}"];
+    for (let i = 1; i <= 30; i++) maps.push(`m${i}: &m${i} {${"abcdefghij".split("").map((k) => `${k}: *m${i - 1}`).join(", ")}}`);
+    const viaMerge = `${maps.join("\n")}\n${F2B.replace("    kl_coef: 1.0\n", "    kl_coef: 1.0\n    <<: *m30\n")}`;
+    const t0 = Date.now();
+    const vm = issues(viaMerge);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(vm).toHaveLength(1);
+    expect(vm[0]!.message).toMatch(/^the YAML's aliases expand too far: with the alias \*m\d+ here/);
+    // Aliases within the limit are fine: 100 uses of one anchored scalar (the yaml package's own default limit, maxAliasCount, refuses the 101st).
+    const many = `x_values: [&v 1.0${", *v".repeat(150)}]\n${F2B}`;
+    expect(issues(many).map((i) => i.path)).toEqual(["x_values"]);
+  });
+
+  it("aliases that nest the config too deeply are one coded issue at the alias, before anything recurses into it", () => {
+    const chain = [`c0: &c0 ${"[".repeat(40)}${"]".repeat(40)}`];
+    for (let i = 1; i <= 3; i++) chain.push(`c${i}: &c${i} ${"[".repeat(40)}*c${i - 1}${"]".repeat(40)}`);
+    const text = `${F2B}${chain.join("\n")}\n`;
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["$", lineOf(text, "c1:"), "c1: &c1 ".length + 41]]);
+    expect(is[0]!.message).toBe("the YAML is nested too deeply once the alias *c0 here is expanded (tcod reads collections up to 64 levels deep; a Trinity config has about six)");
+  });
+
+  it("what PyYAML refuses (an alias without its anchor, an anchor given twice, a merge of a value that is not a mapping) and a recursive alias are TC7101 at the alias or anchor (were: 'aliases expand too far', accepted, or a stack overflow)", () => {
+    const cases: [string, string, string, RegExp][] = [
+      ["undefined", F2B.replace("  repeat_times: 1\n", "  repeat_times: *times\n"), "*times", /^the alias \*times names no anchor &times before it: PyYAML, which Trinity-RFT reads the config with \(OmegaConf\.load\), refuses the file \("found undefined alias"\)$/],
+      ["duplicate", F2B.replace("  repeat_times: 1\n", "  repeat_times: &n 1\n").replace("    max_staleness: 2\n", "    max_staleness: &n 2\n"), "repeat_times: &n 1", /^the anchor &n is defined a second time here: .*\("found duplicate anchor"\)$/],
+      ["merge", F2B.replace("    kl_coef: 1.0\n", "    kl_coef: &k 1.0\n    <<: *k\n"), "<<: *k", /^a merge key \(`<<`\) takes a mapping, an alias of one, or a list of them: .*\("expected a mapping or list of mappings for merging"\)$/],
+      ["recursive", F2B.replace("  advantage_fn_args:\n    kl_coef: 1.0\n", "  advantage_fn_args: &args\n    kl_coef: 1.0\n    again: *args\n"), "again: *args", /^the alias \*args stands inside the node anchored &args, which would contain itself: OmegaConf/],
+    ];
+    for (const [name, text, at, message] of cases) {
+      const is = issues(text);
+      expect(is.map((i) => [i.path, i.line]), name).toEqual([["$", lineOf(text, at)]]);
+      expect(is[0]!.message, name).toMatch(message);
+      expect(() => resolvedConfig(text, "x.yaml"), name).toThrow(TrinityImportError);
+    }
+    // A quoted '<<' is a key like any other (PyYAML: a string), and no such key exists.
+    const quoted = F2B.replace("    lr: 1e-6\n", "    lr: 1e-6\n    '<<': {lr: 1}\n");
+    expect(issues(quoted).map((i) => i.path)).toEqual(["algorithm.optimizer.<<"]);
+    // Two merge keys in one mapping are not duplicate keys (OmegaConf's loader skips merge keys in that check); the later wins.
+    const two = `${F2B.replace("  optimizer:\n    lr: 1e-6\n", "  optimizer:\n    <<: {lr: 2e-6}\n    <<: {lr: 3e-6, weight_decay: 0.0}\n")}`;
+    expect(importTrinity(two, "x.yaml").source).toMatch(/adam\(lr: 3e-6, weight_decay: 0\.0, /);
+  });
+
+  itWithTrinity(["yaml"])("resolves aliases and merge keys as PyYAML's SafeLoader does (the config's data, key for key)", () => {
+    const text = `${merged.replace("  optimizer:\n    lr: 1e-6\n", "  optimizer:\n    <<: [{lr: 2.0e-6, weight_decay: 0.1}, {lr: 3.0e-6, betas: [0.9, 0.99]}]\n    weight_decay: 0.0\n")}`;
+    const py = spawnSync(TRINITY_PY, ["-c", "import json, sys, yaml; print(json.dumps(yaml.load(sys.stdin.read(), Loader=yaml.SafeLoader)))"], { input: text, encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    expect(resolvedConfig(text)).toEqual(JSON.parse(py.stdout));
+    expect((resolvedConfig(text) as any).algorithm.optimizer).toEqual({ lr: 2e-6, weight_decay: 0.0, betas: [0.9, 0.99] });
   });
 });
