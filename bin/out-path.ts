@@ -11,6 +11,8 @@ const reasonOf = (e: unknown): string => {
   return code === "EACCES" || code === "EPERM" ? "permission denied"
     : code === "ENOTDIR" || code === "EEXIST" ? "a part of the path is a file, not a folder"
     : code === "EROFS" ? "read-only file system"
+    : code === "ELOOP" ? "the path has a loop of symbolic links"
+    : code === "ENOSPC" ? "no space left on the device"
     : code === "ENOENT" ? "a folder on the path cannot be created there (a link to a missing folder, or a special file system)"
     : (e as Error).message;
 };

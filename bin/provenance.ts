@@ -62,30 +62,37 @@ export function recordRunStart(runDir: string, o: { plan: Plan; settings: string
   writeFileAtomicSync(join(runDir, "run.json"), JSON.stringify(rec, null, 2) + "\n");
 }
 
-/** Notes a resume in run.json (a run folder from before run.json existed gets none). */
-export function recordResume(runDir: string): void {
+/**
+ * Notes a resume in run.json (a run folder from before run.json existed gets none). Returns a warning
+ * when run.json is there but holds no record to add to (the run goes on; the resume is not recorded).
+ */
+export function recordResume(runDir: string): string | undefined {
   const p = join(runDir, "run.json");
-  if (!existsSync(p)) return;
+  if (!existsSync(p)) return undefined;
+  const unrecorded = (why: string) => `${p} ${why}; this resume is not recorded in it (restore it from a copy to keep the run's record)`;
   let rec: RunRecord;
   try {
     rec = JSON.parse(readTextFile(p, MAX_RUN_FILE_BYTES)) as RunRecord;
   } catch (e) {
     // A damaged run.json is a record, not a state: the run itself does not depend on it. But a
     // folder or a pipe in its place would drop the resume's record unsaid (tcod run checks first).
+    if (e instanceof SyntaxError) return unrecorded("is not JSON");
     const r = fileReadError(e);
     if (r.kind === "folder" || r.kind === "special") {
       throw new RunFolderError(`cannot record the resume in ${p}: ${r.message}`, { where: { file: p }, hint: `Move ${p} out of the way, then resume again.` });
     }
-    return;
+    return unrecorded(`cannot be read (${r.message})`);
   }
-  if (rec === null || typeof rec !== "object" || Array.isArray(rec)) return;
+  if (rec === null || typeof rec !== "object" || Array.isArray(rec)) return unrecorded("holds no run record (not a JSON object)");
   rec.resumes = [...(Array.isArray(rec.resumes) ? rec.resumes : []), { at: new Date().toISOString(), argv: process.argv.slice(2) }];
   // Replaced, not rewritten in place: a kill mid-write leaves the previous record whole.
   try {
     writeFileAtomicSync(p, JSON.stringify(rec, null, 2) + "\n");
   } catch {
     // A record, not a state: the run does not depend on it (the previous record stays whole).
+    return `${p} cannot be rewritten; this resume is not recorded in it`;
   }
+  return undefined;
 }
 
 /** The project's git commit and whether tracked files differ from it; nothing outside a repository. */

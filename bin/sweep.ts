@@ -10,12 +10,13 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import pLimit from "p-limit";
 import { safeFileName, type CompiledPlan } from "../compiler/index.js";
 import { stringifyPlan } from "../plan/access.js";
 import { UsageError } from "../plan/errors.js";
 import { SIZE_LIMITS } from "../plan/defaults.js";
+import { brokenLink, fileReadError, MAX_RUN_FILE_BYTES, notRegularFile, readTextFile } from "../plan/read-file.js";
 import { planFileNames } from "./plan-file-names.js";
 import { exitForSignal, STOP_SIGNALS, type StopSignal } from "./stop-signals.js";
 
@@ -27,8 +28,8 @@ export interface SweepRecord { file: string; overrides: string[]; points: SweepP
 
 /** A sweep folder that cannot take this sweep (TC7009). */
 export class SweepError extends UsageError {
-  constructor(message: string, hint: string) {
-    super(message, { hint });
+  constructor(message: string, hint: string, file?: string) {
+    super(message, { hint, ...(file !== undefined ? { where: { file } } : {}) });
   }
 }
 
@@ -76,7 +77,10 @@ export interface SweepOptions {
 export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
   mkdirSync(join(o.dir, "plans"), { recursive: true });
   const recordPath = join(o.dir, "sweep.json");
-  const previous = existsSync(recordPath) ? readRecord(recordPath) : undefined;
+  // A folder, a pipe or a link that leads nowhere in the record's place: it could be neither read nor rewritten.
+  const notFile = notRegularFile(recordPath) ?? brokenLink(recordPath);
+  if (notFile) throw new SweepError(`${recordPath} cannot be read (${notFile.message})`, `Move ${recordPath} out of the way (the sweep records each point's status in it), then run the sweep again.`, recordPath);
+  const previous = readRecord(recordPath);
   const rec: SweepRecord = { file: o.file, overrides: o.overrides, points: [] };
   const fileNames = planFileNames(o.plans.map((c) => c.plan.name));
   for (const [i, c] of o.plans.entries()) {
@@ -85,13 +89,14 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     const text = stringifyPlan(c.plan);
     const runDir = join(o.dir, name);
     const savedPlan = join(runDir, "plan.json");
-    if (existsSync(savedPlan) && readFileSync(savedPlan, "utf8") !== text && !samePlan(readFileSync(savedPlan, "utf8"), text)) {
+    const saved = savedPlanText(savedPlan);
+    if (saved !== undefined && saved !== text && !samePlan(saved, text)) {
       throw new SweepError(`${runDir} holds a run of a different plan than sweep point ${c.plan.name} compiles to now`,
         `The file or the overrides changed since that run; give the sweep another --out folder (or delete ${runDir} to redo the point).`);
     }
     writeFileSync(planPath, text);
     if (c.bundle && c.plan.extensions) writeFileSync(join(o.dir, "plans", c.plan.extensions.bundle), c.bundle);
-    const before = previous?.points.find((p) => p.name === c.plan.name);
+    const before = previous.find((p) => p.name === c.plan.name);
     // Completed in the same folder only: a point whose folder name changed (it was shared) runs again.
     const done = before?.status === "completed" && before.dir === name;
     rec.points.push({ name: c.plan.name, dir: name, settings: c.settings, status: done ? "completed" : existsSync(join(runDir, "metrics.jsonl")) ? "interrupted" : "pending" });
@@ -160,8 +165,27 @@ function child(cmd: string, args: string[], signal?: AbortSignal, quit?: AbortSi
 const STOPPED_EXITS = new Set<number>(STOP_SIGNALS.map(exitForSignal));
 const isStopSignal = (s: unknown): s is StopSignal => (STOP_SIGNALS as readonly unknown[]).includes(s);
 
-function readRecord(path: string): SweepRecord | undefined {
-  try { return JSON.parse(readFileSync(path, "utf8")) as SweepRecord; } catch { return undefined; }
+/**
+ * The points an earlier sweep.json records (each with a name and a folder); none from one that is
+ * missing, not JSON or of another shape: each point's folder then says where it stands (a point with
+ * metrics is resumed, which a completed run ends at once).
+ */
+function readRecord(path: string): SweepPoint[] {
+  let data: unknown;
+  try { data = JSON.parse(readFileSync(path, "utf8")); } catch { return []; }
+  const points = data !== null && typeof data === "object" ? (data as { points?: unknown }).points : undefined;
+  if (!Array.isArray(points)) return [];
+  return points.filter((p): p is SweepPoint => p !== null && typeof p === "object" && typeof (p as SweepPoint).name === "string" && typeof (p as SweepPoint).dir === "string");
+}
+
+/** The plan.json of a point's run folder (undefined: none yet); one that cannot be read is TC7009, naming it. */
+function savedPlanText(path: string): string | undefined {
+  if (!existsSync(path) && !brokenLink(path)) return undefined;
+  try {
+    return readTextFile(path, MAX_RUN_FILE_BYTES);
+  } catch (e) {
+    throw new SweepError(`${path} cannot be read (${fileReadError(e).message})`, `The point's run folder is damaged: move ${dirname(path)} out of the way to run the point again, or give the sweep another --out folder.`, path);
+  }
 }
 
 /** Two plan texts mean the same run when they differ at most in the seed a run was started with. */

@@ -3,15 +3,15 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError } from "../plan/errors.js";
 import { parseTrace, type Observation } from "../plan/feedback.js";
-import { readTextFile } from "../plan/read-file.js";
+import { brokenLink, readTextFile } from "../plan/read-file.js";
 
 /** A metrics trace is read whole: up to this size (a run's metrics.jsonl holds a few KB per step). */
 const MAX_TRACE_BYTES = 1024 * 1024 * 1024;
 
 export function readTrace(path: string): Observation[] {
-  if (!existsSync(path)) throw new UsageError(`--trace ${path}: no such file or folder`, { hint: "Give a run's metrics.jsonl (or its run folder), or a synthetic JSONL trace: {\"step\": 1, \"kl\": 0.4} per line." });
-  const file = statSync(path).isDirectory() ? join(path, "metrics.jsonl") : path;
-  if (!existsSync(file)) throw new UsageError(`--trace ${path}: the folder has no metrics.jsonl`, { hint: "Point --trace at a run folder written by `tcod run`, or at a JSONL file." });
+  if (!existsSync(path) && !brokenLink(path)) throw new UsageError(`--trace ${path}: no such file or folder`, { hint: "Give a run's metrics.jsonl (or its run folder), or a synthetic JSONL trace: {\"step\": 1, \"kl\": 0.4} per line." });
+  const file = !brokenLink(path) && statSync(path).isDirectory() ? join(path, "metrics.jsonl") : path;
+  if (!existsSync(file) && !brokenLink(file)) throw new UsageError(`--trace ${path}: the folder has no metrics.jsonl`, { hint: "Point --trace at a run folder written by `tcod run`, or at a JSONL file." });
   let text: string;
   try {
     text = readTextFile(file, MAX_TRACE_BYTES);

@@ -5,7 +5,7 @@
  * why about "it" and whose `kind` says which case it is; callers name the file and turn them into
  * their coded diagnostic.
  */
-import { readFileSync, statSync, type Stats } from "node:fs";
+import { lstatSync, readFileSync, statSync, type Stats } from "node:fs";
 import { decodeSource, type SourceText } from "../grammar/source-chars.js";
 
 /** Source files (.tcod) are read up to this size (check time against size: bench/results/check-size.md). */
@@ -53,6 +53,22 @@ export function notRegularFile(path: string): FileReadError | undefined {
     return (e as NodeJS.ErrnoException).code === "ELOOP" ? fileReadError(e) : undefined;
   }
   return notRegular(st);
+}
+
+/**
+ * Why `path`, a symbolic link, leads nowhere ("the path has a loop of symbolic links", "it is a
+ * symbolic link to a missing target"); undefined when nothing is at `path` or it resolves. For a
+ * caller that takes a missing file for "none yet" (existsSync says false for such a link too).
+ */
+export function brokenLink(path: string): FileReadError | undefined {
+  try { lstatSync(path); } catch { return undefined; }
+  try {
+    statSync(path);
+    return undefined;
+  } catch (e) {
+    const r = fileReadError(e);
+    return (e as NodeJS.ErrnoException).code === "ENOENT" ? new FileReadError("it is a symbolic link to a missing target", "missing") : r;
+  }
 }
 
 function notRegular(st: Stats): FileReadError | undefined {

@@ -22,7 +22,7 @@ import type { CurriculumSnapshot } from "./curriculum-state.js";
 import type { BufferSnapshot } from "./replay.js";
 import { fsyncDir, fsyncTree, writeFileAtomicSync } from "./fs-atomic.js";
 import { writeErrorOf } from "./write-error.js";
-import { MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
+import { brokenLink, MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
 
 export const CHECKPOINT_FORMAT = "tcod.checkpoint/1";
 
@@ -121,6 +121,14 @@ export async function writeCheckpoint(runDir: string, state: CheckpointState, st
  * checkpoint: it resumes from step 0). A damaged checkpoint is a RunFolderError naming the file.
  */
 export function findCheckpoint(runDir: string): CheckpointState | null {
+  // A link in the checkpoint's place that leads nowhere is not "no checkpoint yet", which would start
+  // the run over (rewriting metrics.jsonl) and then fail to put a checkpoint in its place.
+  const broken = brokenLink(checkpointDir(runDir));
+  if (broken) {
+    throw new RunFolderError(`cannot resume: ${checkpointDir(runDir)} cannot be read (${broken.message})`, {
+      where: { file: checkpointDir(runDir) }, hint: `Point the link at the run's checkpoint folder again, or remove it to restart the run from step 0.`,
+    });
+  }
   recoverInterruptedWrite(runDir);
   removeStaleTemps(runDir);
   const dir = checkpointDir(runDir);
@@ -131,7 +139,7 @@ export function findCheckpoint(runDir: string): CheckpointState | null {
     where: { file },
   });
   if (!statSync(dir).isDirectory()) throw new RunFolderError(`cannot resume: ${dir} is a file, not a checkpoint folder`, { where: { file: dir }, hint: `Move ${dir} away to restart the run from step 0.` });
-  if (!existsSync(file)) throw damaged("is missing (the checkpoint folder has no state)");
+  if (!existsSync(file) && !brokenLink(file)) throw damaged("is missing (the checkpoint folder has no state)");
   let text: string;
   try {
     text = readTextFile(file, MAX_RUN_FILE_BYTES);
@@ -144,7 +152,10 @@ export function findCheckpoint(runDir: string): CheckpointState | null {
   } catch {
     throw damaged(text.trim().length === 0 ? "is empty" : `is not JSON (truncated or overwritten; ${text.length} bytes)`);
   }
-  const fmt = data !== null && typeof data === "object" ? (data as { format?: unknown }).format : undefined;
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    throw damaged(`is not a checkpoint: it holds ${Array.isArray(data) ? "a list" : data === null ? "null" : `a ${typeof data}`}, not an object`);
+  }
+  const fmt = (data as { format?: unknown }).format;
   if (fmt !== CHECKPOINT_FORMAT) {
     throw damaged(`has format ${JSON.stringify(fmt) ?? "(none)"}, expected "${CHECKPOINT_FORMAT}"`,
       "This folder was not written by this version of tcod's run; start the run again in a new --out folder.");

@@ -21,7 +21,7 @@ import { turnKlMeans } from "./signals/kl.js";
 import { responseText } from "./rollout.js";
 import { writeFileAtomicSync } from "./fs-atomic.js";
 import { RunFolderError } from "./checkpoint.js";
-import { fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
+import { brokenLink, fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
 
 export interface SampleTurn {
   /** Turn index in the episode (replayed expert steps count, as in the metrics' per-turn KL). */
@@ -124,19 +124,28 @@ export class EpisodeSampleWriter {
   constructor(readonly path: string) {}
 
   open(keepThroughStep?: number): void {
-    if (keepThroughStep === undefined || !existsSync(this.path)) { writeFileSync(this.path, ""); return; }
+    const unreadable = brokenLink(this.path);
+    if (keepThroughStep === undefined || (!existsSync(this.path) && !unreadable)) { writeFileSync(this.path, ""); return; }
     let text: string;
     try {
+      if (unreadable) throw unreadable;
       text = readTextFile(this.path, MAX_RUN_FILE_BYTES);
     } catch (e) {
-      // A folder, a pipe or a file past the limit where the samples were: the resume cannot keep them.
+      // A folder, a pipe, a link that leads nowhere or a file past the limit where the samples were: the resume cannot keep them.
       throw new RunFolderError(`cannot resume: ${this.path} cannot be read (${fileReadError(e).message})`, {
         where: { file: this.path }, hint: `Move ${this.path} out of the way (it holds the report's sample episodes of the steps so far), then resume again.`,
       });
     }
-    const kept = text.split("\n").filter((l) => {
+    const lines = text.split("\n");
+    const kept = lines.filter((l, i) => {
       if (l.length === 0) return false;
-      try { return (JSON.parse(l) as { step?: unknown }).step as number <= keepThroughStep; } catch { return false; }
+      let step: unknown;
+      try { step = (JSON.parse(l) as { step?: unknown } | null)?.step; } catch {
+        // The last line without its newline was being written after the checkpoint; any other line the
+        // resume cannot read is kept as it is (the report counts it as unreadable), never dropped unsaid.
+        return i < lines.length - 1;
+      }
+      return typeof step !== "number" || step <= keepThroughStep;
     });
     // Replaced atomically: a run killed while resuming keeps every sample of its trained steps.
     writeFileAtomicSync(this.path, kept.map((l) => `${l}\n`).join(""));

@@ -6,7 +6,7 @@
  */
 import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
+import { brokenLink, fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
 import type { EvalRow } from "./nodes/evaluate.js";
 import { RunFolderError } from "./checkpoint.js";
 import { writeErrorOf } from "./write-error.js";
@@ -65,6 +65,8 @@ export class MetricsWriter {
     if (offset === undefined) { writeFileSync(this.path, ""); return; }
     const hint = "The metrics file no longer matches the checkpoint; start the run again in a new --out folder.";
     const fail = (what: string, line?: number) => new RunFolderError(`cannot resume: ${this.path} ${what}`, { hint, where: { file: this.path, ...(line !== undefined ? { line } : {}) } });
+    const unreadable = brokenLink(this.path);
+    if (unreadable) throw fail(`cannot be read (${unreadable.message})`);
     if (!existsSync(this.path)) throw fail("is missing; the checkpoint expects " + offset + " bytes of metrics rows");
     if (!statSync(this.path).isFile()) throw fail("is not a regular file");
     const size = statSync(this.path).size;
@@ -73,8 +75,14 @@ export class MetricsWriter {
     if (offset > 0 && !head.endsWith("\n")) throw fail(`does not end a row at byte ${offset}, where the checkpoint says the rows end`);
     // The rows kept are checked as `tcod compare` and `tcod metrics` read them: a resume cannot remake
     // a row before its checkpoint, so a damaged one is refused, never kept or dropped.
+    let lastTrain = 0;
     head.split("\n").slice(0, -1).forEach((l, i) => {
-      const problem = rowProblem(l);
+      let problem = rowProblem(l);
+      const row = problem ? undefined : (JSON.parse(l) as MetricsRow);
+      if (row?.kind === "train") {
+        problem = orderProblem(row.step, lastTrain);
+        lastTrain = row.step;
+      }
       if (problem) {
         throw new RunFolderError(`cannot resume: ${this.path} line ${i + 1} ${problem}`, {
           where: { file: this.path, line: i + 1 },
@@ -106,63 +114,136 @@ export class MetricsWriter {
   }
 }
 
-const num = (v: unknown): boolean => typeof v === "number";
+const num = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const obj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+const NOT_A_ROW = "is not a metrics row (truncated or overwritten)";
 
 /**
  * What is wrong with a line of a metrics file, as the commands that read one need it (`tcod compare`
- * draws every field named here, `tcod metrics` and the sinks read `kl` and `tokens`): undefined for a
- * whole row. The one check of a metrics row, so the readers and a resume agree on what is damaged.
+ * draws every field named here, `tcod metrics` and the sinks read every number of a row, the report
+ * the feedback rules'): undefined for a whole row. The one check of a metrics row, so the readers and
+ * a resume agree on what is damaged. A number must be finite: JSON.parse reads `1e999` as Infinity,
+ * which tcod never writes (JSON.stringify writes a non-finite number as null).
  */
 export function rowProblem(line: string): string | undefined {
   let r: unknown;
-  try { r = JSON.parse(line); } catch { return "is not a metrics row (truncated or overwritten)"; }
-  if (!obj(r) || (r.kind !== "train" && r.kind !== "eval") || !num(r.step)) return "is not a metrics row (truncated or overwritten)";
-  const missing = missingField(r);
-  return missing && `is ${r.kind === "eval" ? "an eval" : "a train"} row without ${missing}`;
+  try { r = JSON.parse(line); } catch { return NOT_A_ROW; }
+  if (!obj(r) || (r.kind !== "train" && r.kind !== "eval") || typeof r.step !== "number") return NOT_A_ROW;
+  const problem = fieldProblem(r);
+  return problem && `is ${r.kind === "eval" ? "an eval" : "a train"} row ${problem}`;
 }
 
-/** The first field a row lacks or has of the wrong type, if any. */
-function missingField(r: Record<string, unknown>): string | undefined {
-  if (r.time !== undefined && !obj(r.time)) return "a `time` object";
+/** A value as a message shows it: JSON, cut short; a non-finite number in words. */
+function shown(v: unknown): string {
+  if (typeof v === "number" && !Number.isFinite(v)) return "a number too large for a double";
+  const j = JSON.stringify(v) ?? String(v);
+  return j.length > 40 ? `${j.slice(0, 40)}…` : j;
+}
+
+/** The tail of a message refusing the value `v` at `path`: `whose \`path\` is VALUE, not WHAT`. */
+const whose = (path: string, v: unknown, what: string): string => `whose \`${path}\` is ${shown(v)}, not ${what}`;
+
+/** The fields a row holds besides its numbers (each checked on its own below). */
+const STRUCTURED = new Set(["kind", "step", "name", "time", "kl", "tokens", "coefs", "feedback"]);
+
+/** The first problem of a row's fields, as the tail of rowProblem's message, if any. */
+function fieldProblem(r: Record<string, unknown>): string | undefined {
+  const first = r.kind === "eval" ? 0 : 1;
+  if (!Number.isSafeInteger(r.step) || (r.step as number) < first) return whose("step", r.step, `an integer ≥ ${first}`);
+  if (r.time !== undefined && !obj(r.time)) return "without a `time` object";
   if (r.kind === "eval") {
-    if (typeof r.name !== "string") return "a string `name`";
-    return num(r.successRate) ? undefined : "a numeric `successRate`";
+    if (typeof r.name !== "string") return "without a string `name`";
+    if (!num(r.successRate)) return missing("successRate", r.successRate);
+  } else {
+    for (const k of ["successRate", "horizon", "prefix", "studentTurns"]) if (!num(r[k])) return missing(k, r[k]);
+    if (!obj(r.kl) || !num(r.kl.mean) || !Array.isArray(r.kl.perTurn)) return "without `kl.mean` and `kl.perTurn`";
+    const turn = r.kl.perTurn.findIndex((v) => v !== null && !num(v));
+    if (turn >= 0) return whose(`kl.perTurn[${turn}]`, r.kl.perTurn[turn], "a number or null");
+    if (!obj(r.tokens) || !num(r.tokens.prompt) || !num(r.tokens.response)) return "without `tokens.prompt` and `tokens.response`";
+    if (!obj(r.coefs)) return "without a `coefs` object";
+    const coef = Object.entries(r.coefs).find(([, v]) => !num(v));
+    if (coef) return whose(`coefs.${coef[0]}`, coef[1], "a number");
+    if (r.feedback !== undefined) {
+      const f = feedbackProblem(r.feedback);
+      if (f) return f;
+    }
   }
-  for (const k of ["successRate", "horizon", "prefix", "studentTurns"]) if (!num(r[k])) return `a numeric \`${k}\``;
-  if (!obj(r.kl) || !num(r.kl.mean) || !Array.isArray(r.kl.perTurn)) return "`kl.mean` and `kl.perTurn`";
-  if (!obj(r.tokens) || !num(r.tokens.prompt) || !num(r.tokens.response)) return "`tokens.prompt` and `tokens.response`";
-  return obj(r.coefs) ? undefined : "a `coefs` object";
+  // Every other field is a number, or null (not measured, or not finite when written): `tcod metrics` shows each.
+  const other = Object.entries(r).find(([k, v]) => !STRUCTURED.has(k) && v !== null && !num(v));
+  if (other) return whose(other[0], other[1], "a number or null");
+  const time = Object.entries(r.time ?? {}).find(([, v]) => !num(v));
+  if (time) return whose(`time.${time[0]}`, time[1], "a number of seconds");
+  return undefined;
+}
+
+/** Why a numeric field is refused: absent or not a number, or not finite. */
+const missing = (k: string, v: unknown): string => (typeof v === "number" ? whose(k, v, "a finite number") : `without a numeric \`${k}\``);
+
+/** A train row's `feedback` as the report and `tcod metrics` read it (plan/feedback.ts FeedbackSummary). */
+function feedbackProblem(f: unknown): string | undefined {
+  if (!obj(f) || !obj(f.values)) return "without `feedback.values` (an object)";
+  const value = Object.entries(f.values).find(([, v]) => v !== null && !num(v));
+  if (value) return whose(`feedback.values.${value[0]}`, value[1], "a number or null");
+  if (f.stages === undefined) return undefined;
+  if (!obj(f.stages)) return whose("feedback.stages", f.stages, "an object");
+  for (const [name, st] of Object.entries(f.stages)) {
+    const ok = obj(st) && num(st.stage) && num(st.streak) && typeof st.rule === "string"
+      && (st.advancedAt === null || num(st.advancedAt)) && (st.signal === null || num(st.signal));
+    if (!ok) return whose(`feedback.stages.${name}`, st, "a stage (`stage`, `streak`, `advancedAt`, `signal`, `rule`)");
+  }
+  return undefined;
+}
+
+/**
+ * Why a train row of step `step` cannot follow the rows before it (train steps increase: a file
+ * holding two runs' rows, or rows pasted out of order, would be drawn as one run), given the last
+ * train step before it (0: none).
+ */
+export function orderProblem(step: number, last: number): string | undefined {
+  return step <= last ? `is a train row of step ${step} after the train row of step ${last} (train steps increase; are two runs' rows in one file?)` : undefined;
 }
 
 /**
  * The rows of a metrics file; a line that is not a whole row is a RunFolderError naming the file and
- * line, with what a resume can do about it (damagedRowHint).
+ * line, with what a resume can do about it (damagedRowHint). The one exception: a last line without
+ * its newline that is not JSON is a row being written (a live run, or one killed mid-write): it is
+ * left out, and `partialLastLine` is told its line number so a reader can say so.
  */
-export function readMetrics(path: string): MetricsRow[] {
+export function readMetrics(path: string, partialLastLine?: (line: number) => void): MetricsRow[] {
   let text: string;
   try {
     text = readTextFile(path, MAX_RUN_FILE_BYTES);
   } catch (e) {
-    throw new RunFolderError(`cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { where: { file: path }, hint: "A run's metrics.jsonl is a file of JSON rows that `tcod run` writes; restore it, or run the curriculum again in a new --out folder." });
+    throw new RunFolderError(`cannot read ${path} (${fileReadError(e).message})`, { where: { file: path }, hint: "A run's metrics.jsonl is a file of JSON rows that `tcod run` writes; restore it, or run the curriculum again in a new --out folder." });
   }
   const rows: MetricsRow[] = [];
   const lines = text.split("\n");
   let at = 0; // the byte offset of line i
+  let lastTrain = 0;
   lines.forEach((l, i) => {
     const start = at;
     at += Buffer.byteLength(l) + 1;
     if (l.length === 0) return;
-    const problem = rowProblem(l);
-    if (problem) {
-      // The last line without its newline, not JSON: a row being written (a live or killed run), skipped.
-      if (i === lines.length - 1 && problem.startsWith("is not a metrics row")) return;
-      throw new RunFolderError(`${path}: line ${i + 1} ${problem}`, { where: { file: path, line: i + 1 }, hint: damagedRowHint(path, start) });
+    let problem = rowProblem(l);
+    // Unterminated and not JSON: cut short while being written. A whole JSON value there is no row being written.
+    if (problem === NOT_A_ROW && i === lines.length - 1 && !isJson(l)) { partialLastLine?.(i + 1); return; }
+    const row = problem ? undefined : (JSON.parse(l) as MetricsRow);
+    if (row?.kind === "train") {
+      problem = orderProblem(row.step, lastTrain);
+      lastTrain = row.step;
     }
-    rows.push(JSON.parse(l) as MetricsRow);
+    if (problem || !row) throw new RunFolderError(`${path}: line ${i + 1} ${problem}`, { where: { file: path, line: i + 1 }, hint: damagedRowHint(path, start) });
+    rows.push(row);
   });
   return rows;
 }
+
+/** What a reader prints of the row left out by readMetrics (`partialLastLine`). */
+export function partialNote(command: string, path: string, line: number): string {
+  return `${command}: note: ${path}:${line}: the last line is not a whole row yet (a run still writing, or one killed mid-write); it is left out\n`;
+}
+
+const isJson = (line: string): boolean => { try { JSON.parse(line); return true; } catch { return false; } };
 
 /**
  * What a resume does to a damaged row at byte `start`: it cuts off and writes again the rows after its

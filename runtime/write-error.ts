@@ -19,20 +19,23 @@ const CAUSES: Record<string, { cause: (runDir: string) => string; hint: string }
   EPERM: { cause: () => "permission denied", hint: "Make the run folder writable for this user" },
   // A folder where the run writes a file (report.html, episodes.jsonl…): open(2) refuses it.
   EISDIR: { cause: () => "a folder is in the file's place", hint: "Move that folder out of the way" },
+  // A link that leads nowhere in the file's place (a loop), or a file where the path needs a folder.
+  ELOOP: { cause: () => "a loop of symbolic links is in the file's place", hint: "Remove that link" },
+  ENOTDIR: { cause: () => "a file or link is where the path needs a folder", hint: "Move it out of the way" },
   EIO: { cause: (d) => `an I/O error on the device holding ${d}`, hint: "Check the device (system log, dmesg)" },
 };
 
 /**
  * The coded error for a failed write of `file` (undefined: not known) in `runDir`, or null when `e`
- * is not a write failure of the machine's.
+ * is not a write failure of the machine's. `then`: what to do once the cause is mended (default: resume the run).
  */
-export function writeErrorOf(e: unknown, file: string | undefined, runDir: string): RunFolderWriteError | null {
+export function writeErrorOf(e: unknown, file: string | undefined, runDir: string, then?: string): RunFolderWriteError | null {
   if (e instanceof RunFolderWriteError) return e;
   const code = (e as NodeJS.ErrnoException | null)?.code;
   const c = code === undefined ? undefined : CAUSES[code];
   if (c === undefined) return null;
   return new RunFolderWriteError(`cannot write ${file ?? `a file in ${runDir}`}: ${c.cause(runDir)} (${code})`, {
     ...(file !== undefined ? { where: { file } } : {}),
-    hint: `${c.hint}, then continue the run from its last checkpoint with --resume ${runDir} (the checkpoint on disk is the last one written whole).`,
+    hint: `${c.hint}, then ${then ?? `continue the run from its last checkpoint with --resume ${runDir} (the checkpoint on disk is the last one written whole)`}.`,
   });
 }

@@ -8,12 +8,12 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
-import { readMetrics } from "../../runtime/metrics.js";
+import { partialNote, readMetrics } from "../../runtime/metrics.js";
 import { configDifferences, configOf, groupRuns, renderCompare, runsByMethod, splitUntrained, summarize, type RunData } from "../../runtime/report/compare.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { UsageError, UserError } from "../../plan/errors.js";
 import { deepestPath, MAX_PLAN_JSON_DEPTH } from "../../plan/schema.js";
-import { fileReadError, jsonErrorAt, MAX_RUN_FILE_BYTES, readTextFile } from "../../plan/read-file.js";
+import { brokenLink, fileReadError, jsonErrorAt, MAX_RUN_FILE_BYTES, readTextFile } from "../../plan/read-file.js";
 import { EXIT_OK } from "../exit.js";
 import { ensureOutFile, writeOutFile } from "../out-path.js";
 import { reportUserError } from "../report-diagnostics.js";
@@ -36,7 +36,8 @@ export function readRun(dir: string): RunData {
   if (st.isFile() && basename(dir) === "metrics.jsonl") return readRun(dirname(dir));
   if (!st.isDirectory()) throw new UsageError("not a run folder (it is a file)", { where: { file: dir }, hint: RUN_HINT });
   const planPath = join(dir, "plan.json"), metricsPath = join(dir, "metrics.jsonl");
-  const has = [planPath, metricsPath].map((p) => existsSync(p));
+  // A link that leads nowhere is there, and unreadable: read below, it says so (existsSync says false).
+  const has = [planPath, metricsPath].map((p) => existsSync(p) || brokenLink(p) !== undefined);
   if (!has[0] && !has[1]) throw new UsageError("not a run folder (it has no plan.json and no metrics.jsonl)", { where: { file: dir }, hint: RUN_HINT });
   if (!has[0] || !has[1]) {
     const missing = has[0] ? metricsPath : planPath;
@@ -65,7 +66,7 @@ export function readRun(dir: string): RunData {
     throw new RunFolderError(`the run's plan is nested ${deep.depth.toLocaleString("en-US")} levels deep; a plan tcod writes nests at most ${MAX_PLAN_JSON_DEPTH.toLocaleString("en-US")}`, { where: { file: planPath, path: deep.path }, hint: damaged });
   }
   // Every row checked as compare reads it (runtime/metrics.ts rowProblem): a damaged one is TC7014 at its line.
-  const rows = readMetrics(metricsPath);
+  const rows = readMetrics(metricsPath, (line) => process.stderr.write(partialNote("tcod compare", metricsPath, line)));
   return { dir, plan, rows };
 }
 

@@ -11,12 +11,14 @@
  * one line the scalars null in every row; min, max and the best step are over the numbers. `--json`
  * counts them (`nulls`), and `--csv` writes `null` in the cell (empty: the row has no such value).
  */
-import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
-import { readMetrics, type MetricsRow } from "../../runtime/metrics.js";
+import { partialNote, readMetrics, type MetricsRow } from "../../runtime/metrics.js";
 import { rowNulls, rowScalars } from "../../runtime/sinks/scalars.js";
 import { TensorBoardWriter } from "../../runtime/sinks/tensorboard.js";
+import { writeErrorOf } from "../../runtime/write-error.js";
+import { brokenLink } from "../../plan/read-file.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { formatUserError, UsageError, UserError } from "../../plan/errors.js";
 import { jsonError, result } from "../json-output.js";
@@ -36,13 +38,13 @@ export function register(program: Command): void {
         // A run folder, or its metrics.jsonl itself (as --trace takes it).
         const dir = basename(dir0) === "metrics.jsonl" && existsSync(dir0) && statSync(dir0).isFile() ? dirname(dir0) : dir0;
         const path = join(dir, "metrics.jsonl");
-        if (!existsSync(path)) {
+        if (!existsSync(path) && !brokenLink(path)) {
           fail(new UsageError(`${dir}: ${existsSync(dir) ? "not a run folder (no metrics.jsonl)" : "no such folder"}`, { hint: "Give the --out folder of a `tcod run`.", where: { file: dir } }));
           return;
         }
         try {
           // Every row checked as `tcod compare` checks it (runtime/metrics.ts rowProblem).
-          runs.push({ dir, rows: readMetrics(path) });
+          runs.push({ dir, rows: readMetrics(path, (line) => process.stderr.write(partialNote("tcod metrics", path, line))) });
         } catch (e) {
           if (!(e instanceof UserError)) throw e;
           fail(e); // a damaged run folder (TC7014), naming the file and line
@@ -51,10 +53,19 @@ export function register(program: Command): void {
       }
       if (o.tensorboard) {
         for (const r of runs) {
-          for (const f of readdirSync(r.dir)) if (f.includes(".tfevents.")) rmSync(join(r.dir, f));
           const tb = new TensorBoardWriter(r.dir);
-          for (const row of r.rows) tb.scalars(row.step, rowScalars(row));
-          tb.close();
+          try {
+            // The event files tcod wrote before (TensorBoardWriter's names); a folder of that name is not one.
+            for (const f of readdirSync(r.dir)) if (f.startsWith("events.out.tfevents.") && !lstatSync(join(r.dir, f)).isDirectory()) rmSync(join(r.dir, f));
+            for (const row of r.rows) tb.scalars(row.step, rowScalars(row));
+            tb.close();
+          } catch (e) {
+            // A run folder this user cannot write, a full disk, …: TC7015 naming the file, not an internal error.
+            const err = writeErrorOf(e, (e as NodeJS.ErrnoException).path ?? tb.path, r.dir, "run `tcod metrics --tensorboard` again");
+            if (!err) throw e;
+            fail(err);
+            return;
+          }
           if (!o.json) process.stdout.write(`${r.dir}: ${r.rows.length} rows → ${tb.path}\n`);
         }
       }

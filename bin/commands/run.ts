@@ -10,7 +10,7 @@ import { Option, type Command } from "commander";
 import { CompileError, compileFile, safeFileName } from "../../compiler/index.js";
 import type { Plan } from "../../plan/schema.js";
 import { UsageError, UserError } from "../../plan/errors.js";
-import { notRegularFile } from "../../plan/read-file.js";
+import { brokenLink, notRegularFile } from "../../plan/read-file.js";
 import { loadPlanJson } from "../plan-json.js";
 import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
@@ -114,7 +114,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     runDir = o.resume;
     const saved = join(runDir, "plan.json");
     if (!existsSync(runDir) || !statSync(runDir).isDirectory()) throw new UsageError(`--resume ${runDir}: no such folder; give the --out folder of an earlier run`);
-    if (!existsSync(saved)) {
+    if (!existsSync(saved) && !brokenLink(saved)) {
       // A folder with a run's state but no plan.json is a damaged run folder; one with neither is not a run folder.
       const state = ["checkpoint", "metrics.jsonl", "run.json"].find((f) => existsSync(join(runDir, f)));
       if (state !== undefined) {
@@ -212,7 +212,13 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
       runDir, ...(seed !== undefined ? { seed } : {}), resume: !!o.resume, signal: abort.signal, ext,
       // What a run records of itself — run.json's resume, the W&B run — starts once the engine has
       // taken the folder: a resume it refuses (a damaged checkpoint or metrics row) leaves none.
-      onStart: async (i) => { if (o.resume) recordResume(runDir); await sinks.start(); progress.start(i); }, onRow: (r) => { progress.row(r); sinks.row(r); },
+      onStart: async (i) => {
+        const unrecorded = o.resume ? recordResume(runDir) : undefined;
+        if (unrecorded) process.stderr.write(`tcod run: warning: ${unrecorded}\n`);
+        await sinks.start();
+        progress.start(i);
+      },
+      onRow: (r) => { progress.row(r); sinks.row(r); },
       onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
     });
   } finally {
@@ -259,7 +265,7 @@ function timestamp(): string {
 interface Loaded { settings: string[]; texts: string[]; /** The resolved curriculum (`--print-config`), for a .tcod run. */ config?: string }
 
 function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & Loaded {
-  if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
+  if (!existsSync(file) && !brokenLink(file)) throw new UsageError(`${file}: no such file`);
   if (file.endsWith(".json")) {
     const plan = loadPlanJson(file, o.set);
     const b = plan.extensions ? join(dirname(file), plan.extensions.bundle) : undefined;
@@ -325,10 +331,14 @@ function loadRunPlan(file: string): Plan {
   } catch (e) {
     if (!(e instanceof UserError)) throw e;
     const first = e.problems()[0];
-    const what = (first?.message ?? e.message).replace(`${file}: `, "");
-    throw new RunFolderError(`cannot resume: ${file} is damaged: ${what}${first?.where?.path ? ` (at ${first.where.path})` : ""}`, {
-      where: { file }, hint: "The run's plan was edited or damaged; restore it, or start the run again in a new --out folder.",
-    });
+    const message = first?.message ?? e.message;
+    const hint = "The run's plan was edited or damaged; restore it, or start the run again in a new --out folder.";
+    // A plan.json that cannot be read at all (a folder, a link that leads nowhere): said as such.
+    const unread = `cannot read ${file}: `;
+    if (message.startsWith(unread)) throw new RunFolderError(`cannot resume: ${file} cannot be read (${message.slice(unread.length)})`, { where: { file }, hint });
+    const what = message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message;
+    const at = first?.where?.line !== undefined ? { line: first.where.line, ...(first.where.column !== undefined ? { column: first.where.column } : {}) } : {};
+    throw new RunFolderError(`cannot resume: ${file} is damaged: ${what}${first?.where?.path ? ` (at ${first.where.path})` : ""}`, { where: { file, ...at }, hint });
   }
 }
 

@@ -87,6 +87,15 @@ describe("sample episodes", () => {
     expect(readEpisodeSamples(path)).toMatchObject({ skipped: 1 });
   });
 
+  it("a resume keeps the lines it cannot read (the report counts them), dropping only the unterminated last one (was: every unreadable line dropped unsaid)", () => {
+    const path = join(mkdtempSync(join(tmpdir(), "tcod-samples-")), "episodes.jsonl");
+    const sample = (step: number) => JSON.stringify({ step, episode: 0, task: "t", split: "train", won: false, reward: 0, truncated: false, horizon: 1, prefix: [], turns: [] });
+    writeFileSync(path, [sample(1), "null", "garbage{", sample(2), sample(3), '{"step": 4, "tu'].join("\n"));
+    new EpisodeSampleWriter(path).open(2);
+    expect(readFileSync(path, "utf8")).toBe([sample(1), "null", "garbage{", sample(2), ""].join("\n"));
+    expect(readEpisodeSamples(path)).toMatchObject({ skipped: 2 });
+  });
+
   it("the report refuses an episodes.jsonl that is a folder or past the run-file limit: TC7014 naming it (was: EISDIR, or the whole file read)", () => {
     const dir = mkdtempSync(join(tmpdir(), "tcod-samples-"));
     const folder = join(dir, "episodes.jsonl");

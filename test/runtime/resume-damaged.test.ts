@@ -3,7 +3,7 @@
  * naming the file, never a crash; a run killed before its first checkpoint resumes from step 0; a
  * checkpoint beyond the plan is refused; leftovers of interrupted checkpoint writes are cleaned up.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -55,7 +55,8 @@ const CASES: [string, (dir: string) => void, RegExp, string][] = [
   ["state.json empty", (d) => writeFileSync(state(d), ""), /state\.json is empty/, "checkpoint/state.json"],
   ["state.json truncated", (d) => writeFileSync(state(d), readFileSync(state(d), "utf8").slice(0, 80)), /is not JSON \(truncated/, "checkpoint/state.json"],
   ["state.json garbage", (d) => writeFileSync(state(d), Buffer.from([0, 255, 13, 7, 42, 0x80, 0x81])), /is not JSON/, "checkpoint/state.json"],
-  ["state.json null", (d) => writeFileSync(state(d), "null"), /has format \(none\)/, "checkpoint/state.json"],
+  ["state.json null", (d) => writeFileSync(state(d), "null"), /is not a checkpoint: it holds null, not an object/, "checkpoint/state.json"],
+  ["state.json a list", (d) => writeFileSync(state(d), "[]"), /is not a checkpoint: it holds a list, not an object/, "checkpoint/state.json"],
   ["wrong format", (d) => editState(d, (s) => { s.format = "tcod.checkpoint/0"; }), /has format "tcod\.checkpoint\/0", expected "tcod\.checkpoint\/1"/, "checkpoint/state.json"],
   ["a field of the wrong type", (d) => editState(d, (s) => { s.iteration = "two"; }), /at \$\.iteration: .*expected number/, "checkpoint/state.json"],
   ["buffer rows of the wrong shape", (d) => editState(d, (s) => { s.buffer = { rows: [{ step: 1 }], droppedStale: 0, droppedOverflow: 0 }; }), /at \$\.buffer\.rows\[0\]\./, "checkpoint/state.json"],
@@ -74,6 +75,15 @@ const CASES: [string, (dir: string) => void, RegExp, string][] = [
   ["checkpoint is a file", (d) => { rmSync(join(d, "checkpoint"), { recursive: true }); writeFileSync(join(d, "checkpoint"), "x"); }, /is a file, not a checkpoint folder/, "checkpoint"],
   ["episodes.jsonl a folder (was: EISDIR, an internal error)", (d) => { rmSync(join(d, "episodes.jsonl")); mkdirSync(join(d, "episodes.jsonl")); }, /episodes\.jsonl cannot be read \(it is a folder, not a file\)/, "episodes.jsonl"],
   ["metrics.jsonl missing", (d) => rmSync(join(d, "metrics.jsonl")), /metrics\.jsonl is missing/, "metrics.jsonl"],
+  // Links that lead nowhere: there, but unreadable (existsSync says false for them, which read as "missing").
+  ["metrics.jsonl a loop of links", (d) => { rmSync(join(d, "metrics.jsonl")); symlinkSync("metrics.jsonl", join(d, "metrics.jsonl")); }, /metrics\.jsonl cannot be read \(the path has a loop of symbolic links\)/, "metrics.jsonl"],
+  ["state.json a loop of links", (d) => { rmSync(state(d)); symlinkSync("state.json", state(d)); }, /state\.json cannot be read \(the path has a loop of symbolic links\)/, "checkpoint/state.json"],
+  // Was: taken for "no checkpoint yet", so the run started over, rewrote metrics.jsonl, then failed with ENOTDIR (an internal error).
+  ["checkpoint a loop of links", (d) => { rmSync(join(d, "checkpoint"), { recursive: true }); symlinkSync("checkpoint", join(d, "checkpoint")); }, /checkpoint cannot be read \(the path has a loop of symbolic links\)/, "checkpoint"],
+  ["checkpoint a link to a folder gone", (d) => { rmSync(join(d, "checkpoint"), { recursive: true }); symlinkSync(join(d, "gone"), join(d, "checkpoint")); }, /checkpoint cannot be read \(it is a symbolic link to a missing target\)/, "checkpoint"],
+  // Was: ELOOP from writeFileSync, an internal error.
+  ["episodes.jsonl a loop of links", (d) => { rmSync(join(d, "episodes.jsonl")); symlinkSync("episodes.jsonl", join(d, "episodes.jsonl")); }, /episodes\.jsonl cannot be read \(the path has a loop of symbolic links\)/, "episodes.jsonl"],
+  ["weights meta null (was: a TypeError's words)", (d) => writeFileSync(join(d, "checkpoint", "student", "embedded-student.json"), "null"), /does not load: .*embedded-student\.json holds null, not an object/, "checkpoint/student"],
   ["metrics.jsonl truncated", (d) => writeFileSync(join(d, "metrics.jsonl"), readFileSync(join(d, "metrics.jsonl"), "utf8").slice(0, 40)), /metrics\.jsonl has 40 bytes, the checkpoint expects at least \d+ \(truncated\)/, "metrics.jsonl"],
   ["metrics.jsonl overwritten", (d) => { const p = join(d, "metrics.jsonl"); const t = readFileSync(p, "utf8"); writeFileSync(p, "#".repeat(10) + t.slice(10)); }, /metrics\.jsonl line 1 is not a metrics row/, "metrics.jsonl"],
   // Whole JSON, but not a row compare and metrics can read: a resume keeps the rows before its checkpoint, so it refuses.
@@ -96,6 +106,13 @@ describe("damaged run folders", () => {
       expect(e.hint).toBeTruthy();
     });
   }
+
+  it("a refused resume changes no byte of metrics.jsonl (a checkpoint link that leads nowhere was taken for none: the run started over)", async () => {
+    const dir = damaged((d) => { rmSync(join(d, "checkpoint"), { recursive: true }); symlinkSync("checkpoint", join(d, "checkpoint")); });
+    const before = readFileSync(join(dir, "metrics.jsonl"));
+    await expect(runPlan(plan, { runDir: dir, resume: true })).rejects.toBeInstanceOf(RunFolderError);
+    expect(readFileSync(join(dir, "metrics.jsonl"))).toEqual(before);
+  });
 
   it("the CLI reports a damaged folder with its code and exit 1, no stack trace, and records no resume", () => {
     for (const damage of [(d: string) => writeFileSync(state(d), "{\"format\":"), (d: string) => rmSync(join(d, "metrics.jsonl"))]) {
@@ -154,6 +171,9 @@ describe("a damaged plan.json of a run folder", () => {
   const planFile = (d: string) => join(d, "plan.json");
   const cases: [string, (d: string) => void, RegExp][] = [
     ["not JSON", (d) => writeFileSync(planFile(d), readFileSync(planFile(d), "utf8").slice(0, 100)), /plan\.json is damaged: not valid JSON/],
+    // Was: "is damaged: cannot read it is a folder, not a file", and a loop of links "is missing".
+    ["a folder", (d) => { rmSync(planFile(d)); mkdirSync(planFile(d)); }, /plan\.json cannot be read \(it is a folder, not a file\)/],
+    ["a loop of links", (d) => { rmSync(planFile(d)); symlinkSync("plan.json", planFile(d)); }, /plan\.json cannot be read \(the path has a loop of symbolic links\)/],
     ["not a plan", (d) => writeFileSync(planFile(d), JSON.stringify({ schema: "tcod.plan/2", name: 5 })), /plan\.json is damaged: .*\(at \$/],
     ["missing beside a checkpoint", (d) => rmSync(planFile(d)), /plan\.json is missing \(the folder holds checkpoint of a run\)/],
     // A valid plan of the same name, edited after the run wrote it (was resumed with the edit: the
@@ -169,7 +189,8 @@ describe("a damaged plan.json of a run folder", () => {
       const dir = damaged(damage);
       const r = resume(dir);
       expect(r.status, r.stderr).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`^${join(dir, "plan.json").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} error TC7014: cannot resume: `));
+      // The line and column where the JSON breaks, when it does.
+      expect(r.stderr).toMatch(new RegExp(`^${join(dir, "plan.json").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(:\\d+:\\d+)? error TC7014: cannot resume: `));
       expect(r.stderr).toMatch(message);
       expect(r.stderr).toMatch(/hint: /);
       expect(r.stderr).not.toMatch(/\n\s+at |internal error/);

@@ -101,6 +101,8 @@ export async function readStudentState(dir: string, expect: StudentDims): Promis
   } catch (e) {
     throw fail(`${META} is missing or not JSON (${(e as Error).message})`, "point at a directory written by saveState");
   }
+  // Valid JSON of another shape (null, a list, a number) has no format to read.
+  if (meta === null || typeof meta !== "object" || Array.isArray(meta)) throw fail(`${META} holds ${JSON.stringify(meta).slice(0, 40)}, not an object`, "point at a directory written by saveState");
   if (meta.format !== STATE_FORMAT && meta.format !== STATE_FORMAT_1) throw fail(`format is ${JSON.stringify(meta.format)}, expected ${STATE_FORMAT}`);
   const P = meta.format === STATE_FORMAT_1 ? 0 : expect.pointer;
   if (meta.format === STATE_FORMAT && meta.pointer !== expect.pointer) {
