@@ -652,6 +652,10 @@ function aliasProblem(p: AliasProblem): { message: string; hint: string } {
       message: `a merge key (\`<<\`) takes a mapping, an alias of one, or a list of them: ${pyyaml} ("expected a mapping or list of mappings for merging")`,
       hint: "Merge a mapping (`<<: *name`, where &name anchors a mapping), or write the keys out.",
     };
+    case "merge-conflict": return {
+      message: `two mappings of this merge list give \`${p.key}\` different values, and which one Trinity-RFT reads depends on its PyYAML: releases up to 6.0.3 take the earlier mapping's (as the YAML merge spec says), 6.0.4 the later one's`,
+      hint: `Set \`${p.key}\` in the mapping itself (its own keys win over merged ones), or merge only one mapping that sets it.`,
+    };
     case "too-deep": return {
       message: `the YAML is nested too deeply once the alias *${p.anchor} here is expanded (tcod reads collections up to ${MAX_YAML_DEPTH} levels deep; a Trinity config has about six)`,
       hint: "Write the values out instead of nesting aliases in aliases; it is not a Trinity-RFT config.",

@@ -29,11 +29,13 @@ export interface Via {
 }
 
 export interface AliasProblem {
-  kind: "undefined" | "duplicate" | "recursive" | "too-deep" | "too-large" | "merge";
+  kind: "undefined" | "duplicate" | "recursive" | "too-deep" | "too-large" | "merge" | "merge-conflict";
   /** Offset in the text where it is reported. */
   offset: number;
   /** The anchor's name, where there is one. */
   anchor?: string;
+  /** "merge-conflict": the key two mappings of one merge list give different values. */
+  key?: string;
 }
 
 /** Where the resolved tree holds what was not written there: by pair, and by list item. */
@@ -84,10 +86,16 @@ export function resolveAliases(root: unknown, schema: Schema, limits: { maxDepth
   };
   // PyYAML's flatten_mapping: the pairs a mapping's merge keys bring come first (of a list of
   // mappings, the earlier one wins), then its own; a later pair of the same key replaces the value
-  // of an earlier one where that stood (a Python dict), so the mapping's own keys win.
+  // of an earlier one where that stood (a Python dict), so the mapping's own keys win. Which mapping
+  // of a merge list wins a key they share is not one rule across PyYAML releases: 6.0.3 and before
+  // take the earlier (as the YAML merge spec says), 6.0.4 the later one for most keys (it dedupes
+  // merged keys by the identity of their Python strings). Such a key, with values that differ and
+  // not set by the mapping itself, is refused ("merge-conflict"): its value would depend on the
+  // PyYAML that Trinity-RFT runs with.
   const resolveMap = (n: YAMLMap): YAMLMap => {
     const merged: Pair[] = [];
     const own: Pair[] = [];
+    const conflicts: { key: string; offset: number }[] = [];
     let changed = false;
     for (const p of n.items as Pair[]) {
       if (isMergeKey(p.key)) {
@@ -103,6 +111,14 @@ export function resolveAliases(root: unknown, schema: Schema, limits: { maxDepth
           continue;
         }
         const offset = rangeStart(p.key);
+        const seen = new Map<unknown, unknown>();
+        for (const [s] of sources) {
+          for (const q of (s as YAMLMap).items as Pair[]) {
+            const k = isScalar(q.key) ? q.key.value : q.key;
+            if (!seen.has(k)) seen.set(k, q.value);
+            else if (!sameValue(seen.get(k), q.value)) conflicts.push({ key: String(k), offset });
+          }
+        }
         for (const [s, anchor] of [...sources].reverse()) {
           for (const q of (s as YAMLMap).items as Pair[]) {
             const m = new Pair(q.key, q.value);
@@ -121,6 +137,9 @@ export function resolveAliases(root: unknown, schema: Schema, limits: { maxDepth
       own.push(q);
     }
     if (!changed) return n;
+    const ownKeys = new Set(own.map((p) => (isScalar(p.key) ? p.key.value : p.key)));
+    const conflict = conflicts.find((c) => !ownKeys.has(c.key));
+    if (conflict) problem ??= { kind: "merge-conflict", offset: conflict.offset, key: conflict.key };
     const slot = new Map<unknown, number>();
     const items: Pair[] = [];
     for (const p of [...merged, ...own]) {
@@ -132,6 +151,18 @@ export function resolveAliases(root: unknown, schema: Schema, limits: { maxDepth
   };
   const out = resolve(root);
   return problem ? { ok: false, problem } : { ok: true, root: out, via };
+}
+
+/** Whether two resolved values are the same data (scalars by value, collections item by item). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (isScalar(a) && isScalar(b)) return a.value === b.value;
+  if (isSeq(a) && isSeq(b)) return a.items.length === b.items.length && a.items.every((x, i) => sameValue(x, b.items[i]));
+  if (isMap(a) && isMap(b)) {
+    const pa = a.items as Pair[], pb = b.items as Pair[];
+    return pa.length === pb.length && pa.every((p, i) => sameValue(p.key, pb[i]!.key) && sameValue(p.value, pb[i]!.value));
+  }
+  return false;
 }
 
 /** `to` with `from`'s range and flow style, and `items`. */

@@ -475,7 +475,8 @@ describe("YAML aliases and merge keys, resolved as PyYAML resolves them", () => 
     ]);
     expect(ws[0]!.message).toMatch(/\(the key is written under the anchor &wa; the alias \*wa at line \d+, column 23 brings it here\)$/);
     // A merge key that brings keys the mapping's dataclass lacks (workflow_args' into a taskset); a typo of the mapping's own.
-    const m = merged.replace("      workflow_args:\n", "      workflow_args: &wa\n").replace("        name: alfworld_eval_unseen\n", "        name: alfworld_eval_unseen\n        totl_steps: 5\n").replace("      - <<: *seen\n", "      - <<: [*seen, *wa]\n");
+    // (Both merged mappings set total_steps, 10 and 250: the mapping sets its own, or PyYAML releases would disagree on it.)
+    const m = merged.replace("      workflow_args:\n", "      workflow_args: &wa\n").replace("        name: alfworld_eval_unseen\n", "        name: alfworld_eval_unseen\n        total_steps: 10\n        totl_steps: 5\n").replace("      - <<: *seen\n", "      - <<: [*seen, *wa]\n");
     const ms = issues(m);
     expect(ms.map((i) => [i.path, i.line])).toEqual([
       ["buffer.explorer_input.eval_tasksets[1].temperature", lineOf(m, "max_env_steps: 30") - 1],
@@ -554,10 +555,24 @@ describe("YAML aliases and merge keys, resolved as PyYAML resolves them", () => 
   });
 
   itWithTrinity(["yaml"])("resolves aliases and merge keys as PyYAML's SafeLoader does (the config's data, key for key)", () => {
-    const text = `${merged.replace("  optimizer:\n    lr: 1e-6\n", "  optimizer:\n    <<: [{lr: 2.0e-6, weight_decay: 0.1}, {lr: 3.0e-6, betas: [0.9, 0.99]}]\n    weight_decay: 0.0\n")}`;
+    // The mappings of the list share weight_decay, which the mapping itself sets (its own keys win in every PyYAML).
+    const text = `${merged.replace("  optimizer:\n    lr: 1e-6\n", "  optimizer:\n    <<: [{lr: 2.0e-6, weight_decay: 0.1}, {weight_decay: 0.2, betas: [0.9, 0.99]}]\n    weight_decay: 0.0\n")}`;
     const py = spawnSync(TRINITY_PY, ["-c", "import json, sys, yaml; print(json.dumps(yaml.load(sys.stdin.read(), Loader=yaml.SafeLoader)))"], { input: text, encoding: "utf8" });
     expect(py.status, py.stderr).toBe(0);
     expect(resolvedConfig(text)).toEqual(JSON.parse(py.stdout));
     expect((resolvedConfig(text) as any).algorithm.optimizer).toEqual({ lr: 2e-6, weight_decay: 0.0, betas: [0.9, 0.99] });
+  });
+
+  it("a key two mappings of one merge list give different values is refused where PyYAML releases disagree on the winner (6.0.3: the earlier, 6.0.4: the later), unless the mapping sets it itself or the values agree", () => {
+    const list = (extra: string) => F2B.replace("  optimizer:\n    lr: 1e-6\n", `  optimizer:\n    <<: [{lr: 2.0e-6}, {lr: 3.0e-6, weight_decay: 0.1}]\n${extra}`);
+    const text = list("");
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["$", lineOf(text, "<<: ["), 5]]);
+    expect(is[0]!.message).toBe("two mappings of this merge list give `lr` different values, and which one Trinity-RFT reads depends on its PyYAML: releases up to 6.0.3 take the earlier mapping's (as the YAML merge spec says), 6.0.4 the later one's");
+    expect(() => resolvedConfig(text, "x.yaml")).toThrow(TrinityImportError);
+    // The mapping's own key settles it in every release; so do equal values.
+    expect(importTrinity(list("    lr: 4.0e-6\n"), "x.yaml").source).toMatch(/adam\(lr: 4e-6, weight_decay: 0\.1, /);
+    const same = F2B.replace("  optimizer:\n    lr: 1e-6\n", "  optimizer:\n    <<: [{lr: 2.0e-6}, {lr: 2.0e-6, weight_decay: 0.1}]\n");
+    expect(importTrinity(same, "x.yaml").source).toMatch(/adam\(lr: 2e-6, weight_decay: 0\.1, /);
   });
 });
