@@ -18,6 +18,8 @@ import { UsageError } from "../plan/errors.js";
 import { SIZE_LIMITS } from "../plan/defaults.js";
 import { brokenLink, fileReadError, MAX_RUN_FILE_BYTES, notRegularFile, readTextFile } from "../plan/read-file.js";
 import { planFileNames } from "./plan-file-names.js";
+import { hasCheckpoint } from "../runtime/checkpoint.js";
+import { rowsToKeep } from "../runtime/set-aside.js";
 import { exitForSignal, STOP_SIGNALS, type StopSignal } from "./stop-signals.js";
 
 export type PointStatus = "pending" | "running" | "completed" | "interrupted" | "failed";
@@ -121,7 +123,11 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
       if (config) writeFileSync(join(runDir, "config.txt"), config);
     }
     started++;
-    o.log(`${resume ? "resume" : "start"} [${started}/${total}] ${p.name}${p.settings.length ? `  (${p.settings.join(", ")})` : ""}`);
+    // A point stopped before its first checkpoint starts over at step 0; rows it had written are kept aside (runtime/set-aside.ts).
+    const restart = resume && !hasCheckpoint(runDir);
+    const kept = restart ? rowsToKeep(runDir).map((f) => basename(f)) : [];
+    const why = restart ? `: no checkpoint, so it starts again at step 0${kept.length ? `; the rows it had are kept as ${kept.map((f) => `${f}.before-restart-N`).join(" and ")}` : ""}` : "";
+    o.log(`${restart ? "restart" : resume ? "resume" : "start"} [${started}/${total}] ${p.name}${p.settings.length ? `  (${p.settings.join(", ")})` : ""}${why}`);
     p.status = "running";
     save();
     const t0 = Date.now();

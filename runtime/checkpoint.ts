@@ -171,6 +171,16 @@ export function findCheckpoint(runDir: string): CheckpointState | null {
   return s;
 }
 
+/**
+ * Whether a run folder holds a checkpoint, or something in its place a resume reads as one (a file, a
+ * link, the leftover of an interrupted write): read-only, unlike findCheckpoint, which repairs.
+ */
+export function hasCheckpoint(runDir: string): boolean {
+  const dir = checkpointDir(runDir);
+  if (existsSync(dir) || brokenLink(dir)) return true;
+  try { return readdirSync(runDir).some((f) => f.startsWith("checkpoint.old-")); } catch { return false; }
+}
+
 /** The checkpoint of a run folder that must have one (a RunFolderError when it has none). */
 export function readCheckpoint(runDir: string): CheckpointState {
   const ck = findCheckpoint(runDir);

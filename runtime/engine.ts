@@ -31,6 +31,7 @@ import { findCheckpoint } from "./checkpoint.js";
 import { writeFileAtomicSync } from "./fs-atomic.js";
 import { MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
 import type { MetricsRow } from "./metrics.js";
+import type { SetAside } from "./set-aside.js";
 
 export { PlanShapeError, type RunResult, type RunStatus };
 
@@ -57,6 +58,8 @@ export interface RunOptions {
   /** Called (and awaited) once the run has taken its folder: a refused resume never reaches it. */
   onStart?: (info: { steps: number; startStep: number; runDir: string }) => void | Promise<void>;
   onRow?: (row: MetricsRow) => void;
+  /** Rows a start at step 0 found in the folder, kept under new names (run-state.ts ClockOptions.onSetAside). */
+  onSetAside?: (moved: readonly SetAside[]) => void;
   /** A warning about how the run will play (preflight.ts), given before the first step. */
   onWarning?: (message: string) => void;
 }

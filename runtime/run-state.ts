@@ -10,6 +10,7 @@ import type { NodeOf, Plan } from "../plan/schema.js";
 import type { CurriculumState } from "./curriculum-state.js";
 import { MetricsWriter, type MetricsRow } from "./metrics.js";
 import { EpisodeSampleWriter } from "./episode-samples.js";
+import { setAsideForRestart, type SetAside } from "./set-aside.js";
 import { CHECKPOINT_FORMAT, checkpointDir, loadStudent, RunFolderError, writeCheckpoint, type CheckpointState } from "./checkpoint.js";
 import { RunFault, type RunContext } from "./nodes/context.js";
 import type { EvalRow } from "./nodes/evaluate.js";
@@ -45,6 +46,11 @@ export interface ClockOptions {
   /** Called (and awaited) once the run has taken its folder: a refused resume never reaches it. */
   onStart?: (info: { steps: number; startStep: number; runDir: string }) => void | Promise<void>;
   onRow?: (row: MetricsRow) => void;
+  /**
+   * Called when a run starting at step 0 found rows in its folder (a resume without a checkpoint)
+   * and kept them under new names (set-aside.ts), before it writes any row of its own.
+   */
+  onSetAside?: (moved: readonly SetAside[]) => void;
 }
 
 /**
@@ -177,7 +183,10 @@ export class RunState {
       this.metrics.open(ck.metricsOffset);
       this.samples.open(ck.learnerStep);
     } else {
-      // A new run, or one killed before its first checkpoint: it starts (again) at step 0.
+      // A new run, or one killed before its first checkpoint (or whose checkpoint was removed): it
+      // starts (again) at step 0. Rows already in the folder are no checkpoint's: kept aside, not overwritten.
+      const moved = setAsideForRestart(runDir);
+      if (moved.length > 0) opts.onSetAside?.(moved);
       this.metrics.open();
       this.samples.open();
     }

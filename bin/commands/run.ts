@@ -5,7 +5,7 @@
  * 130 interrupted (Ctrl-C; the run checkpoints first; 143 SIGTERM, 129 SIGHUP likewise), 2 internal error.
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { CompileError, compileFile, safeFileName } from "../../compiler/index.js";
 import type { Plan } from "../../plan/schema.js";
@@ -16,6 +16,7 @@ import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { acquireRunLock, type RunLock } from "../../runtime/run-lock.js";
 import { writeErrorOf } from "../../runtime/write-error.js";
+import type { SetAside } from "../../runtime/set-aside.js";
 import { runPlan } from "../../runtime/engine.js";
 import { composeRuntime } from "../compose.js";
 import { readMetrics } from "../../runtime/metrics.js";
@@ -207,6 +208,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
   });
   composeRuntime();
   let result;
+  let setAside: readonly SetAside[] = [];
   try {
     result = await runPlan(plan, {
       runDir, ...(seed !== undefined ? { seed } : {}), resume: !!o.resume, signal: abort.signal, ext,
@@ -219,6 +221,12 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
         progress.start(i);
       },
       onRow: (r) => { progress.row(r); sinks.row(r); },
+      // A resume without a checkpoint starts over at step 0: the rows of the earlier start are kept, and said so.
+      onSetAside: (moved) => {
+        setAside = moved;
+        const why = o.resume ? `${runDir} has no checkpoint, so the run starts again at step 0` : `${runDir} already held an earlier run's rows`;
+        process.stderr.write(`tcod run: note: ${why}; the rows written before are kept, not overwritten: ${moved.map((m) => `${m.from} → ${basename(m.to)}`).join(", ")}\n`);
+      },
       onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
     });
   } finally {
@@ -228,7 +236,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     await sinks.close();
   }
   const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status });
-  setResult({ plan: plan.name, status: result.status, steps: result.step, runDir, report, ...("message" in result && result.message ? { message: result.message } : {}), ...(result.code ? { code: result.code } : {}), ...(result.hint ? { hint: result.hint } : {}) });
+  setResult({ plan: plan.name, status: result.status, steps: result.step, runDir, report, ...("message" in result && result.message ? { message: result.message } : {}), ...(result.code ? { code: result.code } : {}), ...(result.hint ? { hint: result.hint } : {}), ...(setAside.length ? { setAside } : {}) });
   const out = jsonMode() ? { write: (_: string) => true } : process.stdout;
   switch (result.status) {
     case "completed":

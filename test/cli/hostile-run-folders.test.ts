@@ -189,6 +189,20 @@ describe("tcod run --resume: what it records", () => {
     }
   });
 
+  it("checkpoint/ removed: the run starts again at step 0 with a note naming where the rows it had are kept (was: they were overwritten unsaid)", () => {
+    const dir = join(tmp(), "run");
+    cpSync(stopped, dir, { recursive: true });
+    rmSync(join(dir, "checkpoint"), { recursive: true });
+    const rows = readFileSync(join(dir, "metrics.jsonl"), "utf8");
+    const r = tcod("run", "--resume", dir, "-q", "--no-tensorboard", "--json");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`tcod run: note: ${dir} has no checkpoint, so the run starts again at step 0; the rows written before are kept, not overwritten: ${join(dir, "metrics.jsonl")} → metrics.jsonl.before-restart-1, ${join(dir, "episodes.jsonl")} → episodes.jsonl.before-restart-1`);
+    expect(readFileSync(join(dir, "metrics.jsonl.before-restart-1"), "utf8")).toBe(rows);
+    const result = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { status: string; setAside: { from: string; to: string }[] };
+    expect(result.status).toBe("completed");
+    expect(result.setAside.map((m) => m.to)).toEqual([join(dir, "metrics.jsonl.before-restart-1"), join(dir, "episodes.jsonl.before-restart-1")]);
+  });
+
   it("a damaged plan.json is refused at the line and column where its JSON breaks", () => {
     const dir = join(tmp(), "run");
     cpSync(stopped, dir, { recursive: true });
@@ -236,6 +250,23 @@ sweep grid product { k: [1 step, 2 steps] }
     expect(r.status, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toContain("2/2 points completed");
     expect((JSON.parse(readFileSync(join(dir, "sweep.json"), "utf8")) as { points: unknown[] }).points).toHaveLength(2);
+  }, 120_000);
+
+  it("a point whose checkpoint/ was removed starts again at step 0; the sweep says so and its rows are kept (was: overwritten unsaid)", () => {
+    const dir = copy((d) => {
+      rmSync(join(d, "small@k=2steps", "checkpoint"), { recursive: true });
+      writeFileSync(join(d, "sweep.json"), "{}"); // no record of it completing: its folder says where it stands
+    });
+    const rows = readFileSync(join(dir, "small@k=2steps", "metrics.jsonl"), "utf8");
+    const r = tcod("run", join(project, "sweep.tcod"), "--sweep", "--out", dir);
+    expect(r.status, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/restart \[\d\/2\] small@k=2steps {2}\(k=2 steps\): no checkpoint, so it starts again at step 0; the rows it had are kept as metrics\.jsonl\.before-restart-N and episodes\.jsonl\.before-restart-N/);
+    expect(r.stdout).toMatch(/resume \[\d\/2\] small@k=1step/);
+    expect(r.stdout).toContain("2/2 points completed");
+    expect(readFileSync(join(dir, "small@k=2steps", "metrics.jsonl.before-restart-1"), "utf8")).toBe(rows);
+    // The point ran again to the same rows (but for wall times).
+    const strip = (t: string) => t.trim().split("\n").map((l) => { const { time: _t, ...rest } = JSON.parse(l) as { time: unknown }; return rest; });
+    expect(strip(readFileSync(join(dir, "small@k=2steps", "metrics.jsonl"), "utf8"))).toEqual(strip(rows));
   }, 120_000);
 
   it.each([

@@ -262,6 +262,40 @@ describe("resume without a checkpoint, and interrupted writes", () => {
     expect(metrics(dir)).toEqual(metrics(full));
     expect(studentFiles(dir)).toEqual(studentFiles(full));
     expect(readdirSync(dir).filter((f) => f.startsWith("checkpoint."))).toEqual([]);
+    // The rows of the start that was cut short are kept beside, not overwritten.
+    expect(readFileSync(join(dir, "metrics.jsonl.before-restart-1"), "utf8")).toBe('{"kind":"eval","step":0}\n{"kind":"tra');
+  });
+
+  it("a run whose checkpoint/ was removed starts again at step 0 and keeps the rows it had (was: metrics.jsonl and episodes.jsonl rewritten, the rows lost unsaid)", async () => {
+    const dir = damaged((d) => rmSync(join(d, "checkpoint"), { recursive: true }));
+    const before = { metrics: readFileSync(join(dir, "metrics.jsonl"), "utf8"), episodes: readFileSync(join(dir, "episodes.jsonl"), "utf8") };
+    expect(before.metrics.length).toBeGreaterThan(0);
+    expect(before.episodes.length).toBeGreaterThan(0);
+    const told: string[][] = [];
+    const onSetAside = (moved: readonly { from: string; to: string }[]) => told.push(moved.map((m) => `${m.from} → ${m.to}`));
+    expect((await runPlan(plan, { runDir: dir, resume: true, onSetAside })).status).toBe("completed");
+    expect(metrics(dir)).toEqual(metrics(full));
+    expect(readFileSync(join(dir, "metrics.jsonl.before-restart-1"), "utf8")).toBe(before.metrics);
+    expect(readFileSync(join(dir, "episodes.jsonl.before-restart-1"), "utf8")).toBe(before.episodes);
+    expect(told).toEqual([[
+      `${join(dir, "metrics.jsonl")} → ${join(dir, "metrics.jsonl.before-restart-1")}`,
+      `${join(dir, "episodes.jsonl")} → ${join(dir, "episodes.jsonl.before-restart-1")}`,
+    ]]);
+    // Again: the next free number, the first kept files untouched.
+    const second = readFileSync(join(dir, "metrics.jsonl"), "utf8");
+    rmSync(join(dir, "checkpoint"), { recursive: true });
+    expect((await runPlan(plan, { runDir: dir, resume: true, onSetAside })).status).toBe("completed");
+    expect(readFileSync(join(dir, "metrics.jsonl.before-restart-2"), "utf8")).toBe(second);
+    expect(readFileSync(join(dir, "metrics.jsonl.before-restart-1"), "utf8")).toBe(before.metrics);
+    expect(told).toHaveLength(2);
+  });
+
+  it("a resume without a checkpoint whose metrics.jsonl is empty keeps nothing aside", async () => {
+    const dir = damaged((d) => { rmSync(join(d, "checkpoint"), { recursive: true }); writeFileSync(join(d, "metrics.jsonl"), ""); rmSync(join(d, "episodes.jsonl")); });
+    let called = false;
+    expect((await runPlan(plan, { runDir: dir, resume: true, onSetAside: () => { called = true; } })).status).toBe("completed");
+    expect(called).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.includes("before-restart"))).toEqual([]);
   });
 
   it("the seed a run started with is kept in plan.json, so a resume without a checkpoint keeps it", async () => {
