@@ -42,6 +42,19 @@ export function jsonError(e: UserError): boolean {
   return true;
 }
 
+/**
+ * Records several user errors (a command that checks each of its arguments and reports every bad
+ * one) for the result line: `error` is the first one's, and `problems` lists every problem of every
+ * error, each with its own code. True when JSON mode took them.
+ */
+export function jsonErrors(errors: readonly UserError[]): boolean {
+  if (!on || errors.length === 0) return on;
+  jsonError(errors[0]!);
+  const all = errors.flatMap((e) => e.problems().map((p) => ({ code: e.code, ...p })));
+  if (all.length > 1) error = { ...error, problems: all };
+  return true;
+}
+
 /** The result line; the CLI calls it once, when the command has ended. */
 export function finishJson(exitCode: number): void {
   if (!on) return;

@@ -10,6 +10,10 @@
  * the first or last value, counts a scalar's nulls beside it ("null in 2 of 10 rows"), and names on
  * one line the scalars null in every row; min, max and the best step are over the numbers. `--json`
  * counts them (`nulls`), and `--csv` writes `null` in the cell (empty: the row has no such value).
+ *
+ * Every folder named is read before anything is printed: each one that is no run folder (TC7009) or
+ * whose metrics.jsonl is damaged (TC7014) is reported, in order, and the command then prints nothing
+ * else and exits 1, as `tcod compare` does (`--json`: the first error, and every one under `problems`).
  */
 import { existsSync, lstatSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -21,35 +25,42 @@ import { writeErrorOf } from "../../runtime/write-error.js";
 import { brokenLink } from "../../plan/read-file.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { formatUserError, UsageError, UserError } from "../../plan/errors.js";
-import { jsonError, result } from "../json-output.js";
+import { jsonError, jsonErrors, result } from "../json-output.js";
 
 interface Flags { csv?: boolean; json?: boolean; tensorboard?: boolean }
 
 export function register(program: Command): void {
   program.command("metrics")
     .description("Print a run's metrics: a summary table, CSV (--csv), or JSON (--json); --tensorboard writes TensorBoard event files from metrics.jsonl. A value metrics.jsonl holds as null (not measured at that step, or NaN/±Infinity when written) is shown as null and counted, never dropped; min, max and best are over the numbers.")
-    .argument("<runDirs...>", "run folders (each with metrics.jsonl)")
+    .argument("<runDirs...>", "run folders (each with metrics.jsonl); every one that cannot be read is reported, and then nothing else is printed")
     .option("--csv", "every metrics row as CSV on stdout (`null` where the row holds null, empty where it has no such value)")
     .option("--json", "the summary as the JSON result line")
     .option("--tensorboard", "(re)write TensorBoard event files in each run folder")
     .action((dirs: string[], o: Flags) => {
       const runs: { dir: string; rows: MetricsRow[] }[] = [];
+      const problems: UserError[] = [];
       for (const dir0 of dirs) {
         // A run folder, or its metrics.jsonl itself (as --trace takes it).
         const dir = basename(dir0) === "metrics.jsonl" && existsSync(dir0) && statSync(dir0).isFile() ? dirname(dir0) : dir0;
         const path = join(dir, "metrics.jsonl");
         if (!existsSync(path) && !brokenLink(path)) {
-          fail(new UsageError(`${dir}: ${existsSync(dir) ? "not a run folder (no metrics.jsonl)" : "no such folder"}`, { hint: "Give the --out folder of a `tcod run`.", where: { file: dir } }));
-          return;
+          problems.push(new UsageError(`${dir}: ${existsSync(dir) ? "not a run folder (no metrics.jsonl)" : "no such folder"}`, { hint: "Give the --out folder of a `tcod run`.", where: { file: dir } }));
+          continue;
         }
         try {
           // Every row checked as `tcod compare` checks it (runtime/metrics.ts rowProblem).
           runs.push({ dir, rows: readMetrics(path, (line) => process.stderr.write(partialNote("tcod metrics", path, line))) });
         } catch (e) {
           if (!(e instanceof UserError)) throw e;
-          fail(e); // a damaged run folder (TC7014), naming the file and line
-          return;
+          problems.push(e); // a damaged run folder (TC7014), naming the file and line
         }
+      }
+      // Every folder's problem in one go, in order, as `tcod compare` reports them; nothing is printed
+      // for the others (a table or CSV of some of the runs asked for would pass for all of them).
+      if (problems.length > 0) {
+        if (!jsonErrors(problems)) for (const p of problems) process.stderr.write(formatUserError(p, "tcod metrics") + "\n");
+        process.exitCode = EXIT_USER;
+        return;
       }
       if (o.tensorboard) {
         for (const r of runs) {

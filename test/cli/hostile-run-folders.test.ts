@@ -91,6 +91,36 @@ describe("a metrics row is checked for every field a reader takes", () => {
   });
 });
 
+describe("several run folders, some bad", () => {
+  it("`tcod metrics A /missing B`: every bad folder is reported, each a coded error, and nothing printed for the good ones, as `tcod compare` does (was: it stopped at the first)", () => {
+    const parent = tmp();
+    const good = runFolder([EVAL, TRAIN], parent, "good");
+    const missing = join(parent, "missing");
+    const damaged = runFolder([EVAL, { ...TRAIN, step: 0 }], parent, "damaged");
+    const notRun = join(parent, "empty");
+    mkdirSync(notRun);
+    for (const flags of [[], ["--csv"], ["--tensorboard"]]) {
+      const r = tcod("metrics", good, missing, damaged, notRun, ...flags);
+      userError(r, "TC7009");
+      const lines = r.stderr.split("\n").filter((l) => / error TC\d+: /.test(l));
+      expect(lines).toEqual([
+        `${missing} error TC7009: ${missing}: no such folder`,
+        expect.stringMatching(new RegExp(`^${join(damaged, "metrics.jsonl").replace(/[.]/g, "\\.")}:2 error TC7014: .*line 2 is a train row whose \`step\` is 0`)),
+        `${notRun} error TC7009: ${notRun}: not a run folder (no metrics.jsonl)`,
+      ]);
+      expect(r.stdout).toBe("");
+    }
+    expect(readdirSync(good).filter((f) => f.startsWith("events.out.tfevents."))).toEqual([]);
+    const json = JSON.parse(tcod("metrics", good, missing, damaged, "--json").stdout.trim().split("\n").at(-1)!) as { ok: boolean; error: { code: string; problems: { code: string; where: { file: string } }[] } };
+    expect(json.ok).toBe(false);
+    expect(json.error.code).toBe("TC7009");
+    expect(json.error.problems.map((p) => [p.code, p.where.file])).toEqual([["TC7009", missing], ["TC7014", join(damaged, "metrics.jsonl")]]);
+    // Good folders alone: their tables, exit 0.
+    const ok = tcod("metrics", good, good);
+    expect(ok.status, ok.stderr).toBe(0);
+  });
+});
+
 describe("the last line of metrics.jsonl", () => {
   it("a whole JSON value that is no row, without its newline, is refused (was: taken for a row being written: 0 rows, exit 0)", () => {
     for (const text of ["[]", "42", "null", `${"[".repeat(100_000)}${"]".repeat(100_000)}`, `${JSON.stringify(EVAL)}\n{"kind":"train","step":1}`]) {
