@@ -622,8 +622,14 @@ function paramNames(f: TsExtension["functions"][number]): string[] {
   return f.kind === "turn" ? ["turn.index", "turn.kl", "turn.entropy", "turn.tokens", "episode.turns"] : f.kind === "step" ? ["step", "total_steps"] : Array.from({ length: f.arity }, (_, i) => `arg${i}`);
 }
 
+/**
+ * A plan name as a file or folder name: every character but letters, digits and `_.@=,+-` (path
+ * separators and control characters included) becomes `_`, and so does a first `-` or `.` (a name
+ * read as a command-line option, a hidden file, `.` or `..`); never empty. The compiler's names start
+ * with a curriculum's identifier, so only hand-written plan .json names meet the last two rules.
+ */
 export function safeFileName(name: string): string {
-  return name.replace(/[^A-Za-z0-9_.@=,+-]/g, "_");
+  return name.replace(/[^A-Za-z0-9_.@=,+-]/g, "_").replace(/^[-.]/, "_") || "_";
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");

@@ -69,6 +69,8 @@ export const PLAN_HINTS = {
   graph: "The compiler never writes this graph; recompile the plan from its source with `tcod compile FILE.tcod` rather than editing its nodes and edges by hand.",
   /** An expression reference or arity the compiler would not write (plan/expr-check.ts). */
   exprs: "The compiler never writes this; recompile the plan from its source with `tcod compile FILE.tcod` rather than editing its expressions by hand.",
+  /** A plan name that is empty or holds a control character (plan/schema.ts planNameIssue). */
+  name: "Name the plan as the compiler does: its curriculum's name (letters, digits and `_`), followed for a sweep point by `@` and the point's settings, e.g. \"name\": \"f2b_small\".",
   tooDeep: "Recompile the plan from its source with `tcod compile FILE.tcod` rather than writing or editing it by hand.",
   /** A tcod.plan/1 file that cannot be converted (plan/convert.ts): the message names the command. */
   version: "Recompile the plan with the `tcod compile` command the message names; tcod.plan/1 files are converted on load only where nothing they hold is lost.",

@@ -361,6 +361,8 @@ export function parsePlan(data: unknown): Plan {
     const hint = typeof v === "string" && v !== PLAN_SCHEMA_ID ? ` (this plan says "${v}"; recompile it from its source with \`tcod compile FILE.tcod\`)` : "";
     throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID})${hint}:\n` + issues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), issues);
   }
+  const nameIssue = planNameIssue(r.data.name);
+  if (nameIssue) throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID}): at ${nameIssue.path}: ${nameIssue.message}`, [nameIssue]);
   const graphIssues = checkGraph(r.data).map((i) => ({ ...i, hint: planHint("graph") }));
   if (graphIssues.length > 0) {
     throw new PlanError(`invalid plan graph:\n` + graphIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), graphIssues);
@@ -376,6 +378,31 @@ export function parsePlan(data: unknown): Plan {
     throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID}): values out of range:\n` + rangeIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), rangeIssues);
   }
   return r.data;
+}
+
+/**
+ * Characters a plan name may not hold: C0 controls (tab and line breaks too), DEL, C1 controls, and the
+ * bidirectional-text controls a source file may not hold either (grammar/source-chars.ts). A name is
+ * printed on every line about its run and becomes its folder's name.
+ */
+const NAME_REFUSED = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
+
+/**
+ * The plan's name, as a plan .json may hold it (`--set name=…` included): not empty (nor only spaces)
+ * and without control characters. The compiler writes a curriculum's identifier, and for a sweep
+ * point `@` and its settings as written in the source (which holds no control character); a plan
+ * .json may be named more freely (`texthouse-f2b-small`), as its folder name is made safe apart
+ * (compiler/index.ts safeFileName: path separators and a first `-` or `.` become `_`).
+ */
+export function planNameIssue(name: string): { path: string; message: string; hint: string } | undefined {
+  const at = { path: "$.name", hint: planHint("name") };
+  if (name.trim() === "") return { ...at, message: name === "" ? "the plan's name is empty" : "the plan's name is only spaces" };
+  const bad = NAME_REFUSED.exec(name);
+  if (bad) {
+    const u = `U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+    return { ...at, message: `the plan's name ${JSON.stringify(name)} holds a control character (${u} at character ${bad.index + 1})` };
+  }
+  return undefined;
 }
 
 /** A zod issue as a TC7001 problem: its JSON path, zod's message, and a hint of what the field takes. */
