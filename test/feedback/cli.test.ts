@@ -1,7 +1,7 @@
 /**
  * `tcod explain` and `tcod plot` on a feedback-paced curriculum: without a trace they print what is
  * known and stop with TC7012 (exit 1); with a synthetic trace they show what the schedule would have
- * done on it; a broken trace is TC7013 with its line.
+ * done on it; a broken trace is TC7013 with its line, and so is one without a training row to replay.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -59,6 +59,38 @@ describe("explain/plot --trace", () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/bad\.jsonl:2:1 error TC7013: line 2: `kl` is "high"/);
     expect(tcod("plot", EX, "--trace", join(dir, "nope.jsonl")).stderr).toContain("TC7009");
+  });
+
+  it("a trace without a training row (empty, evaluation rows only) is TC7013 for explain and plot alike (was: plot replayed it silently as all zeros)", () => {
+    const empty = join(dir, "empty.jsonl");
+    writeFileSync(empty, "");
+    const evals = join(dir, "evals");
+    mkdirSync(evals, { recursive: true });
+    writeFileSync(join(evals, "metrics.jsonl"), '{"kind": "eval", "name": "valid", "step": 0, "successRate": 0}\n');
+    for (const [t, file, why] of [[empty, empty, "it is empty"], [evals, join(evals, "metrics.jsonl"), "it holds only evaluation rows, or a row cut short"]] as const) {
+      for (const cmd of [["explain", EX, "texthouse_paced_f2b.horizon"], ["plot", EX]]) {
+        const r = tcod(...cmd, "--trace", t);
+        expect(r.status, r.stderr).toBe(1);
+        expect(r.stderr).toContain(`${file} error TC7013: --trace ${t}: the trace has no training row to replay (${why})`);
+        expect(r.stderr).toContain("hint: A trace replays the steps a run trained");
+        expect(r.stdout).toBe("");
+      }
+    }
+  });
+
+  it("--trace RUN/metrics.jsonl that is a folder: TC7009 saying it is a folder (was: \"the folder has no metrics.jsonl\")", () => {
+    const run = join(dir, "run-with-folder");
+    mkdirSync(join(run, "metrics.jsonl"), { recursive: true });
+    for (const cmd of [["explain", EX, "texthouse_paced_f2b.horizon"], ["plot", EX]]) {
+      const r = tcod(...cmd, "--trace", join(run, "metrics.jsonl"));
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(`error TC7009: --trace ${join(run, "metrics.jsonl")}: a folder, not a metrics file (and no run folder: it holds no metrics.jsonl)`);
+      // The run folder itself: its metrics.jsonl named, and said to be a folder.
+      expect(tcod(...cmd, "--trace", run).stderr).toContain(`error TC7009: --trace ${run}: cannot read ${join(run, "metrics.jsonl")}: it is a folder, not a file`);
+      const none = join(dir, "no-metrics");
+      mkdirSync(none, { recursive: true });
+      expect(tcod(...cmd, "--trace", none).stderr).toContain(`error TC7009: --trace ${none}: a folder with no metrics.jsonl in it`);
+    }
   });
 
   it("a trace of a live run (its last line cut short) reads up to that line, with a note, as `tcod metrics` does", () => {
