@@ -5,8 +5,9 @@
  *   SWEEP_DIR/plans/NAME.plan.json  the compiled plans (and extension bundles)
  *   SWEEP_DIR/NAME/                 a run folder (metrics.jsonl, checkpoint/, report.html, run.json, source/)
  * Each point is a child `tcod run PLAN --out DIR` (or `--resume DIR`), N at a time. Run the same
- * command again and finished points are skipped, interrupted ones resumed, the rest started; a point
- * whose folder holds a run of a different plan is an error, never overwritten.
+ * command again and finished points are skipped, interrupted ones resumed (one stopped before its
+ * first checkpoint starts again at step 0, its rows kept as *.before-restart-N: runtime/set-aside.ts),
+ * the rest started; a point whose folder holds a run of a different plan is an error, never overwritten.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
