@@ -290,6 +290,15 @@ describe("resume without a checkpoint, and interrupted writes", () => {
     expect(told).toHaveLength(2);
   });
 
+  it("a new run in a folder holding an episodes.jsonl (and no metrics.jsonl) keeps it aside too (was: overwritten)", async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "episodes.jsonl"), '{"step": 1, "turns": []}\n');
+    const told: string[] = [];
+    expect((await runPlan(plan, { runDir: dir, onSetAside: (m) => told.push(...m.map((x) => x.to)) })).status).toBe("completed");
+    expect(told).toEqual([join(dir, "episodes.jsonl.before-restart-1")]);
+    expect(readFileSync(join(dir, "episodes.jsonl.before-restart-1"), "utf8")).toBe('{"step": 1, "turns": []}\n');
+  });
+
   it("a resume without a checkpoint whose metrics.jsonl is empty keeps nothing aside", async () => {
     const dir = damaged((d) => { rmSync(join(d, "checkpoint"), { recursive: true }); writeFileSync(join(d, "metrics.jsonl"), ""); rmSync(join(d, "episodes.jsonl")); });
     let called = false;
