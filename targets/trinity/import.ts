@@ -17,6 +17,7 @@ import { wrongEncoding } from "../../grammar/source-chars.js";
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
 import { resolveAliases, type AliasProblem, type Provenance, type Via } from "./yaml-aliases.js";
+import { omegaconfTags, readPlain, type PlainReading } from "./yaml-scalars.js";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair, type YAMLMap } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
@@ -423,7 +424,8 @@ class Reader {
       return;
     }
     // merge: `<<` keys are YAML 1.1 merge keys, as to PyYAML (and two of them in a mapping are not duplicates).
-    this.doc = parseDocument(text, { lineCounter: this.lc, keepSourceTokens: true, uniqueKeys: true, merge: true });
+    // customTags: plain scalars read as OmegaConf.load reads them, YAML 1.1 (yaml-scalars.ts).
+    this.doc = parseDocument(text, { lineCounter: this.lc, keepSourceTokens: true, uniqueKeys: true, merge: true, customTags: omegaconfTags });
     // Before the YAML errors: a separator inside a value can be what makes it invalid YAML here
     // (a folded line indented too little), and that is not what the file means to PyYAML.
     if (separators.length > 0) {
@@ -505,10 +507,11 @@ class Reader {
     for (const pair of n.items as Pair[]) {
       const k = isScalar(pair.key) ? pair.key.value : pair.key;
       if (typeof k === "string" && known.has(k)) continue;
+      const name = keyText(pair.key);
       const once = seen.get(pair.key) ?? new Set<string>();
       if (once.has(dataclass)) continue;
       seen.set(pair.key, once.add(dataclass));
-      const at = [...path, String(k)];
+      const at = [...path, name];
       const range = (pair.key as YamlNode | null)?.range;
       const p = range ? this.lc.linePos(range[0]) : undefined;
       const names = [...known];
@@ -516,7 +519,7 @@ class Reader {
         ? names.join(", ")
         : `the fields of ${dataclass} in Trinity-RFT's trinity/common/config.py (${names.slice(0, 12).join(", ")} and ${names.length - 12} more)`;
       // A misspelling of one of them is named first (" Did you mean 'batch_size'?").
-      const close = typeof k === "string" ? closestName(k, names) : undefined;
+      const close = closestName(name, names);
       const brought = this.via.pairs.get(pair) ?? via;
       this.issues.push({
         path: fmt(at), ...(p ? { line: p.line, column: p.col } : this.pos(at)),
@@ -595,34 +598,124 @@ class Reader {
     }
     return v.replace(/\$\{([^}]*)\}/g, (_, e: string) => String(resolveOne(e) ?? ""));
   }
-  num(path: Path, what: string, opts: { integer?: boolean; min?: number } = {}): number | undefined {
+  /** The plain (unquoted) scalar at `path` as OmegaConf.load reads it, with its written text; undefined for any other node. */
+  private plain(path: Path): { reading: PlainReading; text: string } | undefined {
+    const n = this.node(path);
+    return n && isScalar(n) && n.type === "PLAIN" && typeof n.source === "string" ? { reading: readPlain(n.source), text: n.source } : undefined;
+  }
+  /**
+   * A number whose YAML 1.1 reading (Trinity's) is not what the same text says to YAML 1.2 and to
+   * a reader, so that tcod cannot tell which was meant: refused at the key (TC7101), true then.
+   * `010` is octal (8) to PyYAML and 10 to YAML 1.2; `1:30` is the base-60 number 90 to PyYAML and
+   * a string to YAML 1.2. Where the two readings agree (`07`, `0x10`) nothing is said.
+   */
+  ambiguousNumber(path: Path): boolean {
+    const p = this.plain(path);
+    if (!p || p.reading.type !== "int" && p.reading.type !== "float") return false;
+    const { reading: r, text } = p;
+    if (r.type === "int" && r.form === "octal") {
+      const decimal = Number(text.replace(/_/g, ""));
+      if (decimal === r.value) return false;
+      this.fail(path, `${fmt(path)}: ${text} is the octal number ${r.value} to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, but ${decimal} to YAML 1.2; tcod does not guess which was meant`, `Write ${r.value} (what Trinity-RFT reads now) or ${decimal}, without the leading zero.`);
+      return true;
+    }
+    if (r.form === "base60") {
+      this.fail(path, `${fmt(path)}: ${text} is the base-60 number ${r.value} to PyYAML (YAML 1.1: each ':' multiplies what is before it by 60), which Trinity-RFT reads the config with, but a string to YAML 1.2; tcod does not guess which was meant`, `Write ${r.value} if that is meant; quote it ("${text}") for the string.`);
+      return true;
+    }
+    return false;
+  }
+  /** True when the number at `path` was written as a YAML float (`16.0`, `1e2`), which an integer field of Trinity's refuses. */
+  private writtenAsFloat(path: Path): boolean {
+    return this.plain(path)?.reading.type === "float";
+  }
+  /**
+   * A number. `free`: the key is in a free-form mapping (a dict field of Trinity's dataclasses:
+   * advantage_fn_args, workflow_args…), whose values Trinity hands on as YAML read them; else the
+   * key is a float or int field, which OmegaConf converts a string into (FloatNode: float(s),
+   * IntegerNode: int(s)) and which refuses a float for an int.
+   */
+  num(path: Path, what: string, opts: { integer?: boolean; min?: number; free?: boolean } = {}): number | undefined {
     const v = this.get(path);
     if (v === undefined) return undefined;
-    const n = typeof v === "string" && /^-?[\d.]+([eE][-+]?\d+)?$/.test(v) ? Number(v) : v; // YAML 1.1 floats like 1e-6
+    if (this.ambiguousNumber(path)) return undefined;
+    let n = v;
+    if (typeof v === "string") {
+      if (opts.free) return this.fail(path, `${what} must be a number, got the string ${JSON.stringify(v)}: ${fmt(path.slice(0, -1))} is a free-form mapping, whose values Trinity-RFT passes on as YAML reads them, so this one as a string`, `Write the number without quotes, e.g. ${fmt(path).split(".").pop()}: ${v.trim()}`);
+      const parsed = opts.integer ? pythonInt(v) : pythonFloat(v);
+      if (parsed === undefined) {
+        return this.fail(path, `${what} must be ${opts.integer ? "an integer" : "a number"}, got ${JSON.stringify(v)}: Trinity-RFT converts a string in this field with Python's ${opts.integer ? "int()" : "float()"}, which refuses it`, `Write a number, e.g. ${fmt(path).split(".").pop()}: 1`);
+      }
+      n = parsed;
+    }
     // YAML's .nan and .inf, and a literal past the doubles (1e400), read as NaN or ±Infinity (JSON.stringify: null).
     if (typeof n === "number" && !Number.isFinite(n)) return this.fail(path, `${what} must be a finite number, got ${this.source(path) ?? String(n)}`, `Write a finite number, e.g. ${fmt(path).split(".").pop()}: 1`);
-    if (typeof n !== "number") return this.fail(path, `${what} must be a number, got ${JSON.stringify(v)}`, `Write a number, e.g. ${fmt(path).split(".").pop()}: 1`);
+    if (typeof n !== "number") return this.fail(path, `${what} must be a number, got ${this.written(path, v)}`, `Write a number, e.g. ${fmt(path).split(".").pop()}: 1`);
     if (opts.integer && !Number.isInteger(n)) return this.fail(path, `${what} must be an integer, got ${n}`, "Write a whole number.");
+    if (opts.integer && this.writtenAsFloat(path)) {
+      return this.fail(path, `${what} must be an integer, got ${this.source(path)}, which YAML reads as a float: ${opts.free ? "Trinity-RFT passes it on as a float" : "Trinity-RFT's integer field refuses a float (OmegaConf: \"could not be converted to Integer\")"}`, `Write a whole number without a decimal point or exponent: ${n}.`);
+    }
     // A tcod plan holds whole numbers exactly up to 2^53 − 1 (JSON numbers are doubles).
     if (opts.integer && !Number.isSafeInteger(n)) return this.fail(path, `${what} must be at most 2^53 − 1 (${Number.MAX_SAFE_INTEGER}), got ${n}`, "Write a smaller whole number.");
     if (opts.min !== undefined && n < opts.min) return this.fail(path, `${what} must be ≥ ${opts.min}, got ${n}`, `Use a value ≥ ${opts.min}.`);
     return n;
   }
+  /** `v` as the message shows it: the text written, with what YAML 1.1 made of it where that is not the text itself (`on` → true). */
+  private written(path: Path, v: unknown): string {
+    const p = this.plain(path);
+    const shown = JSON.stringify(v);
+    return p && p.text !== shown && p.reading.type !== "str" ? `${p.text} (${p.reading.type === "null" ? "null" : `the ${p.reading.type === "bool" ? "boolean" : "number"} ${shown}`} to YAML 1.1, which Trinity-RFT reads the config with)` : shown;
+  }
+  /**
+   * A plain `yes`, `no`, `on` or `off` (any case PyYAML takes) where a string is wanted: a boolean
+   * to PyYAML, which a string field of Trinity's turns into 'True' or 'False' (OmegaConf's
+   * StringNode: str(v)), though the text reads as the word. Refused at the key, true then.
+   */
+  boolWord(path: Path, what: string): boolean {
+    const p = this.plain(path);
+    if (!p || p.reading.type !== "bool" || /^(?:true|false)$/i.test(p.text)) return false;
+    const py = p.reading.value ? "True" : "False";
+    this.fail(path, `${what}: ${p.text} is the boolean ${p.reading.value} to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, so Trinity gets '${py}' here, not '${p.text}'`, `Quote it ('${p.text}') to mean the word, or write '${py}'.`);
+    return true;
+  }
   str(path: Path, what: string): string | undefined {
     const v = this.get(path);
     if (v === undefined) return undefined;
-    if (typeof v !== "string") return this.fail(path, `${what} must be a string, got ${JSON.stringify(v)}`, "Quote the value.");
+    if (this.boolWord(path, what)) return undefined;
+    if (typeof v !== "string") return this.fail(path, `${what} must be a string, got ${this.written(path, v)}`, "Quote the value.");
     // tcod strings escape only \n, \t, \" and \\: another control character cannot be written in the .tcod file.
     const ctl = /[\u0000-\u0008\u000b-\u001f\u007f]/.exec(v);
     if (ctl) return this.fail(path, `${what} contains the control character U+${ctl[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`, "Remove it; a path or name with control characters is almost certainly a mistake.");
     return v;
   }
+  /** A boolean, with what OmegaConf's BooleanNode converts into one: an integer (≠ 0), and the strings int() reads or yes/y/on/true, no/n/off/false in any case. */
   bool(path: Path, what: string): boolean | undefined {
     const v = this.get(path);
     if (v === undefined) return undefined;
-    if (typeof v !== "boolean") return this.fail(path, `${what} must be true or false, got ${JSON.stringify(v)}`, "Write true or false.");
-    return v;
+    if (typeof v === "boolean") return v;
+    if (typeof v === "number" && Number.isInteger(v) && !this.writtenAsFloat(path) && !this.ambiguousNumber(path)) return v !== 0;
+    if (typeof v === "string") {
+      const i = pythonInt(v);
+      if (i !== undefined) return i !== 0;
+      if (/^(?:yes|y|on|true)$/i.test(v)) return true;
+      if (/^(?:no|n|off|false)$/i.test(v)) return false;
+    }
+    return this.fail(path, `${what} must be true or false, got ${this.written(path, v)}`, "Write true or false.");
   }
+}
+
+/** What Python's int(s) reads (OmegaConf's IntegerNode converts a string so): digits, a sign, '_' between digits, spaces around. */
+function pythonInt(s: string): number | undefined {
+  return /^\s*[-+]?\d(?:_?\d)*\s*$/.test(s) ? Number(s.replace(/_/g, "").trim()) : undefined;
+}
+
+/** What Python's float(s) reads (OmegaConf's FloatNode converts a string so), inf and nan included. */
+function pythonFloat(s: string): number | undefined {
+  const t = s.trim();
+  if (/^[-+]?(?:inf|infinity)$/i.test(t)) return t.startsWith("-") ? -Infinity : Infinity;
+  if (/^[-+]?nan$/i.test(t)) return NaN;
+  const digits = String.raw`\d(?:_?\d)*`;
+  return new RegExp(`^[-+]?(?:(?:${digits})?\\.${digits}|${digits}\\.?)(?:[eE][-+]?${digits})?$`).test(t) ? Number(t.replace(/_/g, "")) : undefined;
 }
 
 /** Collections inside collections: a Trinity config nests about six levels. */
@@ -781,6 +874,15 @@ function sectionLabel(path: Path): string {
   return `${p} section`;
 }
 
+/**
+ * A mapping key as the message names it: as written where YAML 1.1 reads it as something else than
+ * its text (`on:` is the key true to PyYAML, and a GitHub workflow's `on:` should read as "on").
+ */
+function keyText(key: unknown): string {
+  if (isScalar(key)) return typeof key.value !== "string" && typeof key.source === "string" && key.type === "PLAIN" ? key.source : String(key.value);
+  return String(key);
+}
+
 function fmt(path: Path): string {
   return path.length === 0 ? "$" : path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
 }
@@ -793,7 +895,7 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
   const at = o.mark.bind(o);
   if (r.issues.length) throw new TrinityImportError(file, r.issues);
   if (!isMap(r.doc.contents)) throw new TrinityImportError(file, [{ path: "$", line: 1, column: 1, message: "not a Trinity-RFT config: the document is not a mapping", hint: "A Trinity config has top-level keys such as algorithm, model, buffer, explorer." }]);
-  const top = new Set((r.doc.contents.items ?? []).map((p) => String(isScalar(p.key) ? p.key.value : p.key)));
+  const top = new Set((r.doc.contents.items ?? []).map((p) => keyText(p.key)));
   const trinityKeys = ["algorithm", "model", "buffer", "explorer", "trainer"];
   const missingTop = trinityKeys.filter((k) => !top.has(k));
   if (missingTop.length === trinityKeys.length) {
@@ -819,21 +921,21 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
   const advFn = r.str(["algorithm", "advantage_fn"], "advantage_fn") ?? "on_policy_distill";
   if (GENERATED_ADVANTAGE.test(advFn)) r.fail(["algorithm", "advantage_fn"], `advantage_fn '${advFn}' is the plugin advantage \`tcod export trinity\` generates; its loss is in the plugin's spec.json, which tcod does not import`, GENERATED_HINT);
   else if (!OPD_ADVANTAGES.has(advFn)) r.fail(["algorithm", "advantage_fn"], `advantage_fn '${advFn}' has no tcod equivalent`, "Use multi_turn_opd (TCOD fork) or on_policy_distill.");
-  const klCoef = r.num(["algorithm", "advantage_fn_args", "kl_coef"], "kl_coef") ?? 1.0;
+  const klCoef = r.num(["algorithm", "advantage_fn_args", "kl_coef"], "kl_coef", { free: true }) ?? 1.0;
   const repeat = r.num(["algorithm", "repeat_times"], "repeat_times", { integer: true, min: 1 }) ?? 1;
   const strategy = r.str(["algorithm", "sample_strategy"], "sample_strategy") ?? "default";
   let staleness = 0;
-  if (strategy === "staleness_control") staleness = r.num(["algorithm", "sample_strategy_args", "max_staleness"], "max_staleness", { integer: true, min: 0 }) ?? 0;
+  if (strategy === "staleness_control") staleness = r.num(["algorithm", "sample_strategy_args", "max_staleness"], "max_staleness", { integer: true, min: 0, free: true }) ?? 0;
   else if (strategy !== "default") r.fail(["algorithm", "sample_strategy"], `sample_strategy '${strategy}' has no tcod equivalent`, "Use staleness_control (with max_staleness) or default.");
   const aggText = r.str(["algorithm", "loss_agg_mode"], "loss_agg_mode") ?? "token-mean";
   const aggregate = LOSS_AGG[aggText];
   if (!aggregate) r.fail(["algorithm", "loss_agg_mode"], `loss_agg_mode '${aggText}' has no tcod equivalent`, "Use token-mean or seq-mean-token-mean.");
   const lossFn = r.str(["algorithm", "policy_loss_fn"], "policy_loss_fn") ?? "ppo";
   if (lossFn !== "ppo" && lossFn !== "importance_sampling") r.fail(["algorithm", "policy_loss_fn"], `policy_loss_fn '${lossFn}' has no tcod equivalent`, "Use ppo or importance_sampling.");
-  const clipLow = r.num(["algorithm", "policy_loss_fn_args", "clip_range_low"], "clip_range_low");
-  const clipHigh = r.num(["algorithm", "policy_loss_fn_args", "clip_range_high"], "clip_range_high");
+  const clipLow = r.num(["algorithm", "policy_loss_fn_args", "clip_range_low"], "clip_range_low", { free: true });
+  const clipHigh = r.num(["algorithm", "policy_loss_fn_args", "clip_range_high"], "clip_range_high", { free: true });
   if (clipLow !== undefined || clipHigh !== undefined) r.fail(["algorithm", "policy_loss_fn_args"], "asymmetric PPO clipping (clip_range_low/high) has no tcod equivalent", "Use one clip_range.");
-  const clip = r.num(["algorithm", "policy_loss_fn_args", "clip_range"], "clip_range") ?? 0.2;
+  const clip = r.num(["algorithm", "policy_loss_fn_args", "clip_range"], "clip_range", { free: true }) ?? 0.2;
   for (const k of ["kl_penalty_fn", "kl_loss_fn", "entropy_loss_fn"]) {
     const v = r.str(["algorithm", k], k);
     if (v !== undefined && v !== "none") r.fail(["algorithm", k], `${k} '${v}' adds a loss term tcod does not have`, `Remove it or set ${k}: none.`);
@@ -882,14 +984,14 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
   checkPromptKey(ts);
   const temperature = r.num([...ts, "rollout_args", "temperature"], "temperature", { min: 0 }) ?? 1.0;
   const wa = [...ts, "workflow_args"];
-  const maxTurns = r.num([...wa, "max_env_steps"], "max_env_steps", { integer: true, min: 1 }) ?? DEFAULT_MAX_TURNS[env]!;
-  const teacherTemp = r.num([...wa, "temperature"], "workflow_args.temperature", { min: 0 });
-  const wfSteps = r.num([...wa, "total_steps"], "workflow_args.total_steps", { integer: true, min: 1 });
+  const maxTurns = r.num([...wa, "max_env_steps"], "max_env_steps", { integer: true, min: 1, free: true }) ?? DEFAULT_MAX_TURNS[env]!;
+  const teacherTemp = r.num([...wa, "temperature"], "workflow_args.temperature", { min: 0, free: true });
+  const wfSteps = r.num([...wa, "total_steps"], "workflow_args.total_steps", { integer: true, min: 1, free: true });
   let every: number | undefined;
   if (method !== "OPD") {
     const strat = r.str([...wa, "checkpoint_strategy"], "checkpoint_strategy") ?? "linear";
     if (strat !== "linear") r.fail([...wa, "checkpoint_strategy"], `checkpoint_strategy '${strat}' is not implemented by the TCOD workflows (only 'linear')`, "Use checkpoint_strategy: linear.");
-    every = r.num([...wa, "checkpoint_steps"], "checkpoint_steps", { integer: true, min: 1 });
+    every = r.num([...wa, "checkpoint_steps"], "checkpoint_steps", { integer: true, min: 1, free: true });
     if (every === undefined) { every = 5; r.notes.push(`${fmt([...wa, "checkpoint_steps"])}: absent → TCOD's default 5`); }
   }
   for (const k of Object.keys((r.get(wa) as Record<string, unknown> | undefined) ?? {})) {
@@ -946,13 +1048,13 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
         r.fail([...base, key, "selector_type"], `eval ${key} '${sel}' is not imported: tcod evaluates the first N tasks of the split`, "Use selector_type: sequential (or random) for evaluation tasksets.");
       }
     }
-    const evalMax = r.num([...base, "workflow_args", "max_env_steps"], "eval max_env_steps", { integer: true, min: 1 });
+    const evalMax = r.num([...base, "workflow_args", "max_env_steps"], "eval max_env_steps", { integer: true, min: 1, free: true });
     // An eval taskset's workflow_args (the WebShop/ScienceWorld configs repeat the training ones):
     // max_env_steps is the eval episode's turn limit; temperature is the teacher's scoring
     // temperature, which tcod has once per curriculum; total_steps and checkpoint_* are read by the
     // TCOD workflows but unused at evaluation (an eval episode is always full, with no prefix), so
     // export writes the training taskset's values there.
-    const evalTeacherTemp = r.num([...base, "workflow_args", "temperature"], "eval workflow_args.temperature", { min: 0 });
+    const evalTeacherTemp = r.num([...base, "workflow_args", "temperature"], "eval workflow_args.temperature", { min: 0, free: true });
     if (evalTeacherTemp !== undefined && evalTeacherTemp !== (teacherTemp ?? 1)) {
       r.fail([...base, "workflow_args", "temperature"], `eval workflow_args.temperature ${evalTeacherTemp} differs from the training taskset's ${teacherTemp ?? 1}; tcod scores the teacher at one temperature per curriculum`, "Use the training taskset's workflow_args.temperature.");
     }
@@ -978,7 +1080,7 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
 
   // The config's name becomes the curriculum's: it must be one as it stands (exporting writes it back).
   const givenName = r.get(["name"]);
-  if (givenName !== undefined && (typeof givenName !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(givenName) || TCOD_KEYWORDS.has(givenName))) {
+  if (givenName !== undefined && !r.boolWord(["name"], "name") && (typeof givenName !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(givenName) || TCOD_KEYWORDS.has(givenName))) {
     r.fail(["name"], typeof givenName === "string" && TCOD_KEYWORDS.has(givenName)
       ? `name '${givenName}' is a tcod keyword and cannot name the curriculum`
       : `name ${JSON.stringify(givenName)} cannot name a tcod curriculum (ASCII letters, digits and _, not starting with a digit)`,
@@ -992,6 +1094,7 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
     const v = r.get(path);
     if (v === undefined) continue;
     const def = DEFAULT_INFRA[field];
+    if (typeof def === "number" ? r.ambiguousNumber(path) : r.boolWord(path, key)) continue;
     if (typeof def === "number" ? typeof v !== "number" && !(typeof v === "string" && Number.isFinite(Number(v))) : typeof v !== "string") {
       r.fail(path, `${key} must be ${typeof def === "number" ? "a number" : "a string"}, got ${JSON.stringify(v)}`, `It is the cluster setting --infra ${field}.`);
       continue;
@@ -1012,6 +1115,7 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
       for (const k of Object.keys(envVars)) {
         const v = r.get(["explorer", "env_vars", k]);
         if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) r.fail(["explorer", "env_vars", k], `environment variable name '${k}' is not valid`, "Use letters, digits and _.");
+        else if (r.boolWord(["explorer", "env_vars", k], `explorer.env_vars.${k}`) || r.ambiguousNumber(["explorer", "env_vars", k])) continue;
         else if (v === undefined || typeof v === "object") r.fail(["explorer", "env_vars", k], `explorer.env_vars.${k} must be a string`, "Quote the value.");
         else infra.push(`env_vars.${k}=${String(v)}`);
       }
@@ -1235,7 +1339,7 @@ export function resolvedConfig(yamlText: string, file = "<config>"): unknown {
   const walk = (v: unknown, path: Path): unknown => {
     if (Array.isArray(v)) return v.map((x, i) => walk(x, [...path, i]));
     if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, [...path, k])]));
-    return r.get(path);
+    return v === null ? null : r.get(path);
   };
   const out = walk(r.doc.toJSON(), []);
   if (r.issues.length) throw new TrinityImportError(file, r.issues);

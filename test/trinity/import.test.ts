@@ -576,3 +576,98 @@ describe("YAML aliases and merge keys, resolved as PyYAML resolves them", () => 
     expect(importTrinity(same, "x.yaml").source).toMatch(/adam\(lr: 2e-6, weight_decay: 0\.1, /);
   });
 });
+
+describe("scalars read as Trinity-RFT reads them: YAML 1.1 (PyYAML) as OmegaConf.load extends it, then the dataclass field's conversion", () => {
+  // Every form where YAML 1.2 (the yaml package's default) and OmegaConf.load's YAML 1.1 differ, and some where they agree.
+  const SCALARS = [
+    "2e-6", "1.0e6", "1e+21", "1.0E-6", "12e03", ".5", ".5e6", "+.5", "1.", "1_000", "3.14_15", "0b101", "0x1F", "0x_1F", "010", "017", "08", "07", "00", "0o17",
+    "-010", "1:30", "-1:30", "1:30.5", "1:60", "yes", "No", "ON", "off", "y", "n", "True", "FALSE", "~", "Null", "", "2001-12-14", "0.000001", "-1e-6", "e5", "1_", "_1",
+  ];
+  const text = SCALARS.map((v, i) => `k${i}: ${v}`).join("\n") + "\n";
+
+  it("numbers without a dot (2e-6), 1_000, 0b101 and 0x1F are numbers; yes/no/on/off booleans; dates and 0o17 strings (were: YAML 1.2's reading)", () => {
+    const c = resolvedConfig(text) as Record<string, unknown>;
+    const v = (s: string) => c[`k${SCALARS.indexOf(s)}`];
+    expect([v("2e-6"), v("1_000"), v("0b101"), v("0x1F"), v("010"), v("1:30"), v("1:30.5")]).toEqual([2e-6, 1000, 5, 31, 8, 90, 90.5]);
+    expect([v("yes"), v("No"), v("ON"), v("off"), v("y"), v("True")]).toEqual([true, false, true, false, "y", true]);
+    expect([v("0o17"), v("2001-12-14"), v(".5e6"), v("+.5"), v("08"), v("_1")]).toEqual(["0o17", "2001-12-14", ".5e6", "+.5", "08", "_1"]);
+    expect([v("1_"), v("~"), v("")]).toEqual([1, null, null]);
+  });
+
+  itWithTrinity(["yaml"])("every scalar is what OmegaConf.load's loader makes of it (PyYAML's SafeLoader with OmegaConf's float resolver, no timestamps)", () => {
+    // omegaconf's own loader where it is installed, else the same built from PyYAML (omegaconf 2.3's _utils.get_yaml_loader).
+    const script = [
+      "import json, re, sys, yaml",
+      "try:",
+      "    from omegaconf._utils import get_yaml_loader",
+      "    loader = get_yaml_loader()",
+      "except ImportError:",
+      "    class loader(yaml.SafeLoader): pass",
+      "    loader.add_implicit_resolver('tag:yaml.org,2002:float', re.compile(r'''^(?:[-+]?[0-9]+(?:_[0-9]+)*\\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)|\\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?|[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\\.[0-9_]*|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$'''), list('-+0123456789.'))",
+      "    loader.yaml_implicit_resolvers = {k: [(t, r) for t, r in v if t != 'tag:yaml.org,2002:timestamp'] for k, v in loader.yaml_implicit_resolvers.items()}",
+      "print(json.dumps(yaml.load(sys.stdin.read(), Loader=loader)))",
+    ].join("\n");
+    const py = spawnSync(TRINITY_PY, ["-c", script], { input: text, encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    expect(resolvedConfig(text)).toEqual(JSON.parse(py.stdout));
+    // What PyYAML cannot construct is refused, as PyYAML refuses it.
+    for (const bad of ["=", "0b_"]) {
+      const p = spawnSync(TRINITY_PY, ["-c", script], { input: `k: ${bad}\n`, encoding: "utf8" });
+      expect(p.status, bad).not.toBe(0);
+      expect(() => resolvedConfig(`k: ${bad}\n`), bad).toThrow(TrinityImportError);
+    }
+  });
+
+  it("lr: 2e-6, batch_size: 0b10000, total_steps: 1_000 and eval_on_startup: no import as Trinity reads them (were: lr imported, the others refused as strings)", () => {
+    const text = F2B.replace("lr: 1e-6", "lr: 2e-6").replace("batch_size: 16", "batch_size: 0b10000").replace("  total_steps: 250\n", "  total_steps: 1_000\n").replace("  eval_interval: 5\n", "  eval_interval: 5\n  eval_on_startup: no\n");
+    const { source } = importTrinity(text, "x.yaml");
+    expect(source).toMatch(/optimizer: +adam\(lr: 2e-6, /);
+    expect(source).toMatch(/batch: +16 tasks/);
+    expect(source).toMatch(/steps: +1000\n/);
+    expect(source).toContain("at_start: false");
+    // A quoted number in a float or int field of a dataclass: OmegaConf converts it (float("2e-6"), int("16")).
+    const quoted = importTrinity(F2B.replace("lr: 1e-6", `lr: "2e-6"`).replace("batch_size: 16", `batch_size: "16"`), "x.yaml").source;
+    expect(quoted).toMatch(/adam\(lr: 2e-6, /);
+    expect(quoted).toMatch(/batch: +16 tasks/);
+  });
+
+  it("010 (octal: 8 to Trinity, 10 to YAML 1.2) and 1:30 (base 60: 90 to Trinity, a string to YAML 1.2) are refused at the key, naming both readings (were: 10, and 'must be a number')", () => {
+    const octal = F2B.replace("batch_size: 16", "batch_size: 010");
+    const [o] = issues(octal);
+    expect([o!.path, o!.line, o!.column]).toEqual(["buffer.batch_size", lineOf(octal, "batch_size: 010"), 15]);
+    expect(o!.message).toBe("buffer.batch_size: 010 is the octal number 8 to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, but 10 to YAML 1.2; tcod does not guess which was meant");
+    expect(o!.hint).toBe("Write 8 (what Trinity-RFT reads now) or 10, without the leading zero.");
+    const base60 = F2B.replace("    kl_coef: 1.0\n", "    kl_coef: 1:30\n");
+    expect(issues(base60).map((i) => [i.path, i.message])).toEqual([["algorithm.advantage_fn_args.kl_coef", "algorithm.advantage_fn_args.kl_coef: 1:30 is the base-60 number 90 to PyYAML (YAML 1.1: each ':' multiplies what is before it by 60), which Trinity-RFT reads the config with, but a string to YAML 1.2; tcod does not guess which was meant"]]);
+    // 07 and 0x10 mean the same to both: imported.
+    expect(importTrinity(F2B.replace("  repeat_times: 1\n", "  repeat_times: 01\n"), "x.yaml").source).toMatch(/× 1 rollout/);
+    // A cluster key the import hands back as --infra, and an env var.
+    const infra = F2B.replace("  env_vars:\n", "  env_vars:\n    DEBUG: on\n");
+    expect(issues(infra).map((i) => [i.path, i.message])).toEqual([["explorer.env_vars.DEBUG", "explorer.env_vars.DEBUG: on is the boolean true to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, so Trinity gets 'True' here, not 'on'"]]);
+  });
+
+  it("yes/no/on/off where a string is wanted is refused: Trinity gets 'True' or 'False' (was: imported as the word, which the export wrote back unquoted)", () => {
+    const text = F2B.replace(`name: "alfworld_tcod_f2b"`, "name: off");
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["name", 2, 7]]);
+    expect(is[0]!.message).toBe("name: off is the boolean false to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, so Trinity gets 'False' here, not 'off'");
+    expect(is[0]!.hint).toBe("Quote it ('off') to mean the word, or write 'False'.");
+    // Quoted, it is the word.
+    expect(importTrinity(F2B.replace(`name: "alfworld_tcod_f2b"`, "name: 'off'"), "x.yaml").curriculum).toBe("off");
+  });
+
+  it("a float in an integer field, and a quoted number in a free-form mapping (workflow_args, advantage_fn_args), are refused as Trinity would not take them (were: imported)", () => {
+    const text = F2B.replace("batch_size: 16", "batch_size: 16.0").replace("max_env_steps: 30", `max_env_steps: "30"`).replace("    kl_coef: 1.0\n", "    kl_coef: '1.0'\n").replace("    max_staleness: 2\n", "    max_staleness: 2e0\n");
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.message])).toEqual([
+      ["algorithm.advantage_fn_args.kl_coef", `kl_coef must be a number, got the string "1.0": algorithm.advantage_fn_args is a free-form mapping, whose values Trinity-RFT passes on as YAML reads them, so this one as a string`],
+      ["algorithm.sample_strategy_args.max_staleness", "max_staleness must be an integer, got 2e0, which YAML reads as a float: Trinity-RFT passes it on as a float"],
+      ["buffer.explorer_input.taskset.workflow_args.max_env_steps", `max_env_steps must be a number, got the string "30": buffer.explorer_input.taskset.workflow_args is a free-form mapping, whose values Trinity-RFT passes on as YAML reads them, so this one as a string`],
+      ["buffer.batch_size", `batch_size must be an integer, got 16.0, which YAML reads as a float: Trinity-RFT's integer field refuses a float (OmegaConf: "could not be converted to Integer")`],
+    ]);
+  });
+
+  it("an unknown key YAML 1.1 reads as a boolean is named as written (a GitHub workflow's `on:`)", () => {
+    expect(issues(`on: push\nmodel: {model_path: x}\n${F2B.replace(/^model:\n(?: {2}.*\n)+/m, "")}`).map((i) => i.path)).toEqual(["on"]);
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * A config's plain scalars as Trinity-RFT reads them. OmegaConf.load (trinity/common/config.py
+ * load_config) parses with PyYAML's SafeLoader, which is YAML 1.1 — `yes`/`no`/`on`/`off` are
+ * booleans, `010` is octal (8), `0b101` binary (5), `1_000` is 1000, `1:30` base 60 (90) — as
+ * OmegaConf extends it (omegaconf/_utils.py get_yaml_loader): a float without a dot (`2e-6`,
+ * `1.0e6`) is a float too, and a date is a string. The yaml package's default schema is YAML 1.2's
+ * core, which reads each of those otherwise, and its own YAML 1.1 schema is not PyYAML's either
+ * (`y`/`n` are booleans to it, `.5e6` a number), so the tags here are PyYAML's implicit resolvers,
+ * in PyYAML's order, with OmegaConf's float resolver after them and no timestamp.
+ */
+import type { ScalarTag, Tags } from "yaml";
+
+/** What a plain scalar is to OmegaConf.load, and in which written form where that matters. */
+export type PlainReading =
+  | { type: "bool"; value: boolean }
+  | { type: "int"; value: number; form: "decimal" | "octal" | "binary" | "hex" | "base60" }
+  | { type: "float"; value: number; form: "decimal" | "base60" }
+  | { type: "null"; value: null }
+  | { type: "str"; value: string }
+  /** `=`: PyYAML resolves it to tag:yaml.org,2002:value, which SafeLoader cannot construct. */
+  | { type: "value" }
+  /** Matched as a number, but PyYAML's constructor fails on it (`0b_`: int('', 2)). */
+  | { type: "broken"; as: "int" | "float" };
+
+// PyYAML 6's resolver.py, in its order (re.X patterns written without their spaces).
+const BOOL = /^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$/;
+const FLOAT = /^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
+const INT = /^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$/;
+const NULL = /^(?:~|null|Null|NULL|)$/;
+const VALUE = /^=$/;
+// OmegaConf 2.3's float resolver, added after PyYAML's (so an int is still an int).
+const OMEGACONF_FLOAT = /^(?:[-+]?[0-9]+(?:_[0-9]+)*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)|\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?|[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
+
+/** PyYAML's construct_yaml_int. */
+function constructInt(text: string): PlainReading {
+  let v = text.replace(/_/g, "");
+  const sign = v[0] === "-" ? -1 : 1;
+  if (v[0] === "-" || v[0] === "+") v = v.slice(1);
+  const parse = (digits: string, base: number, form: "decimal" | "octal" | "binary" | "hex"): PlainReading => {
+    const ok = { 2: /^[01]+$/, 8: /^[0-7]+$/, 10: /^[0-9]+$/, 16: /^[0-9a-fA-F]+$/ }[base]!;
+    return ok.test(digits) ? { type: "int", value: sign * parseInt(digits, base), form } : { type: "broken", as: "int" };
+  };
+  if (v === "0") return { type: "int", value: 0, form: "decimal" };
+  if (v.startsWith("0b")) return parse(v.slice(2), 2, "binary");
+  if (v.startsWith("0x")) return parse(v.slice(2), 16, "hex");
+  if (v[0] === "0") return parse(v, 8, "octal");
+  if (v.includes(":")) return { type: "int", value: sign * sexagesimal(v.split(":").map((p) => parseInt(p, 10))), form: "base60" };
+  return parse(v, 10, "decimal");
+}
+
+/** PyYAML's construct_yaml_float. */
+function constructFloat(text: string): PlainReading {
+  let v = text.replace(/_/g, "").toLowerCase();
+  const sign = v[0] === "-" ? -1 : 1;
+  if (v[0] === "-" || v[0] === "+") v = v.slice(1);
+  if (v === ".inf") return { type: "float", value: sign * Infinity, form: "decimal" };
+  if (v === ".nan") return { type: "float", value: NaN, form: "decimal" };
+  if (v.includes(":")) return { type: "float", value: sign * sexagesimal(v.split(":").map(Number)), form: "base60" };
+  const n = Number(v);
+  return v === "" || v === "." || Number.isNaN(n) ? { type: "broken", as: "float" } : { type: "float", value: sign * n, form: "decimal" };
+}
+
+/** [1, 30] → 90: the last part the units, each before it 60 times the next. */
+function sexagesimal(parts: number[]): number {
+  return parts.reduce((acc, p) => acc * 60 + p, 0);
+}
+
+/** What OmegaConf.load makes of the plain (unquoted) scalar `text`. */
+export function readPlain(text: string): PlainReading {
+  if (BOOL.test(text)) return { type: "bool", value: /^(?:yes|true|on)$/i.test(text) };
+  if (FLOAT.test(text)) return constructFloat(text);
+  if (INT.test(text)) return constructInt(text);
+  if (NULL.test(text)) return { type: "null", value: null };
+  if (VALUE.test(text)) return { type: "value" };
+  if (OMEGACONF_FLOAT.test(text)) return constructFloat(text);
+  return { type: "str", value: text };
+}
+
+/** Which of PyYAML's resolvers a plain scalar matches first (readPlain's order); a tag per resolver. */
+const RESOLVERS: [name: string, test: RegExp][] = [
+  ["bool", BOOL], ["float", FLOAT], ["int", INT], ["null", NULL], ["value", VALUE], ["float", OMEGACONF_FLOAT],
+];
+
+/**
+ * The `customTags` of a parse that reads plain scalars as OmegaConf.load does: the yaml package's
+ * mapping, sequence and string tags, then one tag per resolver above, each resolving through
+ * readPlain. What PyYAML cannot construct (`=`, `0b_`) is a YAML error, as it is to PyYAML.
+ */
+export function omegaconfTags(tags: Tags): Tags {
+  const base = tags.filter((t) => typeof t !== "string" && ["tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:str"].includes(t.tag));
+  const scalar = ([name, test]: [string, RegExp]): ScalarTag => ({
+    tag: `tag:yaml.org,2002:${name}`,
+    default: true,
+    test,
+    // Only for writing YAML, which nothing does with a config read so.
+    identify: () => false,
+    resolve(text, onError) {
+      const r = readPlain(text);
+      if (r.type === "value") { onError(VALUE_MESSAGE); return text; }
+      if (r.type === "broken") { onError(`PyYAML reads ${text} as ${r.as === "int" ? "an integer" : "a float"} and cannot convert it (a ValueError): Trinity-RFT (OmegaConf.load) refuses the file; quote it to mean the string, or write the number out`); return text; }
+      return r.type === "str" ? text : r.value;
+    },
+  });
+  return [...base, ...RESOLVERS.map(scalar)];
+}
+
+export const VALUE_MESSAGE = "a plain `=` is YAML 1.1's value key to PyYAML (tag:yaml.org,2002:value), which it cannot construct: Trinity-RFT (OmegaConf.load) refuses the file; quote it ('=') to mean the string";
