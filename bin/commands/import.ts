@@ -84,13 +84,12 @@ function verify(imported: TrinityImport, yamlText: string, config: string, out?:
     const r = compileFile(file);
     if (!r.ok) {
       const errors = r.diagnostics.filter((d) => d.severity === "error");
-      const issues = errors.map((d) => {
-        const at = resolve(d.span.file) === resolve(file) ? imported.origin(d.span.start.offset, d.span.end.offset) : undefined;
-        return at && { path: at.path, line: at.line, column: at.column, message: `tcod cannot take this value: ${d.message.replace(/\.$/, "")} (${d.code})`, hint: d.hint ?? "Change the value." };
-      });
-      const mapped = issues.filter((i) => i !== undefined);
-      // One error per key and message (the train and eval env calls can report the same max_env_steps).
-      if (mapped.length > 0 && mapped.length === issues.length) return new TrinityImportError(config, mapped.filter((i, k) => mapped.findIndex((j) => j.path === i.path && j.message === i.message) === k));
+      // One error per key and message (the train and eval env calls can report the same
+      // max_env_steps), and one per value that an anchor gives several keys.
+      const issues = errors.every((d) => resolve(d.span.file) === resolve(file))
+        ? imported.issuesAt(errors.map((d) => ({ start: d.span.start.offset, end: d.span.end.offset, message: `tcod cannot take this value: ${d.message.replace(/\.$/, "")} (${d.code})`, hint: d.hint ?? "Change the value." })))
+        : undefined;
+      if (issues && issues.length > 0) return new TrinityImportError(config, issues);
       return `the imported file does not compile:\n${r.diagnostics.map((d) => render(d, (f) => r.sources.get(f))).join("\n")}`;
     }
     const plan = r.plans[0]?.plan;

@@ -47,6 +47,13 @@ export interface TrinityImport {
    * source is reported there (bin/commands/import.ts).
    */
   origin(start: number, end: number): { path: string; line: number; column: number } | undefined;
+  /**
+   * Problems found in spans of `source` (a compile error of it) as issues at the YAML keys their
+   * text was written from (`origin`), as the import reports its own: naming the alias or merge key
+   * that brought a value, and one issue for a value several places share. Undefined when a span
+   * was not written from a key.
+   */
+  issuesAt(found: { start: number; end: number; message: string; hint: string }[]): ImportIssue[] | undefined;
 }
 
 /**
@@ -350,6 +357,9 @@ const DATACLASSES: Readonly<Record<string, { keys: ReadonlySet<string>; nested: 
 /** Past this many keys, an unknown key's hint names a few and the dataclass rather than all of them. */
 const HINT_KEYS = 30;
 
+/** One issue about a value and the places (paths) where it is refused with the same message. */
+interface ValueGroup { message: string; places: { path: string; via: Via | undefined }[]; issue: ImportIssue }
+
 class Reader {
   readonly issues: ImportIssue[] = [];
   readonly notes: string[] = [];
@@ -358,6 +368,8 @@ class Reader {
   readonly text: string;
   /** What aliases and merge keys brought where (expandAliases). */
   private via: Provenance = { pairs: new WeakMap(), items: new WeakMap() };
+  /** The value issues of `issues` by the node they are about (report). */
+  private readonly shared = new Map<unknown, ValueGroup[]>();
   /**
    * `config`: the file's text, or its bytes (what the CLI reads), which are also checked to be UTF-8.
    * Text a caller decoded itself is taken as it is: a U+FFFD in it cannot be told from one that
@@ -491,8 +503,52 @@ class Reader {
     return { line: 1, column: 1 };
   }
   fail(path: Path, message: string, hint: string): undefined {
-    this.issues.push({ path: fmt(path), ...this.pos(path), message, hint });
+    this.report(this.issues, this.shared, path, message, hint);
     return undefined;
+  }
+  /**
+   * An issue about the value at `path`, added to `into`. A value an alias or merge key brought to
+   * `path` is reported where it is written, under its anchor, and the message names what brought
+   * it. A value that one anchor gives several places (the same node) and that is refused with the
+   * same message at each is one issue, at the first place, naming all of them (`groups`: the
+   * issues of `into` so far by node).
+   */
+  report(into: ImportIssue[], groups: Map<unknown, ValueGroup[]>, path: Path, message: string, hint: string): void {
+    const node = this.node(path);
+    const place = { path: fmt(path), via: this.viaOf(path) };
+    const group = node !== undefined ? groups.get(node)?.find((g) => g.message === message) : undefined;
+    if (group) {
+      if (!group.places.some((p) => p.path === place.path)) group.places.push(place);
+      group.issue.message = this.placed(message, group.places);
+      return;
+    }
+    const issue = { path: place.path, ...this.pos(path), message: this.placed(message, [place]), hint };
+    into.push(issue);
+    if (node !== undefined) groups.set(node, [...(groups.get(node) ?? []), { message, places: [place], issue }]);
+  }
+  /** The alias or merge key that brought what stands at `path` there: the innermost one on the way from the root, if any. */
+  private viaOf(path: Path): Via | undefined {
+    let via: Via | undefined;
+    let n: unknown = this.doc.contents;
+    for (const seg of path) {
+      if (isMap(n)) {
+        const pair = (n.items as Pair[]).find((p) => keyText(p.key) === String(seg));
+        if (!pair) break;
+        via = this.via.pairs.get(pair) ?? via;
+        n = pair.value;
+      } else if (isSeq(n) && typeof seg === "number") {
+        via = this.via.items.get(n)?.[seg] ?? via;
+        n = n.items[seg];
+      } else break;
+    }
+    return via;
+  }
+  /** `message` with where the value is written and which places it reaches, when an alias or merge key is involved. */
+  private placed(message: string, places: { path: string; via: Via | undefined }[]): string {
+    if (places.length === 1) return places[0]!.via ? `${message} (${this.broughtBy(places[0]!.via, "value")})` : message;
+    const anchor = places.map((p) => p.via?.anchor).find((a) => a !== undefined);
+    const each = places.map((p) => `${p.path} (${p.via ? `brought by ${this.by(p.via)}` : "written there"})`);
+    return `${message} (one value${anchor !== undefined ? `, written under the anchor &${anchor},` : ""} used in ${places.length} places: ${each.slice(0, -1).join(", ")} and ${each.at(-1)})`;
   }
   /**
    * Every key of the mapping `n` (at `path`) that is not in `known`, refused at the key itself
@@ -523,16 +579,19 @@ class Reader {
       const brought = this.via.pairs.get(pair) ?? via;
       this.issues.push({
         path: fmt(at), ...(p ? { line: p.line, column: p.col } : this.pos(at)),
-        message: `unknown key ${fmt(at)}: Trinity-RFT's ${section} has no such key, and Trinity refuses the config${brought ? ` (${this.broughtBy(brought)})` : ""}`,
+        message: `unknown key ${fmt(at)}: Trinity-RFT's ${section} has no such key, and Trinity refuses the config${brought ? ` (${this.broughtBy(brought, "key")})` : ""}`,
         hint: `${close ? `Did you mean '${close}'? ` : ""}Remove it, or correct its name; ${section} takes ${takes}.`,
       });
     }
   }
   /** "the key is written under the anchor &ts; the alias *ts at line 40, column 12 brings it here". */
-  private broughtBy(v: Via): string {
+  private broughtBy(v: Via, what: "key" | "value"): string {
+    return `${v.anchor !== undefined ? `the ${what} is written under the anchor &${v.anchor}; ` : ""}${this.by(v)} brings it here`;
+  }
+  /** "the alias *ts at line 40, column 12", "the merge key (`<<`) at line 9, column 7". */
+  private by(v: Via): string {
     const p = this.lc.linePos(v.offset);
-    const by = v.kind === "alias" ? `the alias *${v.anchor}` : `the merge key (\`<<\`)`;
-    return `${v.anchor !== undefined ? `the key is written under the anchor &${v.anchor}; ` : ""}${by} at line ${p.line}, column ${p.col} brings it here`;
+    return `${v.kind === "alias" ? `the alias *${v.anchor}` : "the merge key (`<<`)"} at line ${p.line}, column ${p.col}`;
   }
   /**
    * The keys of the mapping `node` (at `path`, aliases and merge keys resolved) against the
@@ -616,11 +675,11 @@ class Reader {
     if (r.type === "int" && r.form === "octal") {
       const decimal = Number(text.replace(/_/g, ""));
       if (decimal === r.value) return false;
-      this.fail(path, `${fmt(path)}: ${text} is the octal number ${r.value} to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, but ${decimal} to YAML 1.2; tcod does not guess which was meant`, `Write ${r.value} (what Trinity-RFT reads now) or ${decimal}, without the leading zero.`);
+      this.fail(path, `${String(path.at(-1))}: ${text} is the octal number ${r.value} to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, but ${decimal} to YAML 1.2; tcod does not guess which was meant`, `Write ${r.value} (what Trinity-RFT reads now) or ${decimal}, without the leading zero.`);
       return true;
     }
     if (r.form === "base60") {
-      this.fail(path, `${fmt(path)}: ${text} is the base-60 number ${r.value} to PyYAML (YAML 1.1: each ':' multiplies what is before it by 60), which Trinity-RFT reads the config with, but a string to YAML 1.2; tcod does not guess which was meant`, `Write ${r.value} if that is meant; quote it ("${text}") for the string.`);
+      this.fail(path, `${String(path.at(-1))}: ${text} is the base-60 number ${r.value} to PyYAML (YAML 1.1: each ':' multiplies what is before it by 60), which Trinity-RFT reads the config with, but a string to YAML 1.2; tcod does not guess which was meant`, `Write ${r.value} if that is meant; quote it ("${text}") for the string.`);
       return true;
     }
     return false;
@@ -887,6 +946,32 @@ function fmt(path: Path): string {
   return path.length === 0 ? "$" : path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
 }
 
+const NOT_TRINITY_HINT = "Give the YAML of a `trinity run --config` file, whose top-level keys are those of Trinity-RFT's Config (trinity/common/config.py): algorithm, model, buffer, explorer, trainer, synchronizer and a few more. Another program's config (verl, Hydra, docker-compose, a CI workflow) passed by mistake is not one.";
+/** Up to this many unknown keys are each an error of its own; past it, the first UNKNOWN_LISTED are, and one error counts the rest. */
+const UNKNOWN_ONE_BY_ONE = 10;
+const UNKNOWN_LISTED = 5;
+
+/**
+ * The unknown-key issues to print: each of them, up to UNKNOWN_ONE_BY_ONE; else the first
+ * UNKNOWN_LISTED and one issue, at the next, that counts and names the rest (a file with hundreds of
+ * stray keys reads as a few errors, not hundreds).
+ */
+function summarizeUnknown(unknown: ImportIssue[]): ImportIssue[] {
+  if (unknown.length <= UNKNOWN_ONE_BY_ONE) return unknown;
+  const rest = unknown.slice(UNKNOWN_LISTED);
+  const first = rest[0]!;
+  return [...unknown.slice(0, UNKNOWN_LISTED), {
+    path: first.path, line: first.line, column: first.column,
+    message: `${rest.length} more unknown keys (${unknown.length} in all), which Trinity-RFT refuses as it does those above: ${listed(rest.map((i) => i.path), 12)}`,
+    hint: "Remove or correct each of them; each section takes the fields of its dataclass in Trinity-RFT's trinity/common/config.py. Correct the ones above and import again to see these one by one.",
+  }];
+}
+
+/** "a, b, c" or "a, b, c and 12 more". */
+function listed(names: string[], max: number): string {
+  return names.length <= max ? names.join(", ") : `${names.slice(0, max).join(", ")} and ${names.length - max} more`;
+}
+
 /** Reads a Trinity config and writes the equivalent `.tcod` source. Throws TrinityImportError. */
 /** `config`: the YAML's text, or the file's bytes (then also refused where they are not UTF-8). */
 export function importTrinity(config: string | Uint8Array, file = "<config>"): TrinityImport {
@@ -899,12 +984,28 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
   const trinityKeys = ["algorithm", "model", "buffer", "explorer", "trainer"];
   const missingTop = trinityKeys.filter((k) => !top.has(k));
   if (missingTop.length === trinityKeys.length) {
-    throw new TrinityImportError(file, [{ path: "$", line: 1, column: 1, message: `not a Trinity-RFT config: none of the sections ${trinityKeys.join(", ")} is present (found ${[...top].slice(0, 6).join(", ") || "nothing"})`, hint: "Give the YAML of a `trinity run --config` file." }]);
+    const found = top.size === 0 ? "nothing" : `${top.size} top-level key${top.size === 1 ? "" : "s"}: ${listed([...top], 6)}`;
+    throw new TrinityImportError(file, [{ path: "$", line: 1, column: 1, message: `not a Trinity-RFT config: none of the sections ${trinityKeys.join(", ")} is present (found ${found})`, hint: NOT_TRINITY_HINT }]);
   }
   // Keys Trinity-RFT itself refuses (trinity/common/config.py's dataclasses, the fork's and later
   // versions' fields included), where a typo would otherwise be dropped unsaid: every section, and
   // every mapping in them whose field is a dataclass (DATACLASSES), whether the import reads it or not.
   r.dataclassKeys([], r.doc.contents, "Config");
+  const unknown = r.issues.splice(0);
+  const foreign = [...top].filter((k) => !TOP_KEYS.has(k));
+  // Most top-level keys those of something else (a verl or Hydra config with an `algorithm:` or
+  // `trainer:` among them): one error that says so, not one per key, nor the missing keys and
+  // values that would follow from it.
+  if (foreign.length * 2 > top.size) {
+    const own = [...top].filter((k) => TOP_KEYS.has(k));
+    const inside = unknown.length - foreign.length;
+    throw new TrinityImportError(file, [{
+      path: "$", line: 1, column: 1,
+      message: `not a Trinity-RFT config: only ${own.length} of its ${top.size} top-level keys ${own.length === 1 ? "is" : "are"} Trinity-RFT's (${own.join(", ")}); the other ${foreign.length} are not (${listed(foreign, 8)})${inside > 0 ? `, nor ${inside === 1 ? "is 1 key" : `are ${inside} keys`} inside ${own.length === 1 ? "that section" : "those sections"}` : ""}: Trinity-RFT refuses each of these ${unknown.length} keys`,
+      hint: NOT_TRINITY_HINT,
+    }]);
+  }
+  r.issues.push(...summarizeUnknown(unknown));
   const required = (path: Path, what: string, hint: string): void => { if (!r.has(path)) r.fail(path, `missing required key ${fmt(path)} (${what})`, hint); };
   required(["model", "model_path"], "the student model", "Add `model: { model_path: … }`.");
   required(["explorer", "auxiliary_models", 0, "model_path"], "the teacher: OPD scores with explorer.auxiliary_models[0]", "Add `explorer: { auxiliary_models: [{ model_path: … }] }`.");
@@ -1185,14 +1286,26 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
     "",
   ].join("\n");
   const { text: src, pieces } = o.strip(marked);
-  const origin = (start: number, end: number): { path: string; line: number; column: number } | undefined => {
+  const originPiece = (start: number, end: number): { start: number; end: number; path: Path } | undefined => {
     let best: { start: number; end: number; path: Path } | undefined;
     for (const p of pieces) {
       if (p.start <= start && end <= p.end && (!best || p.end - p.start < best.end - best.start)) best = p;
     }
+    return best;
+  };
+  const issuesAt = (found: { start: number; end: number; message: string; hint: string }[]): ImportIssue[] | undefined => {
+    const paths = found.map((f) => originPiece(f.start, f.end)?.path);
+    if (paths.some((p) => p === undefined)) return undefined;
+    const out: ImportIssue[] = [];
+    const groups = new Map<unknown, ValueGroup[]>();
+    found.forEach((f, i) => r.report(out, groups, paths[i]!, f.message, f.hint));
+    return out;
+  };
+  const origin = (start: number, end: number): { path: string; line: number; column: number } | undefined => {
+    const best = originPiece(start, end);
     return best && { path: fmt(best.path), ...r.pos(best.path) };
   };
-  return { source: src, curriculum, notes: r.notes, infra, origin };
+  return { source: src, curriculum, notes: r.notes, infra, origin, issuesAt };
 }
 
 /**

@@ -226,3 +226,47 @@ describe("tcod import/export trinity", () => {
     expect(existsSync(join(out, "alfworld_opd.yaml"))).toBe(false);
   });
 });
+
+describe("tcod import trinity: many unknown keys, another program's config, a shared value", () => {
+  const F2B = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
+  const write = (name: string, text: string) => { const f = join(mkdtempSync(join(tmpdir(), "tcod-cli-many-")), name); writeFileSync(f, text); return f; };
+  const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!) as { command: string; ok: boolean; exitCode: number; error: { code: string; message: string; problems?: { message: string }[] } };
+
+  it("past 10 unknown keys: the first 5 and one error counting the rest, exit 1; --json holds the same 6 problems (was: an error per key)", () => {
+    const f = write("stray.yaml", `${F2B.replace("algorithm:\n", `algorithm:\n${Array.from({ length: 30 }, (_, i) => `  typo_${i + 1}: 1\n`).join("")}`)}`);
+    const r = tcod("import", "trinity", f);
+    expect(r.status).toBe(1);
+    noStack(r.stderr);
+    expect(r.stderr.match(/error TC7101/g)).toHaveLength(6);
+    expect(r.stderr).toContain("error TC7101: 25 more unknown keys (30 in all), which Trinity-RFT refuses as it does those above: algorithm.typo_6, ");
+    expect(r.stderr).toMatch(/\n6 error\(s\)\n/);
+    const j = tcod("import", "trinity", f, "--json");
+    expect(j.status).toBe(1);
+    const res = lastJson(j.stdout);
+    expect(res).toMatchObject({ command: "import", ok: false, exitCode: 1, error: { code: "TC7101" } });
+    expect(res.error.problems).toHaveLength(6);
+  });
+
+  it("a verl config passed by mistake is one TC7101 saying it is not a Trinity-RFT config, exit 1, in --json too", () => {
+    const f = write("verl.yaml", "data:\n  train_files: x.parquet\nactor_rollout_ref:\n  model:\n    path: m\ncritic:\n  optim: {lr: 1e-5}\nalgorithm:\n  gamma: 1.0\n  adv_estimator: gae\ntrainer:\n  total_epochs: 30\n  n_gpus_per_node: 8\n");
+    const r = tcod("import", "trinity", f);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${f}:1:1 error TC7101: not a Trinity-RFT config: only 2 of its 5 top-level keys are Trinity-RFT's (algorithm, trainer); the other 3 are not (data, actor_rollout_ref, critic), nor are 4 keys inside those sections`);
+    expect(r.stderr).toMatch(/\n1 error\(s\)\n$/);
+    const res = lastJson(tcod("import", "trinity", f, "--json").stdout);
+    expect(res).toMatchObject({ ok: false, exitCode: 1, error: { code: "TC7101", message: expect.stringMatching(/^not a Trinity-RFT config: only 2 of its 5/) } });
+    expect(res.error.problems).toBeUndefined();
+  });
+
+  it("a value tcod refuses that an alias gives two keys is one TC7101 where it is written, naming both keys and the alias (was: two errors at one position)", () => {
+    const base = readFileSync("test/fixtures/trinity/shapes/alfworld-b2f/config.yaml", "utf8");
+    const text = base.replace("      rollout_args:\n        temperature: 1.0\n", "      rollout_args:\n        temperature: &t 1e10\n").replace("        rollout_args:\n          temperature: 0.4\n", "        rollout_args:\n          temperature: *t\n");
+    const f = write("shared.yaml", text);
+    const r = tcod("import", "trinity", f);
+    expect(r.status).toBe(1);
+    noStack(r.stderr);
+    const line = (needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
+    expect(r.stderr).toContain(`${f}:${line("&t 1e10")}:25 error TC7101: tcod cannot take this value: temperature must be in [0, 2], got 10000000000 (TC4001) (one value, written under the anchor &t, used in 2 places: buffer.explorer_input.taskset.rollout_args.temperature (written there) and buffer.explorer_input.eval_tasksets[0].rollout_args.temperature (brought by the alias *t at line ${line("temperature: *t")}, column 24)) (at buffer.explorer_input.taskset.rollout_args.temperature)`);
+    expect(r.stderr).toMatch(/\n1 error\(s\)\n$/);
+  });
+});

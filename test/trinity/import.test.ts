@@ -290,32 +290,36 @@ describe("NEL, U+2028 and U+2029 are line breaks, as PyYAML reads them", () => {
 
 describe("keys of every other section and of the dataclasses nested in them; characters YAML does not allow", () => {
   it("a misspelt key in model, cluster, monitor, synchronizer, data_processor, service, log or a dataclass nested in a section is TC7101 at the key, with the key it is closest to (were: dropped unsaid)", () => {
-    const text = F2B
+    // Two configs, each with fewer than the 10 unknown keys past which the rest are counted in one error.
+    const one = F2B
       .replace("  max_response_tokens: 512\n", "  max_response_tokens: 512\n  max_respose_tokens: 512\n  lora_configs:\n    - lora_rnk: 8\n  tinker:\n    enabel: false\n")
       .replace("  gpu_per_node: 8\n", "  gpu_per_node: 8\n  gpus_per_node: 8\n")
       .replace("      path: 'sqlite:///alfworld_tcod_f2b_buffer.db'\n", "      path: 'sqlite:///alfworld_tcod_f2b_buffer.db'\n      replay_buffer:\n        priority_fun: linear_decay\n    auxiliary_buffers:\n      sft:\n        capacty: 10\n")
+      + "data_processor:\n  experience_pipeline:\n    operators:\n      - name: pass_through\n        arg: { x: 1 }\n";
+    const two = F2B
       .replace("  max_timeout: 3600\n", "  max_timeout: 3600\n  over_rollout:\n    ratoi: 0.5\n  dynamic_timeout:\n    enabled: true\n")
       .replace("  ulysses_sequence_parallel_size: 2\n", "  ulysses_sequence_parallel_size: 2\n  megatron:\n    sequence_paralel: true\n")
       .replace("  monitor_type: wandb", "  monitor_type: wandb\n  monitor_typ: wandb")
       .replace("  sync_interval: 1\n", "  sync_interval: 1\n  sync_intervall: 1\n")
-      + "data_processor:\n  experience_pipeline:\n    operators:\n      - name: pass_through\n        arg: { x: 1 }\nservice:\n  data_juicer:\n    server_ulr: http://localhost:5005\nlog:\n  levle: INFO\n";
-    const is = issues(text);
+      + "service:\n  data_juicer:\n    server_ulr: http://localhost:5005\nlog:\n  levle: INFO\n";
+    const is = [...issues(one), ...issues(two)];
+    const where = (text: string, key: string, column: number) => [lineOf(text, `${key}:`), column];
     // Depth first, in the order of the dataclasses' fields (Config: algorithm, data_processor, model, cluster, buffer, explorer, trainer, monitor, synchronizer, service, log).
     expect(is.map((i) => [i.path, i.line, i.column])).toEqual([
-      ["data_processor.experience_pipeline.operators[0].arg", lineOf(text, "arg: { x: 1 }"), 9],
-      ["model.max_respose_tokens", lineOf(text, "max_respose_tokens:"), 3],
-      ["model.lora_configs[0].lora_rnk", lineOf(text, "lora_rnk:"), 7],
-      ["model.tinker.enabel", lineOf(text, "enabel:"), 5],
-      ["cluster.gpus_per_node", lineOf(text, "gpus_per_node:"), 3],
-      ["buffer.trainer_input.experience_buffer.replay_buffer.priority_fun", lineOf(text, "priority_fun:"), 9],
-      ["buffer.trainer_input.auxiliary_buffers.sft.capacty", lineOf(text, "capacty:"), 9],
-      ["explorer.over_rollout.ratoi", lineOf(text, "ratoi:"), 5],
-      ["explorer.dynamic_timeout.enabled", lineOf(text, "enabled:"), 5],
-      ["trainer.megatron.sequence_paralel", lineOf(text, "sequence_paralel:"), 5],
-      ["monitor.monitor_typ", lineOf(text, "monitor_typ:"), 3],
-      ["synchronizer.sync_intervall", lineOf(text, "sync_intervall:"), 3],
-      ["service.data_juicer.server_ulr", lineOf(text, "server_ulr:"), 5],
-      ["log.levle", lineOf(text, "levle:"), 3],
+      ["data_processor.experience_pipeline.operators[0].arg", ...where(one, "arg", 9)],
+      ["model.max_respose_tokens", ...where(one, "max_respose_tokens", 3)],
+      ["model.lora_configs[0].lora_rnk", ...where(one, "lora_rnk", 7)],
+      ["model.tinker.enabel", ...where(one, "enabel", 5)],
+      ["cluster.gpus_per_node", ...where(one, "gpus_per_node", 3)],
+      ["buffer.trainer_input.experience_buffer.replay_buffer.priority_fun", ...where(one, "priority_fun", 9)],
+      ["buffer.trainer_input.auxiliary_buffers.sft.capacty", ...where(one, "capacty", 9)],
+      ["explorer.over_rollout.ratoi", ...where(two, "ratoi", 5)],
+      ["explorer.dynamic_timeout.enabled", ...where(two, "enabled", 5)],
+      ["trainer.megatron.sequence_paralel", ...where(two, "sequence_paralel", 5)],
+      ["monitor.monitor_typ", ...where(two, "monitor_typ", 3)],
+      ["synchronizer.sync_intervall", ...where(two, "sync_intervall", 3)],
+      ["service.data_juicer.server_ulr", ...where(two, "server_ulr", 5)],
+      ["log.levle", ...where(two, "levle", 3)],
     ]);
     expect(is.map((i) => /^Did you mean '(\w+)'/.exec(i.hint)?.[1])).toEqual([
       "args", "max_response_tokens", "lora_rank", "enable", "gpu_per_node", "priority_fn", "capacity", "ratio", "enable",
@@ -325,7 +329,7 @@ describe("keys of every other section and of the dataclasses nested in them; cha
     expect(is[1]!.hint).toMatch(/^Did you mean 'max_response_tokens'\? Remove it, or correct its name; model section takes model_path, critic_model_path, .*, external_model\.$/);
     expect(is[4]!.message).toBe("unknown key cluster.gpus_per_node: Trinity-RFT's cluster section has no such key, and Trinity refuses the config");
     expect(is[7]!.hint).toBe("Did you mean 'ratio'? Remove it, or correct its name; explorer.over_rollout section takes ratio, wait_after_min, return_partial_tasks.");
-    const e = (() => { try { importTrinity(text, "x.yaml"); } catch (err) { return err as TrinityImportError; } })()!;
+    const e = (() => { try { importTrinity(one, "x.yaml"); } catch (err) { return err as TrinityImportError; } })()!;
     expect(e.code).toBe("TC7101");
     // A dataclass reached through a list or a mapping of names in a refused section (stages) is checked too.
     const staged = issues(F2B + "stages:\n  - stage_name: warmup\n    explorer:\n      over_rollout: { ratoi: 0.5 }\n");
@@ -447,12 +451,35 @@ describe("YAML aliases and merge keys, resolved as PyYAML resolves them", () => 
     expect(a.source).toContain(`name: "alfworld_eval_unseen"`);
     expect(a.source).toContain(`task_file: "/path/to/alfworld_data/test_unseen.jsonl"`);
     expect(resolvedConfig(merged)).toEqual(resolvedConfig(written));
-    // A merged value is reported where it is written, under the anchor: total_steps of the merged taskset.
+    // A merged value is reported where it is written, under the anchor: total_steps of the merged
+    // taskset, once, naming both places and the merge key (were: twice at that line, the merge unsaid).
     const bad = merged.replace("        total_steps: 10\n", "        total_steps: -1\n");
-    expect(issues(bad).map((i) => [i.path, i.line])).toEqual([
-      ["buffer.explorer_input.eval_tasksets[0].total_steps", lineOf(bad, "total_steps: -1")],
-      ["buffer.explorer_input.eval_tasksets[1].total_steps", lineOf(bad, "total_steps: -1")],
+    const is = issues(bad);
+    expect(is.map((i) => [i.path, i.line])).toEqual([["buffer.explorer_input.eval_tasksets[0].total_steps", lineOf(bad, "total_steps: -1")]]);
+    expect(is[0]!.message).toBe(`eval total_steps must be ≥ 1, got -1 (one value, written under the anchor &seen, used in 2 places: buffer.explorer_input.eval_tasksets[0].total_steps (written there) and buffer.explorer_input.eval_tasksets[1].total_steps (brought by the merge key (\`<<\`) at line ${lineOf(bad, "<<: *seen")}, column 9))`);
+  });
+
+  it("a bad value an alias or merge key brings is reported where it is written, naming the alias or merge key (was: at the anchored text, unsaid)", () => {
+    // The optimizer written once, anchored under a free-form key Trinity ignores, and aliased into the algorithm.
+    const alias = F2B.replace("  optimizer:\n    lr: 1e-6\n", "  optimizer: *opt\n").replace("algorithm:\n", "x_defaults: &opt\n  lr: -1\nalgorithm:\n");
+    const a = issues(alias).filter((i) => i.path !== "x_defaults");
+    expect(a.map((i) => [i.path, i.line, i.column])).toEqual([["algorithm.optimizer.lr", lineOf(alias, "lr: -1"), 7]]);
+    expect(a[0]!.message).toBe(`lr must be ≥ 0, got -1 (the value is written under the anchor &opt; the alias *opt at line ${lineOf(alias, "optimizer: *opt")}, column 14 brings it here)`);
+    // A value that is itself an alias: the alias names it.
+    const scalar = F2B.replace("  repeat_times: 1\n", "  repeat_times: *zero\n").replace("algorithm:\n", "x_zero: &zero 0\nalgorithm:\n");
+    const z = issues(scalar).filter((i) => i.path !== "x_zero");
+    expect(z.map((i) => [i.path, i.line, i.message])).toEqual([["algorithm.repeat_times", lineOf(scalar, "x_zero"), `repeat_times must be ≥ 1, got 0 (the value is written under the anchor &zero; the alias *zero at line ${lineOf(scalar, "repeat_times: *zero")}, column 17 brings it here)`]]);
+  });
+
+  it("one value that fails two keys with different messages is reported at each, each naming its alias", () => {
+    const text = F2B.replace("        temperature: 0.4\n", "        temperature: *t\n").replace("      rollout_args:\n        temperature: 1.0\n", "      rollout_args:\n        temperature: &t -1\n");
+    const is = issues(text);
+    expect(is.map((i) => [i.path, i.line])).toEqual([
+      ["buffer.explorer_input.taskset.rollout_args.temperature", lineOf(text, "temperature: &t -1")],
+      ["buffer.explorer_input.eval_tasksets[0].rollout_args.temperature", lineOf(text, "temperature: &t -1")],
     ]);
+    expect(is[0]!.message).toBe("temperature must be ≥ 0, got -1");
+    expect(is[1]!.message).toBe(`eval temperature must be ≥ 0, got -1 (the value is written under the anchor &t; the alias *t at line ${lineOf(text, "temperature: *t")}, column 24 brings it here)`);
   });
 
   it("an unknown key in a mapping an alias or merge key brings into a section is TC7101 at the key where it is written, naming the alias (were: not checked)", () => {
@@ -635,10 +662,10 @@ describe("scalars read as Trinity-RFT reads them: YAML 1.1 (PyYAML) as OmegaConf
     const octal = F2B.replace("batch_size: 16", "batch_size: 010");
     const [o] = issues(octal);
     expect([o!.path, o!.line, o!.column]).toEqual(["buffer.batch_size", lineOf(octal, "batch_size: 010"), 15]);
-    expect(o!.message).toBe("buffer.batch_size: 010 is the octal number 8 to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, but 10 to YAML 1.2; tcod does not guess which was meant");
+    expect(o!.message).toBe("batch_size: 010 is the octal number 8 to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, but 10 to YAML 1.2; tcod does not guess which was meant");
     expect(o!.hint).toBe("Write 8 (what Trinity-RFT reads now) or 10, without the leading zero.");
     const base60 = F2B.replace("    kl_coef: 1.0\n", "    kl_coef: 1:30\n");
-    expect(issues(base60).map((i) => [i.path, i.message])).toEqual([["algorithm.advantage_fn_args.kl_coef", "algorithm.advantage_fn_args.kl_coef: 1:30 is the base-60 number 90 to PyYAML (YAML 1.1: each ':' multiplies what is before it by 60), which Trinity-RFT reads the config with, but a string to YAML 1.2; tcod does not guess which was meant"]]);
+    expect(issues(base60).map((i) => [i.path, i.message])).toEqual([["algorithm.advantage_fn_args.kl_coef", "kl_coef: 1:30 is the base-60 number 90 to PyYAML (YAML 1.1: each ':' multiplies what is before it by 60), which Trinity-RFT reads the config with, but a string to YAML 1.2; tcod does not guess which was meant"]]);
     // 07 and 0x10 mean the same to both: imported.
     expect(importTrinity(F2B.replace("  repeat_times: 1\n", "  repeat_times: 01\n"), "x.yaml").source).toMatch(/× 1 rollout/);
     // A cluster key the import hands back as --infra, and an env var.
@@ -669,5 +696,39 @@ describe("scalars read as Trinity-RFT reads them: YAML 1.1 (PyYAML) as OmegaConf
 
   it("an unknown key YAML 1.1 reads as a boolean is named as written (a GitHub workflow's `on:`)", () => {
     expect(issues(`on: push\nmodel: {model_path: x}\n${F2B.replace(/^model:\n(?: {2}.*\n)+/m, "")}`).map((i) => i.path)).toEqual(["on"]);
+  });
+});
+
+describe("many unknown keys; another program's config", () => {
+  it("past 10 unknown keys, the first 5 are errors of their own and one more counts and names the rest (was: one error per key)", () => {
+    const typos = Array.from({ length: 30 }, (_, i) => `  algo_typo_${i + 1}: 1\n`).join("");
+    const text = `${Array.from({ length: 8 }, (_, i) => `stray_${i + 1}: ${i}\n`).join("")}${F2B.replace("algorithm:\n", `algorithm:\n${typos}`)}`;
+    const is = issues(text);
+    expect(is.slice(0, 6).map((i) => [i.path, i.line, i.column])).toEqual([...[1, 2, 3, 4, 5].map((n) => [`stray_${n}`, n, 1]), ["stray_6", 6, 1]]);
+    expect(is[5]!.message).toBe("33 more unknown keys (38 in all), which Trinity-RFT refuses as it does those above: stray_6, stray_7, stray_8, algorithm.algo_typo_1, algorithm.algo_typo_2, algorithm.algo_typo_3, algorithm.algo_typo_4, algorithm.algo_typo_5, algorithm.algo_typo_6, algorithm.algo_typo_7, algorithm.algo_typo_8, algorithm.algo_typo_9 and 21 more");
+    // The rest of the config is still checked: its other problems follow.
+    expect(issues(text.replace("lr: 1e-6", "lr: -1")).at(-1)!.path).toBe("algorithm.optimizer.lr");
+    expect(is[5]!.hint).toMatch(/^Remove or correct each of them/);
+    // Ten are each said.
+    const ten = `${Array.from({ length: 10 }, (_, i) => `stray_${i + 1}: ${i}\n`).join("")}${F2B}`;
+    expect(issues(ten).map((i) => i.path)).toEqual(Array.from({ length: 10 }, (_, i) => `stray_${i + 1}`));
+  });
+
+  it("a config of another program with a Trinity section or two among its keys (verl's) is one error saying it is not a Trinity-RFT config (was: an error per key, then missing keys)", () => {
+    const verl = [
+      "data:\n  train_files: ~/data/gsm8k/train.parquet\n", "actor_rollout_ref:\n  model:\n    path: Qwen/Qwen2.5-0.5B\n", "critic:\n  optim:\n    lr: 1e-5\n",
+      "reward_model:\n  enable: False\n", "algorithm:\n  gamma: 1.0\n  lam: 1.0\n  adv_estimator: gae\n", "trainer:\n  total_epochs: 30\n  project_name: verl_examples\n  n_gpus_per_node: 8\n",
+      "ray_init:\n  num_cpus: null\n",
+    ].join("");
+    const is = issues(verl);
+    expect(is.map((i) => [i.path, i.line, i.column])).toEqual([["$", 1, 1]]);
+    expect(is[0]!.message).toBe("not a Trinity-RFT config: only 2 of its 7 top-level keys are Trinity-RFT's (algorithm, trainer); the other 5 are not (data, actor_rollout_ref, critic, reward_model, ray_init), nor are 6 keys inside those sections: Trinity-RFT refuses each of these 11 keys");
+    expect(is[0]!.hint).toMatch(/^Give the YAML of a `trinity run --config` file, whose top-level keys are those of Trinity-RFT's Config/);
+    // 300 keys beside a model section; and 300 with no Trinity section at all, counted.
+    const many = (n: number) => Array.from({ length: n }, (_, i) => `key_${i + 1}: ${i}\n`).join("");
+    expect(issues(`model: {model_path: x}\n${many(300)}`).map((i) => i.message)).toEqual(["not a Trinity-RFT config: only 1 of its 301 top-level keys is Trinity-RFT's (model); the other 300 are not (key_1, key_2, key_3, key_4, key_5, key_6, key_7, key_8 and 292 more): Trinity-RFT refuses each of these 300 keys"]);
+    expect(issues(many(300)).map((i) => i.message)).toEqual(["not a Trinity-RFT config: none of the sections algorithm, model, buffer, explorer, trainer is present (found 300 top-level keys: key_1, key_2, key_3, key_4, key_5, key_6 and 294 more)"]);
+    // A GitHub workflow: its `on:` (the key true to YAML 1.1) is named as written.
+    expect(issues("name: CI\non:\n  push:\n    branches: [main]\njobs:\n  test:\n    runs-on: ubuntu-latest\n")[0]!.message).toMatch(/found 3 top-level keys: name, on, jobs\)$/);
   });
 });
