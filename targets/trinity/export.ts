@@ -654,7 +654,9 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
     `Run: trinity run --config THIS_FILE${plugin ? ` --plugin-dir ${pluginDir}` : ""}`,
     ...notes,
   ].join("\n");
-  const yamlText = stringify(config, { lineWidth: 0 }).replace(/^/, header.split("\n").map((l) => `# ${l}`).join("\n") + "\n");
+  // version 1.1: a string Trinity's loader (PyYAML, YAML 1.1) would read as something else (`off`, `010`,
+  // `1:30`, `1_000`) is quoted; YAML 1.2 leaves it plain.
+  const yamlText = stringify(config, { lineWidth: 0, version: "1.1" }).replace(/^/, header.split("\n").map((l) => `# ${l}`).join("\n") + "\n");
   return { config, yaml: yamlText, ...(plugin ? { plugin } : {}), workflow, advantageFn, notes };
 }
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { compileFile } from "../../compiler/index.js";
 import { semanticsOf, type EpisodeSemantics } from "../../plan/env-semantics.js";
+import { resolvedConfig } from "../../targets/trinity/import.js";
 import { exportTrinity, MAX_EXPORT_STEPS, REFUSED_CONSTRUCTS, refusedConstruct, TrinityExportError } from "../../targets/trinity/export.js";
 import { officialB2f, officialF2b, recogniseB2f, recogniseF2b, simplify } from "../../targets/trinity/plugin/recognise.js";
 import type { ExprTree } from "../../plan/expr.js";
@@ -100,6 +101,12 @@ describe("config mapping (tcod-fork)", () => {
     expect(x.cluster.gpu_per_node).toBe(4);
     expect(x.explorer.rollout_model.engine_num).toBe(1);
     expect(x.monitor.monitor_type).toBe("wandb");
+  });
+  it("a string Trinity's loader (YAML 1.1) would read as a boolean or a number is quoted in the YAML (was: written plain, `DEBUG: on` read as True)", () => {
+    const e = exportTrinity(opdPlan(), { target: "tcod-fork", infra: { envVars: { DEBUG: "on", MASK: "010", T: "1:30", U: "1_000", B: "0b1", X: "plain" } } });
+    for (const line of [`DEBUG: "on"`, `MASK: "010"`, `T: "1:30"`, `U: "1_000"`, `B: "0b1"`, "X: plain"]) expect(e.yaml).toContain(`    ${line}\n`);
+    // Read back as Trinity reads it (import trinity's reading), each is the string written.
+    expect((resolvedConfig(e.yaml) as any).explorer.env_vars).toEqual({ DEBUG: "on", MASK: "010", T: "1:30", U: "1_000", B: "0b1", X: "plain" });
   });
 });
 
