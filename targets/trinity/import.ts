@@ -719,11 +719,16 @@ class Reader {
     if (opts.min !== undefined && n < opts.min) return this.fail(path, `${what} must be ≥ ${opts.min}, got ${n}`, `Use a value ≥ ${opts.min}.`);
     return n;
   }
-  /** `v` as the message shows it: the text written, with what YAML 1.1 made of it where that is not the text itself (`on` → true). */
+  /**
+   * `v` as the message shows it: a number or boolean as written, with what YAML 1.1 made of it
+   * where YAML 1.2 would read the text otherwise (`on` → true, `0b11` → 3); else as JSON.
+   */
   private written(path: Path, v: unknown): string {
     const p = this.plain(path);
-    const shown = JSON.stringify(v);
-    return p && p.text !== shown && p.reading.type !== "str" ? `${p.text} (${p.reading.type === "null" ? "null" : `the ${p.reading.type === "bool" ? "boolean" : "number"} ${shown}`} to YAML 1.1, which Trinity-RFT reads the config with)` : shown;
+    if (!p || p.reading.type !== "bool" && p.reading.type !== "int" && p.reading.type !== "float") return JSON.stringify(v);
+    const r = p.reading;
+    const differs = r.type === "bool" ? !/^(?:true|false)$/i.test(p.text) : p.text.includes("_") || (r.form !== "decimal" && r.form !== "hex");
+    return differs ? `${p.text} (the ${r.type === "bool" ? "boolean" : "number"} ${JSON.stringify(v)} to YAML 1.1, which Trinity-RFT reads the config with)` : p.text;
   }
   /**
    * A plain `yes`, `no`, `on` or `off` (any case PyYAML takes) where a string is wanted: a boolean
@@ -752,7 +757,8 @@ class Reader {
     const v = this.get(path);
     if (v === undefined) return undefined;
     if (typeof v === "boolean") return v;
-    if (typeof v === "number" && Number.isInteger(v) && !this.writtenAsFloat(path) && !this.ambiguousNumber(path)) return v !== 0;
+    if (this.ambiguousNumber(path)) return undefined;
+    if (typeof v === "number" && Number.isInteger(v) && !this.writtenAsFloat(path)) return v !== 0;
     if (typeof v === "string") {
       const i = pythonInt(v);
       if (i !== undefined) return i !== 0;

@@ -658,6 +658,19 @@ describe("scalars read as Trinity-RFT reads them: YAML 1.1 (PyYAML) as OmegaConf
     expect(quoted).toMatch(/batch: +16 tasks/);
   });
 
+  it("eval_on_startup takes what OmegaConf's BooleanNode takes (0, 1, 'no', 'On'); a float, a word it does not know, or 010 are one error each", () => {
+    const withStartup = (v: string) => F2B.replace("  eval_interval: 5\n", `  eval_interval: 5\n  eval_on_startup: ${v}\n`);
+    for (const [v, atStart] of [["0", false], ["1", true], ["'no'", false], ["'On'", true], ["'0'", false]] as const) {
+      expect(importTrinity(withStartup(v), "x.yaml").source.includes("at_start: false"), v).toBe(!atStart);
+    }
+    expect(issues(withStartup("1.0")).map((i) => i.message)).toEqual(["eval_on_startup must be true or false, got 1.0"]);
+    expect(importTrinity(withStartup("0b10"), "x.yaml").source).not.toContain("at_start: false");
+    // Where YAML 1.2 reads the text otherwise, the message says what YAML 1.1 made of it.
+    expect(issues(F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: 0b10")).map((i) => i.message)).toEqual(["model_path must be a string, got 0b10 (the number 2 to YAML 1.1, which Trinity-RFT reads the config with)"]);
+    expect(issues(withStartup("maybe")).map((i) => i.message)).toEqual([`eval_on_startup must be true or false, got "maybe"`]);
+    expect(issues(withStartup("010")).map((i) => i.message)).toEqual(["eval_on_startup: 010 is the octal number 8 to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, but 10 to YAML 1.2; tcod does not guess which was meant"]);
+  });
+
   it("010 (octal: 8 to Trinity, 10 to YAML 1.2) and 1:30 (base 60: 90 to Trinity, a string to YAML 1.2) are refused at the key, naming both readings (were: 10, and 'must be a number')", () => {
     const octal = F2B.replace("batch_size: 16", "batch_size: 010");
     const [o] = issues(octal);
