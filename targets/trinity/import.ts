@@ -712,7 +712,7 @@ class Reader {
     if (typeof n !== "number") return this.fail(path, `${what} must be a number, got ${this.written(path, v)}`, `Write a number, e.g. ${fmt(path).split(".").pop()}: 1`);
     if (opts.integer && !Number.isInteger(n)) return this.fail(path, `${what} must be an integer, got ${n}`, "Write a whole number.");
     if (opts.integer && this.writtenAsFloat(path)) {
-      return this.fail(path, `${what} must be an integer, got ${this.source(path)}, which YAML reads as a float: ${opts.free ? "Trinity-RFT passes it on as a float" : "Trinity-RFT's integer field refuses a float (OmegaConf: \"could not be converted to Integer\")"}`, `Write a whole number without a decimal point or exponent: ${n}.`);
+      return this.fail(path, `${what} must be an integer, got ${this.source(path)}, which YAML reads as a float: ${opts.free ? "Trinity-RFT passes it on as a float" : "Trinity-RFT's integer field refuses a float (OmegaConf: \"could not be converted to Integer\")"}`, `Write a whole number without a decimal point or exponent${Number.isSafeInteger(n) ? `: ${n}` : ""}.`);
     }
     // A tcod plan holds whole numbers exactly up to 2^53 − 1 (JSON numbers are doubles).
     if (opts.integer && !Number.isSafeInteger(n)) return this.fail(path, `${what} must be at most 2^53 − 1 (${Number.MAX_SAFE_INTEGER}), got ${n}`, "Write a smaller whole number.");
@@ -1109,7 +1109,8 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
 
   // ---- buffer, trainer, explorer ----
   const steps = r.num(["buffer", "total_steps"], "total_steps", { integer: true, min: 1 }) ?? r.num(["trainer", "total_steps"], "trainer.total_steps", { integer: true, min: 1 });
-  if (steps === undefined) r.fail(["buffer", "total_steps"], "missing required key buffer.total_steps (training steps)", "Add `buffer: { total_steps: 250 }`.");
+  // (Present but refused above, it is not also missing.)
+  if (steps === undefined && r.get(["buffer", "total_steps"]) === undefined && r.get(["trainer", "total_steps"]) === undefined) r.fail(["buffer", "total_steps"], "missing required key buffer.total_steps (training steps)", "Add `buffer: { total_steps: 250 }`.");
   const stepsPath: Path = r.has(["buffer", "total_steps"]) ? ["buffer", "total_steps"] : ["trainer", "total_steps"];
   if (wfSteps !== undefined && steps !== undefined && wfSteps !== steps) {
     r.notes.push(`${fmt([...wa, "total_steps"])}: ${wfSteps} differs from the run's ${steps} steps; TCOD's pacing does not read it, and export writes ${steps}`);

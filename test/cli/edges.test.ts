@@ -135,13 +135,20 @@ describe("tcod import trinity: user errors, with positions", () => {
     expect(r.stderr).toMatch(want);
   }, 60_000);
 
-  it("total_steps: 1e20 finishes (no hang): more than a plan holds, a coded error at its line", () => {
+  it("total_steps: 10^20 finishes (no hang): more than a plan holds, a coded error at its line; 1e20, a float to YAML, is one Trinity's int field refuses", () => {
     const f = join(dir, "huge.yaml");
-    writeFileSync(f, base.replaceAll("total_steps: 250", "total_steps: 1e20"));
+    writeFileSync(f, base.replaceAll("total_steps: 250", "total_steps: 100000000000000000000"));
     const r = tcod("import", "trinity", f);
     expect(r.signal).toBeNull();
     userError(r, "TC7101");
     expect(r.stderr).toMatch(/huge\.yaml:\d+:\d+ error TC7101: total_steps must be at most 2\^53 − 1/);
+    // Not also "missing required key buffer.total_steps": it is there, refused.
+    expect(r.stderr).not.toContain("missing required key");
+    writeFileSync(f, base.replaceAll("total_steps: 250", "total_steps: 1e20"));
+    const e = tcod("import", "trinity", f);
+    userError(e, "TC7101");
+    expect(e.stderr).toMatch(/huge\.yaml:\d+:\d+ error TC7101: total_steps must be an integer, got 1e20, which YAML reads as a float: Trinity-RFT's integer field refuses a float/);
+    expect(e.stderr).toContain("hint: Write a whole number without a decimal point or exponent.\n");
   }, 60_000);
 
   it("an unknown format and a missing file", () => {
