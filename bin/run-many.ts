@@ -4,7 +4,7 @@
  * (the points a run would start, with the settings and resolved fields of each) and `--sweep`
  * (run every point, bin/sweep.ts).
  */
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { CompileError, compileFile, type CompiledPlan, type CompileResult } from "../compiler/index.js";
 import { didYouMean } from "../compiler/diagnostics/index.js";
 import { projectRootOf } from "../compiler/modules.js";
@@ -13,6 +13,7 @@ import { formatConfig, resolvedFields } from "./print-config.js";
 import { printDiagnostics } from "./report-diagnostics.js";
 import { defaultSweepDir, parseMaxPoints, runSweep, sweepSummary } from "./sweep.js";
 import { ensureOutDir } from "./out-path.js";
+import { countLog, pointLogPath } from "./point-log.js";
 import { result } from "./json-output.js";
 import { exitForSignal, signalWord, STOP_SIGNALS, type StopSignal } from "./stop-signals.js";
 
@@ -72,7 +73,12 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
       sourceRoot: projectRootOf(resolve(file)), configs: new Map(plans.map((c) => [c.plan.name, formatConfig(c, resolvedFields(c, r.sources))])), log: (l) => { if (!o.json) process.stdout.write(l + "\n"); }, signal: abort.signal, quit: quit.signal,
     });
     const failed = rec.points.filter((p) => p.status === "failed").length;
-    if (o.json) result({ sweep: resolve(dir), points: rec.points });
+    // Each point with its stderr.log and the warnings and notes in it, where it has one.
+    const withLog = () => rec.points.map((p) => {
+      const path = pointLogPath(join(dir, p.dir)), counts = countLog(path);
+      return counts ? { ...p, stderrLog: { path, ...counts } } : p;
+    });
+    if (o.json) result({ sweep: resolve(dir), points: withLog() });
     else process.stdout.write(sweepSummary(rec, dir));
     // 128 + the signal's number (130, 143, 129), as `tcod run` exits when a signal stops it.
     return stoppedBy !== undefined ? exitForSignal(stoppedBy) : failed ? 1 : 0;

@@ -3,7 +3,8 @@
  * curriculum) runs in a run folder of its own under one sweep folder:
  *   SWEEP_DIR/sweep.json            the file, the overrides, each point's settings, folder and status
  *   SWEEP_DIR/plans/NAME.plan.json  the compiled plans (and extension bundles)
- *   SWEEP_DIR/NAME/                 a run folder (metrics.jsonl, checkpoint/, report.html, run.json, source/)
+ *   SWEEP_DIR/NAME/                 a run folder (metrics.jsonl, checkpoint/, report.html, run.json, source/),
+ *                                   and stderr.log: what the point wrote on stderr, every attempt (bin/point-log.ts)
  * Each point is a child `tcod run PLAN --out DIR` (or `--resume DIR`), N at a time. Run the same
  * command again and finished points are skipped, interrupted ones resumed (one stopped before its
  * first checkpoint starts again at step 0, its rows kept as *.before-restart-N: runtime/set-aside.ts),
@@ -22,6 +23,7 @@ import { planFileNames } from "./plan-file-names.js";
 import { hasCheckpoint } from "../runtime/checkpoint.js";
 import { rowsToKeep } from "../runtime/set-aside.js";
 import { exitForSignal, STOP_SIGNALS, type StopSignal } from "./stop-signals.js";
+import { countLog, describeCounts, openPointLog, pointLogBlocked, pointLogPath } from "./point-log.js";
 
 export type PointStatus = "pending" | "running" | "completed" | "interrupted" | "failed";
 
@@ -102,6 +104,9 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     const before = previous.find((p) => p.name === c.plan.name);
     // Completed in the same folder only: a point whose folder name changed (it was shared) runs again.
     const done = before?.status === "completed" && before.dir === name;
+    const log = pointLogPath(runDir);
+    const blocked = done ? undefined : pointLogBlocked(log);
+    if (blocked) throw new SweepError(`${log} cannot be written (${blocked})`, `Move ${log} out of the way (the sweep keeps the point's stderr in it), then run the sweep again.`, log);
     rec.points.push({ name: c.plan.name, dir: name, settings: c.settings, status: done ? "completed" : existsSync(join(runDir, "metrics.jsonl")) ? "interrupted" : "pending" });
   }
   const save = () => writeFileSync(recordPath, JSON.stringify(rec, null, 2) + "\n");
@@ -128,21 +133,36 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     const restart = resume && !hasCheckpoint(runDir);
     const kept = restart ? rowsToKeep(runDir).map((f) => basename(f)) : [];
     const why = restart ? `: no checkpoint, so it starts again at step 0${kept.length ? `; the rows it had are kept as ${kept.map((f) => `${f}.before-restart-N`).join(" and ")}` : ""}` : "";
-    o.log(`${restart ? "restart" : resume ? "resume" : "start"} [${started}/${total}] ${p.name}${p.settings.length ? `  (${p.settings.join(", ")})` : ""}${why}`);
+    const verb = restart ? "restart" : resume ? "resume" : "start";
+    o.log(`${verb} [${started}/${total}] ${p.name}${p.settings.length ? `  (${p.settings.join(", ")})` : ""}${why}`);
     p.status = "running";
     save();
+    // The point's stderr, kept in its folder as it arrives (after the run folder exists: a fresh point's is made above).
+    const logPath = pointLogPath(runDir);
+    const log = openPointLog(logPath, `${new Date().toISOString()} ${verb} ${p.name}`);
     const t0 = Date.now();
-    const { code, stderr } = await child(process.execPath, args, o.signal, o.quit);
+    const { code, stderr } = await child(process.execPath, args, o.signal, o.quit, (b) => log.write(b));
     p.seconds = Math.round((Date.now() - t0) / 100) / 10;
     p.exitCode = code;
     p.status = code === 0 ? "completed" : STOPPED_EXITS.has(code) || o.signal?.aborted ? "interrupted" : "failed";
+    log.close(`${new Date().toISOString()} ${p.status}, exit ${code}, ${p.seconds} s`);
     save();
-    o.log(`${p.status.padEnd(11)} ${p.name} (${p.seconds} s)${p.status === "failed" ? `\n${indent(stderr.trim())}` : ""}`);
+    // A failed point's stderr is shown; so is any point's whose log could not be kept (else it would be lost).
+    const lost = log.failed !== undefined ? `\n      (its stderr could not be kept in ${logPath}: ${log.failed})` : "";
+    const said = p.status === "failed" || lost ? undefined : logNote(logPath);
+    o.log(`${p.status.padEnd(11)} ${p.name} (${p.seconds} s)${said ? `: ${said}` : ""}${lost}${p.status === "failed" || lost ? `\n${indent(stderr.trim())}` : ""}`);
   })));
   return rec;
 }
 
-function child(cmd: string, args: string[], signal?: AbortSignal, quit?: AbortSignal): Promise<{ code: number; stderr: string }> {
+/** "2 warnings and 1 note in DIR/stderr.log" for a point's log with any (undefined: none). */
+function logNote(path: string): string | undefined {
+  const said = describeCounts(countLog(path));
+  return said && `${said} in ${path}`;
+}
+
+/** Runs a point; `onStderr` gets each piece of its stderr as it comes, and the last 8,000 characters come back. */
+function child(cmd: string, args: string[], signal?: AbortSignal, quit?: AbortSignal, onStderr?: (b: Buffer) => void): Promise<{ code: number; stderr: string }> {
   return new Promise((done) => {
     // Its own process group: a signal sent to the sweep's group (Ctrl-C or a closed terminal, `timeout`,
     // SLURM) reaches a point only through the sweep below, once, and not a second time straight from
@@ -151,7 +171,7 @@ function child(cmd: string, args: string[], signal?: AbortSignal, quit?: AbortSi
     // by SIGKILL, which the sweep cannot catch to stop its points, and the point then stops as on SIGHUP.
     const p = spawn(cmd, args, { stdio: ["pipe", "ignore", "pipe"], detached: true });
     let stderr = "";
-    p.stderr.on("data", (b: Buffer) => { stderr = (stderr + b.toString()).slice(-8000); });
+    p.stderr.on("data", (b: Buffer) => { onStderr?.(b); stderr = (stderr + b.toString()).slice(-8000); });
     // The signal that stopped the sweep (the abort's reason; SIGINT when none was given) goes on to the
     // point, which checkpoints at the end of its step, then exits 128 + the signal's number.
     const forward = (s: AbortSignal) => () => { if (p.exitCode === null && p.signalCode === null) p.kill(isStopSignal(s.reason) ? s.reason : "SIGINT"); };
@@ -220,6 +240,12 @@ export function sweepSummary(rec: SweepRecord, dir: string): string {
       last = [lastTrain ? `step ${lastTrain.step}, train success ${lastTrain.successRate?.toFixed(3)}` : "", lastEval ? `${lastEval.name} ${lastEval.successRate?.toFixed(3)}` : ""].filter(Boolean).join(", ");
     } catch { /* a point that never started has no metrics */ }
     lines.push(`  ${p.name.padEnd(w)}  ${p.status.padEnd(11)}  ${last}`);
+  }
+  // Under the table, one line per point that said something on stderr worth reading (not a failed
+  // one: its stderr was shown when it failed), so warnings about a completed point's results are seen.
+  for (const p of rec.points) {
+    const said = p.status === "failed" ? undefined : logNote(pointLogPath(join(dir, p.dir)));
+    if (said) lines.push(`  ${p.name}: ${said}`);
   }
   return lines.join("\n") + "\n";
 }

@@ -1,10 +1,10 @@
 /**
  * `tcod run FILE --sweep`: every point in its own run folder under one sweep folder, resumable
  * (finished points skipped, an interrupted one resumed to the same metrics); `--dry-run` and
- * `--print-config`; what a run folder records (run.json, source/).
+ * `--print-config`; what a run folder records (run.json, source/, the point's stderr.log).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -119,6 +119,65 @@ describe("tcod run --sweep", () => {
     expect(many.stderr).toContain("compiles to 2 plans (small@k=2steps, small@k=3steps)");
     expect(many.stderr).toContain("--sweep");
   }, 300000);
+});
+
+describe("a sweep point's stderr", () => {
+  it("is kept in the point's stderr.log, one header per attempt; the summary names a completed point's warnings and notes; a failed point's stderr is shown", () => {
+    const { dir, file } = project();
+    writeFileSync(file, SOURCE.replace("k: [2 steps, 3 steps]", "k: [2 steps, 3 steps, 4 steps]"));
+    const out = join(dir, "out");
+    expect(tcod(["compile", file, "--out", join(dir, "plans")]).status).toBe(0);
+    // small@k=2steps restarts (rows but no checkpoint: a note) with a run.json that is not JSON (a warning);
+    // small@k=4steps has rows but no plan.json, so it fails; small@k=3steps runs quietly.
+    const warned = join(out, "small@k=2steps"), failing = join(out, "small@k=4steps");
+    mkdirSync(warned, { recursive: true });
+    mkdirSync(failing, { recursive: true });
+    writeFileSync(join(warned, "plan.json"), readFileSync(join(dir, "plans", "small@k=2steps.plan.json")));
+    writeFileSync(join(warned, "metrics.jsonl"), "x\n");
+    writeFileSync(join(warned, "run.json"), "not json");
+    writeFileSync(join(failing, "metrics.jsonl"), "\n");
+
+    const r = tcod(["run", file, "--sweep", "--out", out]);
+    expect(r.status).toBe(1);
+    const log = readFileSync(join(warned, "stderr.log"), "utf8");
+    expect(log).toMatch(/^--- \S+ restart small@k=2steps ---\n/);
+    expect(log).toContain("tcod run: note: ");
+    expect(log).toContain("before-restart-1");
+    expect(log).toMatch(/tcod run: warning: .*run\.json is not JSON/);
+    expect(log).toMatch(/--- \S+ completed, exit 0, [\d.]+ s ---\n$/);
+    const named = `1 warning and 1 note in ${join(warned, "stderr.log")}`;
+    expect(r.stdout).toContain(`completed   small@k=2steps (`);
+    expect(r.stdout).toContain(`  small@k=2steps: ${named}\n`);
+    // The quiet point has a log of its header and footer alone, and no line in the summary.
+    expect(readFileSync(join(out, "small@k=3steps", "stderr.log"), "utf8").split("\n").filter((l) => l && !l.startsWith("--- "))).toEqual([]);
+    expect(r.stdout).not.toMatch(/small@k=3steps: /);
+    // The failed point's stderr is shown (and kept); the summary does not name it again.
+    expect(r.stdout).toMatch(/failed {6}small@k=4steps \([\d.]+ s\)\n {6}.*error TC7014: cannot resume: .*plan\.json is missing/);
+    expect(r.stdout).not.toMatch(/small@k=4steps: /);
+    expect(readFileSync(join(failing, "stderr.log"), "utf8")).toContain("error TC7014");
+
+    // Run again: the completed points are skipped and still named; the failed one runs again, appending a second attempt.
+    const again = tcod(["run", file, "--sweep", "--out", out, "--json"]);
+    expect(again.status).toBe(1);
+    const res = JSON.parse(again.stdout) as { points: { name: string; stderrLog?: { path: string; warnings: number; notes: number } }[] };
+    expect(res.points.find((p) => p.name === "small@k=2steps")?.stderrLog).toEqual({ path: join(warned, "stderr.log"), warnings: 1, notes: 1 });
+    expect(res.points.find((p) => p.name === "small@k=3steps")?.stderrLog).toEqual({ path: join(out, "small@k=3steps", "stderr.log"), warnings: 0, notes: 0 });
+    expect(readFileSync(join(failing, "stderr.log"), "utf8").match(/^--- \S+ restart small@k=4steps ---$/gm)).toHaveLength(2);
+    expect(readFileSync(join(warned, "stderr.log"), "utf8")).toBe(log);
+    const text = tcod(["run", file, "--sweep", "--out", out]);
+    expect(text.stdout).toContain(`  small@k=2steps: ${named}\n`);
+  }, 300000);
+
+  it("a folder in the place of a point's stderr.log is TC7009 naming it, before any point starts", () => {
+    const { dir, file } = project();
+    const out = join(dir, "out");
+    mkdirSync(join(out, "small@k=3steps", "stderr.log"), { recursive: true });
+    const r = tcod(["run", file, "--sweep", "--out", out]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`error TC7009: ${join(out, "small@k=3steps", "stderr.log")} cannot be written (it is a folder, not a file)`);
+    expect(r.stderr).toContain("hint: Move");
+    expect(existsSync(join(out, "small@k=2steps", "metrics.jsonl"))).toBe(false);
+  });
 });
 
 describe("sweep limits and conflicts", () => {
