@@ -105,3 +105,40 @@ export function omegaconfTags(tags: Tags): Tags {
 }
 
 export const VALUE_MESSAGE = "a plain `=` is YAML 1.1's value key to PyYAML (tag:yaml.org,2002:value), which it cannot construct: Trinity-RFT (OmegaConf.load) refuses the file; quote it ('=') to mean the string";
+
+/**
+ * Plain text PyYAML does not read back as the same string, beyond what the yaml package's own
+ * YAML 1.1 schema quotes: what readPlain reads as anything but that string (`=`, OmegaConf's floats
+ * such as `1e5`), `<<` (PyYAML's merge key, which SafeLoader cannot construct as a value), and a tab, NEL (U+0085), U+2028 or U+2029 anywhere (PyYAML ends a plain scalar
+ * at a tab and breaks lines at the other three).
+ */
+const MISREAD_PLAIN = { test: (s: string): boolean => /[\t\u0085\u2028\u2029]/.test(s) || s === "<<" || readPlain(s).type !== "str" };
+
+/**
+ * A string holding NEL (U+0085), U+2028 or U+2029, written double-quoted with each of them escaped
+ * (`\N`, `\L`, `\P`): PyYAML breaks lines at them, so raw in a single-quoted, plain or block
+ * scalar (the yaml package writes them raw everywhere) they would fold to a space or a line feed.
+ * The rest is escaped as JSON escapes it, which YAML's double quotes read alike.
+ */
+const LINE_BREAKING: ScalarTag = {
+  tag: "tag:yaml.org,2002:str",
+  default: true,
+  identify: (v) => typeof v === "string" && /[\u0085\u2028\u2029]/.test(v),
+  resolve: (s) => s,
+  stringify: (item) => `"${JSON.stringify(String(item.value)).slice(1, -1).replace(/\u0085/g, "\\N").replace(/\u2028/g, "\\L").replace(/\u2029/g, "\\P")}"`,
+};
+
+/**
+ * The `customTags` of a stringify that writes YAML Trinity's loader reads back as written: the
+ * given tags but the merge key's (which would write the string `<<` as a merge key), after
+ * LINE_BREAKING and before one that matches (`test`) every plain string PyYAML would misread. The
+ * yaml package quotes a string that some default tag but str would match; that tag itself never
+ * writes anything (identify is false) and is never used to read.
+ */
+export function pyyamlQuoting(tags: Tags): Tags {
+  return [
+    LINE_BREAKING,
+    ...tags.filter((t) => typeof t === "string" || t.tag !== "tag:yaml.org,2002:merge"),
+    { tag: "tag:yaml.org,2002:pyyaml-misread", default: true, test: MISREAD_PLAIN as RegExp, identify: () => false, resolve: (s: string) => s } as ScalarTag,
+  ];
+}
