@@ -17,7 +17,7 @@ import { wrongEncoding } from "../../grammar/source-chars.js";
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
 import { resolveAliases, type AliasProblem, type Provenance, type Via } from "./yaml-aliases.js";
-import { omegaconfTags, readPlain, type PlainReading } from "./yaml-scalars.js";
+import { constructTagged, omegaconfTags, readPlain, type PlainReading } from "./yaml-scalars.js";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair, type YAMLMap } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
@@ -465,6 +465,12 @@ class Reader {
       else if (e === secondDoc) this.issues.push({ path: "$", line: p.line, column: p.col, ...MULTIPLE_DOCS });
       else if (e.code !== "MULTIPLE_DOCS") this.issues.push({ path: "$", line: p.line, column: p.col, message: `not valid YAML: ${e.message.split("\n")[0]}`, hint: "Fix the YAML syntax." });
     }
+    // A tag SafeLoader cannot construct, or one on the wrong kind of node: the yaml package only
+    // warns and reads the value untagged, PyYAML refuses the file.
+    if (this.issues.length === 0) {
+      const t = firstBadTag(this.doc);
+      if (t) { const p = this.lc.linePos(t.offset); this.issues.push({ path: "$", line: p.line, column: p.col, message: t.message, hint: t.hint }); }
+    }
     if (this.issues.length === 0) {
       // Past MAX_YAML_DEPTH, refused before anything (toJSON, getIn, the import's own walks) recurses into it.
       const deep = firstTooDeep(this.doc.contents);
@@ -657,10 +663,21 @@ class Reader {
     }
     return v.replace(/\$\{([^}]*)\}/g, (_, e: string) => String(resolveOne(e) ?? ""));
   }
-  /** The plain (unquoted) scalar at `path` as OmegaConf.load reads it, with its written text; undefined for any other node. */
+  /**
+   * The plain (unquoted) scalar at `path` as OmegaConf.load reads it, with its written text, or the
+   * scalar under an explicit standard tag (`!!int "010"`) as SafeLoader constructs it; undefined for
+   * any other node.
+   */
   private plain(path: Path): { reading: PlainReading; text: string } | undefined {
     const n = this.node(path);
-    return n && isScalar(n) && n.type === "PLAIN" && typeof n.source === "string" ? { reading: readPlain(n.source), text: n.source } : undefined;
+    if (!n || !isScalar(n) || typeof n.source !== "string") return undefined;
+    const tag = n.tag?.startsWith(YAML_TAG) ? n.tag.slice(YAML_TAG.length) : undefined;
+    if (tag === "str") return { reading: { type: "str", value: n.source }, text: n.source };
+    if (tag === "null" || tag === "bool" || tag === "int" || tag === "float") {
+      const r = constructTagged(tag, n.source);
+      return r.type === "error" ? undefined : { reading: r, text: n.source };
+    }
+    return n.type === "PLAIN" && n.tag === undefined ? { reading: readPlain(n.source), text: n.source } : undefined;
   }
   /**
    * A number whose YAML 1.1 reading (Trinity's) is not what the same text says to YAML 1.2 and to
@@ -781,6 +798,51 @@ function pythonFloat(s: string): number | undefined {
   if (/^[-+]?nan$/i.test(t)) return NaN;
   const digits = String.raw`\d(?:_?\d)*`;
   return new RegExp(`^[-+]?(?:(?:${digits})?\\.${digits}|${digits}\\.?)(?:[eE][-+]?${digits})?$`).test(t) ? Number(t.replace(/_/g, "")) : undefined;
+}
+
+const YAML_TAG = "tag:yaml.org,2002:";
+/** A tag as written: `!!int` for tag:yaml.org,2002:int, else the tag itself (`!local`). */
+const shownTag = (tag: string): string => (tag.startsWith(YAML_TAG) ? `!!${tag.slice(YAML_TAG.length)}` : tag);
+/** The node kind each standard tag SafeLoader constructs stands on, and what becomes of it. */
+const STANDARD_TAGS: Readonly<Record<string, { on: "scalar" | "map" | "seq"; refused?: string }>> = {
+  str: { on: "scalar" }, null: { on: "scalar" }, bool: { on: "scalar" }, int: { on: "scalar" }, float: { on: "scalar" },
+  map: { on: "map" }, seq: { on: "seq" },
+  timestamp: { on: "scalar", refused: "SafeLoader makes a date of it, which OmegaConf (Trinity-RFT's config loader) refuses (\"not a supported primitive type\")" },
+  set: { on: "map", refused: "SafeLoader makes a Python set of it, which OmegaConf (Trinity-RFT's config loader) refuses (\"not a supported primitive type\")" },
+  binary: { on: "scalar", refused: "SafeLoader makes bytes of it, which no key of a Trinity config tcod imports takes" },
+  omap: { on: "seq", refused: "SafeLoader makes a list of (key, value) pairs of it, which no key of a Trinity config tcod imports takes" },
+  pairs: { on: "seq", refused: "SafeLoader makes a list of (key, value) pairs of it, which no key of a Trinity config tcod imports takes" },
+};
+const TAG_HINT = "Remove the tag: a Trinity config holds plain values (strings, numbers, booleans, null, lists and mappings); quote a value to mean a string.";
+
+/**
+ * The first explicit tag (in the text's order) that PyYAML's SafeLoader, which Trinity-RFT reads the
+ * config with (OmegaConf.load), refuses or that tcod cannot import: a tag it has no constructor
+ * for (`!!python/object`, `!local`), a standard one on the wrong kind of node (`!!str [1]`), one
+ * whose value OmegaConf refuses or no Trinity key takes (`!!timestamp`, `!!binary`), and the
+ * non-specific `!` on a scalar, which PyYAML resolves as if it were untagged (`! 1` is 1) where
+ * YAML makes it a string. A standard scalar tag's value is constructed as SafeLoader does
+ * (yaml-scalars.ts constructTagged).
+ */
+function firstBadTag(doc: Document): { offset: number; message: string; hint: string } | undefined {
+  let first: { offset: number; message: string; hint: string } | undefined;
+  const check = (n: YamlNode, kind: "scalar" | "map" | "seq"): void => {
+    const tag = n.tag;
+    if (tag === undefined || (first && first.offset <= (n.range?.[0] ?? 0))) return;
+    const offset = n.range?.[0] ?? 0;
+    if (tag === "!") {
+      if (kind === "scalar") first = { offset, message: "the non-specific tag `!` on a scalar: PyYAML, which Trinity-RFT reads the config with, resolves the value as if it had no tag (`! 1` is the number 1, `! yes` true), where YAML makes it a string; tcod does not guess which was meant", hint: "Remove the `!`; quote the value to mean a string." };
+      return;
+    }
+    const std = tag.startsWith(YAML_TAG) ? STANDARD_TAGS[tag.slice(YAML_TAG.length)] : undefined;
+    if (!std) first = { offset, message: `the tag ${shownTag(tag)} is not one PyYAML's SafeLoader constructs: Trinity-RFT (OmegaConf.load) refuses the file ("could not determine a constructor for the tag '${tag}'")`, hint: TAG_HINT };
+    else if (std.on !== kind) {
+      const name = (k: string) => (k === "map" ? "mapping" : k === "seq" ? "sequence" : k);
+      first = { offset, message: `the tag ${shownTag(tag)} stands on a ${name(kind)}: PyYAML's SafeLoader, which Trinity-RFT reads the config with, refuses the file ("expected a ${name(std.on)} node, but found ${name(kind)}")`, hint: TAG_HINT };
+    } else if (std.refused) first = { offset, message: `the tag ${shownTag(tag)}: ${std.refused}`, hint: TAG_HINT };
+  };
+  visit(doc, { Scalar: (_k, n) => check(n, "scalar"), Map: (_k, n) => check(n, "map"), Seq: (_k, n) => check(n, "seq") });
+  return first;
 }
 
 /** Collections inside collections: a Trinity config nests about six levels. */

@@ -76,6 +76,63 @@ export function readPlain(text: string): PlainReading {
   return { type: "str", value: text };
 }
 
+/** Python's int(s, base) (after YAML removed '_'): whitespace around, a sign, the base's prefix (int('0o17', 8)), its digits. */
+function pythonInt(s: string, base: 2 | 8 | 10 | 16): number | undefined {
+  const digits = { 2: "[01]+", 8: "[0-7]+", 10: "[0-9]+", 16: "[0-9a-fA-F]+" }[base];
+  const prefix = { 2: "(?:0[bB])?", 8: "(?:0[oO])?", 10: "", 16: "(?:0[xX])?" }[base];
+  const m = new RegExp(`^\\s*([-+]?)${prefix}(${digits})\\s*$`).exec(s);
+  return m ? (m[1] === "-" ? -1 : 1) * parseInt(m[2]!, base) : undefined;
+}
+
+/** Python's float(s) (after YAML removed '_' and lowercased it): whitespace around, a sign, digits, inf, infinity, nan. */
+function pythonFloat(s: string): number | undefined {
+  const m = /^\s*([-+]?)(inf|infinity|nan|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?)\s*$/.exec(s);
+  if (!m) return undefined;
+  const sign = m[1] === "-" ? -1 : 1;
+  return m[2] === "nan" ? NaN : m[2]!.startsWith("inf") ? sign * Infinity : sign * Number(m[2]);
+}
+
+/** The standard scalar tags whose SafeLoader constructor constructTagged follows (`!!str` is the text itself). */
+export type ScalarTagName = "null" | "bool" | "int" | "float";
+
+/**
+ * What PyYAML's SafeLoader constructs from the scalar `text` under an explicit tag (`!!float 1` is
+ * 1.0, `!!int "3"` is 3, `!!bool yes` True, `!!null x` None), or why it cannot (a ValueError, a
+ * KeyError), as its construct_yaml_* functions do it: an explicit tag skips the implicit resolvers,
+ * so the text need not look like the type (`!!int " 3 "`, `!!int "0o17"` and `!!float infinity`
+ * are taken, as Python's int() and float() take them).
+ */
+export function constructTagged(tag: ScalarTagName, text: string): PlainReading | { type: "error"; why: string } {
+  if (tag === "null") return { type: "null", value: null };
+  if (tag === "bool") {
+    const v = ({ yes: true, no: false, true: true, false: false, on: true, off: false } as Record<string, boolean>)[text.toLowerCase()];
+    return v === undefined ? { type: "error", why: "!!bool takes yes, no, true, false, on or off (any case)" } : { type: "bool", value: v };
+  }
+  let v = text.replace(/_/g, "");
+  if (tag === "float") v = v.toLowerCase();
+  if (v === "") return { type: "error", why: "the value is empty" };
+  const sign = v[0] === "-" ? -1 : 1;
+  if (v[0] === "-" || v[0] === "+") v = v.slice(1);
+  const fail = { type: "error" as const, why: `Python's ${tag}() refuses ${JSON.stringify(text)}` };
+  if (tag === "float") {
+    if (v === ".inf") return { type: "float", value: sign * Infinity, form: "decimal" };
+    if (v === ".nan") return { type: "float", value: NaN, form: "decimal" };
+    const parts = v.split(":").map(pythonFloat);
+    if (parts.some((p) => p === undefined)) return fail;
+    return { type: "float", value: sign * sexagesimal(parts as number[]), form: parts.length > 1 ? "base60" : "decimal" };
+  }
+  const int = (n: number | undefined, form: "decimal" | "octal" | "binary" | "hex" | "base60"): PlainReading | { type: "error"; why: string } => n === undefined ? fail : { type: "int", value: sign * n, form };
+  if (v === "0") return int(0, "decimal");
+  if (v.startsWith("0b")) return int(pythonInt(v.slice(2), 2), "binary");
+  if (v.startsWith("0x")) return int(pythonInt(v.slice(2), 16), "hex");
+  if (v[0] === "0") return int(pythonInt(v, 8), "octal");
+  if (v.includes(":")) {
+    const parts = v.split(":").map((p) => pythonInt(p, 10));
+    return int(parts.some((p) => p === undefined) ? undefined : sexagesimal(parts as number[]), "base60");
+  }
+  return int(pythonInt(v, 10), "decimal");
+}
+
 /** Which of PyYAML's resolvers a plain scalar matches first (readPlain's order); a tag per resolver. */
 const RESOLVERS: [name: string, test: RegExp][] = [
   ["bool", BOOL], ["float", FLOAT], ["int", INT], ["null", NULL], ["value", VALUE], ["float", OMEGACONF_FLOAT],
@@ -101,7 +158,17 @@ export function omegaconfTags(tags: Tags): Tags {
       return r.type === "str" ? text : r.value;
     },
   });
-  return [...base, ...RESOLVERS.map(scalar)];
+  // An explicit tag (`!!float 1`): no default and no test, so the yaml package takes it by name only.
+  const tagged = (name: ScalarTagName): ScalarTag => ({
+    tag: `tag:yaml.org,2002:${name}`,
+    identify: () => false,
+    resolve(text, onError) {
+      const r = constructTagged(name, text);
+      if (r.type === "error") { onError(`PyYAML cannot construct !!${name} ${JSON.stringify(text)} (${r.why}): Trinity-RFT (OmegaConf.load) refuses the file; remove the tag, or give a value it takes`); return text; }
+      return r.type === "str" || r.type === "value" || r.type === "broken" ? text : r.value;
+    },
+  });
+  return [...base, ...(["null", "bool", "int", "float"] as const).map(tagged), ...RESOLVERS.map(scalar)];
 }
 
 export const VALUE_MESSAGE = "a plain `=` is YAML 1.1's value key to PyYAML (tag:yaml.org,2002:value), which it cannot construct: Trinity-RFT (OmegaConf.load) refuses the file; quote it ('=') to mean the string";

@@ -707,6 +707,54 @@ describe("scalars read as Trinity-RFT reads them: YAML 1.1 (PyYAML) as OmegaConf
     ]);
   });
 
+  // Explicitly tagged scalars: SafeLoader's constructors, which take text the implicit resolvers would not (`!!int " 3 "`).
+  const TAGGED = [
+    "!!float 1", "!!float '1_0.5'", "!!float '1:30'", "!!float ' 1.5 '", "!!float 1e5", "!!float .5", "!!float -2", "!!int \"3\"", "!!int 0x1F", "!!int '0o17'", "!!int ' 3 '",
+    "!!int '--5'", "!!int 1_", "!!int '1:30'", "!!int 010", "!!str 5", "!!str yes", "!!str", "!!str 1.0", "!!bool yes", "!!bool 'OFF'", "!!bool True", "!!null foo", "!!null ''", "!!null",
+    "!<tag:yaml.org,2002:int> '7'", "!!seq [1, !!float 2]", "!!map {x: !!int '4'}",
+  ];
+  const tagged = TAGGED.map((v, i) => `k${i}: ${v}`).join("\n") + "\n";
+
+  it("an explicitly tagged scalar is what SafeLoader constructs: !!float 1 is 1.0, !!int \"3\" 3, !!str 5 '5', !!bool yes true (was: !!float 1 read as the string '1', refused)", () => {
+    const c = resolvedConfig(tagged) as Record<string, unknown>;
+    const v = (s: string) => c[`k${TAGGED.indexOf(s)}`];
+    expect([v("!!float 1"), v("!!int \"3\""), v("!!str 5"), v("!!bool yes"), v("!!null foo"), v("!!int '0o17'"), v("!!int ' 3 '")]).toEqual([1, 3, "5", true, null, 15, 3]);
+    // In the fields of a config: a float where a float is wanted, a string where a string is; an int field refuses !!float 16 as Trinity does.
+    const text = F2B.replace("lr: 1e-6", "lr: !!float 1").replace("batch_size: 16", `batch_size: !!int "16"`).replace(`name: "alfworld_tcod_f2b"`, "name: !!str alfworld");
+    const { source, curriculum } = importTrinity(text, "x.yaml");
+    expect(source).toMatch(/adam\(lr: 1\.0, /);
+    expect(source).toMatch(/batch: +16 tasks/);
+    expect(curriculum).toBe("alfworld");
+    expect(issues(F2B.replace("batch_size: 16", "batch_size: !!float 16")).map((i) => i.message)).toEqual([`batch_size must be an integer, got 16, which YAML reads as a float: Trinity-RFT's integer field refuses a float (OmegaConf: "could not be converted to Integer")`]);
+    // !!bool yes where a string is wanted is the boolean, as a plain yes is; !!str yes is the word.
+    expect(issues(F2B.replace(`name: "alfworld_tcod_f2b"`, "name: !!bool yes")).map((i) => i.message)).toEqual(["name: yes is the boolean true to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, so Trinity gets 'True' here, not 'yes'"]);
+    expect(importTrinity(F2B.replace(`name: "alfworld_tcod_f2b"`, "name: !!str yes"), "x.yaml").curriculum).toBe("yes");
+  });
+
+  itWithTrinity(["yaml"])("every explicitly tagged scalar is what PyYAML's SafeLoader makes of it; what it refuses is refused", () => {
+    const py = (t: string) => spawnSync(TRINITY_PY, ["-c", "import json, sys, yaml; print(json.dumps(yaml.load(sys.stdin.read(), Loader=yaml.SafeLoader)))"], { input: t, encoding: "utf8" });
+    const p = py(tagged);
+    expect(p.status, p.stderr).toBe(0);
+    expect(resolvedConfig(tagged)).toEqual(JSON.parse(p.stdout));
+    for (const bad of ["!!bool y", "!!int 1.5", "!!int", "!!float ''", "!!float 0x10", "!!str [1]", "!!null {a: 1}", "!!map [1]", "!!seq {a: 1}", "!!value x", "!!merge x", "!!python/object:x {}", "!!python/str x", "!foo 1"]) {
+      expect(py(`k: ${bad}\n`).status, bad).not.toBe(0);
+      expect(() => resolvedConfig(`k: ${bad}\n`), bad).toThrow(TrinityImportError);
+    }
+  });
+
+  it("a tag SafeLoader has no constructor for, or whose value OmegaConf refuses, is refused naming the tag (was: read as if untagged, with a warning)", () => {
+    const one = (v: string) => issues(`k: ${v}\n`).map((i) => [i.line, i.column, i.message]);
+    expect(one("!!python/object:os.system {}")).toEqual([[1, 30, `the tag !!python/object:os.system is not one PyYAML's SafeLoader constructs: Trinity-RFT (OmegaConf.load) refuses the file ("could not determine a constructor for the tag 'tag:yaml.org,2002:python/object:os.system'")`]]);
+    expect(one("!foo 1")).toEqual([[1, 9, `the tag !foo is not one PyYAML's SafeLoader constructs: Trinity-RFT (OmegaConf.load) refuses the file ("could not determine a constructor for the tag '!foo'")`]]);
+    expect(one("!!str [1]")[0]![2]).toBe(`the tag !!str stands on a sequence: PyYAML's SafeLoader, which Trinity-RFT reads the config with, refuses the file ("expected a scalar node, but found sequence")`);
+    expect(one("!!timestamp 2001-12-14")[0]![2]).toBe(`the tag !!timestamp: SafeLoader makes a date of it, which OmegaConf (Trinity-RFT's config loader) refuses ("not a supported primitive type")`);
+    expect(one("!!binary aGk=")[0]![2]).toBe("the tag !!binary: SafeLoader makes bytes of it, which no key of a Trinity config tcod imports takes");
+    expect(one("!!int 1.5")[0]![2]).toMatch(/^not valid YAML: PyYAML cannot construct !!int "1.5" \(Python's int\(\) refuses "1.5"\): Trinity-RFT \(OmegaConf.load\) refuses the file/);
+    // `! 1` is 1 to PyYAML (resolved as if untagged), the string "1" to YAML: refused; on a collection it changes nothing.
+    expect(one("! 1")[0]![2]).toMatch(/^the non-specific tag `!` on a scalar: PyYAML/);
+    expect(resolvedConfig("k: ! [1]\n")).toEqual({ k: [1] });
+  });
+
   it("an unknown key YAML 1.1 reads as a boolean is named as written (a GitHub workflow's `on:`)", () => {
     expect(issues(`on: push\nmodel: {model_path: x}\n${F2B.replace(/^model:\n(?: {2}.*\n)+/m, "")}`).map((i) => i.path)).toEqual(["on"]);
   });
