@@ -133,6 +133,36 @@ export function constructTagged(tag: ScalarTagName, text: string): PlainReading 
   return int(pythonInt(v, 10), "decimal");
 }
 
+/** Python's repr(float) (what str() gives): the shortest digits that read back, in exponent form below 1e-4 and from 1e16 (`1e-06`, `1e+16`), else with a `.0` if whole. */
+export function pythonFloatRepr(n: number): string {
+  if (Number.isNaN(n)) return "nan";
+  if (!Number.isFinite(n)) return n > 0 ? "inf" : "-inf";
+  if (n === 0) return Object.is(n, -0) ? "-0.0" : "0.0";
+  const [mantissa, exp] = Math.abs(n).toExponential().split("e") as [string, string];
+  const digits = mantissa.replace(".", "");
+  const e = Number(exp);
+  const sign = n < 0 ? "-" : "";
+  if (e < -4 || e >= 16) return `${sign}${digits[0]}${digits.length > 1 ? `.${digits.slice(1)}` : ""}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  if (e < 0) return `${sign}0.${"0".repeat(-e - 1)}${digits}`;
+  const whole = digits.slice(0, e + 1).padEnd(e + 1, "0");
+  return `${sign}${whole}.${digits.slice(e + 1) || "0"}`;
+}
+
+/**
+ * The string Python's str() makes of a boolean or number as YAML read it (`text` as written): what a
+ * `str` field of Trinity's dataclasses holds when given one (OmegaConf's StringNode converts with
+ * str(value)). `True`, `123` (an int's digits, however long), `1.0`, `1e-06`; undefined for any other reading.
+ */
+export function pythonStr(r: PlainReading, text: string): string | undefined {
+  if (r.type === "bool") return r.value ? "True" : "False";
+  if (r.type === "int") {
+    const t = text.replace(/_/g, "").trim();
+    return r.form === "decimal" && /^[-+]?[0-9]+$/.test(t) ? BigInt(t).toString() : String(r.value);
+  }
+  if (r.type === "float") return pythonFloatRepr(r.value);
+  return undefined;
+}
+
 /** Which of PyYAML's resolvers a plain scalar matches first (readPlain's order); a tag per resolver. */
 const RESOLVERS: [name: string, test: RegExp][] = [
   ["bool", BOOL], ["float", FLOAT], ["int", INT], ["null", NULL], ["value", VALUE], ["float", OMEGACONF_FLOAT],
