@@ -6,7 +6,9 @@
  * `1.0e6`) is a float too, and a date is a string. The yaml package's default schema is YAML 1.2's
  * core, which reads each of those otherwise, and its own YAML 1.1 schema is not PyYAML's either
  * (`y`/`n` are booleans to it, `.5e6` a number), so the tags here are PyYAML's implicit resolvers,
- * in PyYAML's order, with OmegaConf's float resolver after them and no timestamp.
+ * in PyYAML's order, with OmegaConf's float resolver after them and no timestamp. An explicitly
+ * tagged scalar (`!!float 1`) is what SafeLoader's constructor makes of it (constructTagged). The
+ * export writes with the same readings (pyyamlQuoting): a string PyYAML would read otherwise is quoted.
  */
 import type { ScalarTag, Tags } from "yaml";
 
