@@ -16,6 +16,7 @@
  * (`TrinityExportError`), never dropped.
  */
 import { stringify } from "yaml";
+import { pyyamlQuoting } from "./yaml-scalars.js";
 import { GRPO_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
 import { evalScalar, readsFeedback, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
@@ -655,8 +656,9 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
     ...notes,
   ].join("\n");
   // version 1.1: a string Trinity's loader (PyYAML, YAML 1.1) would read as something else (`off`, `010`,
-  // `1:30`, `1_000`) is quoted; YAML 1.2 leaves it plain.
-  const yamlText = stringify(config, { lineWidth: 0, version: "1.1" }).replace(/^/, header.split("\n").map((l) => `# ${l}`).join("\n") + "\n");
+  // `1:30`, `1_000`) is quoted; YAML 1.2 leaves it plain. pyyamlQuoting: so is what PyYAML reads
+  // otherwise still (`=`, `1e5`, a tab), which the yaml package's YAML 1.1 writes plain.
+  const yamlText = stringify(config, { lineWidth: 0, version: "1.1", customTags: pyyamlQuoting }).replace(/^/, header.split("\n").map((l) => `# ${l}`).join("\n") + "\n");
   return { config, yaml: yamlText, ...(plugin ? { plugin } : {}), workflow, advantageFn, notes };
 }
 

@@ -17,7 +17,7 @@ import { wrongEncoding } from "../../grammar/source-chars.js";
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
 import { resolveAliases, type AliasProblem, type Provenance, type Via } from "./yaml-aliases.js";
-import { omegaconfTags, readPlain, type PlainReading } from "./yaml-scalars.js";
+import { constructTagged, omegaconfTags, pythonStr, readPlain, type PlainReading } from "./yaml-scalars.js";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair, type YAMLMap } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
@@ -465,6 +465,12 @@ class Reader {
       else if (e === secondDoc) this.issues.push({ path: "$", line: p.line, column: p.col, ...MULTIPLE_DOCS });
       else if (e.code !== "MULTIPLE_DOCS") this.issues.push({ path: "$", line: p.line, column: p.col, message: `not valid YAML: ${e.message.split("\n")[0]}`, hint: "Fix the YAML syntax." });
     }
+    // A tag SafeLoader cannot construct, or one on the wrong kind of node: the yaml package only
+    // warns and reads the value untagged, PyYAML refuses the file.
+    if (this.issues.length === 0) {
+      const t = firstBadTag(this.doc);
+      if (t) { const p = this.lc.linePos(t.offset); this.issues.push({ path: "$", line: p.line, column: p.col, message: t.message, hint: t.hint }); }
+    }
     if (this.issues.length === 0) {
       // Past MAX_YAML_DEPTH, refused before anything (toJSON, getIn, the import's own walks) recurses into it.
       const deep = firstTooDeep(this.doc.contents);
@@ -657,10 +663,21 @@ class Reader {
     }
     return v.replace(/\$\{([^}]*)\}/g, (_, e: string) => String(resolveOne(e) ?? ""));
   }
-  /** The plain (unquoted) scalar at `path` as OmegaConf.load reads it, with its written text; undefined for any other node. */
+  /**
+   * The plain (unquoted) scalar at `path` as OmegaConf.load reads it, with its written text, or the
+   * scalar under an explicit standard tag (`!!int "010"`) as SafeLoader constructs it; undefined for
+   * any other node.
+   */
   private plain(path: Path): { reading: PlainReading; text: string } | undefined {
     const n = this.node(path);
-    return n && isScalar(n) && n.type === "PLAIN" && typeof n.source === "string" ? { reading: readPlain(n.source), text: n.source } : undefined;
+    if (!n || !isScalar(n) || typeof n.source !== "string") return undefined;
+    const tag = n.tag?.startsWith(YAML_TAG) ? n.tag.slice(YAML_TAG.length) : undefined;
+    if (tag === "str") return { reading: { type: "str", value: n.source }, text: n.source };
+    if (tag === "null" || tag === "bool" || tag === "int" || tag === "float") {
+      const r = constructTagged(tag, n.source);
+      return r.type === "error" ? undefined : { reading: r, text: n.source };
+    }
+    return n.type === "PLAIN" && n.tag === undefined ? { reading: readPlain(n.source), text: n.source } : undefined;
   }
   /**
    * A number whose YAML 1.1 reading (Trinity's) is not what the same text says to YAML 1.2 and to
@@ -742,10 +759,25 @@ class Reader {
     this.fail(path, `${what}: ${p.text} is the boolean ${p.reading.value} to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, so Trinity gets '${py}' here, not '${p.text}'`, `Quote it ('${p.text}') to mean the word, or write '${py}'.`);
     return true;
   }
-  str(path: Path, what: string): string | undefined {
+  /**
+   * A string. `free`: the key is in a free-form mapping (workflow_args…), whose values Trinity hands
+   * on as YAML read them, so a number there stays a number; else the key is a `str` field, which
+   * OmegaConf's StringNode fills with str(value) when given a number or boolean: taken where that
+   * string is the text as written (`model_path: 123` is "123", `1.0` "1.0", `True` "True"), refused
+   * where Trinity's string is not what the text says (`1e-6` → '1e-06', `010` → '8', `true` → 'True').
+   */
+  str(path: Path, what: string, opts: { free?: boolean } = {}): string | undefined {
     const v = this.get(path);
     if (v === undefined) return undefined;
     if (this.boolWord(path, what)) return undefined;
+    if (typeof v !== "string" && !opts.free) {
+      const p = this.plain(path);
+      const py = p && (typeof v === "number" || typeof v === "boolean") ? pythonStr(p.reading, p.text) : undefined;
+      if (p && py === p.text) return py;
+      if (p && py !== undefined) {
+        return this.fail(path, `${what}: ${p.text} is the ${typeof v === "boolean" ? "boolean" : "number"} ${typeof v === "number" ? pythonStr(p.reading, p.text) : String(v)} to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, and its string field holds str() of it: '${py}', not '${p.text}'`, `Quote it ("${p.text}") to mean the text as written, or write '${py}'.`);
+      }
+    }
     if (typeof v !== "string") return this.fail(path, `${what} must be a string, got ${this.written(path, v)}`, "Quote the value.");
     // tcod strings escape only \n, \t, \" and \\: another control character cannot be written in the .tcod file.
     const ctl = /[\u0000-\u0008\u000b-\u001f\u007f]/.exec(v);
@@ -781,6 +813,51 @@ function pythonFloat(s: string): number | undefined {
   if (/^[-+]?nan$/i.test(t)) return NaN;
   const digits = String.raw`\d(?:_?\d)*`;
   return new RegExp(`^[-+]?(?:(?:${digits})?\\.${digits}|${digits}\\.?)(?:[eE][-+]?${digits})?$`).test(t) ? Number(t.replace(/_/g, "")) : undefined;
+}
+
+const YAML_TAG = "tag:yaml.org,2002:";
+/** A tag as written: `!!int` for tag:yaml.org,2002:int, else the tag itself (`!local`). */
+const shownTag = (tag: string): string => (tag.startsWith(YAML_TAG) ? `!!${tag.slice(YAML_TAG.length)}` : tag);
+/** The node kind each standard tag SafeLoader constructs stands on, and what becomes of it. */
+const STANDARD_TAGS: Readonly<Record<string, { on: "scalar" | "map" | "seq"; refused?: string }>> = {
+  str: { on: "scalar" }, null: { on: "scalar" }, bool: { on: "scalar" }, int: { on: "scalar" }, float: { on: "scalar" },
+  map: { on: "map" }, seq: { on: "seq" },
+  timestamp: { on: "scalar", refused: "SafeLoader makes a date of it, which OmegaConf (Trinity-RFT's config loader) refuses (\"not a supported primitive type\")" },
+  set: { on: "map", refused: "SafeLoader makes a Python set of it, which OmegaConf (Trinity-RFT's config loader) refuses (\"not a supported primitive type\")" },
+  binary: { on: "scalar", refused: "SafeLoader makes bytes of it, which no key of a Trinity config tcod imports takes" },
+  omap: { on: "seq", refused: "SafeLoader makes a list of (key, value) pairs of it, which no key of a Trinity config tcod imports takes" },
+  pairs: { on: "seq", refused: "SafeLoader makes a list of (key, value) pairs of it, which no key of a Trinity config tcod imports takes" },
+};
+const TAG_HINT = "Remove the tag: a Trinity config holds plain values (strings, numbers, booleans, null, lists and mappings); quote a value to mean a string.";
+
+/**
+ * The first explicit tag (in the text's order) that PyYAML's SafeLoader, which Trinity-RFT reads the
+ * config with (OmegaConf.load), refuses or that tcod cannot import: a tag it has no constructor
+ * for (`!!python/object`, `!local`), a standard one on the wrong kind of node (`!!str [1]`), one
+ * whose value OmegaConf refuses or no Trinity key takes (`!!timestamp`, `!!binary`), and the
+ * non-specific `!` on a scalar, which PyYAML resolves as if it were untagged (`! 1` is 1) where
+ * YAML makes it a string. A standard scalar tag's value is constructed as SafeLoader does
+ * (yaml-scalars.ts constructTagged).
+ */
+function firstBadTag(doc: Document): { offset: number; message: string; hint: string } | undefined {
+  let first: { offset: number; message: string; hint: string } | undefined;
+  const check = (n: YamlNode, kind: "scalar" | "map" | "seq"): void => {
+    const tag = n.tag;
+    if (tag === undefined || (first && first.offset <= (n.range?.[0] ?? 0))) return;
+    const offset = n.range?.[0] ?? 0;
+    if (tag === "!") {
+      if (kind === "scalar") first = { offset, message: "the non-specific tag `!` on a scalar: PyYAML, which Trinity-RFT reads the config with, resolves the value as if it had no tag (`! 1` is the number 1, `! yes` true), where YAML makes it a string; tcod does not guess which was meant", hint: "Remove the `!`; quote the value to mean a string." };
+      return;
+    }
+    const std = tag.startsWith(YAML_TAG) ? STANDARD_TAGS[tag.slice(YAML_TAG.length)] : undefined;
+    if (!std) first = { offset, message: `the tag ${shownTag(tag)} is not one PyYAML's SafeLoader constructs: Trinity-RFT (OmegaConf.load) refuses the file ("could not determine a constructor for the tag '${tag}'")`, hint: TAG_HINT };
+    else if (std.on !== kind) {
+      const name = (k: string) => (k === "map" ? "mapping" : k === "seq" ? "sequence" : k);
+      first = { offset, message: `the tag ${shownTag(tag)} stands on a ${name(kind)}: PyYAML's SafeLoader, which Trinity-RFT reads the config with, refuses the file ("expected a ${name(std.on)} node, but found ${name(kind)}")`, hint: TAG_HINT };
+    } else if (std.refused) first = { offset, message: `the tag ${shownTag(tag)}: ${std.refused}`, hint: TAG_HINT };
+  };
+  visit(doc, { Scalar: (_k, n) => check(n, "scalar"), Map: (_k, n) => check(n, "map"), Seq: (_k, n) => check(n, "seq") });
+  return first;
 }
 
 /** Collections inside collections: a Trinity config nests about six levels. */
@@ -1054,8 +1131,21 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
   if (warm !== undefined && warm > 0) r.fail(["algorithm", "optimizer", "lr_warmup_steps"], "learning-rate warm-up is not imported", "Remove the warm-up.");
   const warmRatio = r.num(["algorithm", "optimizer", "lr_warmup_steps_ratio"], "lr_warmup_steps_ratio");
   if (warmRatio !== undefined && warmRatio > 0) r.fail(["algorithm", "optimizer", "lr_warmup_steps_ratio"], "learning-rate warm-up is not imported", "Remove the warm-up.");
-  const betas = r.get(["algorithm", "optimizer", "betas"]);
-  if (betas !== undefined && !(Array.isArray(betas) && betas.length === 2 && betas.every((b) => typeof b === "number" && Number.isFinite(b)))) r.fail(["algorithm", "optimizer", "betas"], "betas must be a list of two finite numbers", "e.g. betas: [0.9, 0.999]");
+  // betas is a List[float] field: OmegaConf converts each item as a float field does (an int, and a
+  // string Python's float() reads: "0.9", " 0.9 ", "9_0e-2"), and refuses a boolean or null.
+  const betasNode = r.node(["algorithm", "optimizer", "betas"]);
+  let betas: number[] | undefined;
+  if (r.get(["algorithm", "optimizer", "betas"]) !== undefined) {
+    if (!isSeq(betasNode) || betasNode.items.length !== 2) r.fail(["algorithm", "optimizer", "betas"], "betas must be a list of two finite numbers", "e.g. betas: [0.9, 0.999]");
+    else {
+      const items = betasNode.items.map((_, j) => {
+        const path = ["algorithm", "optimizer", "betas", j];
+        if (r.get(path) === undefined) return r.fail(path, `betas[${j}] must be a number, got null: Trinity-RFT's List[float] field refuses it`, "Write a number, e.g. betas: [0.9, 0.999]");
+        return r.num(path, `betas[${j}]`);
+      });
+      if (items.every((b) => b !== undefined)) betas = items as number[];
+    }
+  }
   const weightDecay = r.num(["algorithm", "optimizer", "weight_decay"], "weight_decay") ?? 0.01;
   const gradClip = r.num(["trainer", "grad_clip"], "grad_clip") ?? r.num(["algorithm", "optimizer", "clip_grad"], "clip_grad") ?? 1.0;
   const gradClipPath: Path = r.has(["trainer", "grad_clip"]) || !r.has(["algorithm", "optimizer", "clip_grad"]) ? ["trainer", "grad_clip"] : ["algorithm", "optimizer", "clip_grad"];
@@ -1096,7 +1186,7 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
   const wfSteps = r.num([...wa, "total_steps"], "workflow_args.total_steps", { integer: true, min: 1, free: true });
   let every: number | undefined;
   if (method !== "OPD") {
-    const strat = r.str([...wa, "checkpoint_strategy"], "checkpoint_strategy") ?? "linear";
+    const strat = r.str([...wa, "checkpoint_strategy"], "checkpoint_strategy", { free: true }) ?? "linear";
     if (strat !== "linear") r.fail([...wa, "checkpoint_strategy"], `checkpoint_strategy '${strat}' is not implemented by the TCOD workflows (only 'linear')`, "Use checkpoint_strategy: linear.");
     every = r.num([...wa, "checkpoint_steps"], "checkpoint_steps", { integer: true, min: 1, free: true });
     if (every === undefined) { every = 5; r.notes.push(`${fmt([...wa, "checkpoint_steps"])}: absent → TCOD's default 5`); }
@@ -1202,15 +1292,18 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
     const v = r.get(path);
     if (v === undefined) continue;
     const def = DEFAULT_INFRA[field];
-    if (typeof def === "number" ? r.ambiguousNumber(path) : r.boolWord(path, key)) continue;
-    if (typeof def === "number" ? typeof v !== "number" && !(typeof v === "string" && Number.isFinite(Number(v))) : typeof v !== "string") {
-      r.fail(path, `${key} must be ${typeof def === "number" ? "a number" : "a string"}, got ${JSON.stringify(v)}`, `It is the cluster setting --infra ${field}.`);
+    if (typeof def === "number" && r.ambiguousNumber(path)) continue;
+    if (typeof def === "number" && typeof v !== "number" && !(typeof v === "string" && Number.isFinite(Number(v)))) {
+      r.fail(path, `${key} must be a number, got ${JSON.stringify(v)}`, `It is the cluster setting --infra ${field}.`);
       continue;
     }
+    // A string setting as Trinity's str field holds it (`project: 2024` is "2024"), or refused (Reader.str).
+    const text = typeof def === "number" ? undefined : typeof v === "string" ? v : r.str(path, key);
+    if (typeof def !== "number" && text === undefined) continue;
     // What `tcod export --infra` would refuse is refused here, at the key.
-    const problem = infraProblem(field, typeof def === "number" ? Number(v) : (v as string));
+    const problem = infraProblem(field, text ?? Number(v));
     if (problem) { r.fail(path, `${key}: ${problem.replace(/^--infra \w+ /, "")}`, `It is the cluster setting --infra ${field}; Trinity-RFT's trinity/common/config.py says what it takes.`); continue; }
-    if (typeof def === "number" ? Number(v) !== def : v !== def) infra.push(`${field}=${String(v)}`);
+    if (text !== undefined ? text !== def : Number(v) !== def) infra.push(`${field}=${text ?? String(v)}`);
   }
   for (const [key, fixed] of Object.entries(FIXED_KEYS)) {
     const v = r.get(key.split(".").map((p) => (/^\d+$/.test(p) ? Number(p) : p)));
@@ -1248,7 +1341,7 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
   const lossArgs = [at(["algorithm", "advantage_fn_args", "kl_coef"], `coef: ${num(klCoef)}`), ...(aggregate && aggregate !== "token_mean" ? [at(["algorithm", "loss_agg_mode"], `aggregate: ${JSON.stringify(aggregate)}`)] : [])];
   const adamArgs = [
     at(opt("lr"), `lr: ${num(lr)}`),
-    ...(Array.isArray(betas) ? [at(opt("betas"), `betas: [${betas.map((b) => num(b as number)).join(", ")}]`)] : []),
+    ...(betas ? [at(opt("betas"), `betas: [${betas.map((b) => num(b)).join(", ")}]`)] : []),
     ...(weightDecay !== 0.01 ? [at(opt("weight_decay"), `weight_decay: ${num(weightDecay)}`)] : []),
     at(gradClipPath, `grad_clip: ${num(gradClip)}`),
     ...(lossFn !== "ppo" ? [at(["algorithm", "policy_loss_fn"], `loss_fn: ${JSON.stringify(lossFn)}`)] : []),

@@ -2,6 +2,7 @@
  * Plan → Trinity config: the mapping of every plan field, recognition of the official TCOD schedules,
  * when a plugin is generated and what it carries, and errors that name what cannot be exported.
  */
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -13,6 +14,7 @@ import { exportTrinity, MAX_EXPORT_STEPS, REFUSED_CONSTRUCTS, refusedConstruct, 
 import { officialB2f, officialF2b, recogniseB2f, recogniseF2b, simplify } from "../../targets/trinity/plugin/recognise.js";
 import type { ExprTree } from "../../plan/expr.js";
 import { parsePlan, PlanError, type AgentFormat, type Plan, type PlanNode } from "../../plan/schema.js";
+import { TRINITY_PY, itWithTrinity } from "./real.js";
 import { ALFWORLD_AGENT, atodPlan, b2fPlan, b2fTree, f2bPlan, f2bTree, makePlan, opdPlan, turnopdPlan, SCIENCEWORLD_AGENT, TCOD_AGENT, WEBSHOP_AGENT } from "./plans.js";
 
 const fork = { target: "tcod-fork" as const };
@@ -107,6 +109,39 @@ describe("config mapping (tcod-fork)", () => {
     for (const line of [`DEBUG: "on"`, `MASK: "010"`, `T: "1:30"`, `U: "1_000"`, `B: "0b1"`, "X: plain"]) expect(e.yaml).toContain(`    ${line}\n`);
     // Read back as Trinity reads it (import trinity's reading), each is the string written.
     expect((resolvedConfig(e.yaml) as any).explorer.env_vars).toEqual({ DEBUG: "on", MASK: "010", T: "1:30", U: "1_000", B: "0b1", X: "plain" });
+  });
+  it("a string that is exactly `=` is quoted (was: written plain, which PyYAML resolves to tag:yaml.org,2002:value and SafeLoader cannot construct, so Trinity could not load the file)", () => {
+    const e = exportTrinity(opdPlan(), { target: "tcod-fork", infra: { checkpointRootDir: "=", envVars: { EQ: "=", EQ2: "==" } } });
+    expect(e.yaml).toContain(`checkpoint_root_dir: "="\n`);
+    expect(e.yaml).toContain(`    EQ: "="\n`);
+    expect(e.yaml).toContain("    EQ2: ==\n");
+    expect((resolvedConfig(e.yaml) as any).explorer.env_vars).toEqual({ EQ: "=", EQ2: "==" });
+  });
+  itWithTrinity(["yaml"])("every string the export writes reads back as that string to PyYAML's SafeLoader (Trinity's loader), over tricky and random strings", () => {
+    // Each of PyYAML's implicit resolvers (and OmegaConf's float) near its edges, YAML indicators, line breaks PyYAML knows.
+    const tricky = [
+      "=", "==", "<<", "~", "null", "Null", "NULL", "", " ", "-", "?", ":", "a: b", "#x", "x #y", "0o17", "1e5", "1E5", ".5", "+.5", "+1", "-.inf", ".NaN", ".nan", ".Inf",
+      "2001-12-14", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5", "y", "n", "Y", "NO", "yes", "On", "off", "TRUE", "0x_", "0b", "0b_", "0b2", "1__0", "1:2:3", "190:20:30.15",
+      "685_230.15", "6.8523015e+5", "1.", "1.e5", "0.", "-0", "00", "08", "09.5", "0_", "_0", "1_", "+0x1F", "-0b11", "1:60", "1:5", "1:05.5", "e5", "1e", "1e+", "1.0e-6",
+      "—", "é", "a\nb", "a\n\nb", "tab\tx", "'", "\"", "!x", "&a", "*a", "%x", "@x", "`x", "|", ">", "---", "...", "- x", "[a]", "{a}", ",", "a,b", "trailing ", " leading",
+      "x\u0085y", "x\u2028y", "x\u2029y", "\u00a0", "\ufeffx", "x\u0007", "\t", "\n", "a\r\nb",
+    ];
+    // Random strings over the characters those resolvers turn on, seeded (a linear congruential generator).
+    const alphabet = "0123456789._:-+=~exXbBoOnNyYlLtTfFaAsS #,[]{}!&*?|>'\"%@`\n\t\\";
+    let seed = 19;
+    const rand = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+    const random = Array.from({ length: 3000 }, () => Array.from({ length: 1 + rand(7) }, () => alphabet[rand(alphabet.length)]).join(""));
+    const strings = [...tricky, ...random];
+    const envVars = Object.fromEntries(strings.map((s, i) => [`V${i}`, s]));
+    const e = exportTrinity(opdPlan(), { target: "tcod-fork", infra: { checkpointRootDir: "=", project: "1:30", envVars } });
+    const py = spawnSync(TRINITY_PY, ["-c", "import json, sys, yaml; print(json.dumps(yaml.load(sys.stdin.read(), Loader=yaml.SafeLoader)))"], { input: e.yaml, encoding: "utf8", maxBuffer: 1 << 26 });
+    expect(py.status, py.stderr.slice(-2000)).toBe(0);
+    const read = JSON.parse(py.stdout);
+    expect([read.checkpoint_root_dir, read.project]).toEqual(["=", "1:30"]);
+    const wrong = strings.map((s, i) => [s, read.explorer.env_vars[`V${i}`]]).filter(([s, got]) => got !== s);
+    expect(wrong).toEqual([]);
+    // The import reads the file as PyYAML does.
+    expect((resolvedConfig(e.yaml) as any).explorer.env_vars).toEqual(envVars);
   });
 });
 

@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { importTrinity, TrinityImportError, resolvedConfig } from "../../targets/trinity/import.js";
+import { pythonStr, readPlain } from "../../targets/trinity/yaml-scalars.js";
 import { TRINITY_PY, itWithTrinity } from "./real.js";
 
 const F2B = readFileSync("test/fixtures/trinity/official/tcod_f2b.yaml", "utf8");
@@ -611,6 +612,17 @@ describe("scalars read as Trinity-RFT reads them: YAML 1.1 (PyYAML) as OmegaConf
     "-010", "1:30", "-1:30", "1:30.5", "1:60", "yes", "No", "ON", "off", "y", "n", "True", "FALSE", "~", "Null", "", "2001-12-14", "0.000001", "-1e-6", "e5", "1_", "_1",
   ];
   const text = SCALARS.map((v, i) => `k${i}: ${v}`).join("\n") + "\n";
+  // omegaconf's own loader where it is installed, else the same built from PyYAML (omegaconf 2.3's _utils.get_yaml_loader).
+  const OMEGACONF_LOADER = [
+    "import json, re, sys, yaml",
+    "try:",
+    "    from omegaconf._utils import get_yaml_loader",
+    "    loader = get_yaml_loader()",
+    "except ImportError:",
+    "    class loader(yaml.SafeLoader): pass",
+    "    loader.add_implicit_resolver('tag:yaml.org,2002:float', re.compile(r'''^(?:[-+]?[0-9]+(?:_[0-9]+)*\\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)|\\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?|[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\\.[0-9_]*|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$'''), list('-+0123456789.'))",
+    "    loader.yaml_implicit_resolvers = {k: [(t, r) for t, r in v if t != 'tag:yaml.org,2002:timestamp'] for k, v in loader.yaml_implicit_resolvers.items()}",
+  ];
 
   it("numbers without a dot (2e-6), 1_000, 0b101 and 0x1F are numbers; yes/no/on/off booleans; dates and 0o17 strings (were: YAML 1.2's reading)", () => {
     const c = resolvedConfig(text) as Record<string, unknown>;
@@ -622,18 +634,7 @@ describe("scalars read as Trinity-RFT reads them: YAML 1.1 (PyYAML) as OmegaConf
   });
 
   itWithTrinity(["yaml"])("every scalar is what OmegaConf.load's loader makes of it (PyYAML's SafeLoader with OmegaConf's float resolver, no timestamps)", () => {
-    // omegaconf's own loader where it is installed, else the same built from PyYAML (omegaconf 2.3's _utils.get_yaml_loader).
-    const script = [
-      "import json, re, sys, yaml",
-      "try:",
-      "    from omegaconf._utils import get_yaml_loader",
-      "    loader = get_yaml_loader()",
-      "except ImportError:",
-      "    class loader(yaml.SafeLoader): pass",
-      "    loader.add_implicit_resolver('tag:yaml.org,2002:float', re.compile(r'''^(?:[-+]?[0-9]+(?:_[0-9]+)*\\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)|\\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?|[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\\.[0-9_]*|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$'''), list('-+0123456789.'))",
-      "    loader.yaml_implicit_resolvers = {k: [(t, r) for t, r in v if t != 'tag:yaml.org,2002:timestamp'] for k, v in loader.yaml_implicit_resolvers.items()}",
-      "print(json.dumps(yaml.load(sys.stdin.read(), Loader=loader)))",
-    ].join("\n");
+    const script = [...OMEGACONF_LOADER, "print(json.dumps(yaml.load(sys.stdin.read(), Loader=loader)))"].join("\n");
     const py = spawnSync(TRINITY_PY, ["-c", script], { input: text, encoding: "utf8" });
     expect(py.status, py.stderr).toBe(0);
     expect(resolvedConfig(text)).toEqual(JSON.parse(py.stdout));
@@ -666,7 +667,7 @@ describe("scalars read as Trinity-RFT reads them: YAML 1.1 (PyYAML) as OmegaConf
     expect(issues(withStartup("1.0")).map((i) => i.message)).toEqual(["eval_on_startup must be true or false, got 1.0"]);
     expect(importTrinity(withStartup("0b10"), "x.yaml").source).not.toContain("at_start: false");
     // Where YAML 1.2 reads the text otherwise, the message says what YAML 1.1 made of it.
-    expect(issues(F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: 0b10")).map((i) => i.message)).toEqual(["model_path must be a string, got 0b10 (the number 2 to YAML 1.1, which Trinity-RFT reads the config with)"]);
+    expect(issues(F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: 0b10")).map((i) => i.message)).toEqual(["model_path: 0b10 is the number 2 to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, and its string field holds str() of it: '2', not '0b10'"]);
     expect(issues(withStartup("maybe")).map((i) => i.message)).toEqual([`eval_on_startup must be true or false, got "maybe"`]);
     expect(issues(withStartup("010")).map((i) => i.message)).toEqual(["eval_on_startup: 010 is the octal number 8 to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, but 10 to YAML 1.2; tcod does not guess which was meant"]);
   });
@@ -705,6 +706,98 @@ describe("scalars read as Trinity-RFT reads them: YAML 1.1 (PyYAML) as OmegaConf
       ["buffer.explorer_input.taskset.workflow_args.max_env_steps", `max_env_steps must be a number, got the string "30": buffer.explorer_input.taskset.workflow_args is a free-form mapping, whose values Trinity-RFT passes on as YAML reads them, so this one as a string`],
       ["buffer.batch_size", `batch_size must be an integer, got 16.0, which YAML reads as a float: Trinity-RFT's integer field refuses a float (OmegaConf: "could not be converted to Integer")`],
     ]);
+  });
+
+  // Explicitly tagged scalars: SafeLoader's constructors, which take text the implicit resolvers would not (`!!int " 3 "`).
+  const TAGGED = [
+    "!!float 1", "!!float '1_0.5'", "!!float '1:30'", "!!float ' 1.5 '", "!!float 1e5", "!!float .5", "!!float -2", "!!int \"3\"", "!!int 0x1F", "!!int '0o17'", "!!int ' 3 '",
+    "!!int '--5'", "!!int 1_", "!!int '1:30'", "!!int 010", "!!str 5", "!!str yes", "!!str", "!!str 1.0", "!!bool yes", "!!bool 'OFF'", "!!bool True", "!!null foo", "!!null ''", "!!null",
+    "!<tag:yaml.org,2002:int> '7'", "!!seq [1, !!float 2]", "!!map {x: !!int '4'}",
+  ];
+  const tagged = TAGGED.map((v, i) => `k${i}: ${v}`).join("\n") + "\n";
+
+  it("an explicitly tagged scalar is what SafeLoader constructs: !!float 1 is 1.0, !!int \"3\" 3, !!str 5 '5', !!bool yes true (was: !!float 1 read as the string '1', refused)", () => {
+    const c = resolvedConfig(tagged) as Record<string, unknown>;
+    const v = (s: string) => c[`k${TAGGED.indexOf(s)}`];
+    expect([v("!!float 1"), v("!!int \"3\""), v("!!str 5"), v("!!bool yes"), v("!!null foo"), v("!!int '0o17'"), v("!!int ' 3 '")]).toEqual([1, 3, "5", true, null, 15, 3]);
+    // In the fields of a config: a float where a float is wanted, a string where a string is; an int field refuses !!float 16 as Trinity does.
+    const text = F2B.replace("lr: 1e-6", "lr: !!float 1").replace("batch_size: 16", `batch_size: !!int "16"`).replace(`name: "alfworld_tcod_f2b"`, "name: !!str alfworld");
+    const { source, curriculum } = importTrinity(text, "x.yaml");
+    expect(source).toMatch(/adam\(lr: 1\.0, /);
+    expect(source).toMatch(/batch: +16 tasks/);
+    expect(curriculum).toBe("alfworld");
+    expect(issues(F2B.replace("batch_size: 16", "batch_size: !!float 16")).map((i) => i.message)).toEqual([`batch_size must be an integer, got 16, which YAML reads as a float: Trinity-RFT's integer field refuses a float (OmegaConf: "could not be converted to Integer")`]);
+    // !!bool yes where a string is wanted is the boolean, as a plain yes is; !!str yes is the word.
+    expect(issues(F2B.replace(`name: "alfworld_tcod_f2b"`, "name: !!bool yes")).map((i) => i.message)).toEqual(["name: yes is the boolean true to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, so Trinity gets 'True' here, not 'yes'"]);
+    expect(importTrinity(F2B.replace(`name: "alfworld_tcod_f2b"`, "name: !!str yes"), "x.yaml").curriculum).toBe("yes");
+  });
+
+  itWithTrinity(["yaml"])("every explicitly tagged scalar is what PyYAML's SafeLoader makes of it; what it refuses is refused", () => {
+    const py = (t: string) => spawnSync(TRINITY_PY, ["-c", "import json, sys, yaml; print(json.dumps(yaml.load(sys.stdin.read(), Loader=yaml.SafeLoader)))"], { input: t, encoding: "utf8" });
+    const p = py(tagged);
+    expect(p.status, p.stderr).toBe(0);
+    expect(resolvedConfig(tagged)).toEqual(JSON.parse(p.stdout));
+    for (const bad of ["!!bool y", "!!int 1.5", "!!int", "!!float ''", "!!float 0x10", "!!str [1]", "!!null {a: 1}", "!!map [1]", "!!seq {a: 1}", "!!value x", "!!merge x", "!!python/object:x {}", "!!python/str x", "!foo 1"]) {
+      expect(py(`k: ${bad}\n`).status, bad).not.toBe(0);
+      expect(() => resolvedConfig(`k: ${bad}\n`), bad).toThrow(TrinityImportError);
+    }
+  });
+
+  it("a tag SafeLoader has no constructor for, or whose value OmegaConf refuses, is refused naming the tag (was: read as if untagged, with a warning)", () => {
+    const one = (v: string) => issues(`k: ${v}\n`).map((i) => [i.line, i.column, i.message]);
+    expect(one("!!python/object:os.system {}")).toEqual([[1, 30, `the tag !!python/object:os.system is not one PyYAML's SafeLoader constructs: Trinity-RFT (OmegaConf.load) refuses the file ("could not determine a constructor for the tag 'tag:yaml.org,2002:python/object:os.system'")`]]);
+    expect(one("!foo 1")).toEqual([[1, 9, `the tag !foo is not one PyYAML's SafeLoader constructs: Trinity-RFT (OmegaConf.load) refuses the file ("could not determine a constructor for the tag '!foo'")`]]);
+    expect(one("!!str [1]")[0]![2]).toBe(`the tag !!str stands on a sequence: PyYAML's SafeLoader, which Trinity-RFT reads the config with, refuses the file ("expected a scalar node, but found sequence")`);
+    expect(one("!!timestamp 2001-12-14")[0]![2]).toBe(`the tag !!timestamp: SafeLoader makes a date of it, which OmegaConf (Trinity-RFT's config loader) refuses ("not a supported primitive type")`);
+    expect(one("!!binary aGk=")[0]![2]).toBe("the tag !!binary: SafeLoader makes bytes of it, which no key of a Trinity config tcod imports takes");
+    expect(one("!!int 1.5")[0]![2]).toMatch(/^not valid YAML: PyYAML cannot construct !!int "1.5" \(Python's int\(\) refuses "1.5"\): Trinity-RFT \(OmegaConf.load\) refuses the file/);
+    // `! 1` is 1 to PyYAML (resolved as if untagged), the string "1" to YAML: refused; on a collection it changes nothing.
+    expect(one("! 1")[0]![2]).toMatch(/^the non-specific tag `!` on a scalar: PyYAML/);
+    expect(resolvedConfig("k: ! [1]\n")).toEqual({ k: [1] });
+  });
+
+  it("betas given as quoted numbers are the numbers, as Trinity's List[float] field converts them (float()); a boolean, null or a word is refused at the item (was: all refused)", () => {
+    const withBetas = (b: string) => F2B.replace("    lr: 1e-6\n", `    lr: 1e-6\n    betas: ${b}\n`);
+    expect(importTrinity(withBetas(`["0.9", "0.999"]`), "x.yaml").source).toMatch(/betas: \[0\.9, 0\.999\]/);
+    expect(importTrinity(withBetas(`[" 0.9 ", "9_99e-3"]`), "x.yaml").source).toMatch(/betas: \[0\.9, 0\.999\]/);
+    expect(importTrinity(withBetas("[0, 0.5]"), "x.yaml").source).toMatch(/betas: \[0\.0, 0\.5\]/);
+    const bad = withBetas(`[true, "x"]`);
+    expect(issues(bad).map((i) => [i.path, i.message])).toEqual([
+      ["algorithm.optimizer.betas[0]", "betas[0] must be a number, got true"],
+      ["algorithm.optimizer.betas[1]", `betas[1] must be a number, got "x": Trinity-RFT converts a string in this field with Python's float(), which refuses it`],
+    ]);
+    expect(issues(withBetas("[~, 0.9]")).map((i) => i.path)).toEqual(["algorithm.optimizer.betas[0]"]);
+    expect(issues(withBetas("[0.9]")).map((i) => i.message)).toEqual(["betas must be a list of two finite numbers"]);
+    expect(issues(withBetas(`"0.9"`)).map((i) => i.message)).toEqual(["betas must be a list of two finite numbers"]);
+  });
+
+  it("a number or boolean in a string field is the string Trinity holds, str() of it, where that is the text as written (model_path: 123 is '123'); refused where it is not (1e-6 is '1e-06' to Trinity) (was: all refused)", () => {
+    const evalName = (v: string) => F2B.replace(/(eval_tasksets:\n {6}- name: )[^\n]+/, `$1${v}`);
+    expect(F2B).toMatch(/eval_tasksets:\n {6}- name: /);
+    expect(importTrinity(evalName("2024"), "x.yaml").source).toContain(`name: "2024"`);
+    expect(importTrinity(evalName("1.5"), "x.yaml").source).toContain(`name: "1.5"`);
+    expect(importTrinity(evalName("True"), "x.yaml").source).toContain(`name: "True"`);
+    expect(importTrinity(evalName("123456789012345678901234567890"), "x.yaml").source).toContain(`name: "123456789012345678901234567890"`);
+    const student = importTrinity(F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: 7"), "x.yaml").source;
+    expect(student).toMatch(/"7"/);
+    const one = (v: string) => issues(evalName(v)).map((i) => [i.path, i.message, i.hint]);
+    expect(one("1e-6")).toEqual([["buffer.explorer_input.eval_tasksets[0].name", "eval name: 1e-6 is the number 1e-06 to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, and its string field holds str() of it: '1e-06', not '1e-6'", `Quote it ("1e-6") to mean the text as written, or write '1e-06'.`]]);
+    expect(one("010")[0]![1]).toBe("eval name: 010 is the number 8 to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, and its string field holds str() of it: '8', not '010'");
+    expect(one("1.50")[0]![1]).toMatch(/holds str\(\) of it: '1\.5', not '1\.50'$/);
+    expect(one("true")[0]![1]).toMatch(/^eval name: true is the boolean true .*: 'True', not 'true'$/);
+    // A cluster setting handed back as --infra: the string Trinity holds.
+    expect(importTrinity(F2B.replace(/^project: .*$/m, "project: 2024"), "x.yaml").infra).toContain("project=2024");
+    expect(issues(F2B.replace(/^project: .*$/m, "project: 2e3")).map((i) => i.message)).toEqual(["project: 2e3 is the number 2000.0 to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, and its string field holds str() of it: '2000.0', not '2e3'"]);
+    // In a free-form mapping the number is passed on as a number: still refused.
+    expect(issues(F2B.replace("checkpoint_strategy: linear", "checkpoint_strategy: 1")).map((i) => i.message)).toEqual(["checkpoint_strategy must be a string, got 1"]);
+  });
+
+  itWithTrinity(["yaml"])("str() of a number or boolean as the import computes it is Python's, for OmegaConf.load's readings", () => {
+    const texts = ["123", "-5", "+5", "-0", "0", "1.0", "1.5", "1.50", "-2.0", "1e-6", "1e20", "1.0e16", "1e15", "123456789.125", "0.0001", "0.00001", "1e300", "2.5e-300", ".5", "1_000", "0x1F", "010", "1:30", "1:30.5", ".inf", "-.inf", ".nan", "True", "no", "99999999999999999999999", "1e22", "5e-324", "0.1", "100.0"];
+    const script = [...OMEGACONF_LOADER, "print(json.dumps([str(yaml.load(t, Loader=loader)) for t in json.load(sys.stdin)]))"].join("\n");
+    const py = spawnSync(TRINITY_PY, ["-c", script], { input: JSON.stringify(texts), encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    expect(texts.map((t) => pythonStr(readPlain(t), t))).toEqual(JSON.parse(py.stdout));
   });
 
   it("an unknown key YAML 1.1 reads as a boolean is named as written (a GitHub workflow's `on:`)", () => {
