@@ -17,6 +17,7 @@
  */
 import { stringify } from "yaml";
 import { pyyamlQuoting } from "./yaml-scalars.js";
+import { escapeTree } from "./interpolation.js";
 import { GRPO_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
 import { evalScalar, readsFeedback, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
@@ -657,8 +658,10 @@ export function exportTrinity(plan: Plan, options: TrinityExportOptions): Trinit
   ].join("\n");
   // version 1.1: a string Trinity's loader (PyYAML, YAML 1.1) would read as something else (`off`, `010`,
   // `1:30`, `1_000`) is quoted; YAML 1.2 leaves it plain. pyyamlQuoting: so is what PyYAML reads
-  // otherwise still (`=`, `1e5`, a tab), which the yaml package's YAML 1.1 writes plain.
-  const yamlText = stringify(config, { lineWidth: 0, version: "1.1", customTags: pyyamlQuoting }).replace(/^/, header.split("\n").map((l) => `# ${l}`).join("\n") + "\n");
+  // otherwise still (`=`, `1e5`, a tab), which the yaml package's YAML 1.1 writes plain. escapeTree: a
+  // string holding `${` (a path `${HOME}/x`) is written `\${`, so OmegaConf reads it back literally
+  // rather than resolve it; `config` keeps the strings as Trinity reads them.
+  const yamlText = stringify(escapeTree(config), { lineWidth: 0, version: "1.1", customTags: pyyamlQuoting }).replace(/^/, header.split("\n").map((l) => `# ${l}`).join("\n") + "\n");
   return { config, yaml: yamlText, ...(plugin ? { plugin } : {}), workflow, advantageFn, notes };
 }
 

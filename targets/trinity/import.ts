@@ -5,7 +5,11 @@
  *
  * OmegaConf interpolation: `${oc.env:VAR,default}` becomes its default (tcod is pure and never reads
  * the environment; the import notes each one), `${oc.env:VAR}` without a default is an error, and
- * `${a.b.c}` references to other keys of the same file are resolved. Anything else is an error.
+ * `${a.b.c}` references to other keys of the same file are resolved, and an escaped `\${` is the
+ * text `${` (interpolation.ts, as OmegaConf reads it). Anything else is an error.
+ *
+ * A null is taken (as absent) only where Trinity's field is Optional (NULLABLE); elsewhere Trinity
+ * refuses it, and so does the import.
  *
  * Keys that only describe the cluster (GPUs, engines, TP, Ray, monitor…) are not curriculum and are
  * left to `tcod export trinity`'s infrastructure options. Curriculum keys whose value tcod cannot
@@ -16,6 +20,7 @@ import { UserError, type UserIssue } from "../../plan/errors.js";
 import { wrongEncoding } from "../../grammar/source-chars.js";
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
+import { splitInterpolations } from "./interpolation.js";
 import { resolveAliases, type AliasProblem, type Provenance, type Via } from "./yaml-aliases.js";
 import { constructTagged, omegaconfTags, pythonStr, readPlain, type PlainReading } from "./yaml-scalars.js";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair, type YAMLMap } from "yaml";
@@ -354,6 +359,53 @@ const DATACLASSES: Readonly<Record<string, { keys: ReadonlySet<string>; nested: 
     ],
   },
 };
+/**
+ * The fields of each dataclass of DATACLASSES that take null (`~`, `null`, an empty value): those
+ * annotated Optional[…] or Any in trinity/common/config.py. OmegaConf's structured merge refuses
+ * None for any other field (a ValidationError: "field 'x' is not Optional", "Incompatible value
+ * 'None' for field of type 'int'"), and Trinity refuses the config; the import refuses it at the key
+ * (Reader.dataclassNulls). As for the keys, the union over the releases 0.4.1 to 0.6.0: a field
+ * Optional in one of them takes null (cluster.node_num and gpu_per_node only in 0.4.1;
+ * data_processor.experience_pipeline, trainer.max_checkpoints_to_keep and an inference model's
+ * lora_kwargs up to 0.5.2; a taskset's task_selector from 0.5.2; an inference model's enable_thinking
+ * from 0.5.0).
+ */
+const NULLABLE: Readonly<Record<string, ReadonlySet<string>>> = {
+  Config: new Set(),
+  AlgorithmConfig: new Set(["advantage_fn", "advantage_fn_args", "entropy_loss_fn", "entropy_loss_fn_args", "kl_loss_fn", "kl_loss_fn_args", "kl_penalty_fn", "kl_penalty_fn_args", "loss_agg_mode", "policy_loss_fn", "policy_loss_fn_args", "rollout_correction", "sample_strategy", "sample_strategy_args"]),
+  OptimizerConfig: new Set(["warmup_style"]),
+  DataProcessorConfig: new Set(["experience_pipeline", "task_pipeline"]),
+  TaskPipelineConfig: new Set(["config_path", "output"]),
+  ExperiencePipelineConfig: new Set(["input_save_path", "output"]),
+  OperatorConfig: new Set(),
+  ModelConfig: new Set(["chat_template_path", "custom_chat_template", "enable_thinking", "lora_configs", "max_cpu_loras", "max_model_len", "max_prompt_tokens", "max_response_tokens", "rope_scaling", "rope_theta"]),
+  LoRAConfig: new Set(["base_model_name", "exclude_modules", "name", "path"]),
+  TinkerConfig: new Set(["base_url", "seed"]),
+  ExternalModelConfig: new Set(["model_name"]),
+  ClusterConfig: new Set(["gpu_per_node", "node_num"]),
+  BufferConfig: new Set(["cache_dir", "explorer_output", "pad_token_id", "tokenizer_path", "total_steps"]),
+  ExplorerInput: new Set(["default_eval_workflow_type", "default_reward_fn_type", "default_workflow_type", "taskset"]),
+  TasksetConfig: new Set(["default_reward_fn_type", "default_workflow_type", "path", "ray_namespace", "subset_name", "task_selector", "total_steps"]),
+  GenerationConfig: new Set(["logprobs", "max_tokens", "temperature", "top_p"]),
+  FormatConfig: new Set(["chat_template", "enable_thinking", "image_key", "reply_prefix", "system_prompt", "system_prompt_key", "video_key"]),
+  DataSelectorConfig: new Set(["selector_type"]),
+  TrainerInput: new Set(["experience_buffer"]),
+  ExperienceBufferConfig: new Set(["enable_progress_bar", "path", "ray_namespace", "replay_buffer", "schema_type", "subset_name", "tokenizer_path", "total_steps"]),
+  ReplayBufferConfig: new Set(["reuse_cooldown_time"]),
+  StorageConfig: new Set(["default_reward_fn_type", "default_workflow_type", "enable_progress_bar", "path", "ray_namespace", "repeat_times", "replay_buffer", "schema_type", "subset_name", "tokenizer_path", "total_steps"]),
+  ExplorerConfig: new Set(["db_url", "max_repeat_times_per_runner", "runner_num"]),
+  InferenceModelConfig: new Set(["base_port", "chat_template", "checkpoint_job_dir", "cuda_visible_devices", "enable_prompt_truncation", "enable_thinking", "logprobs", "lora_kwargs", "lora_modules", "max_model_len", "max_prompt_tokens", "max_response_tokens", "min_response_tokens", "model_path", "name", "ray_actor_name", "ray_namespace", "reasoning_parser", "repetition_penalty", "rope_scaling", "rope_theta", "sync_method", "temperature", "tool_call_parser", "top_k", "top_p"]),
+  OverRolloutConfig: new Set(),
+  DynamicTimeoutConfig: new Set(),
+  TrainerConfig: new Set(["max_checkpoints_to_keep", "max_token_len_per_gpu", "total_steps", "trainer_config"]),
+  MegatronParallelConfig: new Set(["expert_tensor_parallel_size", "virtual_pipeline_model_parallel_size"]),
+  MonitorConfig: new Set(["monitor_args"]),
+  SynchronizerConfig: new Set(["explorer_sync_interval", "explorer_world_size", "trainer_sync_interval"]),
+  ServiceConfig: new Set(["data_juicer"]),
+  DataJuicerServiceConfig: new Set(["port", "server_url"]),
+  LogConfig: new Set(),
+  StageConfig: new Set(["algorithm", "buffer", "data_processor", "explorer", "mode", "trainer"]),
+};
 /** Past this many keys, an unknown key's hint names a few and the dataclass rather than all of them. */
 const HINT_KEYS = 30;
 
@@ -470,6 +522,17 @@ class Reader {
     if (this.issues.length === 0) {
       const t = firstBadTag(this.doc);
       if (t) { const p = this.lc.linePos(t.offset); this.issues.push({ path: "$", line: p.line, column: p.col, message: t.message, hint: t.hint }); }
+    }
+    if (this.issues.length === 0) {
+      const m = firstMergeValue(this.doc.contents, []);
+      if (m) {
+        const p = this.lc.linePos(m.offset);
+        this.issues.push({
+          path: fmt(m.path), line: p.line, column: p.col,
+          message: `${fmt(m.path)}: a plain \`<<\` is YAML 1.1's merge key to PyYAML, which Trinity-RFT reads the config with (OmegaConf.load); as a value it cannot be constructed, and Trinity refuses the file ("could not determine a constructor for the tag 'tag:yaml.org,2002:merge'")`,
+          hint: "Quote it ('<<') to mean the string; a merge key goes in a key's place (`<<: *anchor`).",
+        });
+      }
     }
     if (this.issues.length === 0) {
       // Past MAX_YAML_DEPTH, refused before anything (toJSON, getIn, the import's own walks) recurses into it.
@@ -624,6 +687,32 @@ class Reader {
       }
     }
   }
+  /**
+   * Every key of the mapping `node` (at `path`, aliases and merge keys resolved) of the dataclass
+   * `name` whose value is null but whose field is not Optional (NULLABLE), refused at the key
+   * (TC7101), then the same in its fields that are dataclasses, as dataclassKeys walks them. Unknown
+   * keys are dataclassKeys' to report, and not looked at here.
+   */
+  dataclassNulls(path: Path, node: unknown, name: string): void {
+    if (!isMap(node)) return;
+    const dc = DATACLASSES[name]!;
+    for (const pair of node.items as Pair[]) {
+      const k = isScalar(pair.key) ? pair.key.value : undefined;
+      if (typeof k !== "string" || !dc.keys.has(k) || NULLABLE[name]!.has(k)) continue;
+      if (pair.value !== null && !(isScalar(pair.value) && pair.value.value === null)) continue;
+      const text = pair.value === null ? "" : this.source([...path, k]) ?? "";
+      const written = text === "" ? "an empty value" : `\`${text}\``;
+      this.fail([...path, k], `${fmt([...path, k])} is null (${written}), but ${k} is not Optional in Trinity-RFT's ${name} (trinity/common/config.py): OmegaConf refuses None for it, and Trinity refuses the config`, `Remove the key to take Trinity's default, or give it a value.`);
+    }
+    for (const [field, shape, inner] of dc.nested) {
+      const child = (node.items as Pair[]).find((p) => isScalar(p.key) && p.key.value === field)?.value;
+      if (shape === "one") this.dataclassNulls([...path, field], child, inner);
+      else if (shape === "list" && isSeq(child)) child.items.forEach((item, i) => this.dataclassNulls([...path, field, i], item, inner));
+      else if (shape === "map" && isMap(child)) {
+        for (const q of child.items as Pair[]) this.dataclassNulls([...path, field, String(isScalar(q.key) ? q.key.value : q.key)], q.value, inner);
+      }
+    }
+  }
   has(path: Path): boolean { return this.doc.hasIn(path); }
   /** The YAML text of the scalar at `path` as written (`.nan`, `1e400`). */
   source(path: Path): string | undefined {
@@ -640,28 +729,32 @@ class Reader {
   private interpolate(v: unknown, path: Path, depth: number): unknown {
     if (typeof v !== "string" || !v.includes("${")) return v;
     if (depth > 8) return this.fail(path, `interpolation cycle in '${v}'`, "Remove the cycle between these keys.");
-    const whole = /^\$\{([^}]*)\}$/.exec(v);
     const resolveOne = (expr: string): unknown => {
       const env = /^oc\.env:([A-Za-z_][A-Za-z0-9_]*)(?:,(.*))?$/.exec(expr.trim());
       if (env) {
-        if (env[2] === undefined) return this.fail(path, `'\${${expr}}' reads the environment variable ${env[1]} and has no default`, `tcod files are pure: give a default, e.g. \${oc.env:${env[1]},VALUE}, or write the value.`);
+        if (env[2] === undefined) return this.fail(path, `'\${${expr}}' reads the environment variable ${env[1]} and has no default`, `tcod files are pure: give a default, e.g. \${oc.env:${env[1]},VALUE}, or write the value; escape it (\\\${oc.env:${env[1]}}) if the text itself is meant.`);
         const d = env[2].trim().replace(/^['"]|['"]$/g, "");
         this.notes.push(`${fmt(path)}: \${${expr}} → its default '${d}' (tcod does not read the environment)`);
         return d;
       }
       if (/^[A-Za-z_][\w]*(\.[\w]+)*$/.test(expr.trim())) {
         const target = expr.trim().split(".").map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-        if (!this.has(target)) return this.fail(path, `'\${${expr}}' refers to ${expr}, which this file does not define`, "Write the value, or define the key it refers to.");
+        if (!this.has(target)) return this.fail(path, `'\${${expr}}' refers to ${expr}, which this file does not define`, "Write the value, or define the key it refers to; escape it (\\${…}) if the text itself is meant.");
         const n = this.node(target);
         return isScalar(n) ? this.interpolate(n.value, target, depth + 1) : (n as { toJSON(): unknown }).toJSON();
       }
-      return this.fail(path, `unsupported OmegaConf interpolation '\${${expr}}'`, "tcod resolves ${oc.env:VAR,default} and ${key.path} only; write the value.");
+      return this.fail(path, `unsupported OmegaConf interpolation '\${${expr}}': Trinity-RFT (OmegaConf) would resolve it`, "tcod resolves ${oc.env:VAR,default} and ${key.path} only; write the value, or escape it (\\${…}: OmegaConf reads `\\${` as the text `${`) if the text itself is meant.");
     };
-    if (whole) {
-      const r = resolveOne(whole[1]!);
+    // OmegaConf's reading (interpolation.ts): `\${` is the text `${`, each unescaped `${expr}` resolved.
+    const pieces = splitInterpolations(v);
+    const unclosed = pieces.find((p) => "unclosed" in p);
+    if (unclosed) return this.fail(path, `'${unclosed.unclosed}' opens an OmegaConf interpolation (\${) that is never closed: Trinity-RFT (OmegaConf) refuses the value`, "Close it with `}`, or escape it (\\${: OmegaConf reads `\\${` as the text `${`) if the text itself is meant.");
+    const only = pieces.length === 1 ? pieces[0]! : undefined;
+    if (only && "expr" in only) {
+      const r = resolveOne(only.expr);
       return typeof r === "string" && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(r) ? Number(r) : r;
     }
-    return v.replace(/\$\{([^}]*)\}/g, (_, e: string) => String(resolveOne(e) ?? ""));
+    return pieces.map((p) => ("literal" in p ? p.literal : "expr" in p ? String(resolveOne(p.expr) ?? "") : "")).join("");
   }
   /**
    * The plain (unquoted) scalar at `path` as OmegaConf.load reads it, with its written text, or the
@@ -858,6 +951,29 @@ function firstBadTag(doc: Document): { offset: number; message: string; hint: st
   };
   visit(doc, { Scalar: (_k, n) => check(n, "scalar"), Map: (_k, n) => check(n, "map"), Seq: (_k, n) => check(n, "seq") });
   return first;
+}
+
+/**
+ * The first plain, untagged `<<` that is not a mapping's key (a value, a sequence item), with its
+ * YAML path: PyYAML resolves every plain `<<` to the merge tag, which SafeLoader constructs only
+ * as a key (a merge); elsewhere it refuses the file. The yaml package reads it as the string "<<".
+ * Walked before aliases are expanded (an anchored `&a <<` is found where it is written), and only
+ * to MAX_YAML_DEPTH (deeper is refused on its own).
+ */
+function firstMergeValue(n: unknown, path: Path): { offset: number; path: Path } | undefined {
+  if (path.length > MAX_YAML_DEPTH) return undefined;
+  if (isScalar(n)) return n.type === "PLAIN" && n.tag === undefined && n.source === "<<" ? { offset: n.range?.[0] ?? 0, path } : undefined;
+  if (isSeq(n)) {
+    for (const [i, item] of n.items.entries()) { const f = firstMergeValue(item, [...path, i]); if (f) return f; }
+  } else if (isMap(n)) {
+    for (const pair of n.items as Pair[]) {
+      // A key is walked into only if it is a collection (a complex key); a scalar key `<<` is a merge.
+      if (isMap(pair.key) || isSeq(pair.key)) { const f = firstMergeValue(pair.key, [...path, keyText(pair.key)]); if (f) return f; }
+      const f = firstMergeValue(pair.value, [...path, keyText(pair.key)]);
+      if (f) return f;
+    }
+  }
+  return undefined;
 }
 
 /** Collections inside collections: a Trinity config nests about six levels. */
@@ -1089,6 +1205,8 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
     }]);
   }
   r.issues.push(...summarizeUnknown(unknown));
+  // A null where Trinity's field is not Optional: Trinity refuses it, rather than take its default.
+  r.dataclassNulls([], r.doc.contents, "Config");
   const required = (path: Path, what: string, hint: string): void => { if (!r.has(path)) r.fail(path, `missing required key ${fmt(path)} (${what})`, hint); };
   required(["model", "model_path"], "the student model", "Add `model: { model_path: … }`.");
   required(["explorer", "auxiliary_models", 0, "model_path"], "the teacher: OPD scores with explorer.auxiliary_models[0]", "Add `explorer: { auxiliary_models: [{ model_path: … }] }`.");
