@@ -125,7 +125,7 @@ describe("tcod import trinity: user errors, with positions", () => {
     ["keyword name", base.replace(`name: "alfworld_opd"`, `name: "curriculum"`), /:2:7 error TC7101: .*tcod keyword/],
     ["non-ASCII name", base.replace(`name: "alfworld_opd"`, `name: "ålf"`), /:2:7 error TC7101: .*cannot name a tcod curriculum/],
     ["control characters in a path", base.replace("path: /path/to/alfworld_data/train_expert.jsonl", `path: "/path/to\\u0007x.jsonl"`), /error TC7101: .*control character U\+0007/],
-    ["non-finite betas", base.replace("    lr: 1e-6", "    lr: 1e-6\n    betas: [.nan, .inf]"), /error TC7101: .*betas must be a list of two finite numbers/],
+    ["non-finite betas", base.replace("    lr: 1e-6", "    lr: 1e-6\n    betas: [.nan, .inf]"), /error TC7101: betas\[0\] must be a finite number, got \.nan \(at algorithm\.optimizer\.betas\[0\]\)/],
   ];
   it.each(cases)("%s", (name, text, want) => {
     const f = join(dir, `${name.replace(/\W/g, "_")}.yaml`);
