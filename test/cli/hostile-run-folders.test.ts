@@ -8,21 +8,13 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, re
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { expectUserError as userError } from "../helpers/cli.js";
 import { readMetrics, rowProblem } from "../../runtime/metrics.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const tcod = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
 const tmp = () => mkdtempSync(join(tmpdir(), "tcod-hostile-"));
-
-/** Exit 1, the code, a hint, no stack trace, no "internal error". */
-function userError(r: ReturnType<typeof tcod>, code: string): void {
-  expect(r.status, r.stderr).toBe(1);
-  expect(r.stderr).toContain(`error ${code}: `);
-  expect(r.stderr).toContain("hint:");
-  expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
-  expect(r.stderr).not.toContain("internal error");
-}
 
 const TRAIN = {
   kind: "train", step: 1, policyStep: 0, policyVersion: 1, episodes: 4, successRate: 0.25, meanReward: 0.25,

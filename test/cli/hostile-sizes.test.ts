@@ -8,19 +8,11 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { expectUserError as userError } from "../helpers/cli.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const dir = mkdtempSync(join(tmpdir(), "tcod-hostile-"));
 const tcod = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd: dir, encoding: "utf8", timeout: 60_000 });
-
-/** Exit 1, the code, a hint, no stack trace, no "internal error". */
-function userError(r: ReturnType<typeof tcod>, code: string): void {
-  expect(r.status, r.stderr).toBe(1);
-  expect(r.stderr).toContain(`error ${code}:`);
-  expect(r.stderr).toContain("hint:");
-  expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
-  expect(r.stderr).not.toContain("internal error");
-}
 
 const curriculum = (horizon: string, steps = 5) => `import { opd } from "std/loss"
 import { f2b } from "std/tcod"
