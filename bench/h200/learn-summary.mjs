@@ -18,6 +18,7 @@ if (!dir) { console.error("usage: node bench/h200/learn-summary.mjs WORK_DIR"); 
 const rows = (f) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter(Boolean).flatMap((l) => { try { return [JSON.parse(l)]; } catch { return []; } }) : []);
 const r3 = (x) => (typeof x === "number" && Number.isFinite(x) ? Math.round(x * 1000) / 1000 : null);
 const SPLITS = ["valid_seen", "valid_unseen", "hard"];
+const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2 : null; };
 
 const runs = {};
@@ -42,7 +43,6 @@ for (const name of readdirSync(dir).sort()) {
   const parts = [...new Set(train.flatMap((r) => Object.keys(r.time ?? {})))];
   const medianS = Object.fromEntries([["step", r3(median(stepTimes))], ...parts.map((k) => [k, r3(median(train.map((r) => r.time?.[k]).filter((x) => typeof x === "number")))])]);
   const sampling = train.filter((r) => r.episodes > 0 && typeof r.successRate === "number");
-  const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
   const block = (rs) => ({ steps: [rs[0].step, rs[rs.length - 1].step], success: r3(mean(rs.map((r) => r.successRate))),
     kl: r3(mean(rs.map((r) => r.kl?.mean).filter((x) => typeof x === "number"))) });
   runs[name] = {
@@ -82,7 +82,6 @@ function turnBlocks(episodes) {
       if (typeof t.kl === "number") (t.admissible ? b.klListed : b.klUnlisted).push(t.kl);
     }
   }
-  const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
   const used = blocks.filter((b) => b.turns > 0).map(({ klListed, klUnlisted, ...b }) => ({
     ...b, unlistedShare: r3(b.unlisted / b.turns), klListed: r3(mean(klListed)), klUnlisted: r3(mean(klUnlisted)),
   }));
