@@ -17,7 +17,7 @@
  */
 import { OPTIMIZER_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
-import { wrongEncoding } from "../../grammar/source-chars.js";
+import { decodeSource, hexBytes, type SourceText, wrongEncoding } from "../../grammar/source-chars.js";
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
 import { splitInterpolations } from "./interpolation.js";
@@ -428,7 +428,7 @@ class Reader {
    * replaced bytes which are not UTF-8.
    */
   constructor(config: string | Uint8Array, readonly file: string) {
-    const decoded: { text: string; invalidAt?: number; invalidByte?: number } = typeof config === "string" ? { text: config } : decodeUtf8(config);
+    const decoded: SourceText = typeof config === "string" ? { text: config } : decodeSource(config);
     // Lone CRs (old Mac line endings) are line breaks to PyYAML, which Trinity-RFT reads the config
     // with, but not to the YAML parser here (it would read "a: 1\rb: 2" as one key "a" whose value
     // is "1\rb: 2"): each becomes an LF. One character for one, so offsets, lines and columns are
@@ -466,12 +466,12 @@ class Reader {
     // decoding above read as U+FFFD: Trinity-RFT opens the config as UTF-8 (OmegaConf.load) and fails
     // with a UnicodeDecodeError, whatever the YAML says; refused at the first, before anything else
     // (after the wrong encoding above, which is also bytes that are not UTF-8, said more usefully).
-    if (decoded.invalidAt !== undefined) {
+    const invalid = decoded.badBytes?.[0];
+    if (invalid !== undefined) {
       this.doc = parseDocument("", { lineCounter: this.lc });
-      const byte = decoded.invalidByte!.toString(16).toUpperCase().padStart(2, "0");
       this.issues.push({
-        path: "$", ...lineColumn(text, decoded.invalidAt),
-        message: `the file is not valid UTF-8: the byte 0x${byte} here is not UTF-8 (read as U+FFFD); Trinity-RFT (OmegaConf.load) reads a config as UTF-8 and refuses it with a UnicodeDecodeError`,
+        path: "$", ...lineColumn(text, invalid.offset),
+        message: `the file is not valid UTF-8: the byte ${hexBytes(invalid.bytes.slice(0, 1))} here is not UTF-8 (read as U+FFFD); Trinity-RFT (OmegaConf.load) reads a config as UTF-8 and refuses it with a UnicodeDecodeError`,
         hint: "Save the file as UTF-8: a Latin-1 or Windows-1252 'é' is the byte 0xE9, in UTF-8 it is 0xC3 0xA9 (in an editor, save with encoding UTF-8; iconv -f latin1 -t utf-8 in.yaml > out.yaml).",
       });
       return;
@@ -1028,32 +1028,6 @@ const MULTIPLE_DOCS = {
  */
 const UNACCEPTABLE = /[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu;
 const C0_NAMES = ["NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "TAB", "LF", "VT", "FF", "CR", "SO", "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US"];
-
-/**
- * `bytes` read as UTF-8, as Node.js reads a file (a byte-order mark kept as U+FEFF, each piece that is
- * not UTF-8 as U+FFFD), and where the first such piece is: its U+FFFD's offset in `text` and its
- * first byte. A U+FFFD that the file holds as UTF-8 (the bytes EF BF BD) is a character like any
- * other, which Python reads too: only the bytes tell them apart, so the check is made on them.
- */
-function decodeUtf8(bytes: Uint8Array): { text: string; invalidAt?: number; invalidByte?: number } {
-  const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
-  if (!text.includes("\uFFFD")) return { text };
-  try {
-    new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-    return { text }; // every U+FFFD is one the file holds
-  } catch {
-    // not UTF-8: found below
-  }
-  // Up to the first replacement every character is the file's own, so the bytes it took are known.
-  let b = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0xfffd && !(bytes[b] === 0xef && bytes[b + 1] === 0xbf && bytes[b + 2] === 0xbd)) return { text, invalidAt: i, invalidByte: bytes[b]! };
-    if (c >= 0xd800 && c <= 0xdbff) { b += 4; i++; } // a surrogate pair: four bytes
-    else b += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
-  }
-  return { text };
-}
 
 /** The first of `offsets` (U+2028, U+2029 read as line feeds) that stands inside a scalar, between its start and its value's end. */
 function separatorInValue(doc: Document, offsets: number[]): number | undefined {
