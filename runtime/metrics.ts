@@ -75,16 +75,11 @@ export class MetricsWriter {
     if (offset > 0 && !head.endsWith("\n")) throw fail(`does not end a row at byte ${offset}, where the checkpoint says the rows end`);
     // The rows kept are checked as `tcod compare` and `tcod metrics` read them: a resume cannot remake
     // a row before its checkpoint, so a damaged one is refused, never kept or dropped.
-    let lastTrain = 0;
+    const read = rowReader();
     head.split("\n").slice(0, -1).forEach((l, i) => {
-      let problem = rowProblem(l);
-      const row = problem ? undefined : (JSON.parse(l) as MetricsRow);
-      if (row?.kind === "train") {
-        problem = orderProblem(row.step, lastTrain);
-        lastTrain = row.step;
-      }
-      if (problem) {
-        throw new RunFolderError(`cannot resume: ${this.path} line ${i + 1} ${problem}`, {
+      const parsed = read(l);
+      if ("problem" in parsed) {
+        throw new RunFolderError(`cannot resume: ${this.path} line ${i + 1} ${parsed.problem}`, {
           where: { file: this.path, line: i + 1 },
           hint: `The row is before the run's last checkpoint, so a resume keeps it and cannot write it again: restore ${this.path} from a copy, or start the run again in a new --out folder.`,
         });
@@ -126,11 +121,17 @@ const NOT_A_ROW = "is not a metrics row (truncated or overwritten)";
  * which tcod never writes (JSON.stringify writes a non-finite number as null).
  */
 export function rowProblem(line: string): string | undefined {
+  const parsed = parseRow(line);
+  return "problem" in parsed ? parsed.problem : undefined;
+}
+
+/** A line of a metrics file parsed once: the row, or what is wrong with it (rowProblem's message). */
+function parseRow(line: string): { row: MetricsRow } | { problem: string } {
   let r: unknown;
-  try { r = JSON.parse(line); } catch { return NOT_A_ROW; }
-  if (!obj(r) || (r.kind !== "train" && r.kind !== "eval") || typeof r.step !== "number") return NOT_A_ROW;
+  try { r = JSON.parse(line); } catch { return { problem: NOT_A_ROW }; }
+  if (!obj(r) || (r.kind !== "train" && r.kind !== "eval") || typeof r.step !== "number") return { problem: NOT_A_ROW };
   const problem = fieldProblem(r);
-  return problem && `is ${r.kind === "eval" ? "an eval" : "a train"} row ${problem}`;
+  return problem ? { problem: `is ${r.kind === "eval" ? "an eval" : "a train"} row ${problem}` } : { row: r as unknown as MetricsRow };
 }
 
 /** A value as a message shows it: JSON, cut short; a non-finite number in words. */
@@ -199,8 +200,24 @@ function feedbackProblem(f: unknown): string | undefined {
  * holding two runs' rows, or rows pasted out of order, would be drawn as one run), given the last
  * train step before it (0: none).
  */
-export function orderProblem(step: number, last: number): string | undefined {
+function orderProblem(step: number, last: number): string | undefined {
   return step <= last ? `is a train row of step ${step} after the train row of step ${last} (train steps increase; are two runs' rows in one file?)` : undefined;
+}
+
+/**
+ * One line of a metrics file after the lines before it: the row, or what is wrong with it — rowProblem's
+ * check, then, for a train row, orderProblem against the file's train rows so far. A resume's kept
+ * rows and readMetrics take each line through one of these, so each line is parsed once.
+ */
+function rowReader(): (line: string) => { row: MetricsRow } | { problem: string } {
+  let lastTrain = 0;
+  return (line) => {
+    const parsed = parseRow(line);
+    if ("problem" in parsed || parsed.row.kind !== "train") return parsed;
+    const problem = orderProblem(parsed.row.step, lastTrain);
+    lastTrain = parsed.row.step;
+    return problem ? { problem } : parsed;
+  };
 }
 
 /**
@@ -219,21 +236,18 @@ export function readMetrics(path: string, partialLastLine?: (line: number) => vo
   const rows: MetricsRow[] = [];
   const lines = text.split("\n");
   let at = 0; // the byte offset of line i
-  let lastTrain = 0;
+  const read = rowReader();
   lines.forEach((l, i) => {
     const start = at;
     at += Buffer.byteLength(l) + 1;
     if (l.length === 0) return;
-    let problem = rowProblem(l);
-    // Unterminated and not JSON: cut short while being written. A whole JSON value there is no row being written.
-    if (problem === NOT_A_ROW && i === lines.length - 1 && !isJson(l)) { partialLastLine?.(i + 1); return; }
-    const row = problem ? undefined : (JSON.parse(l) as MetricsRow);
-    if (row?.kind === "train") {
-      problem = orderProblem(row.step, lastTrain);
-      lastTrain = row.step;
+    const parsed = read(l);
+    if ("problem" in parsed) {
+      // Unterminated and not JSON: cut short while being written. A whole JSON value there is no row being written.
+      if (parsed.problem === NOT_A_ROW && i === lines.length - 1 && !isJson(l)) { partialLastLine?.(i + 1); return; }
+      throw new RunFolderError(`${path}: line ${i + 1} ${parsed.problem}`, { where: { file: path, line: i + 1 }, hint: damagedRowHint(path, start) });
     }
-    if (problem || !row) throw new RunFolderError(`${path}: line ${i + 1} ${problem}`, { where: { file: path, line: i + 1 }, hint: damagedRowHint(path, start) });
-    rows.push(row);
+    rows.push(parsed.row);
   });
   return rows;
 }
