@@ -99,8 +99,8 @@ describe("OpenAIClient against a scripted server", () => {
     const e = await failure(new OpenAIClient({ ...fast, url: fake.url }).postJson("/v1/completions", {}, (j) => j));
     expect(e.kind).toBe("malformed");
     expect(e.retryable).toBe(false);
-    expect(e.message).toContain("not JSON: <html>proxy error</html>");
-    expect(e.hint).toMatch(/dialect: vllm/);
+    expect(e.message).toContain("the body is an HTML page, not JSON: <html>proxy error</html>");
+    expect(e.hint).toMatch(/Another server answers at this URL/);
     expect(fake.seen).toHaveLength(1);
   });
 
