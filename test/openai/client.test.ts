@@ -108,7 +108,7 @@ describe("OpenAIClient against a scripted server", () => {
     fake = await startFake((_s, res) => json(res, 200, { choices: [{ finish_reason: "stop", token_ids: [5], logprobs: { token_logprobs: ["x"] } }] }));
     const e = await failure(new OpenAIClient({ ...fast, url: fake.url }).postJson("/v1/completions", {}, (j) => parseVllmSample(j, req)));
     expect(e.kind).toBe("malformed");
-    expect(e.message).toContain("choices[0].logprobs.token_logprobs[0]: expected a number, got string");
+    expect(e.message).toContain('choices[0].logprobs.token_logprobs[0]: expected a log-probability (a number ≤ 0), got string "x"');
   });
 
   it("treats HTTP 200 with an error body as a failure", async () => {
