@@ -215,6 +215,15 @@ describe("choices: empty, more than asked, out of order, repeated; finish reason
     expect(malformed(() => parseVllmScore({ choices: [c0, c1, c1] }, reqs)).problem).toBe("expected 2 entries (one choice per scored sequence), got 3");
   });
 
+  it("a top-k list that names a token twice is refused where it is read (SGLang, worker), not later as a signal error", () => {
+    const w = workerScore(-1) as { results: { topk: { token: number; logprob: number }[][] }[] };
+    w.results[0]!.topk[1] = [{ token: 4, logprob: -1 }, { token: 4, logprob: -2 }];
+    expect(malformed(() => parseWorkerScore(w, topkReq)).field).toBe("results[0].topk[1][1]");
+    const sg = sglangScore(-1) as { meta_info: Record<string, unknown> }[];
+    sg[0]!.meta_info.input_top_logprobs = [null, null, [[-1, 3, null], [-2, 3, null]], [[-1, 4, null]]];
+    expect(malformed(() => parseSglangScore(sg, topkReq)).problem).toBe("lists token 3 a second time among the top-k alternatives");
+  });
+
   it("SGLang and worker batches: one result per request, not more", () => {
     expect(malformed(() => parseSglangScore([...sglangScore(-1), ...sglangScore(-1)], sreq)).problem).toBe("expected 1 entry (one result per scored sequence), got 2");
     expect(malformed(() => parseSglangSample([sglangSample(-1), sglangSample(-1)], req)).field).toBe("(body)");

@@ -22,7 +22,7 @@ import {
   type Dialect, type DialectOptions, type HttpCall, type LogprobsMode,
   only,
 } from "./dialect.js";
-import { asArray, asLogprob, asObject, asSampledLogprob, asTokenId, requireExactLength, requireLength, type Json } from "./shape.js";
+import { asArray, asLogprob, asObject, asSampledLogprob, asTokenId, distinctAlternatives, requireExactLength, requireLength, type Json } from "./shape.js";
 
 export interface SglangOptions extends DialectOptions {
   /** Name of the per-request seed in `sampling_params`, where the server has one. */
@@ -142,8 +142,8 @@ export function parseSglangScore(json: Json, reqs: ScoreRequest[]): ScoreResult[
       if (t.token !== token) throw new MalformedResponse(`${at}[1]`, `is token ${t.token}, but the scored sequence has ${token} there; the server changed the input ids`, PROMPT_CHANGED_HINT);
       return {
         logprob: t.logprob,
-        alternatives: () => asArray(tops[i], `${base}.input_top_logprobs[${i}]`)
-          .map((x, a) => triple(x, `${base}.input_top_logprobs[${i}][${a}]`)),
+        alternatives: () => distinctAlternatives(asArray(tops[i], `${base}.input_top_logprobs[${i}]`)
+          .map((x, a) => triple(x, `${base}.input_top_logprobs[${i}][${a}]`)), `${base}.input_top_logprobs[${i}]`),
       };
     });
   });

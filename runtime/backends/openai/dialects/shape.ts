@@ -102,6 +102,16 @@ export function get(o: Record<string, Json>, key: string, parent: string): { val
   return { value: o[key], path: field(parent, key) };
 }
 
+/** One position's top-k alternatives, each token once (a list naming one twice is not a distribution's top k). */
+export function distinctAlternatives<T extends { token: number }>(list: T[], path: string): T[] {
+  const seen = new Set<number>();
+  for (const [a, x] of list.entries()) {
+    if (seen.has(x.token)) throw new MalformedResponse(`${path}[${a}]`, `lists token ${x.token} a second time among the top-k alternatives`);
+    seen.add(x.token);
+  }
+  return list;
+}
+
 /** Exactly `n` entries: a server that answers more than it was asked for is not answering this request. */
 export function requireExactLength(xs: readonly unknown[], n: number, path: string, why: string): void {
   if (xs.length !== n) throw new MalformedResponse(path, `expected ${n} ${n === 1 ? "entry" : "entries"} (${why}), got ${xs.length}`);

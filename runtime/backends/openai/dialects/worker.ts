@@ -17,7 +17,7 @@ import {
   checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk,
   type Dialect, type DialectOptions, type HttpCall, type LogprobsMode,
 } from "./dialect.js";
-import { asArray, asEntropy, asLogprob, asObject, asSampledLogprob, asTokenId, requireExactLength, type Json } from "./shape.js";
+import { asArray, asEntropy, asLogprob, asObject, asSampledLogprob, asTokenId, distinctAlternatives, requireExactLength, type Json } from "./shape.js";
 
 export interface WorkerDialectOptions extends DialectOptions {
   /** Which of the worker's models answers: the trainable student or the frozen teacher beside it. */
@@ -101,10 +101,10 @@ export function parseWorkerScore(json: Json, reqs: ScoreRequest[]): ScoreResult[
     if (r.topk) {
       const rows = asArray(x.topk, `${at}.topk`);
       if (rows.length !== n) throw new MalformedResponse(`${at}.topk`, `has ${rows.length} positions for ${n} tokens`);
-      out.topk = rows.map((row, j) => asArray(row, `${at}.topk[${j}]`).map((alt, a) => {
+      out.topk = rows.map((row, j) => distinctAlternatives(asArray(row, `${at}.topk[${j}]`).map((alt, a) => {
         const e = asObject(alt, `${at}.topk[${j}][${a}]`);
         return { token: asTokenId(e.token, `${at}.topk[${j}][${a}].token`), logprob: asLogprob(e.logprob, `${at}.topk[${j}][${a}].logprob`) };
-      }));
+      }), `${at}.topk[${j}]`));
     }
     if (x.entropy !== undefined) {
       const ent = asArray(x.entropy, `${at}.entropy`).map((v, j) => asEntropy(v, `${at}.entropy[${j}]`));
