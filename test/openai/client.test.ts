@@ -99,8 +99,8 @@ describe("OpenAIClient against a scripted server", () => {
     const e = await failure(new OpenAIClient({ ...fast, url: fake.url }).postJson("/v1/completions", {}, (j) => j));
     expect(e.kind).toBe("malformed");
     expect(e.retryable).toBe(false);
-    expect(e.message).toContain("not JSON: <html>proxy error</html>");
-    expect(e.hint).toMatch(/dialect: vllm/);
+    expect(e.message).toContain("the body is an HTML page, not JSON: <html>proxy error</html>");
+    expect(e.hint).toMatch(/Another server answers at this URL/);
     expect(fake.seen).toHaveLength(1);
   });
 
@@ -108,7 +108,7 @@ describe("OpenAIClient against a scripted server", () => {
     fake = await startFake((_s, res) => json(res, 200, { choices: [{ finish_reason: "stop", token_ids: [5], logprobs: { token_logprobs: ["x"] } }] }));
     const e = await failure(new OpenAIClient({ ...fast, url: fake.url }).postJson("/v1/completions", {}, (j) => parseVllmSample(j, req)));
     expect(e.kind).toBe("malformed");
-    expect(e.message).toContain("choices[0].logprobs.token_logprobs[0]: expected a number, got string");
+    expect(e.message).toContain('choices[0].logprobs.token_logprobs[0]: expected a log-probability (a number ≤ 0), got string "x"');
   });
 
   it("treats HTTP 200 with an error body as a failure", async () => {

@@ -137,8 +137,8 @@ export class OpenAIClient {
     try {
       json = JSON.parse(raw.text);
     } catch {
-      throw this.fail(path, "malformed", false, `malformed response: the body is not JSON: ${excerpt(raw.text, 200)}`,
-        this.dialectHint(), raw.status);
+      const why = notJson(raw.text);
+      throw this.fail(path, "malformed", false, `malformed response: ${why.what}`, why.hint ?? this.dialectHint(), raw.status);
     }
     const reported = errorInBody(json);
     if (reported !== undefined) {
@@ -148,7 +148,7 @@ export class OpenAIClient {
     try {
       return parse(json);
     } catch (e) {
-      if (e instanceof MalformedResponse) throw this.fail(path, "malformed", false, e.message, this.dialectHint(), raw.status);
+      if (e instanceof MalformedResponse) throw this.fail(path, "malformed", false, e.message, e.hint ?? this.dialectHint(), raw.status);
       if (e instanceof UnsupportedRequest) throw this.fail(path, "unsupported", false, e.message, e.hint, raw.status);
       throw e;
     }
@@ -282,6 +282,8 @@ export function errorInBody(json: unknown): string | undefined {
   if (json === null || typeof json !== "object" || Array.isArray(json)) return undefined;
   const o = json as Record<string, unknown>;
   if (o.object === "error") return String(o.message ?? JSON.stringify(o));
+  // FastAPI's HTTPException body, `{"detail": …}` and nothing else (no answer of a dialect has that shape).
+  if (o.detail !== undefined && Object.keys(o).length === 1) return typeof o.detail === "string" ? o.detail : JSON.stringify(o.detail);
   if (o.success === false) return String(o.error_message ?? o.message ?? "success: false");
   if (o.error !== undefined && o.error !== null && o.choices === undefined) {
     const err = o.error;
@@ -290,6 +292,31 @@ export function errorInBody(json: unknown): string | undefined {
     return JSON.stringify(err);
   }
   return undefined;
+}
+
+/**
+ * Why a body is not JSON, told apart where the cause is plain: nothing at all, an HTML page (a proxy,
+ * a login page, another service at that port), or bare `NaN`/`Infinity` (Python's json.dumps default
+ * for a non-finite float — a diverged model — which JSON cannot carry and tcod never reads as a number).
+ */
+export function notJson(text: string): { what: string; hint?: string } {
+  if (text.trim() === "") {
+    return { what: "the body is empty, not JSON",
+      hint: "The server (or a proxy in front of it) answered without a body: see its log for a crash mid-answer, and check that `url` is the inference server's own address." };
+  }
+  if (/^\s*</.test(text)) {
+    return { what: `the body is an HTML page, not JSON: ${excerpt(text, 200)}`,
+      hint: "Another server answers at this URL (a proxy, a login page, a dashboard): write the inference server's own address in the backend spec's `url` (scheme, host, port; no /v1)." };
+  }
+  if (/\bNaN\b|\bInfinity\b/.test(text) && parsesAsJson(text.replace(/-?\bInfinity\b|\bNaN\b/g, "null"))) {
+    return { what: `the body is not JSON: it holds a bare NaN or Infinity, which JSON cannot carry: ${excerpt(text, 200)}`,
+      hint: "The server computed a number that is not finite (a log-probability or loss of a diverged model, an fp16 overflow) and wrote it as Python's json.dumps does by default. Check the model's weights and dtype on the server; tcod never reads such a value as a number." };
+  }
+  return { what: `the body is not JSON: ${excerpt(text, 200)}` };
+}
+
+function parsesAsJson(text: string): boolean {
+  try { JSON.parse(text); return true; } catch { return false; }
 }
 
 /** A readable message out of an error body (vLLM `message`, FastAPI `detail`, `{error:…}`). */

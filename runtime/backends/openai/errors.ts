@@ -39,8 +39,11 @@ export class HttpBackendError extends BackendError {
  * (which do not know the server); the client rewraps it as an `HttpBackendError` of kind "malformed".
  */
 export class MalformedResponse extends Error {
-  /** `field` is a JSON path such as `choices[0].prompt_logprobs[3]["17"].logprob`. */
-  constructor(readonly field: string, readonly problem: string) {
+  /**
+   * `field` is a JSON path such as `choices[0].prompt_logprobs[3]["17"].logprob`; `hint`, where the
+   * parser knows better than "is the dialect right?" what to do (a truncated prompt, another model).
+   */
+  constructor(readonly field: string, readonly problem: string, readonly hint?: string) {
     super(`malformed response: ${field}: ${problem}`);
     this.name = "MalformedResponse";
   }
@@ -66,5 +69,6 @@ export function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return `an array of ${value.length}`;
   if (typeof value === "object") return `an object with keys [${Object.keys(value as object).slice(0, 8).join(", ")}]`;
+  if (typeof value === "number" && !Number.isFinite(value)) return `number ${value} (past what a double holds)`;
   return `${typeof value} ${excerpt(JSON.stringify(value), 60)}`;
 }

@@ -115,7 +115,7 @@ async function build(spec: RemoteSpec, o: OpenAIBackendOptions, dialectName: Dia
   const maxLogprobs = o.maxLogprobs ?? 20;
 
   // Options the dialect reads on every call, so a hot-load can redirect requests to the new adapter.
-  const live: WorkerDialectOptions & SglangOptions = { model: o.model, role: "student", logprobsMode: o.logprobsMode, stopTokenIds, maxLogprobs, ...o.sglang };
+  const live: WorkerDialectOptions & SglangOptions = { model: o.model, role: "student", logprobsMode: o.logprobsMode, stopTokenIds, maxLogprobs, servedModels: probe.baseModels, ...o.sglang };
   if (dialectName === "worker") live.role = workerRole(probe, o.model, client);
   if (dialectName === "worker" && o.role === "student" && live.role !== "student") {
     throw client.fail("/info", "config", false, `model '${o.model}' is this worker's teacher, not its student`, "Point the student at the worker's --model (or --served-name).");

@@ -24,6 +24,8 @@ export interface ProbeReport {
   health: boolean;
   /** Served model ids (`/v1/models`), where listed. */
   models: string[] | undefined;
+  /** Those of them that are base models, not LoRA adapters (entries without a `parent`): the names of one model on vLLM. */
+  baseModels: string[] | undefined;
   /** Whether `model` is among them (undefined when the list is unknown). */
   modelServed: boolean | undefined;
   tokenize: Has;
@@ -65,10 +67,14 @@ export async function probeServer(client: OpenAIClient, dialect: DialectName, mo
   };
   const missingRoute = (status: number, text: string) => status === 404 && /"detail"\s*:\s*"Not Found"/.test(text);
 
-  let models: string[] | undefined;
+  let models: string[] | undefined, baseModels: string[] | undefined;
   const m = await get("/v1/models");
   if (m.status === 200) {
-    try { models = asArray(asObject(json(m.text), "").data, "data").map((x) => String(asObject(x, "data[]").id)); } catch { models = undefined; }
+    try {
+      const cards = asArray(asObject(json(m.text), "").data, "data").map((x) => asObject(x, "data[]"));
+      models = cards.map((c) => String(c.id));
+      baseModels = cards.filter((c) => c.parent === undefined || c.parent === null).map((c) => String(c.id));
+    } catch { models = undefined; }
   }
 
   const wire = tokenizerWire(dialect, model);
@@ -119,7 +125,7 @@ export async function probeServer(client: OpenAIClient, dialect: DialectName, mo
   }
 
   return {
-    server: client.url, dialect, health: health.status === 200, models,
+    server: client.url, dialect, health: health.status === 200, models, baseModels,
     modelServed: models ? models.includes(model) || models.some((id) => id.endsWith(`/${model}`)) : undefined,
     tokenize, detokenize, loraLoad, loraUnload, prefixCacheReset, promptLogprobs, info: infoBody,
   };
@@ -137,7 +143,8 @@ function asObjectOr(v: unknown, key: string): Record<string, unknown> {
 export function formatProbe(r: ProbeReport, model: string): string {
   const parts = [
     r.health ? "healthy" : "health check failed",
-    r.modelServed === undefined ? `model ${model} (not listed)` : r.modelServed ? `model ${model} served` : `model ${model} NOT served (has: ${(r.models ?? []).slice(0, 4).join(", ")})`,
+    r.modelServed === undefined ? `model ${model} (not listed)` : r.modelServed ? `model ${model} served`
+      : r.models?.length === 0 ? `model ${model} NOT served (no models listed)` : `model ${model} NOT served (has: ${(r.models ?? []).slice(0, 4).join(", ")})`,
     `tokenize ${r.tokenize}`,
     `detokenize ${r.detokenize}`,
     `lora load/unload ${r.loraLoad}/${r.loraUnload}`,
@@ -150,6 +157,11 @@ export function formatProbe(r: ProbeReport, model: string): string {
 
 /** Turn a probe into the errors that should stop a run before it starts. */
 export function assertUsable(r: ProbeReport, model: string, role: "student" | "teacher", client: OpenAIClient): void {
+  if (r.modelServed === false && r.models?.length === 0) {
+    throw new HttpBackendError(`${r.dialect} server ${r.server} lists no models at /v1/models (its \`data\` is empty), so it cannot serve '${model}'`,
+      r.server, "/v1/models", "config", false,
+      "The server has not finished loading its model, or another service answers at this URL: wait until its /v1/models lists the model, or fix the backend's `url`.");
+  }
   if (r.modelServed === false) {
     throw new HttpBackendError(`${r.dialect} server ${r.server} does not serve model '${model}' (it serves: ${(r.models ?? []).join(", ")})`,
       r.server, "/v1/models", "config", false, "Set the model's path in the curriculum to one of the served names, or start the server with that model.");

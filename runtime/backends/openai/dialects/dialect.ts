@@ -31,6 +31,12 @@ export interface DialectOptions {
   maxLogprobs?: number;
   /** SGLang: LoRA adapter name for `lora_path` on /generate (vLLM selects adapters through `model`). */
   loraName?: string;
+  /**
+   * The base-model names the server listed at start (/v1/models entries without a `parent`): vLLM
+   * answers a request for any of its `--served-model-name`s with the first, so an answer naming another
+   * of these is the same model. Where unknown, the answer's `model` must be the one asked for.
+   */
+  servedModels?: readonly string[];
 }
 
 export interface Dialect {

@@ -16,13 +16,13 @@
  *   saves that decode step where it works.
  */
 import type { SampleRequest, SampleResult, ScoreRequest, ScoreResult } from "../../backend.js";
-import { MalformedResponse } from "../errors.js";
+import { excerpt, MalformedResponse } from "../errors.js";
 import {
   checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk, completionLogprobs,
   type Dialect, type DialectOptions, type HttpCall, type LogprobsMode,
   only,
 } from "./dialect.js";
-import { asArray, asLogprob, asObject, asTokenId, requireLength, type Json } from "./shape.js";
+import { asArray, asLogprob, asObject, asSampledLogprob, asTokenId, distinctAlternatives, requireExactLength, requireLength, type Json } from "./shape.js";
 
 export interface SglangOptions extends DialectOptions {
   /** Name of the per-request seed in `sampling_params`, where the server has one. */
@@ -53,23 +53,44 @@ export function sglangSampleBody(o: SglangOptions, mode: LogprobsMode, req: Samp
   };
 }
 
-/** A `[logprob, token_id, text|null]` triple. */
-function triple(v: Json, path: string, allowNullLogprob: boolean): { logprob: number | null; token: number } {
+/** A `[logprob, token_id, text|null]` triple; `sampled`: the logprob of a token the server drew, never a zero probability. */
+function triple(v: Json, path: string, sampled = false): { logprob: number; token: number } {
   const t = asArray(v, path);
   requireLength(t, 2, path, "[logprob, token_id, text]");
   const token = asTokenId(t[1], `${path}[1]`);
-  if (t[0] === null && allowNullLogprob) return { logprob: null, token };
-  return { logprob: asLogprob(t[0], `${path}[0]`), token };
+  return { logprob: (sampled ? asSampledLogprob : asLogprob)(t[0], `${path}[0]`), token };
+}
+
+/** The hint for an answer whose server did not read the token ids it was sent. */
+const PROMPT_CHANGED_HINT = "The server did not process the token ids it was sent: it truncated the prompt (a context limit) or re-tokenized it. " +
+  "Keep episodes within the server's --context-length (a shorter horizon or fewer max tokens).";
+
+/** `meta_info.prompt_tokens`, where given, is the number of input ids sent (SGLang counts the ids it read). */
+function checkPromptTokens(meta: Record<string, Json>, sent: number, base: string): void {
+  const n = meta.prompt_tokens;
+  if (typeof n === "number" && n !== sent) throw new MalformedResponse(`${base}.prompt_tokens`, `is ${n}, but ${sent} input ids were sent`, PROMPT_CHANGED_HINT);
+}
+
+/** A finish_reason of "stop" or "length"; SGLang's "abort" carries the server's reason as `message`. */
+function finishType(v: Json, base: string): "stop" | "length" {
+  const fr = asObject(v, `${base}.finish_reason`);
+  if (fr.type === "stop" || fr.type === "length") return fr.type;
+  const why = typeof fr.message === "string" ? `: ${excerpt(fr.message, 200)}` : "";
+  throw new MalformedResponse(`${base}.finish_reason.type`, `expected "stop" or "length", got ${JSON.stringify(fr.type)} (an aborted generation${why})`,
+    "The server gave up on the request (an input over its context length, a request it could not schedule): its message and log say why.");
 }
 
 export function parseSglangSample(json: Json, req: SampleRequest): SampleResult {
   // A single input may come back as the object itself or as a one-element list.
+  if (Array.isArray(json)) requireExactLength(json, 1, "(body)", "one result: one prompt was sent");
   const one = Array.isArray(json) ? json[0] : json;
   const base = Array.isArray(json) ? "[0]" : "";
   const body = asObject(one, base);
   const meta = asObject(body.meta_info, `${base}meta_info`);
+  // Before the logprobs: an aborted request may come back without them.
+  const finish = finishType(meta.finish_reason, `${base}meta_info`);
   const out = asArray(meta.output_token_logprobs, `${base}meta_info.output_token_logprobs`)
-    .map((x, i) => triple(x, `${base}meta_info.output_token_logprobs[${i}]`, false));
+    .map((x, i) => triple(x, `${base}meta_info.output_token_logprobs[${i}]`, true));
   const tokens = out.map((x) => x.token);
   if (Array.isArray(body.output_ids)) {
     const ids = body.output_ids.map((x, i) => asTokenId(x, `${base}output_ids[${i}]`));
@@ -78,11 +99,8 @@ export function parseSglangSample(json: Json, req: SampleRequest): SampleResult 
     }
   }
   if (tokens.length > req.maxTokens) throw new MalformedResponse(`${base}meta_info.output_token_logprobs`, `${tokens.length} tokens exceed max_new_tokens ${req.maxTokens}`);
-  const fr = asObject(meta.finish_reason, `${base}meta_info.finish_reason`);
-  if (fr.type !== "stop" && fr.type !== "length") {
-    throw new MalformedResponse(`${base}meta_info.finish_reason.type`, `expected "stop" or "length", got ${JSON.stringify(fr.type)} (an aborted generation)`);
-  }
-  return { tokens, logprobs: out.map((x) => x.logprob as number), finishReason: fr.type };
+  checkPromptTokens(meta, req.prompt.length, `${base}meta_info`);
+  return { tokens, logprobs: out.map((x) => x.logprob), finishReason: finish };
 }
 
 export function sglangScoreBody(o: SglangOptions, mode: LogprobsMode, reqs: ScoreRequest[]): HttpCall {
@@ -106,23 +124,26 @@ export function sglangScoreBody(o: SglangOptions, mode: LogprobsMode, reqs: Scor
 
 export function parseSglangScore(json: Json, reqs: ScoreRequest[]): ScoreResult[] {
   const list = reqs.length === 1 && !Array.isArray(json) ? [json] : asArray(json, "");
-  requireLength(list, reqs.length, "(body)", "one result per scored sequence");
+  requireExactLength(list, reqs.length, "(body)", "one result per scored sequence");
   return reqs.map((r, j) => {
     const base = `[${j}].meta_info`;
     const meta = asObject(asObject(list[j], `[${j}]`).meta_info, base);
     const input = asArray(meta.input_token_logprobs, `${base}.input_token_logprobs`);
     const seq = [...r.prompt, ...r.completion];
-    requireLength(input, seq.length, `${base}.input_token_logprobs`, "one entry per input token (logprob_start_len: 0)");
+    if (input.length !== seq.length) {
+      throw new MalformedResponse(`${base}.input_token_logprobs`, `expected ${seq.length} entries (one per input token, logprob_start_len: 0), got ${input.length}`, PROMPT_CHANGED_HINT);
+    }
+    checkPromptTokens(meta, seq.length, base);
     const tops = r.topk ? asArray(meta.input_top_logprobs, `${base}.input_top_logprobs`) : [];
+    // Entry 0 (the first token, no context) has a null logprob and is never read: completions start at ≥ 1.
     return completionLogprobs(r, (i, token) => {
       const at = `${base}.input_token_logprobs[${i}]`;
-      const t = triple(input[i], at, false);
-      if (t.token !== token) throw new MalformedResponse(`${at}[1]`, `is token ${t.token}, but the scored sequence has ${token} there; the server changed the input ids`);
+      const t = triple(input[i], at);
+      if (t.token !== token) throw new MalformedResponse(`${at}[1]`, `is token ${t.token}, but the scored sequence has ${token} there; the server changed the input ids`, PROMPT_CHANGED_HINT);
       return {
-        logprob: t.logprob as number,
-        alternatives: () => asArray(tops[i], `${base}.input_top_logprobs[${i}]`)
-          .map((x, a) => triple(x, `${base}.input_top_logprobs[${i}][${a}]`, false))
-          .map((x) => ({ token: x.token, logprob: x.logprob as number })),
+        logprob: t.logprob,
+        alternatives: () => distinctAlternatives(asArray(tops[i], `${base}.input_top_logprobs[${i}]`)
+          .map((x, a) => triple(x, `${base}.input_top_logprobs[${i}][${a}]`)), `${base}.input_top_logprobs[${i}]`),
       };
     });
   });

@@ -17,7 +17,7 @@ import {
   checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk,
   type Dialect, type DialectOptions, type HttpCall, type LogprobsMode,
 } from "./dialect.js";
-import { asArray, asLogprob, asNumber, asObject, asTokenId, requireLength, type Json } from "./shape.js";
+import { asArray, asEntropy, asLogprob, asObject, asSampledLogprob, asTokenId, distinctAlternatives, requireExactLength, type Json } from "./shape.js";
 
 export interface WorkerDialectOptions extends DialectOptions {
   /** Which of the worker's models answers: the trainable student or the frozen teacher beside it. */
@@ -54,12 +54,12 @@ export function workerSampleBody(o: WorkerDialectOptions, mode: LogprobsMode, re
 
 export function parseWorkerSample(json: Json, reqs: SampleRequest[]): SampleResult[] {
   const samples = asArray(asObject(json, "").samples, "samples");
-  requireLength(samples, reqs.length, "samples", "one sample per prompt");
+  requireExactLength(samples, reqs.length, "samples", "one sample per prompt");
   return reqs.map((r, i) => {
     const at = `samples[${i}]`;
     const s = asObject(samples[i], at);
     const tokens = asArray(s.tokens, `${at}.tokens`).map((x, j) => asTokenId(x, `${at}.tokens[${j}]`));
-    const logprobs = asArray(s.logprobs, `${at}.logprobs`).map((x, j) => asLogprob(x, `${at}.logprobs[${j}]`));
+    const logprobs = asArray(s.logprobs, `${at}.logprobs`).map((x, j) => asSampledLogprob(x, `${at}.logprobs[${j}]`));
     if (logprobs.length !== tokens.length) throw new MalformedResponse(`${at}.logprobs`, `has ${logprobs.length} entries for ${tokens.length} tokens`);
     if (tokens.length > r.maxTokens) throw new MalformedResponse(`${at}.tokens`, `${tokens.length} tokens exceed max_tokens ${r.maxTokens}`);
     if (s.finish_reason !== "stop" && s.finish_reason !== "length") {
@@ -90,7 +90,7 @@ export function workerScoreBody(o: WorkerDialectOptions, mode: LogprobsMode, req
 
 export function parseWorkerScore(json: Json, reqs: ScoreRequest[]): ScoreResult[] {
   const results = asArray(asObject(json, "").results, "results");
-  requireLength(results, reqs.length, "results", "one result per scored sequence");
+  requireExactLength(results, reqs.length, "results", "one result per scored sequence");
   return reqs.map((r, i) => {
     const at = `results[${i}]`;
     const x = asObject(results[i], at);
@@ -101,13 +101,13 @@ export function parseWorkerScore(json: Json, reqs: ScoreRequest[]): ScoreResult[
     if (r.topk) {
       const rows = asArray(x.topk, `${at}.topk`);
       if (rows.length !== n) throw new MalformedResponse(`${at}.topk`, `has ${rows.length} positions for ${n} tokens`);
-      out.topk = rows.map((row, j) => asArray(row, `${at}.topk[${j}]`).map((alt, a) => {
+      out.topk = rows.map((row, j) => distinctAlternatives(asArray(row, `${at}.topk[${j}]`).map((alt, a) => {
         const e = asObject(alt, `${at}.topk[${j}][${a}]`);
         return { token: asTokenId(e.token, `${at}.topk[${j}][${a}].token`), logprob: asLogprob(e.logprob, `${at}.topk[${j}][${a}].logprob`) };
-      }));
+      }), `${at}.topk[${j}]`));
     }
     if (x.entropy !== undefined) {
-      const ent = asArray(x.entropy, `${at}.entropy`).map((v, j) => asNumber(v, `${at}.entropy[${j}]`));
+      const ent = asArray(x.entropy, `${at}.entropy`).map((v, j) => asEntropy(v, `${at}.entropy[${j}]`));
       if (ent.length !== n) throw new MalformedResponse(`${at}.entropy`, `has ${ent.length} entries for ${n} tokens`);
       out.entropy = ent;
     }
