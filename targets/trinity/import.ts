@@ -3,10 +3,11 @@
  * The inverse of targets/trinity/export.ts on every curriculum-relevant key: exporting the imported
  * file gives those keys back with the same values (test/trinity/roundtrip.test.ts).
  *
- * OmegaConf interpolation: `${oc.env:VAR,default}` becomes its default (tcod is pure and never reads
- * the environment; the import notes each one), `${oc.env:VAR}` without a default is an error, and
- * `${a.b.c}` references to other keys of the same file are resolved, and an escaped `\${` is the
- * text `${` (interpolation.ts, as OmegaConf reads it). Anything else is an error.
+ * OmegaConf interpolation: `${oc.env:VAR,default}` becomes its default, as the string OmegaConf
+ * makes of it (tcod is pure and never reads the environment; the import notes each one),
+ * `${oc.env:VAR}` without a default is an error, `${a.b.c}` alone is that key's node itself (a
+ * mapping or list included: Reader.expandInterpolations), inside a string Python's str() of it, and
+ * an escaped `\${` is the text `${` (interpolation.ts, as OmegaConf reads it). Anything else is an error.
  *
  * A null is taken (as absent) only where Trinity's field is Optional (NULLABLE); elsewhere Trinity
  * refuses it, and so does the import.
@@ -20,10 +21,10 @@ import { UserError, type UserIssue } from "../../plan/errors.js";
 import { decodeSource, hexBytes, type SourceText, wrongEncoding } from "../../grammar/source-chars.js";
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
-import { splitInterpolations } from "./interpolation.js";
+import { envDefault, keyPath, splitInterpolations, wholeInterpolation } from "./interpolation.js";
 import { resolveAliases, type AliasProblem, type Provenance, type Via } from "./yaml-aliases.js";
 import { constructTagged, omegaconfTags, pythonStr, readPlain, type PlainReading } from "./yaml-scalars.js";
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair, type YAMLMap } from "yaml";
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
 export class TrinityImportError extends UserError {
@@ -279,7 +280,7 @@ const STAGE_KEYS: ReadonlySet<string> = new Set(["stage_name", "mode", "algorith
  * *_args, kwargs, trainer_config) takes any keys and is not looked into.
  */
 type Nested = readonly [field: string, shape: "one" | "list" | "map", dataclass: string];
-const DATACLASSES: Readonly<Record<string, { keys: ReadonlySet<string>; nested: readonly Nested[] }>> = {
+export const DATACLASSES: Readonly<Record<string, { keys: ReadonlySet<string>; nested: readonly Nested[] }>> = {
   Config: {
     keys: TOP_KEYS,
     nested: [
@@ -370,7 +371,7 @@ const DATACLASSES: Readonly<Record<string, { keys: ReadonlySet<string>; nested: 
  * lora_kwargs up to 0.5.2; a taskset's task_selector from 0.5.2; an inference model's enable_thinking
  * from 0.5.0).
  */
-const NULLABLE: Readonly<Record<string, ReadonlySet<string>>> = {
+export const NULLABLE: Readonly<Record<string, ReadonlySet<string>>> = {
   Config: new Set(),
   AlgorithmConfig: new Set(["advantage_fn", "advantage_fn_args", "entropy_loss_fn", "entropy_loss_fn_args", "kl_loss_fn", "kl_loss_fn_args", "kl_penalty_fn", "kl_penalty_fn_args", "loss_agg_mode", "policy_loss_fn", "policy_loss_fn_args", "rollout_correction", "sample_strategy", "sample_strategy_args"]),
   OptimizerConfig: new Set(["warmup_style"]),
@@ -540,6 +541,126 @@ class Reader {
       if (deep) { const p = this.lc.linePos(deep[0]); this.issues.push({ path: "$", line: p.line, column: p.col, ...TOO_DEEP }); }
     }
     if (this.issues.length === 0) this.expandAliases();
+    if (this.issues.length === 0) this.expandInterpolations();
+  }
+  /**
+   * Every value that is one interpolation of another key and nothing else (`key: ${a.b}`) made that
+   * key's node, as OmegaConf hands Trinity the value itself, typed (a number stays a number, a
+   * mapping or list is the whole node, and the field converts it as if written there: `16.0` in an
+   * int field is refused, null in a field that is not Optional too). Like an alias, it keeps the
+   * position of the text it stands for, and `via` names the interpolation. Done after the aliases,
+   * as OmegaConf resolves after PyYAML. Refused here, as Trinity refuses the config whether or not
+   * the import reads the key: an interpolation where Trinity's schema has a section (a dataclass,
+   * or a list or mapping of them), which OmegaConf 2.3 refuses at the merge; one inside the node
+   * it names; a cycle; and interpolations that would expand the tree too far or too deep (measured
+   * on the shared nodes, as for aliases). Left for the read to report (interpolate): a key the file
+   * lacks, a resolver, a relative path, and a node that is a section of Trinity's (which OmegaConf
+   * fills with defaults the file does not show).
+   */
+  private expandInterpolations(): void {
+    const root = this.doc.contents;
+    if (!isMap(root)) return;
+    const resolving = new Set<unknown>();
+    const refused = new Set<unknown>();
+    let firstNode: number | undefined;
+    let nodes = 0;
+    const sizeBefore = treeSize(root);
+    const refuse = (at: number, path: Path, message: string, hint: string): void => {
+      const p = this.lc.linePos(at);
+      this.issues.push({ path: fmt(path), line: p.line, column: p.col, message, hint });
+    };
+    /** The value at `ref` made its interpolation's node, if it is one the import follows here. */
+    const resolveAt = (ref: Ref): void => {
+      const v = ref.get();
+      if (!isScalar(v) || typeof v.value !== "string" || refused.has(v)) return;
+      const expr = wholeInterpolation(v.value);
+      const target = expr === undefined ? undefined : keyPath(expr);
+      if (expr === undefined || target === undefined) return;
+      const at = v.range?.[0] ?? 0;
+      const shown = `\${${expr}}`;
+      const slot = slotAt(ref.path);
+      if (slot !== "field") {
+        refused.add(v);
+        const section = "dataclass" in slot ? `the section ${slot.dataclass} (a dataclass)` : `a ${slot.shape === "list" ? "list" : "mapping"} of ${slot.each} sections`;
+        return refuse(at, ref.path, `${fmt(ref.path)}: the interpolation ${shown} stands where Trinity-RFT's config has ${section}: OmegaConf 2.3 refuses that when Trinity loads the config ("Merge error: str is not a subclass of ${"dataclass" in slot ? slot.dataclass : slot.each}"), and later releases take it only from a node of the same dataclass`,
+          "Write the section out, or anchor it and repeat it with a YAML alias (`first: &name {…}` … `second: *name`), which Trinity reads as the section written out.");
+      }
+      // A chain of interpolations longer than any config needs (each followed by recursion).
+      if (resolving.size > MAX_YAML_DEPTH) {
+        refused.add(v);
+        return refuse(at, ref.path, `${fmt(ref.path)}: the interpolation ${shown} ends a chain of more than ${MAX_YAML_DEPTH} interpolations, each naming the next (tcod follows up to ${MAX_YAML_DEPTH})`, "Write the value out.");
+      }
+      if (resolving.has(v)) {
+        refused.add(v);
+        return refuse(at, ref.path, `${fmt(ref.path)}: the interpolation ${shown} is part of a cycle of interpolations: OmegaConf cannot resolve it, and Trinity-RFT refuses the config`, "Write the value out in one of the keys of the cycle.");
+      }
+      resolving.add(v);
+      const found = nodeAt(target);
+      resolving.delete(v);
+      if (!found) return;
+      const t = found.node;
+      if (isMap(t) || isSeq(t)) {
+        if (slotAt(target) !== "field") return;
+        if (t === ref.owner || contains(t, ref.owner)) {
+          refused.add(v);
+          return refuse(at, ref.path, `${fmt(ref.path)}: the interpolation ${shown} stands for a ${isMap(t) ? "mapping" : "list"} that holds it: OmegaConf refuses the config ("Interpolation to parent node detected"), and Trinity-RFT with it`, "Interpolate a key outside it, or write the value out.");
+        }
+        firstNode ??= at;
+        // Each such node is checked against what holds it; a config has a few, a hostile file thousands.
+        if (++nodes > MAX_NODE_INTERPOLATIONS) {
+          refused.add(v);
+          if (nodes > MAX_NODE_INTERPOLATIONS + 1) return;
+          return refuse(at, ref.path, `${fmt(ref.path)}: more than ${MAX_NODE_INTERPOLATIONS.toLocaleString("en-US")} interpolations in the config stand for whole mappings or lists; tcod follows up to ${MAX_NODE_INTERPOLATIONS.toLocaleString("en-US")}`, "Write the values out, or repeat them with YAML anchors and aliases.");
+        }
+      }
+      ref.set(t);
+      this.viaSet(ref, { kind: "interpolation", target: expr.trim(), offset: at });
+    };
+    /** The node at `path`, each interpolation on the way followed first. */
+    const nodeAt = (path: Path): { node: unknown } | undefined => {
+      let n: unknown = root;
+      for (const [i, seg] of path.entries()) {
+        const ref = refOf(n, seg, path.slice(0, i + 1));
+        if (!ref) return undefined;
+        resolveAt(ref);
+        n = ref.get();
+      }
+      return { node: n };
+    };
+    // The written tree, each shared node once per schema slot (aliases share nodes).
+    const seen = new Map<unknown, Set<string>>();
+    const walk = (n: unknown, path: Path): void => {
+      const key = JSON.stringify(slotAt(path));
+      const once = seen.get(n) ?? new Set<string>();
+      if (once.has(key)) return;
+      seen.set(n, once.add(key));
+      const children: Ref[] = isMap(n) ? (n.items as Pair[]).map((p) => pairRef(n, p, [...path, keyText(p.key)])) : isSeq(n) ? n.items.map((_, i) => itemRef(n, i, [...path, i])) : [];
+      for (const ref of children) {
+        const before = ref.get();
+        resolveAt(ref);
+        if (ref.get() === before) walk(before, ref.path);
+      }
+    };
+    walk(root, []);
+    if (firstNode !== undefined && this.issues.length === 0) {
+      const after = treeSize(root);
+      if (after.depth > MAX_YAML_DEPTH || after.size - sizeBefore.size > MAX_ALIAS_NODES) {
+        const p = this.lc.linePos(firstNode);
+        this.issues.push({
+          path: "$", line: p.line, column: p.col,
+          message: `the config's interpolations of mappings and lists (\${key} standing for a whole node) expand it ${after.depth > MAX_YAML_DEPTH ? `deeper than ${MAX_YAML_DEPTH} levels` : `by more than ${MAX_ALIAS_NODES.toLocaleString("en-US")} values`}, which OmegaConf would copy out in full`,
+          hint: "Write the values out instead of nesting interpolations of nodes; a Trinity-RFT config needs few, if any.",
+        });
+      }
+    }
+  }
+  /** Records what brought the value at `ref` there (viaOf reads it). */
+  private viaSet(ref: Ref, v: Via): void {
+    if (ref.pair) { this.via.pairs.set(ref.pair, v); return; }
+    const seq = ref.owner as YAMLSeq;
+    const items = this.via.items.get(seq) ?? seq.items.map(() => undefined);
+    items[ref.index!] = v;
+    this.via.items.set(seq, items);
   }
   /**
    * Aliases and merge keys resolved as PyYAML resolves them (yaml-aliases.ts): the document's
@@ -616,8 +737,9 @@ class Reader {
   private placed(message: string, places: { path: string; via: Via | undefined }[]): string {
     if (places.length === 1) return places[0]!.via ? `${message} (${this.broughtBy(places[0]!.via, "value")})` : message;
     const anchor = places.map((p) => p.via?.anchor).find((a) => a !== undefined);
+    const target = places.map((p) => p.via?.target).find((a) => a !== undefined);
     const each = places.map((p) => `${p.path} (${p.via ? `brought by ${this.by(p.via)}` : "written there"})`);
-    return `${message} (one value${anchor !== undefined ? `, written under the anchor &${anchor},` : ""} used in ${places.length} places: ${each.slice(0, -1).join(", ")} and ${each.at(-1)})`;
+    return `${message} (one value${anchor !== undefined ? `, written under the anchor &${anchor},` : target !== undefined ? `, written at ${target},` : ""} used in ${places.length} places: ${each.slice(0, -1).join(", ")} and ${each.at(-1)})`;
   }
   /**
    * Every key of the mapping `n` (at `path`) that is not in `known`, refused at the key itself
@@ -655,12 +777,13 @@ class Reader {
   }
   /** "the key is written under the anchor &ts; the alias *ts at line 40, column 12 brings it here". */
   private broughtBy(v: Via, what: "key" | "value"): string {
-    return `${v.anchor !== undefined ? `the ${what} is written under the anchor &${v.anchor}; ` : ""}${this.by(v)} brings it here`;
+    const where = v.anchor !== undefined ? `under the anchor &${v.anchor}` : v.target !== undefined ? `at ${v.target}` : undefined;
+    return `${where ? `the ${what} is written ${where}; ` : ""}${this.by(v)} brings it here`;
   }
-  /** "the alias *ts at line 40, column 12", "the merge key (`<<`) at line 9, column 7". */
+  /** "the alias *ts at line 40, column 12", "the merge key (`<<`) at line 9, column 7", "the interpolation ${a.b} at line 3, column 9". */
   private by(v: Via): string {
     const p = this.lc.linePos(v.offset);
-    return `${v.kind === "alias" ? `the alias *${v.anchor}` : "the merge key (`<<`)"} at line ${p.line}, column ${p.col}`;
+    return `${v.kind === "alias" ? `the alias *${v.anchor}` : v.kind === "interpolation" ? `the interpolation \${${v.target}}` : "the merge key (`<<`)"} at line ${p.line}, column ${p.col}`;
   }
   /**
    * The keys of the mapping `node` (at `path`, aliases and merge keys resolved) against the
@@ -724,24 +847,50 @@ class Reader {
     const n = this.node(path);
     if (n === undefined || n === null) return undefined;
     if (isScalar(n)) return n.value === null ? undefined : this.interpolate(n.value, path, 0);
-    return (n as { toJSON(): unknown }).toJSON();
+    return this.resolvedJSON((n as { toJSON(): unknown }).toJSON(), path);
   }
+  /** `json` (the node at `path` as plain data) with every string in it interpolated where it stands, as OmegaConf resolves a mapping or list. */
+  resolvedJSON(json: unknown, path: Path): unknown {
+    if (Array.isArray(json)) return json.map((x, i) => this.resolvedJSON(x, [...path, i]));
+    if (json && typeof json === "object") return Object.fromEntries(Object.entries(json).map(([k, x]) => [k, this.resolvedJSON(x, [...path, k])]));
+    // A string that resolves to null (`${oc.env:X,null}`) is null, as `get` gives it as absent.
+    return json === null || typeof json !== "string" || !json.includes("${") ? json : this.get(path) ?? null;
+  }
+  /**
+   * The string `v` (at `path`) with its interpolations resolved as OmegaConf resolves them: an
+   * escaped `\${` is the text `${`; `${oc.env:VAR,default}` its default, as a string (OmegaConf's
+   * resolver returns str() of it); `${a.b}` the value of that key, the value itself when it is the
+   * whole string (a whole-value interpolation of a key the file has was made that key's node when
+   * the file was read: expandInterpolations), and Python's str() of it inside a longer string.
+   * Anything else is refused at `path`.
+   */
   private interpolate(v: unknown, path: Path, depth: number): unknown {
     if (typeof v !== "string" || !v.includes("${")) return v;
     if (depth > 8) return this.fail(path, `interpolation cycle in '${v}'`, "Remove the cycle between these keys.");
-    const resolveOne = (expr: string): unknown => {
-      const env = /^oc\.env:([A-Za-z_][A-Za-z0-9_]*)(?:,(.*))?$/.exec(expr.trim());
+    const escapeHint = "escape it (\\${: OmegaConf reads `\\${` as the text `${`) if the text itself is meant";
+    /** One interpolation's value; `inString`: it is part of a longer string, which holds Python's str() of it. */
+    const resolveOne = (expr: string, inString: boolean): unknown => {
+      if (expr.includes("${")) return this.fail(path, `'\${${expr}}…' nests an interpolation in an interpolation, which tcod does not resolve`, `Write the value out, or ${escapeHint}.`);
+      const env = /^oc\.env:([A-Za-z_][A-Za-z0-9_]*)(?:,(.*))?$/s.exec(expr.trim());
       if (env) {
         if (env[2] === undefined) return this.fail(path, `'\${${expr}}' reads the environment variable ${env[1]} and has no default`, `tcod files are pure: give a default, e.g. \${oc.env:${env[1]},VALUE}, or write the value; escape it (\\\${oc.env:${env[1]}}) if the text itself is meant.`);
-        const d = env[2].trim().replace(/^['"]|['"]$/g, "");
-        this.notes.push(`${fmt(path)}: \${${expr}} → its default '${d}' (tcod does not read the environment)`);
-        return d;
+        const d = envDefault(env[2]);
+        if (!d) return this.fail(path, `'\${${expr}}': tcod cannot tell for certain what OmegaConf makes of the default ${env[2].trim()} (a list, a mapping, quotes, brackets or escapes inside it)`, `Quote the default ('…'), or write the value; ${escapeHint}.`);
+        const note = `${fmt(path)}: \${${expr}} → its default ${d.value === null ? "null" : `'${d.value}'`} (tcod does not read the environment)`;
+        if (!this.notes.includes(note)) this.notes.push(note);
+        return inString && d.value === null ? "None" : d.value ?? undefined;
       }
-      if (/^[A-Za-z_][\w]*(\.[\w]+)*$/.test(expr.trim())) {
-        const target = expr.trim().split(".").map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-        if (!this.has(target)) return this.fail(path, `'\${${expr}}' refers to ${expr}, which this file does not define`, "Write the value, or define the key it refers to; escape it (\\${…}) if the text itself is meant.");
+      const target = keyPath(expr);
+      if (target) {
+        if (!this.has(target)) return this.fail(path, `'\${${expr}}' refers to ${expr.trim()}, which this file does not define`, `Write the value, or define the key it refers to; ${escapeHint}.`);
         const n = this.node(target);
-        return isScalar(n) ? this.interpolate(n.value, target, depth + 1) : (n as { toJSON(): unknown }).toJSON();
+        if (isMap(n) || isSeq(n)) {
+          const what = isMap(n) ? "mapping" : "list";
+          if (inString) return this.fail(path, `'\${${expr}}' puts the ${what} ${expr.trim()} into a string: Trinity-RFT (OmegaConf) would write Python's repr of it there`, `Write the text out; ${escapeHint}.`);
+          return this.fail(path, `'\${${expr}}' stands for ${expr.trim()}, a section of Trinity-RFT's config (a dataclass): OmegaConf hands on that section with Trinity's defaults for every field the file leaves out, which tcod does not know`, "Write the mapping out, or anchor a plain mapping and repeat it with a YAML alias (`first: &name {…}` … `second: *name`).");
+        }
+        const value = isScalar(n) ? this.interpolate(n.value, target, depth + 1) : undefined;
+        return inString ? this.pythonStrAt(target, value, path, expr) : value;
       }
       return this.fail(path, `unsupported OmegaConf interpolation '\${${expr}}': Trinity-RFT (OmegaConf) would resolve it`, "tcod resolves ${oc.env:VAR,default} and ${key.path} only; write the value, or escape it (\\${…}: OmegaConf reads `\\${` as the text `${`) if the text itself is meant.");
     };
@@ -750,11 +899,27 @@ class Reader {
     const unclosed = pieces.find((p) => "unclosed" in p);
     if (unclosed) return this.fail(path, `'${unclosed.unclosed}' opens an OmegaConf interpolation (\${) that is never closed: Trinity-RFT (OmegaConf) refuses the value`, "Close it with `}`, or escape it (\\${: OmegaConf reads `\\${` as the text `${`) if the text itself is meant.");
     const only = pieces.length === 1 ? pieces[0]! : undefined;
-    if (only && "expr" in only) {
-      const r = resolveOne(only.expr);
-      return typeof r === "string" && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(r) ? Number(r) : r;
+    if (only && "expr" in only) return resolveOne(only.expr, false);
+    const parts = pieces.map((p) => ("literal" in p ? p.literal : "expr" in p ? resolveOne(p.expr, true) : undefined));
+    return parts.every((p) => typeof p === "string") ? parts.join("") : undefined;
+  }
+  /**
+   * Python's str() of the value at `target` (`value`, its interpolations resolved), which an
+   * interpolation inside a longer string puts there (at `path`): a string as it is, null 'None', a
+   * boolean 'True'/'False', a float its repr ('1e-06'), an integer its digits. An integer in a field
+   * of Trinity's dataclasses is refused: the field converts it first, and its type (an int field
+   * keeps '5', a float field makes '5.0', a bool field 'True') is not in tcod's tables.
+   */
+  private pythonStrAt(target: Path, value: unknown, path: Path, expr: string): string | undefined {
+    if (typeof value === "string") return value;
+    if (value === undefined || value === null) return "None";
+    const p = this.plain(target);
+    const py = p ? pythonStr(p.reading, p.text) : undefined;
+    if (py === undefined) return this.fail(path, `'\${${expr}}': tcod cannot tell which string Trinity-RFT (OmegaConf) makes of ${JSON.stringify(value)} here`, "Write the text out.");
+    if (p!.reading.type === "int" && dataclassField(target)) {
+      return this.fail(path, `'\${${expr}}' puts the number ${p!.text} of Trinity-RFT's field ${fmt(target)} into a string: OmegaConf writes str() of the value as the field converted it (${py} in an int field, ${py}.0 in a float field), and tcod does not know this field's type`, `Write the text out (e.g. ${py}).`);
     }
-    return pieces.map((p) => ("literal" in p ? p.literal : "expr" in p ? String(resolveOne(p.expr) ?? "") : "")).join("");
+    return py;
   }
   /**
    * The plain (unquoted) scalar at `path` as OmegaConf.load reads it, with its written text, or the
@@ -976,6 +1141,8 @@ function firstMergeValue(n: unknown, path: Path): { offset: number; path: Path }
   return undefined;
 }
 
+/** Interpolations standing for a whole mapping or list (`key: ${a.b}`) that the import follows: a Trinity config has a few. */
+const MAX_NODE_INTERPOLATIONS = 1000;
 /** Collections inside collections: a Trinity config nests about six levels. */
 const MAX_YAML_DEPTH = 64;
 /**
@@ -1113,6 +1280,82 @@ function sectionLabel(path: Path): string {
 function keyText(key: unknown): string {
   if (isScalar(key)) return typeof key.value !== "string" && typeof key.source === "string" && key.type === "PLAIN" ? key.source : String(key.value);
   return String(key);
+}
+
+/** A place in the tree that holds a value: a mapping's pair, or a list's item; `path` is the place's YAML path. */
+interface Ref { path: Path; owner: YAMLMap | YAMLSeq; pair?: Pair; index?: number; get(): unknown; set(v: unknown): void }
+function pairRef(owner: YAMLMap, pair: Pair, path: Path): Ref {
+  return { path, owner, pair, get: () => pair.value, set: (v) => { pair.value = v as Pair["value"]; } };
+}
+function itemRef(owner: YAMLSeq, index: number, path: Path): Ref {
+  return { path, owner, index, get: () => owner.items[index], set: (v) => { owner.items[index] = v; } };
+}
+/** The place `seg` names in the collection `n` (a key of a mapping, an index of a list), if it has one. */
+function refOf(n: unknown, seg: string | number, path: Path): Ref | undefined {
+  if (isMap(n)) {
+    const pair = (n.items as Pair[]).find((p) => keyText(p.key) === String(seg));
+    return pair ? pairRef(n, pair, path) : undefined;
+  }
+  if (isSeq(n) && typeof seg === "number" && seg < n.items.length) return itemRef(n, seg, path);
+  return undefined;
+}
+
+/**
+ * What Trinity-RFT's schema has at `path` (DATACLASSES): a dataclass, a list or mapping of one
+ * (`each`), or "field": a field that is not a dataclass (a scalar, a free-form dict or list) or
+ * anything inside one, or a key Trinity does not have.
+ */
+type Slot = { dataclass: string } | { each: string; shape: "list" | "map" } | "field";
+function slotAt(path: Path): Slot {
+  let slot: Slot = { dataclass: "Config" };
+  for (const seg of path) {
+    if (slot === "field") return slot;
+    if ("each" in slot) { slot = { dataclass: slot.each }; continue; }
+    const nested = DATACLASSES[slot.dataclass]!.nested.find(([field]) => field === seg);
+    slot = !nested ? "field" : nested[1] === "one" ? { dataclass: nested[2] } : { each: nested[2], shape: nested[1] };
+  }
+  return slot;
+}
+/** Whether the field at `path` is a (non-dataclass) field of one of Trinity's dataclasses, whose type converts what it is given. */
+function dataclassField(path: Path): boolean {
+  return path.length > 0 && slotAt(path) === "field" && slotAt(path.slice(0, -1)) !== "field";
+}
+
+/** Whether `inner` stands anywhere below the collection `n` (shared nodes walked once). */
+function contains(n: unknown, inner: unknown): boolean {
+  const stack = [n];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const c = stack.pop();
+    if (seen.has(c)) continue;
+    seen.add(c);
+    const items: unknown[] = isMap(c) ? (c.items as Pair[]).map((p) => p.value) : isSeq(c) ? c.items : [];
+    for (const x of items) { if (x === inner) return true; if (isMap(x) || isSeq(x)) stack.push(x); }
+  }
+  return false;
+}
+
+/** The tree's size and depth with every shared node counted where it stands (measured once per node, not expanded). */
+function treeSize(root: unknown): { size: number; depth: number } {
+  const memo = new Map<unknown, { size: number; depth: number }>();
+  // Recursion stops past MAX_YAML_DEPTH levels: what is deeper is refused, however deep.
+  const measure = (n: unknown, level: number): { size: number; depth: number } => {
+    if (!isMap(n) && !isSeq(n)) return { size: 1, depth: 0 };
+    if (level > MAX_YAML_DEPTH) return { size: 1, depth: MAX_YAML_DEPTH + 1 };
+    const known = memo.get(n);
+    if (known) return known;
+    let size = 1, depth = 0;
+    for (const x of isMap(n) ? (n.items as Pair[]).map((p) => p.value) : n.items) {
+      const m = measure(x, level + 1);
+      size += m.size;
+      depth = Math.max(depth, m.depth + 1);
+      if (depth > MAX_YAML_DEPTH + 1) break;
+    }
+    const r = { size: Math.min(size, Number.MAX_SAFE_INTEGER), depth };
+    memo.set(n, r);
+    return r;
+  };
+  return measure(root, 0);
 }
 
 function fmt(path: Path): string {
@@ -1405,12 +1648,22 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
   if (envVars !== undefined) {
     if (!envVars || typeof envVars !== "object" || Array.isArray(envVars)) r.fail(["explorer", "env_vars"], "explorer.env_vars must be a mapping of variable names to values", "e.g. env_vars: { TMPDIR: /dev/shm/tmp }");
     else {
+      // env_vars is a free-form dict, which OmegaConf hands on as YAML read it; Trinity-RFT passes it
+      // to Ray as its workflow runners' runtime_env (explorer/scheduler.py, every release 0.4.1 to
+      // 0.6.0), and Ray refuses a value that is not a string: a number, boolean or null is refused here.
       for (const k of Object.keys(envVars)) {
-        const v = r.get(["explorer", "env_vars", k]);
-        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) r.fail(["explorer", "env_vars", k], `environment variable name '${k}' is not valid`, "Use letters, digits and _.");
-        else if (r.boolWord(["explorer", "env_vars", k], `explorer.env_vars.${k}`) || r.ambiguousNumber(["explorer", "env_vars", k])) continue;
-        else if (v === undefined || typeof v === "object") r.fail(["explorer", "env_vars", k], `explorer.env_vars.${k} must be a string`, "Quote the value.");
-        else infra.push(`env_vars.${k}=${String(v)}`);
+        const path: Path = ["explorer", "env_vars", k];
+        const v = r.get(path);
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) r.fail(path, `environment variable name '${k}' is not valid`, "Use letters, digits and _.");
+        else if (typeof v !== "string") {
+          // A value whose interpolation was refused (reported there) reads as undefined too.
+          const n = r.node(path);
+          if (v === undefined && isScalar(n) && n.value !== null) continue;
+          const text = r.source(path);
+          const what = v === undefined ? "null" : typeof v === "boolean" ? `the boolean ${v}` : typeof v === "number" ? "a number" : Array.isArray(v) ? "a list" : "a mapping";
+          r.fail(path, `explorer.env_vars.${k}${text !== undefined && text !== "" ? `: ${text}` : ""} is ${what} to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, not a string: Trinity-RFT hands explorer.env_vars to Ray as its workflow runners' environment, and Ray refuses any value that is not a string ("runtime_env['env_vars'] must be of type Dict[str, str]")`,
+            text !== undefined && text !== "" && (typeof v === "number" || typeof v === "boolean") ? `Quote it (${k}: "${text}") to set the variable to that text.` : "Give the variable a string value, quoted.");
+        } else infra.push(`env_vars.${k}=${v}`);
       }
     }
   }
@@ -1641,12 +1894,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 export function resolvedConfig(yamlText: string, file = "<config>"): unknown {
   const r = new Reader(yamlText, file);
   if (r.issues.length) throw new TrinityImportError(file, r.issues);
-  const walk = (v: unknown, path: Path): unknown => {
-    if (Array.isArray(v)) return v.map((x, i) => walk(x, [...path, i]));
-    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, [...path, k])]));
-    return v === null ? null : r.get(path);
-  };
-  const out = walk(r.doc.toJSON(), []);
+  const out = r.resolvedJSON(r.doc.toJSON(), []);
   if (r.issues.length) throw new TrinityImportError(file, r.issues);
   return out;
 }

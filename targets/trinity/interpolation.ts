@@ -5,6 +5,7 @@
  * interpolation, `\\\${x}` one backslash and the literal `${x}`). Backslashes anywhere else, and a
  * string without `${`, are read as written.
  */
+import { pythonFloatRepr } from "./yaml-scalars.js";
 
 /** `s` written so that OmegaConf reads it back as `s` itself: each `${` after n backslashes becomes 2n+1 backslashes and `${`. */
 export function escapeInterpolations(s: string): string {
@@ -55,4 +56,46 @@ export function escapeTree(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(escapeTree);
   if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, escapeTree(x)]));
   return v;
+}
+
+/**
+ * The key an interpolation expression names (`a.b.0` → ["a", "b", 0]), when it is an absolute key
+ * path (OmegaConf trims the spaces around it); undefined for a resolver (`oc.env:…`), a relative
+ * path (`.a`, `..a`), brackets (`a[0]`) or anything else.
+ */
+export function keyPath(expr: string): (string | number)[] | undefined {
+  const t = expr.trim();
+  return /^[A-Za-z_]\w*(\.\w+)*$/.test(t) ? t.split(".").map((s) => (/^\d+$/.test(s) ? Number(s) : s)) : undefined;
+}
+
+/** The expression of `s` when `s` is one interpolation and nothing else (`${a.b}`), which OmegaConf replaces by the value itself, typed. */
+export function wholeInterpolation(s: string): string | undefined {
+  if (!s.startsWith("${")) return undefined;
+  const pieces = splitInterpolations(s);
+  const only = pieces.length === 1 ? pieces[0]! : undefined;
+  return only && "expr" in only ? only.expr : undefined;
+}
+
+/**
+ * What `${oc.env:VAR,default}` gives when VAR is unset, as OmegaConf 2.3 reads the default (its
+ * grammar, then the resolver's str()): `null` is None; `true`/`false` (any case) 'True'/'False';
+ * an integer (`1_000`) its digits ('1000'); a float Python's repr of it (`1e-6` → '1e-06',
+ * `1.50` → '1.5'); a quoted string its text; other plain text itself, spaces around it trimmed.
+ * Undefined for what tcod does not read the same way for certain (a list, a mapping, a nested
+ * interpolation, escapes, quotes or brackets inside plain text).
+ */
+export function envDefault(text: string): { value: string | null } | undefined {
+  const t = text.trim();
+  const quoted = /^'([^'\\]*)'$|^"([^"\\]*)"$/.exec(t);
+  if (quoted) return (quoted[1] ?? quoted[2]!).includes("${") ? undefined : { value: quoted[1] ?? quoted[2]! };
+  if (/^null$/i.test(t)) return { value: null };
+  if (/^(?:true|false)$/i.test(t)) return { value: /^true$/i.test(t) ? "True" : "False" };
+  const int = String.raw`(?:0|[1-9](?:_?\d)*)`;
+  const digits = String.raw`\d(?:_?\d)*`;
+  if (new RegExp(`^[-+]?${int}$`).test(t)) return { value: BigInt(t.replace(/_/g, "")).toString() };
+  const exponent = `[eE][-+]?${digits}`;
+  const point = `(?:${int}?\\.${digits}|${int}\\.)`;
+  if (new RegExp(`^[-+]?(?:${point}(?:${exponent})?|${int}${exponent})$`).test(t)) return { value: pythonFloatRepr(Number(t.replace(/_/g, ""))) };
+  if (/^[-+]?(?:inf|nan)$/i.test(t)) return { value: /nan/i.test(t) ? "nan" : t.startsWith("-") ? "-inf" : "inf" };
+  return /^[\w/.\-+:~@%*?| ]*$/.test(t) ? { value: t } : undefined;
 }

@@ -20,11 +20,17 @@ import { isAlias, isMap, isPair, isScalar, isSeq, Pair, YAMLMap, YAMLSeq, type A
 
 /** How a pair of the resolved tree came to be where it is, when not written there. */
 export interface Via {
-  /** "alias": its value is an alias (`key: *name`); "merge": a merge key (`<<`) brought it. */
-  kind: "alias" | "merge";
+  /**
+   * "alias": its value is an alias (`key: *name`); "merge": a merge key (`<<`) brought it;
+   * "interpolation": its value is an OmegaConf interpolation of another key (`key: ${a.b}`, which
+   * the import resolves after the aliases, as OmegaConf does after PyYAML).
+   */
+  kind: "alias" | "merge" | "interpolation";
   /** The anchor's name (for "merge", the merged alias's, when the merge key names one). */
   anchor?: string;
-  /** Offset in the text of the alias, or of the merge key. */
+  /** "interpolation": the key it names (`a.b`). */
+  target?: string;
+  /** Offset in the text of the alias, of the merge key, or of the interpolation. */
   offset: number;
 }
 

@@ -36,7 +36,8 @@ describe("import output", () => {
     expect(source).toMatch(/steps: +250\n/);
     expect(source).toMatch(/batch: +12 tasks/);
     expect(notes.filter((n) => !n.includes("selector_type"))).toEqual(["buffer.batch_size: ${oc.env:BATCH,12} → its default '12' (tcod does not read the environment)"]);
-    expect((resolvedConfig(text) as any).buffer.batch_size).toBe(12);
+    // OmegaConf's oc.env gives its default as a string; Trinity's int field converts it (the import reads 12).
+    expect((resolvedConfig(text) as any).buffer.batch_size).toBe("12");
   });
 });
 
@@ -682,9 +683,9 @@ describe("scalars read as Trinity-RFT reads them: YAML 1.1 (PyYAML) as OmegaConf
     expect(issues(base60).map((i) => [i.path, i.message])).toEqual([["algorithm.advantage_fn_args.kl_coef", "kl_coef: 1:30 is the base-60 number 90 to PyYAML (YAML 1.1: each ':' multiplies what is before it by 60), which Trinity-RFT reads the config with, but a string to YAML 1.2; tcod does not guess which was meant"]]);
     // 07 and 0x10 mean the same to both: imported.
     expect(importTrinity(F2B.replace("  repeat_times: 1\n", "  repeat_times: 01\n"), "x.yaml").source).toMatch(/× 1 rollout/);
-    // A cluster key the import hands back as --infra, and an env var.
+    // An env var: a boolean to PyYAML, which Ray refuses in a runtime_env (omegaconf-fidelity.test.ts).
     const infra = F2B.replace("  env_vars:\n", "  env_vars:\n    DEBUG: on\n");
-    expect(issues(infra).map((i) => [i.path, i.message])).toEqual([["explorer.env_vars.DEBUG", "explorer.env_vars.DEBUG: on is the boolean true to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, so Trinity gets 'True' here, not 'on'"]]);
+    expect(issues(infra).map((i) => [i.path, i.message])).toEqual([["explorer.env_vars.DEBUG", "explorer.env_vars.DEBUG: on is the boolean true to PyYAML (YAML 1.1), which Trinity-RFT reads the config with, not a string: Trinity-RFT hands explorer.env_vars to Ray as its workflow runners' environment, and Ray refuses any value that is not a string (\"runtime_env['env_vars'] must be of type Dict[str, str]\")"]]);
   });
 
   it("yes/no/on/off where a string is wanted is refused: Trinity gets 'True' or 'False' (was: imported as the word, which the export wrote back unquoted)", () => {

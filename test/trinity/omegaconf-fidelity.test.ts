@@ -112,3 +112,119 @@ describe("null in a field Trinity does not make Optional", () => {
     expect(() => importTrinity(F2B.replace("  optimizer:\n", "  kl_penalty_fn_args:\n    x: ~\n  optimizer:\n"), "x.yaml")).not.toThrow();
   });
 });
+
+/** Each YAML text loaded by the installed Trinity-RFT's load_config (test/trinity/load_config.py): the values at `paths`, or its error. */
+function trinityLoads(cases: { yaml: string; paths: string[] }[]): ({ values: Record<string, unknown> } | { error: string })[] {
+  const py = spawnSync(TRINITY_PY, [new URL("./load_config.py", import.meta.url).pathname], { input: JSON.stringify(cases), encoding: "utf8", maxBuffer: 1 << 26 });
+  expect(py.status, py.stderr.slice(-2000)).toBe(0);
+  return JSON.parse(py.stdout);
+}
+/** The official f2b config with `monitor.monitor_args` (a free-form dict) holding `args` (YAML lines, indented 4). */
+const withArgs = (text: string, args: string) => text.replace("monitor:\n", `monitor:\n  monitor_args:\n${args}`);
+const at = (obj: unknown, path: string) => path.split(".").reduce<any>((o, k) => o?.[k], obj);
+
+/**
+ * Interpolations standing for a whole value (`${a.b}` alone: the value itself, typed, a mapping or
+ * a list included), inside list items and nested mappings, and inside longer strings (Python's
+ * str() of the value), each imported as Trinity-RFT reads it; what Trinity refuses, refused.
+ * Every case here reads the same under OmegaConf 2.3 and 2.4.
+ */
+const NODE_CASES: { name: string; yaml: string; paths: string[]; refused?: RegExp }[] = [
+  {
+    name: "a free-form mapping standing for another, its own interpolation resolved",
+    yaml: withArgs(F2B, "    max_env_steps: 30\n    temperature: 1.0\n    total_steps: ${buffer.total_steps}\n    checkpoint_strategy: linear\n    checkpoint_steps: 6\n").replace(/      workflow_args:\n(        .*\n)+/, "      workflow_args: ${monitor.monitor_args}\n"),
+    paths: ["buffer.explorer_input.taskset.workflow_args"],
+  },
+  { name: "a list field standing for a list", yaml: withArgs(F2B, "    b: [0.8, 0.9]\n").replace("    lr: 1e-6\n", "    lr: 1e-6\n    betas: ${monitor.monitor_args.b}\n"), paths: ["algorithm.optimizer.betas"] },
+  { name: "list items, one quoted", yaml: withArgs(F2B, "    b: 0.8\n").replace("    lr: 1e-6\n", "    lr: 1e-6\n    betas: ['${monitor.monitor_args.b}', '${algorithm.advantage_fn_args.kl_coef}']\n"), paths: ["algorithm.optimizer.betas"] },
+  { name: "a nested mapping's items", yaml: withArgs(F2B, "    n: {a: '${buffer.total_steps}', b: ['${model.model_path}', 2]}\n"), paths: ["monitor.monitor_args"] },
+  { name: "a mapping that holds its own interpolation", yaml: withArgs(F2B, "    a: ${monitor.monitor_args}\n"), paths: ["monitor.monitor_args"], refused: /stands for a mapping that holds it/ },
+  { name: "null where the field is not Optional", yaml: withArgs(F2B, "    n: null\n").replace("    lr: 1e-6\n", "    lr: 1e-6\n    weight_decay: ${monitor.monitor_args.n}\n"), paths: ["algorithm.optimizer.weight_decay"], refused: /weight_decay is null .*interpolation \$\{monitor\.monitor_args\.n\}/ },
+  { name: "a float in an int field", yaml: withArgs(F2B, "    f: 16.0\n").replace("  batch_size: 16\n", "  batch_size: ${monitor.monitor_args.f}\n"), paths: ["buffer.batch_size"], refused: /batch_size must be an integer, got 16\.0/ },
+  {
+    name: "numbers and booleans inside a string: Python's str()",
+    yaml: withArgs(F2B, "    n: 16\n    y: yes\n    f: 2.50\n    z: ~\n").replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m/${algorithm.optimizer.lr}_${monitor.monitor_args.n}_${monitor.monitor_args.y}_${monitor.monitor_args.f}_${monitor.monitor_args.z}"),
+    paths: ["model.model_path"],
+  },
+  {
+    name: "oc.env defaults: str() of what OmegaConf's grammar reads",
+    yaml: withArgs(F2B, "    a: '${oc.env:TCOD_UNSET_X,1e-6}'\n    b: '${oc.env:TCOD_UNSET_X,TRUE}'\n    c: \"${oc.env:TCOD_UNSET_X,'a,b'}\"\n    d: '${oc.env:TCOD_UNSET_X, x y }'\n    e: '${oc.env:TCOD_UNSET_X,010}'\n    f: '${oc.env:TCOD_UNSET_X,1_000}'\n    g: '${oc.env:TCOD_UNSET_X,1.50}'\n    h: '${oc.env:TCOD_UNSET_X,/opt/m-1}'\n    i: '${oc.env:TCOD_UNSET_X,null}'\n"),
+    paths: ["monitor.monitor_args"],
+  },
+];
+
+describe("interpolations of whole values, in lists and nested mappings, and in strings, as Trinity-RFT reads them", () => {
+  it("each case imports to those values, or is refused at the key (TC7101)", () => {
+    for (const c of NODE_CASES) {
+      if (c.refused) { expect(issues(c.yaml).map((i) => i.message).join("\n"), c.name).toMatch(c.refused); continue; }
+      expect(() => importTrinity(c.yaml, "x.yaml"), c.name).not.toThrow();
+    }
+    const wa = NODE_CASES[0]!;
+    expect(at(resolvedConfig(wa.yaml), wa.paths[0]!)).toEqual({ max_env_steps: 30, temperature: 1, total_steps: 250, checkpoint_strategy: "linear", checkpoint_steps: 6 });
+    expect(importTrinity(wa.yaml, "x.yaml").source).toMatch(/horizon: +f2b\(every: 6 steps, max: 30 turns\)/);
+    expect(importTrinity(NODE_CASES[1]!.yaml, "x.yaml").source).toContain("betas: [0.8, 0.9]");
+    expect(importTrinity(NODE_CASES[2]!.yaml, "x.yaml").source).toContain("betas: [0.8, 1.0]");
+    expect(at(resolvedConfig(NODE_CASES[7]!.yaml), "model.model_path")).toBe("m/1e-06_16_True_2.5_None");
+  });
+
+  itWithTrinity(["trinity.common.config"])("Trinity-RFT's load_config reads the same values, and refuses the refused ones", () => {
+    const got = trinityLoads(NODE_CASES.map(({ yaml, paths }) => ({ yaml, paths })));
+    NODE_CASES.forEach((c, i) => {
+      const g = got[i]!;
+      if (c.refused) { expect("error" in g, `${c.name}: ${JSON.stringify(g)}`).toBe(true); return; }
+      expect("values" in g ? g.values : g, c.name).toEqual(Object.fromEntries(c.paths.map((p) => [p, at(resolvedConfig(c.yaml), p)])));
+    });
+  });
+
+  it("an interpolation where Trinity's schema has a section (a dataclass, or a list of them) is refused at it, with the alias as the way to repeat one (OmegaConf 2.3 refuses it at the merge)", () => {
+    const text = F2B.replace("    taskset:\n", "    taskset: ${buffer.explorer_input.eval_tasksets.0}\n    unused:\n");
+    const [i] = issues(text);
+    expect(i).toMatchObject({ path: "buffer.explorer_input.taskset", line: lineOf(text, "taskset: ${"), column: 14 });
+    expect(i!.message).toBe("buffer.explorer_input.taskset: the interpolation ${buffer.explorer_input.eval_tasksets.0} stands where Trinity-RFT's config has the section TasksetConfig (a dataclass): OmegaConf 2.3 refuses that when Trinity loads the config (\"Merge error: str is not a subclass of TasksetConfig\"), and later releases take it only from a node of the same dataclass");
+    expect(i!.hint).toMatch(/YAML alias/);
+    const item = F2B.replace(/    eval_tasksets:\n/, "    eval_tasksets:\n      - ${buffer.explorer_input.taskset}\n");
+    expect(issues(item)[0]).toMatchObject({ path: "buffer.explorer_input.eval_tasksets[0]", message: expect.stringMatching(/has the section TasksetConfig/) });
+    // Standing for a section in a free-form field: OmegaConf fills it with Trinity's defaults, which tcod does not know.
+    expect(() => resolvedConfig(withArgs(F2B, "    s: ${buffer.explorer_input.taskset.format}\n"))).toThrow(/stands for buffer\.explorer_input\.taskset\.format, a section of Trinity-RFT's config/);
+    // A cycle.
+    expect(issues(withArgs(F2B, "    a: ${monitor.monitor_args.b}\n    b: ${monitor.monitor_args.a}\n"))[0]!.message).toMatch(/is part of a cycle of interpolations/);
+  });
+
+  it("an integer of a dataclass field inside a string is refused (the field's type decides its str(): 5 or 5.0), a free-form one is its digits", () => {
+    const text = F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m/${buffer.total_steps}");
+    expect(issues(text)[0]).toMatchObject({ path: "model.model_path", message: expect.stringMatching(/puts the number 250 of Trinity-RFT's field buffer\.total_steps into a string/) });
+  });
+});
+
+describe("explorer.env_vars: strings, as Ray takes them", () => {
+  /** Values JavaScript and Python would write differently as numbers, and words YAML 1.1 reads as something else. */
+  const VALUES = ["1e21", "0.000001", "1e-06", "-0", "-0.0", "1e-7", "True", "on", "010", "1_000", "null", "~", "1.0", "+1", ".5", "0x1F", "1:30", "1e5", ""];
+
+  it("the export writes each as a string Trinity reads back as itself, and the import hands the same --infra back", () => {
+    const envVars = Object.fromEntries(VALUES.map((v, i) => [`V${i}`, v]));
+    const e = exportTrinity(makePlan({ name: "ev" }), { target: "tcod-fork", infra: { envVars } });
+    expect((resolvedConfig(e.yaml) as any).explorer.env_vars).toEqual(envVars);
+    expect(importTrinity(e.yaml, "ev.yaml").infra.filter((a) => a.startsWith("env_vars."))).toEqual(VALUES.map((v, i) => `env_vars.V${i}=${v}`));
+  });
+
+  itWithTrinity(["trinity.common.config"])("Trinity-RFT's load_config reads the exported strings back as the same strings", () => {
+    const envVars = Object.fromEntries(VALUES.map((v, i) => [`V${i}`, v]));
+    const e = exportTrinity(makePlan({ name: "ev" }), { target: "tcod-fork", infra: { envVars } });
+    expect(trinityLoads([{ yaml: e.yaml, paths: ["explorer.env_vars"] }])[0]).toEqual({ values: { "explorer.env_vars": envVars } });
+  });
+
+  it("a number, boolean or null value is refused at its key (was: written back as JavaScript formats the number, 1e-7 for Python's 1e-07)", () => {
+    const text = F2B.replace("  env_vars:\n", "  env_vars:\n    A: 1e-7\n    B: ~\n    C: ${buffer.batch_size}\n");
+    const is = issues(text);
+    expect(is.map((i) => i.path)).toEqual(["explorer.env_vars.A", "explorer.env_vars.B", "explorer.env_vars.C"]);
+    expect(is[0]!.message).toMatch(/^explorer\.env_vars\.A: 1e-7 is a number to PyYAML .* Ray refuses any value that is not a string/);
+    expect(is[0]!.hint).toBe(`Quote it (A: "1e-7") to set the variable to that text.`);
+    expect(is[2]!.message).toMatch(/the interpolation \$\{buffer\.batch_size\} at line \d+, column 8 brings it here/);
+    expect(importTrinity(F2B.replace("  env_vars:\n", "  env_vars:\n    A: '1e-7'\n"), "x.yaml").infra).toContain("env_vars.A=1e-7");
+  });
+
+  itWithTrinity(["ray"])("Ray refuses a runtime_env whose env_vars holds a number, as Trinity's workflow runners are made with it", () => {
+    const py = spawnSync(TRINITY_PY, ["-c", "from ray._private.runtime_env.validation import parse_and_validate_env_vars as v\ntry:\n  v({'A': 1e-07}); print('taken')\nexcept TypeError as e: print(e)"], { encoding: "utf8" });
+    expect(py.stdout).toContain("runtime_env['env_vars'] must be of type Dict[str, str]");
+  });
+});
