@@ -88,18 +88,17 @@ export function jsonErrorOffset(text: string): number | undefined {
       } else i++;
     }
   };
-  /** Scans one value at i (a container only opens: its items follow); the offset of its error, or undefined. */
-  const value = (): number | undefined => {
+  /** Scans a value at i: undefined once it is whole, "open" where it opens a container with items to come, or the offset of its error. */
+  const value = (): number | "open" | undefined => {
     skip();
     if (i >= n) return n;
     const c = text.charCodeAt(i);
     if (c === 0x7b || c === 0x5b) {
       i++;
       skip();
-      const close = c === 0x7b ? 0x7d : 0x5d;
-      if (text.charCodeAt(i) === close) { i++; return undefined; }
+      if (text.charCodeAt(i) === (c === 0x7b ? 0x7d : 0x5d)) { i++; return undefined; }
       open.push(c);
-      return c === 0x7b ? key() : value();
+      return "open";
     }
     if (c === 0x22) return string();
     if (c === 0x2d || DIGIT(c)) {
@@ -110,13 +109,13 @@ export function jsonErrorOffset(text: string): number | undefined {
       else return i;
       if (text.charCodeAt(i) === 0x2e) {
         i++;
-        if (!DIGIT(text.charCodeAt(i))) return i;
+        if (!DIGIT(text.charCodeAt(i))) return Math.min(i, n);
         while (i < n && DIGIT(text.charCodeAt(i))) i++;
       }
       if (text.charCodeAt(i) === 0x65 || text.charCodeAt(i) === 0x45) {
         i++;
         if (text.charCodeAt(i) === 0x2b || text.charCodeAt(i) === 0x2d) i++;
-        if (!DIGIT(text.charCodeAt(i))) return i;
+        if (!DIGIT(text.charCodeAt(i))) return Math.min(i, n);
         while (i < n && DIGIT(text.charCodeAt(i))) i++;
       }
       return undefined;
@@ -128,26 +127,39 @@ export function jsonErrorOffset(text: string): number | undefined {
     }
     return i;
   };
-  /** A member's key and colon, then its value. */
+  /** A member's key and its colon (its value follows); the offset of an error, or undefined. */
   const key = (): number | undefined => {
     skip();
-    if (text.charCodeAt(i) !== 0x22) return i;
+    if (text.charCodeAt(i) !== 0x22) return Math.min(i, n);
     const bad = string();
     if (bad !== undefined) return bad;
     skip();
     if (text.charCodeAt(i) !== 0x3a) return Math.min(i, n);
     i++;
-    return value();
+    return undefined;
   };
-  let bad = value();
-  while (bad === undefined) {
-    skip();
-    const top = open[open.length - 1];
-    if (top === undefined) return i < n ? i : undefined;
-    const c = text.charCodeAt(i);
-    if (c === 0x2c) { i++; bad = top === 0x7b ? key() : value(); }
-    else if (c === (top === 0x7b ? 0x7d : 0x5d)) { i++; open.pop(); }
-    else return Math.min(i, n);
+  // A loop, not recursion: what comes next is a key or a value; a whole value is followed by a comma,
+  // the close of its container, or (at the top) the end.
+  let wantKey = false;
+  for (;;) {
+    if (wantKey) {
+      const bad = key();
+      if (bad !== undefined) return bad;
+      wantKey = false;
+      continue;
+    }
+    const r = value();
+    if (typeof r === "number") return r;
+    if (r === "open") { wantKey = open[open.length - 1] === 0x7b; continue; }
+    for (;;) {
+      skip();
+      const top = open[open.length - 1];
+      if (top === undefined) return i < n ? i : undefined;
+      const c = text.charCodeAt(i);
+      if (c === 0x2c) { i++; wantKey = top === 0x7b; break; }
+      if (c !== (top === 0x7b ? 0x7d : 0x5d)) return Math.min(i, n);
+      i++;
+      open.pop();
+    }
   }
-  return bad;
 }
