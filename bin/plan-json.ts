@@ -6,7 +6,8 @@
  * path and hint.
  */
 import { UsageError } from "../plan/errors.js";
-import { jsonErrorAt, readTextFile } from "../plan/read-file.js";
+import { readTextFile } from "../plan/read-file.js";
+import { jsonSyntaxError } from "../plan/json-error.js";
 import { parsePlan, PlanError, type Plan } from "../plan/schema.js";
 
 /** The largest plan .json read. */
@@ -27,7 +28,9 @@ export function loadPlanJson(file: string, sets: string[]): Plan {
   try {
     data = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`not valid JSON (${(e as Error).message})`, { where: { file, ...jsonErrorAt(e, text) }, hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." });
+    const j = jsonSyntaxError(e, text);
+    if (!j) throw e;
+    throw new UsageError(`not valid JSON (${j.message})`, { where: { file, line: j.line, column: j.column }, hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." });
   }
   for (const s of sets) {
     const eq = s.indexOf("=");

@@ -13,6 +13,7 @@ import type { Plan } from "../plan/schema.js";
 import { writeFileAtomicSync } from "../runtime/fs-atomic.js";
 import { RunFolderError } from "../runtime/checkpoint.js";
 import { fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
+import { jsonSyntaxError } from "../plan/json-error.js";
 import { TCOD_VERSION } from "./version.js";
 
 export interface RunRecord {
@@ -71,12 +72,15 @@ export function recordResume(runDir: string): string | undefined {
   if (!existsSync(p)) return undefined;
   const unrecorded = (why: string) => `${p} ${why}; this resume is not recorded in it (restore it from a copy to keep the run's record)`;
   let rec: RunRecord;
+  let text = "";
   try {
-    rec = JSON.parse(readTextFile(p, MAX_RUN_FILE_BYTES)) as RunRecord;
+    text = readTextFile(p, MAX_RUN_FILE_BYTES);
+    rec = JSON.parse(text) as RunRecord;
   } catch (e) {
     // A damaged run.json is a record, not a state: the run itself does not depend on it. But a
     // folder or a pipe in its place would drop the resume's record unsaid (tcod run checks first).
-    if (e instanceof SyntaxError) return unrecorded("is not JSON");
+    const j = jsonSyntaxError(e, text);
+    if (j) return unrecorded(`is not JSON (${j.message} at line ${j.line}, column ${j.column})`);
     const r = fileReadError(e);
     if (r.kind === "folder" || r.kind === "special") {
       throw new RunFolderError(`cannot record the resume in ${p}: ${r.message}`, { where: { file: p }, hint: `Move ${p} out of the way, then resume again.` });

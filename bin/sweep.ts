@@ -19,6 +19,7 @@ import { stringifyPlan } from "../plan/access.js";
 import { UsageError } from "../plan/errors.js";
 import { SIZE_LIMITS } from "../plan/defaults.js";
 import { brokenLink, fileReadError, MAX_RUN_FILE_BYTES, notRegularFile, readTextFile } from "../plan/read-file.js";
+import { jsonSyntaxError } from "../plan/json-error.js";
 import { planFileNames } from "./plan-file-names.js";
 import { hasCheckpoint } from "../runtime/checkpoint.js";
 import { rowsToKeep } from "../runtime/set-aside.js";
@@ -132,7 +133,8 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     // A point stopped before its first checkpoint starts over at step 0; rows it had written are kept aside (runtime/set-aside.ts).
     const restart = resume && !hasCheckpoint(runDir);
     const kept = restart ? rowsToKeep(runDir).map((f) => basename(f)) : [];
-    const why = restart ? `: no checkpoint, so it starts again at step 0${kept.length ? `; the rows it had are kept as ${kept.map((f) => `${f}.before-restart-N`).join(" and ")}` : ""}` : "";
+    const read = kept.includes("metrics.jsonl") ? ` (\`tcod metrics ${join(runDir, "metrics.jsonl.before-restart-N")}\` reads them)` : "";
+    const why = restart ? `: no checkpoint, so it starts again at step 0${kept.length ? `; the rows it had are kept as ${kept.map((f) => `${f}.before-restart-N`).join(" and ")}${read}` : ""}` : "";
     const verb = restart ? "restart" : resume ? "resume" : "start";
     o.log(`${verb} [${started}/${total}] ${p.name}${p.settings.length ? `  (${p.settings.join(", ")})` : ""}${why}`);
     p.status = "running";
@@ -195,11 +197,17 @@ const isStopSignal = (s: unknown): s is StopSignal => (STOP_SIGNALS as readonly 
 /**
  * The points an earlier sweep.json records (each with a name and a folder); none from one that is
  * missing, not JSON or of another shape: each point's folder then says where it stands (a point with
- * metrics is resumed, which a completed run ends at once).
+ * metrics is resumed, which a completed run ends at once). One that is not JSON is said on stderr, at
+ * its line and column, as the sweep rewrites it.
  */
 function readRecord(path: string): SweepPoint[] {
   let data: unknown;
-  try { data = JSON.parse(readFileSync(path, "utf8")); } catch { return []; }
+  let text = "";
+  try { text = readFileSync(path, "utf8"); data = JSON.parse(text); } catch (e) {
+    const j = jsonSyntaxError(e, text);
+    if (j) process.stderr.write(`tcod run: warning: ${path}:${j.line}:${j.column}: the sweep's record is not JSON (${j.message}); each point's run folder says where it stands, and the record is written anew\n`);
+    return [];
+  }
   const points = data !== null && typeof data === "object" ? (data as { points?: unknown }).points : undefined;
   if (!Array.isArray(points)) return [];
   return points.filter((p): p is SweepPoint => p !== null && typeof p === "object" && typeof (p as SweepPoint).name === "string" && typeof (p as SweepPoint).dir === "string");

@@ -38,7 +38,7 @@ export const USER_ERROR_CODES = {
   TC7008: "Per-token signals whose shapes disagree (rows, masks, logprobs).",
   TC7009: "A command-line request that cannot be carried out (a missing file, a run folder already in use, a bad flag).",
   TC7010: "A plan's TypeScript extension bundle is missing or does not load (compile the .tcod file again).",
-  TC7011: "A metrics sink cannot start (e.g. --wandb without the wandb Python package).",
+  TC7011: "A metrics sink cannot start (e.g. --wandb without the wandb Python package, or a RUN_DIR/wandb-id that holds no W&B run id).",
   TC7012: "A feedback-level value (it reads the run's own metrics) was asked for without a metrics trace: give `--trace RUN_DIR/metrics.jsonl` or a synthetic trace.",
   TC7013: "A metrics trace cannot be read: a line that is not JSON, a training row without a numeric `step`, steps out of order, or a metric that is not a number; or it holds no training row to replay (an empty file, evaluation rows only).",
   TC7014: "A run folder's state cannot be read (resume, report, compare): a missing, truncated or foreign checkpoint, a checkpoint beyond the plan, a metrics file that does not match it, student weights that do not load; the error names the file.",

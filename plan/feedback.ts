@@ -22,6 +22,7 @@
  *   restarts at 0. (`cond` held for `patience` consecutive observed steps → one stage.)
  */
 import { UserError } from "./errors.js";
+import { jsonSyntaxError } from "./json-error.js";
 import {
   evalScalar, STATEFUL_OPS, VARIABLES, type ExprDef, type ExprTree, type ExtFns, type FeedbackView, type ScalarVars, type VariableName,
 } from "./expr.js";
@@ -267,7 +268,9 @@ export function parseTrace(text: string, file: string, partialLastLine?: (line: 
     try { row = JSON.parse(line) as Record<string, unknown>; } catch (e) {
       // `text` ends in a newline unless its last line is unterminated: then this is that line.
       if (i === lines.length - 1) { partialLastLine?.(i + 1); return; }
-      throw new TraceError(`line ${i + 1} is not JSON (${(e as Error).message})`, { where, hint: "A trace is JSON lines: one object per line, e.g. {\"step\": 1, \"kl\": 0.4}." });
+      const j = jsonSyntaxError(e, line, { line: i + 1 });
+      if (!j) throw e;
+      throw new TraceError(`line ${i + 1} is not JSON (${j.message})`, { where: { file, line: j.line, column: j.column }, hint: "A trace is JSON lines: one object per line, e.g. {\"step\": 1, \"kl\": 0.4}." });
     }
     if (!row || typeof row !== "object" || Array.isArray(row)) throw new TraceError(`line ${i + 1} is not a JSON object`, { where, hint: "A trace is JSON lines: one object per line, e.g. {\"step\": 1, \"kl\": 0.4}." });
     if (row.kind !== undefined && row.kind !== "train") {

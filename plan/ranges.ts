@@ -86,6 +86,47 @@ export function outOfRangeMessage(r: NumRange, v: number): string {
   return `${r.what} must be ${rangeFor(r, v)}, got ${v}`;
 }
 
+/** A step of a RangedField's path: a field's name, `[]` (each item of a list) or `kind=X` (only an object whose `kind` is X). */
+export type RangedStep = string;
+
+/** Where a range of PLAN_RANGES applies: the kind of node, and the path to the field under its params. */
+export interface RangedField { node: string; path: readonly RangedStep[]; range: keyof typeof PLAN_RANGES }
+
+/**
+ * Every constant field a range applies to, once: planRangeIssues checks these on load, and
+ * plan/schema.ts writes them into the published JSON Schema (docs/plan.schema.json), so the two
+ * cannot disagree. EpisodePlanner.prefix is not here: its range depends on the node's maxTurns.
+ */
+export const RANGED_FIELDS: readonly RangedField[] = [
+  { node: "EpisodePlanner", path: ["horizon"], range: "horizon" },
+  { node: "Rollout", path: ["temperature"], range: "temperature" },
+  { node: "Evaluate", path: ["temperature"], range: "temperature" },
+  { node: "TeacherScore", path: ["temperature"], range: "teacherTemperature" },
+  { node: "Advantage", path: ["terms", "[]", "kind=gkd", "beta"], range: "gkdBeta" },
+  { node: "Advantage", path: ["terms", "[]", "kind=opd", "clip"], range: "opdClip" },
+  { node: "Advantage", path: ["aggregate", "kind=progressive", "weight"], range: "blendWeight" },
+  { node: "Update", path: ["optimizer", "lr"], range: "lr" },
+  { node: "Update", path: ["optimizer", "betas", "[]"], range: "adamBeta" },
+  { node: "Update", path: ["optimizer", "eps"], range: "eps" },
+  { node: "Update", path: ["optimizer", "weightDecay"], range: "weightDecay" },
+  { node: "Update", path: ["optimizer", "gradClip"], range: "gradClip" },
+  { node: "Update", path: ["clip"], range: "clip" },
+];
+
+/** The values at a RangedField's path under `v`, each with its JSON path (from `at`). */
+function valuesAt(v: unknown, path: readonly RangedStep[], at: string, out: [string, unknown][]): void {
+  if (path.length === 0) { out.push([at, v]); return; }
+  const [step, ...rest] = path as [RangedStep, ...RangedStep[]];
+  if (v === null || typeof v !== "object") return;
+  if (step === "[]") {
+    if (Array.isArray(v)) v.forEach((x, i) => valuesAt(x, rest, `${at}[${i}]`, out));
+  } else if (step.startsWith("kind=")) {
+    if ((v as { kind?: unknown }).kind === step.slice(5)) valuesAt(v, rest, at, out);
+  } else if (Object.hasOwn(v, step)) {
+    valuesAt((v as Record<string, unknown>)[step], rest, `${at}.${step}`, out);
+  }
+}
+
 /**
  * The constants of a schema-valid plan outside their ranges, each with its JSON path (TC7001 on
  * load). Schedules (`{ expr }`) are checked where the runtime evaluates them.
@@ -97,33 +138,13 @@ export function planRangeIssues(plan: Plan): { path: string; message: string; hi
   };
   plan.graph.nodes.forEach((n, i) => {
     const at = `$.graph.nodes[${i}].params`;
-    switch (n.kind) {
-      case "EpisodePlanner":
-        check(`${at}.horizon`, PLAN_RANGES.horizon, n.params.horizon);
-        check(`${at}.prefix`, prefixRange(n.params.maxTurns), n.params.prefix);
-        break;
-      case "Rollout": check(`${at}.temperature`, PLAN_RANGES.temperature, n.params.temperature); break;
-      case "Evaluate": check(`${at}.temperature`, PLAN_RANGES.temperature, n.params.temperature); break;
-      case "TeacherScore": check(`${at}.temperature`, PLAN_RANGES.teacherTemperature, n.params.temperature); break;
-      case "Advantage":
-        n.params.terms.forEach((t, j) => {
-          if (t.kind === "gkd") check(`${at}.terms[${j}].beta`, PLAN_RANGES.gkdBeta, t.beta);
-          if (t.kind === "opd") check(`${at}.terms[${j}].clip`, PLAN_RANGES.opdClip, t.clip);
-        });
-        if (n.params.aggregate.kind === "progressive") check(`${at}.aggregate.weight`, PLAN_RANGES.blendWeight, n.params.aggregate.weight);
-        break;
-      case "Update": {
-        const o = n.params.optimizer;
-        check(`${at}.optimizer.lr`, PLAN_RANGES.lr, o.lr);
-        o.betas.forEach((b, j) => check(`${at}.optimizer.betas[${j}]`, PLAN_RANGES.adamBeta, b));
-        check(`${at}.optimizer.eps`, PLAN_RANGES.eps, o.eps);
-        check(`${at}.optimizer.weightDecay`, PLAN_RANGES.weightDecay, o.weightDecay);
-        check(`${at}.optimizer.gradClip`, PLAN_RANGES.gradClip, o.gradClip);
-        check(`${at}.clip`, PLAN_RANGES.clip, n.params.clip);
-        break;
-      }
-      default: break;
+    for (const f of RANGED_FIELDS) {
+      if (f.node !== n.kind) continue;
+      const found: [string, unknown][] = [];
+      valuesAt(n.params, f.path, at, found);
+      for (const [path, v] of found) check(path, PLAN_RANGES[f.range], v);
     }
+    if (n.kind === "EpisodePlanner") check(`${at}.prefix`, prefixRange(n.params.maxTurns), n.params.prefix);
   });
   return issues;
 }

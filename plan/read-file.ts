@@ -117,17 +117,3 @@ function readFile(path: string, maxBytes: number, encoding?: "utf8"): string | B
     throw fileReadError(e);
   }
 }
-
-/**
- * Where `JSON.parse(text)` failed, when its message says (V8 gives "at position N" for most errors,
- * and "Unexpected end of JSON input" at the end): a 1-based line and column, else nothing.
- */
-export function jsonErrorAt(e: unknown, text: string): { line?: number; column?: number } {
-  if (!(e instanceof SyntaxError)) return {};
-  const m = /at position (\d+)/.exec(e.message);
-  const offset = m ? Number(m[1]) : /Unexpected end of JSON input/.test(e.message) ? text.length : undefined;
-  if (offset === undefined || offset > text.length) return {};
-  let line = 1, lineStart = 0;
-  for (let i = 0; i < offset; i++) if (text.charCodeAt(i) === 10) { line++; lineStart = i + 1; }
-  return { line, column: offset - lineStart + 1 };
-}

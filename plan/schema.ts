@@ -12,7 +12,7 @@ import { ExprDefSchema, ValueRefSchema } from "./expr-schema.js";
 import { PLAN_SCHEMA_ID, PLAN_SCHEMA_V1 } from "./version.js";
 import { SIZE_LIMITS } from "./defaults.js";
 import { checkGraph } from "./graph.js";
-import { planRangeIssues } from "./ranges.js";
+import { PLAN_RANGES, planRangeIssues, RANGED_FIELDS, type NumRange, type RangedField } from "./ranges.js";
 import { planExprIssues } from "./expr-check.js";
 import { convertPlanV1, PlanVersionError } from "./convert.js";
 
@@ -286,6 +286,20 @@ export type PlanNode = z.infer<typeof NodeSchema>;
 export type NodeKind = PlanNode["kind"];
 export type NodeOf<K extends NodeKind> = Extract<PlanNode, { kind: K }>;
 
+/**
+ * Characters a plan name may not hold: C0 controls (tab and line breaks too), DEL, C1 controls, and the
+ * bidirectional-text controls a source file may not hold either (grammar/source-chars.ts). A name is
+ * printed on every line about its run and becomes its folder's name.
+ */
+const NAME_REFUSED_CHARS = "\\u0000-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069";
+const NAME_REFUSED = new RegExp(`[${NAME_REFUSED_CHARS}]`);
+/**
+ * planNameIssue's rule as one pattern, for the schema and so for docs/plan.schema.json: spaces that
+ * are not controls, then a character that is neither a space nor a control, then no control. The two
+ * classes are disjoint, so a match is found in one pass (no backtracking over a long name).
+ */
+export const PLAN_NAME_PATTERN = new RegExp(`^[^\\S${NAME_REFUSED_CHARS}]*[^\\s${NAME_REFUSED_CHARS}][^${NAME_REFUSED_CHARS}]*$`);
+
 /** `node.port` → `node.port`. `clock`: the value crosses to the next step (the only way a cycle may close). */
 export const EdgeSchema = z.object({
   from: z.string().regex(/^[\w-]+\.[\w]+$/), to: z.string().regex(/^[\w-]+\.[\w]+$/),
@@ -295,7 +309,8 @@ export type PlanEdge = z.infer<typeof EdgeSchema>;
 
 export const PlanSchema = z.object({
   schema: z.literal(PLAN_SCHEMA_ID),
-  name: z.string(),
+  /** Not empty nor only spaces, without control characters (planNameIssue says which). */
+  name: z.string().regex(PLAN_NAME_PATTERN),
   /** The sweep point this plan was expanded from, if any. */
   sweep: z.record(z.string(), z.string()).optional(),
   sources: z.array(z.object({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).strict()),
@@ -356,13 +371,13 @@ export function parsePlan(data: unknown): Plan {
     throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID}): ${issue.message} (at ${issue.path})`, [issue]);
   }
   if (!r.success) {
-    const issues = r.error.issues.map(schemaIssue);
+    // A name the pattern refuses is said as planNameIssue says it (empty, only spaces, which control character).
+    const name = (input as { name?: unknown }).name;
+    const issues = r.error.issues.map((i) => (i.code === "invalid_format" && i.path.length === 1 && i.path[0] === "name" && typeof name === "string" && planNameIssue(name)) || schemaIssue(i));
     const v = input && typeof input === "object" ? (input as { schema?: unknown }).schema : undefined;
     const hint = typeof v === "string" && v !== PLAN_SCHEMA_ID ? ` (this plan says "${v}"; recompile it from its source with \`tcod compile FILE.tcod\`)` : "";
     throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID})${hint}:\n` + issues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), issues);
   }
-  const nameIssue = planNameIssue(r.data.name);
-  if (nameIssue) throw new PlanError(`invalid plan (${PLAN_SCHEMA_ID}): at ${nameIssue.path}: ${nameIssue.message}`, [nameIssue]);
   const graphIssues = checkGraph(r.data).map((i) => ({ ...i, hint: planHint("graph") }));
   if (graphIssues.length > 0) {
     throw new PlanError(`invalid plan graph:\n` + graphIssues.map((i) => `  at ${i.path}: ${i.message}`).join("\n"), graphIssues);
@@ -380,12 +395,6 @@ export function parsePlan(data: unknown): Plan {
   return r.data;
 }
 
-/**
- * Characters a plan name may not hold: C0 controls (tab and line breaks too), DEL, C1 controls, and the
- * bidirectional-text controls a source file may not hold either (grammar/source-chars.ts). A name is
- * printed on every line about its run and becomes its folder's name.
- */
-const NAME_REFUSED = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
 
 /**
  * The plan's name, as a plan .json may hold it (`--set name=…` included): not empty (nor only spaces)
@@ -502,8 +511,48 @@ const unionsMatchEnums: [
 ] = [true, true, true, true, true, true, true];
 void unionsMatchEnums;
 
+/**
+ * The published JSON Schema of plans (docs/plan.schema.json, `npm run docs`): the zod schema's, with
+ * the ranges of plan/ranges.ts RANGED_FIELDS — which parsePlan checks after the schema, to word them
+ * as the compiler does — written in as bounds on their fields' numbers.
+ */
 export function planJsonSchema(): unknown {
-  return z.toJSONSchema(PlanSchema, { unrepresentable: "any" });
+  const schema = z.toJSONSchema(PlanSchema, { unrepresentable: "any" }) as JsonSchemaNode;
+  const items = schema.properties?.["graph"]?.properties?.["nodes"]?.items;
+  const nodes = (items && items.oneOf) || [];
+  for (const f of RANGED_FIELDS) {
+    const node = nodes.find((n) => n.properties?.["kind"]?.const === f.node)?.properties?.["params"];
+    const leaves = node ? schemaAt(node, f.path) : [];
+    // A path the schema does not have is a table that has drifted from the schema: `npm run docs` fails.
+    if (leaves.length === 0) throw new Error(`plan/ranges.ts RANGED_FIELDS: ${f.node}.${f.path.join(".")} names no number of the plan schema`);
+    for (const leaf of leaves) bound(leaf, PLAN_RANGES[f.range]);
+  }
+  return schema;
+}
+
+/** The part of a JSON Schema planJsonSchema walks. */
+interface JsonSchemaNode {
+  type?: string; const?: unknown; properties?: Record<string, JsonSchemaNode>; items?: JsonSchemaNode | false;
+  prefixItems?: JsonSchemaNode[]; oneOf?: JsonSchemaNode[]; anyOf?: JsonSchemaNode[];
+  minimum?: number; exclusiveMinimum?: number; maximum?: number; exclusiveMaximum?: number;
+}
+
+/** The number schemas at a RangedField's path (a value ref's number branch included). */
+function schemaAt(s: JsonSchemaNode, path: RangedField["path"]): JsonSchemaNode[] {
+  if (path.length === 0) return [...(s.anyOf ?? s.oneOf ?? [s])].filter((x) => x.type === "number" || x.type === "integer");
+  const [step, ...rest] = path as [string, ...string[]];
+  const branches = s.oneOf ?? s.anyOf ?? [s];
+  if (step === "[]") return branches.flatMap((b) => [...(b.items ? [b.items] : []), ...(b.prefixItems ?? [])]).flatMap((x) => schemaAt(x, rest));
+  if (step.startsWith("kind=")) return branches.filter((b) => b.properties?.["kind"]?.const === step.slice(5)).flatMap((b) => schemaAt(b, rest));
+  return branches.flatMap((b) => (b.properties?.[step] ? schemaAt(b.properties[step]!, rest) : []));
+}
+
+/** A range as JSON Schema bounds (an infinite bound is none). */
+function bound(s: JsonSchemaNode, r: NumRange): void {
+  if (r.loOpen) s.exclusiveMinimum = Math.max(r.lo, s.exclusiveMinimum ?? -Infinity); else s.minimum = Math.max(r.lo, s.minimum ?? -Infinity);
+  if (Number.isFinite(r.hi)) {
+    if (r.hiOpen) s.exclusiveMaximum = Math.min(r.hi, s.exclusiveMaximum ?? Infinity); else s.maximum = Math.min(r.hi, s.maximum ?? Infinity);
+  }
 }
 
 export { adaptiveDepthOf, nodeOf, nodesOf, stringifyPlan } from "./access.js";

@@ -23,6 +23,7 @@ import type { BufferSnapshot } from "./replay.js";
 import { fsyncDir, fsyncTree, writeFileAtomicSync } from "./fs-atomic.js";
 import { writeErrorOf } from "./write-error.js";
 import { brokenLink, MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
+import { jsonSyntaxError } from "../plan/json-error.js";
 
 export const CHECKPOINT_FORMAT = "tcod.checkpoint/1";
 
@@ -134,9 +135,9 @@ export function findCheckpoint(runDir: string): CheckpointState | null {
   const dir = checkpointDir(runDir);
   if (!existsSync(dir)) return null;
   const file = join(dir, "state.json");
-  const damaged = (what: string, hint?: string) => new RunFolderError(`cannot resume: ${file} ${what}`, {
+  const damaged = (what: string, hint?: string, at?: { line: number; column: number }) => new RunFolderError(`cannot resume: ${file} ${what}`, {
     hint: hint ?? `The checkpoint is damaged. Start the run again in a new --out folder; the metrics so far are in ${join(runDir, "metrics.jsonl")}.`,
-    where: { file },
+    where: { file, ...at },
   });
   if (!statSync(dir).isDirectory()) throw new RunFolderError(`cannot resume: ${dir} is a file, not a checkpoint folder`, { where: { file: dir }, hint: `Move ${dir} away to restart the run from step 0.` });
   if (!existsSync(file) && !brokenLink(file)) throw damaged("is missing (the checkpoint folder has no state)");
@@ -149,8 +150,11 @@ export function findCheckpoint(runDir: string): CheckpointState | null {
   let data: unknown;
   try {
     data = JSON.parse(text);
-  } catch {
-    throw damaged(text.trim().length === 0 ? "is empty" : `is not JSON (truncated or overwritten; ${text.length} bytes)`);
+  } catch (e) {
+    const j = jsonSyntaxError(e, text);
+    if (!j) throw e;
+    if (text.trim().length === 0) throw damaged("is empty");
+    throw damaged(`is not JSON (truncated or overwritten; ${text.length} bytes; ${j.message})`, undefined, { line: j.line, column: j.column });
   }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw damaged(`is not a checkpoint: it holds ${Array.isArray(data) ? "a list" : data === null ? "null" : `a ${typeof data}`}, not an object`);

@@ -7,6 +7,7 @@
 import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { brokenLink, fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
+import { jsonSyntaxError, type JsonSyntaxError } from "../plan/json-error.js";
 import type { EvalRow } from "./nodes/evaluate.js";
 import { RunFolderError } from "./checkpoint.js";
 import { writeErrorOf } from "./write-error.js";
@@ -79,8 +80,8 @@ export class MetricsWriter {
     head.split("\n").slice(0, -1).forEach((l, i) => {
       const parsed = read(l);
       if ("problem" in parsed) {
-        throw new RunFolderError(`cannot resume: ${this.path} line ${i + 1} ${parsed.problem}`, {
-          where: { file: this.path, line: i + 1 },
+        throw new RunFolderError(`cannot resume: ${this.path} line ${i + 1} ${parsed.problem}${notJson(parsed)}`, {
+          where: { file: this.path, line: i + 1, ...(parsed.json ? { column: parsed.json.column } : {}) },
           hint: `The row is before the run's last checkpoint, so a resume keeps it and cannot write it again: restore ${this.path} from a copy, or start the run again in a new --out folder.`,
         });
       }
@@ -125,10 +126,17 @@ export function rowProblem(line: string): string | undefined {
   return "problem" in parsed ? parsed.problem : undefined;
 }
 
+/** What is wrong with a line: rowProblem's message, and where JSON.parse stopped when it is not JSON. */
+type RowProblem = { problem: string; json?: JsonSyntaxError };
+
 /** A line of a metrics file parsed once: the row, or what is wrong with it (rowProblem's message). */
-function parseRow(line: string): { row: MetricsRow } | { problem: string } {
+function parseRow(line: string): { row: MetricsRow } | RowProblem {
   let r: unknown;
-  try { r = JSON.parse(line); } catch { return { problem: NOT_A_ROW }; }
+  try { r = JSON.parse(line); } catch (e) {
+    const json = jsonSyntaxError(e, line);
+    if (!json) throw e;
+    return { problem: NOT_A_ROW, json };
+  }
   if (!obj(r) || (r.kind !== "train" && r.kind !== "eval") || typeof r.step !== "number") return { problem: NOT_A_ROW };
   const problem = fieldProblem(r);
   return problem ? { problem: `is ${r.kind === "eval" ? "an eval" : "a train"} row ${problem}` } : { row: r as unknown as MetricsRow };
@@ -209,7 +217,7 @@ function orderProblem(step: number, last: number): string | undefined {
  * check, then, for a train row, orderProblem against the file's train rows so far. A resume's kept
  * rows and readMetrics take each line through one of these, so each line is parsed once.
  */
-function rowReader(): (line: string) => { row: MetricsRow } | { problem: string } {
+function rowReader(): (line: string) => { row: MetricsRow } | RowProblem {
   let lastTrain = 0;
   return (line) => {
     const parsed = parseRow(line);
@@ -245,7 +253,7 @@ export function readMetrics(path: string, partialLastLine?: (line: number) => vo
     if ("problem" in parsed) {
       // Unterminated and not JSON: cut short while being written. A whole JSON value there is no row being written.
       if (parsed.problem === NOT_A_ROW && i === lines.length - 1 && !isJson(l)) { partialLastLine?.(i + 1); return; }
-      throw new RunFolderError(`${path}: line ${i + 1} ${parsed.problem}`, { where: { file: path, line: i + 1 }, hint: damagedRowHint(path, start) });
+      throw new RunFolderError(`${path}: line ${i + 1} ${parsed.problem}${notJson(parsed)}`, { where: { file: path, line: i + 1, ...(parsed.json ? { column: parsed.json.column } : {}) }, hint: damagedRowHint(path, start) });
     }
     rows.push(parsed.row);
   });
@@ -256,6 +264,9 @@ export function readMetrics(path: string, partialLastLine?: (line: number) => vo
 export function partialNote(command: string, path: string, line: number): string {
   return `${command}: note: ${path}:${line}: the last line is not a whole row yet (a run still writing, or one killed mid-write); it is left out\n`;
 }
+
+/** A line that is not JSON: why, after rowProblem's message ("": it is JSON). */
+const notJson = (p: RowProblem): string => (p.json ? `: not JSON (${p.json.message} at column ${p.json.column})` : "");
 
 const isJson = (line: string): boolean => { try { JSON.parse(line); return true; } catch { return false; } };
 

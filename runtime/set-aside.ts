@@ -5,15 +5,27 @@
  * checkpoint accounts for. They are renamed, not deleted: RUN_DIR/metrics.jsonl.before-restart-N and
  * RUN_DIR/episodes.jsonl.before-restart-N, one N per restart (the smallest free for both), so the
  * run's readers (`tcod metrics`, `tcod compare`, the report) see only the new run's rows and the old
- * ones stay where a person can read them.
+ * ones stay where a person can read them: `tcod metrics` and `tcod compare` read a set-aside metrics
+ * file named as the argument itself (`tcod metrics RUN_DIR/metrics.jsonl.before-restart-1`).
  */
-import { lstatSync, renameSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fsyncDir } from "./fs-atomic.js";
 import { writeErrorOf } from "./write-error.js";
 
 /** The files a start at step 0 would rewrite from nothing. */
 export const RESTART_FILES = ["metrics.jsonl", "episodes.jsonl"] as const;
+
+/** The name of a metrics file set aside by a restart: metrics.jsonl.before-restart-N, N ≥ 1. */
+export const SET_ASIDE_METRICS = /^metrics\.jsonl\.before-restart-[1-9][0-9]*$/;
+
+/** The set-aside metrics files of a run folder, by N (none where it cannot be listed). */
+export function setAsideMetrics(runDir: string): string[] {
+  let names: string[];
+  try { names = readdirSync(runDir); } catch { return []; }
+  const n = (f: string) => Number(f.slice(f.lastIndexOf("-") + 1));
+  return names.filter((f) => SET_ASIDE_METRICS.test(f)).sort((a, b) => n(a) - n(b));
+}
 
 /** A file moved aside: where it was and where it is now. */
 export interface SetAside { from: string; to: string }

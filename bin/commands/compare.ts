@@ -13,8 +13,10 @@ import { configDifferences, configOf, groupRuns, renderCompare, runsByMethod, sp
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { UsageError, UserError } from "../../plan/errors.js";
 import { deepestPath, MAX_PLAN_JSON_DEPTH } from "../../plan/schema.js";
-import { brokenLink, fileReadError, jsonErrorAt, MAX_RUN_FILE_BYTES, readTextFile } from "../../plan/read-file.js";
+import { brokenLink, fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../../plan/read-file.js";
+import { jsonSyntaxError } from "../../plan/json-error.js";
 import { EXIT_OK } from "../exit.js";
+import { metricsArg } from "../metrics-arg.js";
 import { ensureOutFile, writeOutFile } from "../out-path.js";
 import { reportUserError } from "../report-diagnostics.js";
 
@@ -27,15 +29,17 @@ const RUN_HINT = "Pass the folders `tcod run --out DIR` wrote (each holds plan.j
  * a run folder whose plan or metrics do not read is a damaged run folder (TC7014), naming the file
  * (and the line of metrics.jsonl).
  */
-export function readRun(dir: string): RunData {
+export function readRun(arg: string): RunData {
   let st;
-  try { st = statSync(dir); } catch (e) {
-    throw new UsageError(fileReadError(e).kind === "missing" ? "no such folder" : `cannot read it (${fileReadError(e).message})`, { where: { file: dir }, hint: RUN_HINT });
+  try { st = statSync(arg); } catch (e) {
+    throw new UsageError(fileReadError(e).kind === "missing" ? "no such folder" : `cannot read it (${fileReadError(e).message})`, { where: { file: arg }, hint: RUN_HINT });
   }
-  // The metrics file itself, as `tcod metrics` and `--trace` take it: its folder is the run.
-  if (st.isFile() && basename(dir) === "metrics.jsonl") return readRun(dirname(dir));
-  if (!st.isDirectory()) throw new UsageError("not a run folder (it is a file)", { where: { file: dir }, hint: RUN_HINT });
-  const planPath = join(dir, "plan.json"), metricsPath = join(dir, "metrics.jsonl");
+  // A run folder, its metrics.jsonl (as `tcod metrics` and `--trace` take it), or a metrics file a
+  // restart set aside in it: a run of its own, under the folder's plan.json (bin/metrics-arg.ts).
+  const { dir, path: metricsPath, label } = metricsArg(arg);
+  // A file is taken only under one of those names (then metricsArg reads it, not a file in it).
+  if (st.isFile() ? metricsPath !== arg : !st.isDirectory()) throw new UsageError("not a run folder (it is a file)", { where: { file: arg }, hint: RUN_HINT });
+  const planPath = join(dir, "plan.json");
   // A link that leads nowhere is there, and unreadable: read below, it says so (existsSync says false).
   const has = [planPath, metricsPath].map((p) => existsSync(p) || brokenLink(p) !== undefined);
   if (!has[0] && !has[1]) throw new UsageError("not a run folder (it has no plan.json and no metrics.jsonl)", { where: { file: dir }, hint: RUN_HINT });
@@ -54,7 +58,9 @@ export function readRun(dir: string): RunData {
   try {
     plan = JSON.parse(text) as RunData["plan"];
   } catch (e) {
-    throw new RunFolderError(`the run's plan is not JSON (${(e as Error).message})`, { where: { file: planPath, ...jsonErrorAt(e, text) }, hint: damaged });
+    const j = jsonSyntaxError(e, text);
+    if (!j) throw e;
+    throw new RunFolderError(`the run's plan is not JSON (${j.message})`, { where: { file: planPath, line: j.line, column: j.column }, hint: damaged });
   }
   if (typeof plan?.name !== "string" || typeof plan?.clock?.seed !== "number") {
     throw new RunFolderError("the run's plan is not a tcod plan (it has no name or clock.seed)", { where: { file: planPath }, hint: damaged });
@@ -67,7 +73,7 @@ export function readRun(dir: string): RunData {
   }
   // Every row checked as compare reads it (runtime/metrics.ts rowProblem): a damaged one is TC7014 at its line.
   const rows = readMetrics(metricsPath, (line) => process.stderr.write(partialNote("tcod compare", metricsPath, line)));
-  return { dir, plan, rows };
+  return { dir: label, plan, rows };
 }
 
 /**
@@ -95,7 +101,7 @@ function once(dirs: string[]): string[] {
 export function register(program: Command): void {
   program.command("compare")
     .description("Overlay runs on one HTML page: success per eval set against step and wall time, per-turn KL, tokens, schedules; a table of final and best figures, seeds aggregated.")
-    .argument("<run_dirs...>", "run folders (tcod run --out DIR); a folder named twice (or through a link) counts once, with a note on stderr; a run without a training step (an empty metrics.jsonl) is left out of the figures and means, with a warning on stderr and a note on the page")
+    .argument("<run_dirs...>", "run folders (tcod run --out DIR), or a metrics file a restart set aside in one (RUN_DIR/metrics.jsonl.before-restart-N: the earlier start's rows, under the folder's plan.json); a folder named twice (or through a link) counts once, with a note on stderr; a run without a training step (an empty metrics.jsonl) is left out of the figures and means, with a warning on stderr and a note on the page")
     .option("-o, --out <file>", "the HTML page to write", "compare.html")
     .option("--json <file>", "also write the table as JSON")
     .option("--level <x>", "success level for the time-to-level column", "0.5")

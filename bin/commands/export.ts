@@ -3,7 +3,8 @@
  * plan (DIR/NAME.yaml) and, where the plan needs one, its plugin directory (DIR/NAME.plugin/).
  */
 import { rmSync } from "node:fs";
-import { jsonErrorAt, readTextFile } from "../../plan/read-file.js";
+import { readTextFile } from "../../plan/read-file.js";
+import { jsonSyntaxError } from "../../plan/json-error.js";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { compileFile } from "../../compiler/index.js";
@@ -41,7 +42,8 @@ export function register(program: Command): void {
         try { text = readTextFile(input, 64 * 1024 * 1024); plans = [parsePlan(JSON.parse(text))]; }
         catch (e) {
           if (e instanceof PlanError) return fail(new PlanError(e.message, e.issues, input));
-          if (e instanceof SyntaxError) return fail(new UsageError(`not valid JSON (${e.message})`, { where: { file: input, ...jsonErrorAt(e, text) }, hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." }));
+          const j = jsonSyntaxError(e, text);
+          if (j) return fail(new UsageError(`not valid JSON (${j.message})`, { where: { file: input, line: j.line, column: j.column }, hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." }));
           return fail(new UsageError(`cannot read ${input}: ${(e as Error).message}`, { where: { file: input } }));
         }
       } else {

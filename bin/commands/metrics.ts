@@ -11,12 +11,17 @@
  * one line the scalars null in every row; min, max and the best step are over the numbers. `--json`
  * counts them (`nulls`), and `--csv` writes `null` in the cell (empty: the row has no such value).
  *
+ * A run argument may also be the folder's metrics.jsonl, or a metrics file a restart at step 0 set
+ * aside in it (`RUN_DIR/metrics.jsonl.before-restart-N`: the rows of the earlier start, shown under
+ * that file's name; bin/metrics-arg.ts). A folder holding such files is told so on stderr, with the
+ * command that reads them.
+ *
  * Every folder named is read before anything is printed: each one that is no run folder (TC7009) or
  * whose metrics.jsonl is damaged (TC7014) is reported, in order, and the command then prints nothing
  * else and exits 1, as `tcod compare` does (`--json`: the first error, and every one under `problems`).
  */
-import { existsSync, lstatSync, readdirSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import type { Command } from "commander";
 import { partialNote, readMetrics, type MetricsRow } from "../../runtime/metrics.js";
 import { rowNulls, rowScalars } from "../../runtime/sinks/scalars.js";
@@ -26,30 +31,41 @@ import { brokenLink } from "../../plan/read-file.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { formatUserError, UsageError, UserError } from "../../plan/errors.js";
 import { jsonError, jsonErrors, result } from "../json-output.js";
+import { metricsArg } from "../metrics-arg.js";
+import { setAsideMetrics } from "../../runtime/set-aside.js";
 
 interface Flags { csv?: boolean; json?: boolean; tensorboard?: boolean }
 
 export function register(program: Command): void {
   program.command("metrics")
     .description("Print a run's metrics: a summary table, CSV (--csv), or JSON (--json); --tensorboard writes TensorBoard event files from metrics.jsonl. A value metrics.jsonl holds as null (not measured at that step, or NaN/±Infinity when written) is shown as null and counted, never dropped; min, max and best are over the numbers.")
-    .argument("<runDirs...>", "run folders (each with metrics.jsonl); every one that cannot be read is reported, and then nothing else is printed")
+    .argument("<runDirs...>", "run folders (each with metrics.jsonl), or a metrics file a restart set aside in one (RUN_DIR/metrics.jsonl.before-restart-N); every one that cannot be read is reported, and then nothing else is printed")
     .option("--csv", "every metrics row as CSV on stdout (`null` where the row holds null, empty where it has no such value)")
     .option("--json", "the summary as the JSON result line")
     .option("--tensorboard", "(re)write TensorBoard event files in each run folder")
     .action((dirs: string[], o: Flags) => {
       const runs: { dir: string; rows: MetricsRow[] }[] = [];
       const problems: UserError[] = [];
-      for (const dir0 of dirs) {
-        // A run folder, or its metrics.jsonl itself (as --trace takes it).
-        const dir = basename(dir0) === "metrics.jsonl" && existsSync(dir0) && statSync(dir0).isFile() ? dirname(dir0) : dir0;
-        const path = join(dir, "metrics.jsonl");
+      for (const arg of dirs) {
+        // A run folder, its metrics.jsonl, or a metrics file a restart set aside in it.
+        const { dir, path, label, setAside } = metricsArg(arg);
         if (!existsSync(path) && !brokenLink(path)) {
-          problems.push(new UsageError(`${dir}: ${existsSync(dir) ? "not a run folder (no metrics.jsonl)" : "no such folder"}`, { hint: "Give the --out folder of a `tcod run`.", where: { file: dir } }));
+          problems.push(new UsageError(`${dir}: ${existsSync(dir) ? "not a run folder (no metrics.jsonl)" : "no such folder"}`, { hint: "Give the --out folder of a `tcod run`, or a metrics.jsonl.before-restart-N file in one.", where: { file: dir } }));
           continue;
+        }
+        if (setAside && o.tensorboard) {
+          problems.push(new UsageError(`--tensorboard: ${path} holds rows a restart set aside, not the run's own`, {
+            hint: `--tensorboard rewrites the event files of ${dir} from its metrics.jsonl; read the set-aside rows without it (or with --csv).`, where: { file: path },
+          }));
+          continue;
+        }
+        if (!setAside && !o.json) {
+          const older = setAsideMetrics(dir);
+          if (older.length > 0) process.stderr.write(`tcod metrics: note: ${dir} also holds the rows of ${older.length === 1 ? "an earlier start" : `${older.length} earlier starts`} a restart at step 0 set aside (${older.join(", ")}); read them with \`tcod metrics ${join(dir, older[0]!)}\`\n`);
         }
         try {
           // Every row checked as `tcod compare` checks it (runtime/metrics.ts rowProblem).
-          runs.push({ dir, rows: readMetrics(path, (line) => process.stderr.write(partialNote("tcod metrics", path, line))) });
+          runs.push({ dir: label, rows: readMetrics(path, (line) => process.stderr.write(partialNote("tcod metrics", path, line))) });
         } catch (e) {
           if (!(e instanceof UserError)) throw e;
           problems.push(e); // a damaged run folder (TC7014), naming the file and line

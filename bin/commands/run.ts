@@ -225,7 +225,9 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
       onSetAside: (moved) => {
         setAside = moved;
         const why = o.resume ? `${runDir} has no checkpoint, so the run starts again at step 0` : `${runDir} already held an earlier run's rows`;
-        process.stderr.write(`tcod run: note: ${why}; the rows written before are kept, not overwritten: ${moved.map((m) => `${m.from} → ${basename(m.to)}`).join(", ")}\n`);
+        const metrics = moved.find((m) => basename(m.from) === "metrics.jsonl");
+        const read = metrics ? `; read them with \`tcod metrics ${metrics.to}\`` : "";
+        process.stderr.write(`tcod run: note: ${why}; the rows written before are kept, not overwritten: ${moved.map((m) => `${m.from} → ${basename(m.to)}`).join(", ")}${read}\n`);
       },
       onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
     });

@@ -18,8 +18,8 @@ import type { Scalars } from "./scalars.js";
 /** W&B logging cannot start (TC7011). */
 export class WandbError extends UserError {
   readonly code = "TC7011";
-  constructor(message: string, hint: string) {
-    super(message, { hint });
+  constructor(message: string, hint: string, file?: string) {
+    super(message, { hint, ...(file !== undefined ? { where: { file } } : {}) });
   }
 }
 
@@ -29,13 +29,14 @@ export class WandbSink {
   private started = false;
 
   private constructor(private readonly o: WandbOptions, private readonly python: string, private readonly child: ChildProcess,
-    private readonly lines: Interface, private readonly done: Promise<number>) {}
+    private readonly lines: Interface, private readonly done: Promise<number>, private readonly id: string | undefined) {}
 
   /**
    * Starts the sink process and waits until it has imported wandb: a Python without it fails here,
    * before the run starts anything. No W&B run is created and nothing is written yet (see begin).
    */
   static async open(o: WandbOptions): Promise<WandbSink> {
+    const id = savedRunId(o.runDir);
     const python = o.python ?? process.env.TCOD_PYTHON ?? "python3";
     const env = { WANDB_SILENT: "true", ...process.env }; // wandb's banner would break the progress bar
     const child = spawn(python, [sinkScript()], { stdio: ["pipe", "pipe", "inherit"], env });
@@ -45,7 +46,7 @@ export class WandbSink {
     });
     const lines = createInterface({ input: child.stdout! });
     child.stdin!.on("error", () => {});
-    const sink = new WandbSink(o, python, child, lines, done);
+    const sink = new WandbSink(o, python, child, lines, done, id);
     await sink.expect("loaded");
     return sink;
   }
@@ -57,9 +58,8 @@ export class WandbSink {
   async begin(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    const idFile = join(this.o.runDir, "wandb-id");
-    const id = existsSync(idFile) ? readFileSync(idFile, "utf8").trim() : randomBytes(6).toString("hex");
-    writeFileSync(idFile, id + "\n");
+    const id = this.id ?? randomBytes(6).toString("hex");
+    writeFileSync(join(this.o.runDir, ID_FILE), id + "\n");
     const ready = this.expect("ready");
     this.child.stdin!.write(JSON.stringify({ init: { project: this.o.project, name: this.o.name, id, dir: resolve(this.o.runDir), config: this.o.config } }) + "\n");
     await ready;
@@ -89,6 +89,31 @@ export class WandbSink {
       `Install the wandb package for ${this.python} (pip install wandb), or point TCOD_PYTHON at a Python that has it; WANDB_MODE=offline logs without an account.`,
     );
   }
+}
+
+/** RUN_DIR/wandb-id: the W&B run a resume continues. */
+const ID_FILE = "wandb-id";
+
+/**
+ * A W&B run id as RUN_DIR/wandb-id may hold it (tcod writes 12 hex digits; W&B's own are letters and
+ * digits): wandb makes it part of folder names under RUN_DIR/wandb/, so a hand-edited id with a
+ * path separator, `..`, a control character or nothing at all is refused rather than passed on.
+ */
+export const WANDB_ID = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
+
+/** The id RUN_DIR/wandb-id holds (undefined: none yet); one that is no W&B run id is TC7011 naming the file. */
+function savedRunId(runDir: string): string | undefined {
+  const file = join(runDir, ID_FILE);
+  if (!existsSync(file)) return undefined;
+  let id: string;
+  try { id = readFileSync(file, "utf8").trim(); } catch (e) {
+    throw new WandbError(`--wandb: ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, `Move ${file} out of the way to log this run to a new W&B run.`, file);
+  }
+  if (!WANDB_ID.test(id) || id.includes("..")) {
+    throw new WandbError(`--wandb: ${file} holds ${JSON.stringify(id.slice(0, 60))}, not a W&B run id (letters, digits, \`_\`, \`-\` and \`.\`, at most 128, no \`..\`)`,
+      `Write the id of the W&B run to continue into ${file} (tcod wrote 12 hex digits there), or remove the file to log to a new W&B run.`, file);
+  }
+  return id;
 }
 
 /** wandb_sink.py, shipped under runtime/sinks/ of the package. */

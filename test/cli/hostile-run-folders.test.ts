@@ -211,6 +211,26 @@ describe("tcod run --resume: what it records", () => {
     }
   });
 
+  it("a run.json that is not JSON: the warning says where it breaks (was: no line or column)", () => {
+    const dir = join(tmp(), "run");
+    cpSync(stopped, dir, { recursive: true });
+    writeFileSync(join(dir, "run.json"), '{\n  "tcod": "0.1');
+    const r = tcod("run", "--resume", dir, "-q", "--no-tensorboard");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`tcod run: warning: ${join(dir, "run.json")} is not JSON (Unterminated string at line 2, column 15); this resume is not recorded in it`);
+  });
+
+  it("a truncated checkpoint/state.json: TC7014 at the line and column where it ends (was: the file alone)", () => {
+    const dir = join(tmp(), "run");
+    cpSync(stopped, dir, { recursive: true });
+    const state = join(dir, "checkpoint", "state.json");
+    const text = readFileSync(state, "utf8");
+    writeFileSync(state, text.slice(0, 40));
+    const r = tcod("run", "--resume", dir, "-q", "--no-tensorboard");
+    userError(r, "TC7014");
+    expect(r.stderr.startsWith(`${state}:1:41 error TC7014: cannot resume: ${state} is not JSON (truncated or overwritten; 40 bytes; `), r.stderr).toBe(true);
+  });
+
   it("checkpoint/ removed: the run starts again at step 0 with a note naming where the rows it had are kept (was: they were overwritten unsaid)", () => {
     const dir = join(tmp(), "run");
     cpSync(stopped, dir, { recursive: true });
@@ -219,10 +239,45 @@ describe("tcod run --resume: what it records", () => {
     const r = tcod("run", "--resume", dir, "-q", "--no-tensorboard", "--json");
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain(`tcod run: note: ${dir} has no checkpoint, so the run starts again at step 0; the rows written before are kept, not overwritten: ${join(dir, "metrics.jsonl")} → metrics.jsonl.before-restart-1, ${join(dir, "episodes.jsonl")} → episodes.jsonl.before-restart-1`);
+    expect(r.stderr).toContain(`; read them with \`tcod metrics ${join(dir, "metrics.jsonl.before-restart-1")}\``);
     expect(readFileSync(join(dir, "metrics.jsonl.before-restart-1"), "utf8")).toBe(rows);
     const result = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { status: string; setAside: { from: string; to: string }[] };
     expect(result.status).toBe("completed");
     expect(result.setAside.map((m) => m.to)).toEqual([join(dir, "metrics.jsonl.before-restart-1"), join(dir, "episodes.jsonl.before-restart-1")]);
+  });
+
+  it("the rows a restart set aside are read by `tcod metrics` and `tcod compare` named by their file (was: no command read them)", () => {
+    const dir = join(tmp(), "run");
+    cpSync(stopped, dir, { recursive: true });
+    rmSync(join(dir, "checkpoint"), { recursive: true });
+    const before = readFileSync(join(dir, "metrics.jsonl"), "utf8").trim().split("\n").length;
+    expect(tcod("run", "--resume", dir, "-q", "--no-tensorboard").status).toBe(0);
+    const aside = join(dir, "metrics.jsonl.before-restart-1");
+    // The folder: its own rows, and a note naming the set-aside file and the command that reads it.
+    const own = tcod("metrics", dir);
+    expect(own.status, own.stderr).toBe(0);
+    expect(own.stderr).toContain(`tcod metrics: note: ${dir} also holds the rows of an earlier start a restart at step 0 set aside (metrics.jsonl.before-restart-1); read them with \`tcod metrics ${aside}\``);
+    // The set-aside file: its rows, under its own name.
+    const old = tcod("metrics", aside, "--json");
+    expect(old.status, old.stderr).toBe(0);
+    expect((JSON.parse(old.stdout.trim().split("\n").at(-1)!) as { runs: { dir: string; rows: number }[] }).runs).toEqual([expect.objectContaining({ dir: aside, rows: before })]);
+    const csv = tcod("metrics", aside, dir, "--csv");
+    expect(csv.status, csv.stderr).toBe(0);
+    expect(csv.stdout.split("\n").filter((l) => l.startsWith(`${aside},`))).toHaveLength(before);
+    // --tensorboard would rewrite the folder's own event files from the old rows: refused.
+    const tb = tcod("metrics", aside, "--tensorboard");
+    userError(tb, "TC7009");
+    expect(tb.stderr).toContain(`${aside} error TC7009: --tensorboard: ${aside} holds rows a restart set aside`);
+    // compare: the earlier start and the run itself, two runs of the folder's plan.
+    const page = join(tmp(), "c.html");
+    const c = tcod("compare", aside, dir, "--out", page, "--json", `${page}.json`);
+    expect(c.status, c.stderr).toBe(0);
+    expect(c.stdout).toMatch(/runs 2 \(seed/);
+    expect((JSON.parse(readFileSync(`${page}.json`, "utf8")) as { methods: { runs: string[] }[] }).methods.flatMap((m) => m.runs)).toEqual([aside, dir]);
+    // Only that name is taken as a file: another file is no run folder.
+    writeFileSync(join(dir, "metrics.jsonl.bak"), readFileSync(aside));
+    userError(tcod("metrics", join(dir, "metrics.jsonl.bak")), "TC7009");
+    userError(tcod("compare", join(dir, "metrics.jsonl.bak"), "--out", page), "TC7009");
   });
 
   it("a damaged plan.json is refused at the line and column where its JSON breaks", () => {
@@ -266,11 +321,14 @@ sweep grid product { k: [1 step, 2 steps] }
     return dir;
   };
 
-  it.each(["{}", "[]", "42", '{"points": 5}', '{"points": [null, {"name": 3}]}', "garbage"])("sweep.json %s: each point's folder says where it stands (was: a TypeError, an internal error)", (text) => {
+  it.each(["{}", "[]", "42", '{"points": 5}', '{"points": [null, {"name": 3}]}', "garbage", '{\n  "points": [\n'])("sweep.json %s: each point's folder says where it stands (was: a TypeError, an internal error)", (text) => {
     const dir = copy((d) => writeFileSync(join(d, "sweep.json"), text));
     const r = tcod("run", join(project, "sweep.tcod"), "--sweep", "--out", dir);
     expect(r.status, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toContain("2/2 points completed");
+    // Not JSON: said, at its line and column (was: dropped unsaid).
+    if (text === "garbage") expect(r.stderr).toContain(`tcod run: warning: ${join(dir, "sweep.json")}:1:1: the sweep's record is not JSON (Unexpected token 'g')`);
+    if (text.startsWith("{\n")) expect(r.stderr).toContain(`tcod run: warning: ${join(dir, "sweep.json")}:3:1: the sweep's record is not JSON (Unexpected end of JSON input)`);
     expect((JSON.parse(readFileSync(join(dir, "sweep.json"), "utf8")) as { points: unknown[] }).points).toHaveLength(2);
   }, 120_000);
 
@@ -283,6 +341,7 @@ sweep grid product { k: [1 step, 2 steps] }
     const r = tcod("run", join(project, "sweep.tcod"), "--sweep", "--out", dir);
     expect(r.status, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toMatch(/restart \[\d\/2\] small@k=2steps {2}\(k=2 steps\): no checkpoint, so it starts again at step 0; the rows it had are kept as metrics\.jsonl\.before-restart-N and episodes\.jsonl\.before-restart-N/);
+    expect(r.stdout).toContain(`(\`tcod metrics ${join(dir, "small@k=2steps", "metrics.jsonl.before-restart-N")}\` reads them)`);
     expect(r.stdout).toMatch(/resume \[\d\/2\] small@k=1step/);
     expect(r.stdout).toContain("2/2 points completed");
     expect(readFileSync(join(dir, "small@k=2steps", "metrics.jsonl.before-restart-1"), "utf8")).toBe(rows);

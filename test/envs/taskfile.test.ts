@@ -23,7 +23,7 @@ describe("Trinity task files", () => {
 
   it("names the line of a bad row", () => {
     expect(() => parseTaskFile('{"task_id": 1}\n{"task_id": 2, "actions": "go"}\n', "t.jsonl", "webshop")).toThrow(/t\.jsonl:2: "actions" must be a list of action strings/);
-    expect(() => parseTaskFile('{"task_id": 1}\nnot json\n', "t.jsonl", "webshop")).toThrow(/t\.jsonl:2 is not valid JSON/);
+    expect(() => parseTaskFile('{"task_id": 1}\nnot json\n', "t.jsonl", "webshop")).toThrow(/t\.jsonl:2:2 is not valid JSON/);
     expect(() => parseTaskFile('[1]\n', "t.jsonl", "webshop")).toThrow(/t\.jsonl:1 is not a JSON object/);
     expect(() => parseTaskFile("\n\n", "t.jsonl", "webshop")).toThrow(/has no tasks/);
     expect(() => readTaskFile("/nonexistent/x.jsonl", "alfworld")).toThrow(EnvConfigError);

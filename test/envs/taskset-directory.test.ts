@@ -72,7 +72,7 @@ describe("the runtime reads a directory taskset as Trinity does", () => {
 
   it("a bad row names its file and line; a directory without the split is a coded env error", () => {
     const bad = dir({ "train.jsonl": '{"task_id": 1}\nnot json\n' });
-    expect(() => readTaskFile(bad, "webshop", "train")).toThrow(/train\.jsonl:2 is not valid JSON/);
+    expect(() => readTaskFile(bad, "webshop", "train")).toThrow(/train\.jsonl:2:2 is not valid JSON/);
     expect(() => readTaskFile(bad, "webshop", "test")).toThrow(EnvConfigError);
     expect(() => readTaskFile(bad, "webshop", "test")).toThrow(/task directory .*: no file of the directory is Trinity's "test" split/);
   });

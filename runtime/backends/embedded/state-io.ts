@@ -15,6 +15,7 @@ import { createHash } from "node:crypto";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { BackendError } from "../backend.js";
+import { jsonSyntaxError } from "../../../plan/json-error.js";
 
 export const STATE_FORMAT = "tcod.embedded-student/2";
 /** The format before pointer weights (read as pointer weights 0). */
@@ -96,10 +97,13 @@ export async function writeStudentState(dir: string, s: StudentStateOut): Promis
 export async function readStudentState(dir: string, expect: StudentDims): Promise<StudentStateIn> {
   const fail = (msg: string, hint?: string) => new BackendError(`embedded student: cannot load ${dir}: ${msg}`, "embedded", false, hint);
   let meta: Record<string, unknown>;
+  let text = "";
   try {
-    meta = JSON.parse(await readFile(join(dir, META), "utf8")) as Record<string, unknown>;
+    text = await readFile(join(dir, META), "utf8");
+    meta = JSON.parse(text) as Record<string, unknown>;
   } catch (e) {
-    throw fail(`${META} is missing or not JSON (${(e as Error).message})`, "point at a directory written by saveState");
+    const j = jsonSyntaxError(e, text);
+    throw fail(j ? `${META} is not JSON (${j.message} at line ${j.line}, column ${j.column})` : `${META} is missing or cannot be read (${(e as Error).message})`, "point at a directory written by saveState");
   }
   // Valid JSON of another shape (null, a list, a number) has no format to read.
   if (meta === null || typeof meta !== "object" || Array.isArray(meta)) throw fail(`${META} holds ${JSON.stringify(meta).slice(0, 40)}, not an object`, "point at a directory written by saveState");

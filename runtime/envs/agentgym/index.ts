@@ -34,6 +34,7 @@ import {
 import { AGENTGYM_MAX_BODY_BYTES, AgentGymHttp } from "./http.js";
 import { capBytesFromMiB } from "../../http-body.js";
 import { fileSource, rangeSource, rangesFromParams, type ResolvedRow, type SplitRanges, type TaskSource } from "./tasks.js";
+import { jsonSyntaxError } from "../../../plan/json-error.js";
 
 export type AgentGymKind = "alfworld" | "webshop" | "sciworld" | "textcraft";
 
@@ -58,10 +59,13 @@ export function readAlfworldMappings(paths: string[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const p of paths) {
     let rows: unknown;
+    let text = "";
     try {
-      rows = JSON.parse(readFileSync(p, "utf8"));
+      text = readFileSync(p, "utf8");
+      rows = JSON.parse(text);
     } catch (e) {
-      throw new EnvConfigError(`alfworld: cannot read mappings file ${p} (${(e as Error).message})`, "alfworld",
+      const j = jsonSyntaxError(e, text);
+      throw new EnvConfigError(j ? `alfworld: mappings file ${p}:${j.line}:${j.column} is not JSON (${j.message})` : `alfworld: cannot read mappings file ${p} (${(e as Error).message})`, "alfworld",
         "params.mappings lists the server's configs/mappings_train.json and configs/mappings_test.json");
     }
     if (!Array.isArray(rows)) throw new EnvConfigError(`alfworld: mappings file ${p} is not a JSON list`, "alfworld");

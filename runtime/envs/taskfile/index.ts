@@ -13,6 +13,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { EnvConfigError } from "../env.js";
 import { directorySplitFiles, trinitySplit } from "../../../plan/taskset.js";
+import { jsonSyntaxError } from "../../../plan/json-error.js";
 
 export interface TaskRow {
   /** 1-based line number in the file (for messages). */
@@ -38,7 +39,10 @@ export function parseTaskFile(text: string, path: string, kind: string): TaskRow
     try {
       raw = JSON.parse(src);
     } catch (e) {
-      throw new EnvConfigError(`${kind}: task file ${where} is not valid JSON (${(e as Error).message})`, kind,
+      // The column in the line as the file holds it (before the trim).
+      const j = jsonSyntaxError(e, src, { line: i + 1, column: lines[i]!.length - lines[i]!.trimStart().length + 1 });
+      if (!j) throw e;
+      throw new EnvConfigError(`${kind}: task file ${path}:${j.line}:${j.column} is not valid JSON (${j.message})`, kind,
         "a task file is JSONL: one JSON object per line");
     }
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
