@@ -275,7 +275,7 @@ function timestamp(): string {
 interface Loaded { settings: string[]; texts: string[]; /** The resolved curriculum (`--print-config`), for a .tcod run. */ config?: string }
 
 function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & Loaded {
-  if (!existsSync(file) && !brokenLink(file)) throw new UsageError(`${file}: no such file`);
+  if (!existsSync(file) && !brokenLink(file)) throw new UsageError("no such file", { where: { file }, hint: "Give the .tcod file to run, or a plan .json that `tcod compile` wrote." });
   if (file.endsWith(".json")) {
     const plan = loadPlanJson(file, o.set);
     const b = plan.extensions ? join(dirname(file), plan.extensions.bundle) : undefined;
