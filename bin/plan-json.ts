@@ -13,6 +13,9 @@ import { parsePlan, PlanError, type Plan } from "../plan/schema.js";
 /** The largest plan .json read. */
 export const MAX_PLAN_BYTES = 64 * 1024 * 1024;
 
+/** What a plan .json that cannot be read or parsed should be instead. */
+export const PLAN_HINT = "Give a plan that `tcod compile` wrote, or the .tcod file itself.";
+
 /** Whether a command's FILE argument names a plan .json rather than a .tcod source. */
 export const isPlanJson = (file: string): boolean => file.endsWith(".json");
 
@@ -22,7 +25,7 @@ export function loadPlanJson(file: string, sets: string[]): Plan {
   try {
     text = readTextFile(file, MAX_PLAN_BYTES);
   } catch (e) {
-    throw new UsageError(`cannot read ${file}: ${(e as Error).message}`, { where: { file } });
+    throw new UsageError(`cannot read ${file}: ${(e as Error).message}`, { where: { file }, hint: PLAN_HINT });
   }
   let data: unknown;
   try {
@@ -30,7 +33,7 @@ export function loadPlanJson(file: string, sets: string[]): Plan {
   } catch (e) {
     const j = jsonSyntaxError(e, text);
     if (!j) throw e;
-    throw new UsageError(`not valid JSON (${j.message})`, { where: { file, line: j.line, column: j.column }, hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." });
+    throw new UsageError(`not valid JSON (${j.message})`, { where: { file, line: j.line, column: j.column }, hint: PLAN_HINT });
   }
   for (const s of sets) {
     const eq = s.indexOf("=");

@@ -1,11 +1,17 @@
 /**
- * A sweep point's stderr kept in its run folder (RUN_DIR/stderr.log): the sweep appends what each
- * attempt of the point writes, as it arrives, under a header line per attempt (start, resume or
- * restart), so a point that completes keeps its warnings and notes (a preflight warning, rows kept
- * aside on a restart, a stale lock taken over) and a crash keeps what came before it. The sweep's
- * summary counts the warnings and notes in the file (`countLog`) and names it.
+ * A sweep point's stderr kept in its run folder (RUN_DIR/stderr.log), every attempt (start, resume or
+ * restart) under a header line of its own, so a point that completes keeps its warnings and notes (a
+ * preflight warning, rows kept aside on a restart, a stale lock taken over) and a crash keeps what
+ * came before it. The sweep's summary counts the warnings and notes in the file (`countLog`) and names it.
+ *
+ * The log's descriptor is the point's stderr itself (`PointLog.fd`), not a pipe the sweep copies
+ * from: the kernel writes what the point — and whatever it starts with that stderr (the worker, the
+ * W&B sink) — says, as it says it, whether or not the sweep is still there. A sweep killed by SIGKILL
+ * thus loses nothing its points say while winding down (the point sees its parent gone and
+ * checkpoints, `tcod run --watch-parent`), and nothing is left in a pipe's buffer unread. The sweep
+ * reads the attempt's part back (`written`) to show a failed point's stderr.
  */
-import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { brokenLink, fileReadError, notRegularFile } from "../plan/read-file.js";
@@ -22,9 +28,15 @@ export function pointLogBlocked(path: string): string | undefined {
   return (notRegularFile(path) ?? brokenLink(path))?.message;
 }
 
-/** One attempt's writer. A write the machine refuses stops the writing; `failed` says why. */
+/** One attempt's log. A write the machine refuses stops the writing; `failed` says why. */
 export interface PointLog {
-  write(chunk: Buffer | string): void;
+  /**
+   * The log, open for appending, to be the point's stderr; undefined once it could not be opened or
+   * written (`failed`), when the sweep pipes the point's stderr and shows it instead.
+   */
+  readonly fd: number | undefined;
+  /** The last `max` bytes (as text) written to the log since this attempt's header. */
+  written(max: number): string;
   close(footer?: string): void;
   readonly failed: string | undefined;
 }
@@ -38,25 +50,50 @@ export function openPointLog(path: string, header: string): PointLog {
     if (fd !== undefined) try { closeSync(fd); } catch { /* already failing */ }
     fd = undefined;
   };
-  // Each chunk written at once (no buffer in this process): a point or a sweep that dies keeps what came before.
-  const put = (data: Buffer | string) => {
+  const put = (data: string) => {
     if (fd === undefined) return;
     try {
-      const buf = typeof data === "string" ? Buffer.from(data) : data;
+      const buf = Buffer.from(data);
       for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off);
     } catch (e) { fail(e); }
   };
-  try { fd = openSync(path, "a"); } catch (e) { fail(e); }
-  put(`--- ${header} ---\n`);
-  let lastNewline = true;
+  const size = () => fstatSync(fd!).size;
+  // Whether the file ends a line (an empty one does): else a header or footer starts a line of its own.
+  // A point whose sweep was killed may have been cut off in the middle of one.
+  const endsLine = () => {
+    const n = size();
+    if (n === 0) return true;
+    const last = Buffer.alloc(1);
+    readSync(fd!, last, 0, 1, n - 1);
+    return last[0] === 0x0a;
+  };
+  let from = 0;
+  // "a+": appending (the point's writes and the footer after them go to the end, whoever writes), and reading back.
+  try {
+    fd = openSync(path, "a+");
+    put(`${endsLine() ? "" : "\n"}--- ${header} ---\n`);
+    if (fd !== undefined) from = size();
+  } catch (e) { fail(e); }
   return {
-    write(chunk) {
-      if (chunk.length === 0) return;
-      put(chunk);
-      lastNewline = (typeof chunk === "string" ? chunk.endsWith("\n") : chunk[chunk.length - 1] === 0x0a);
+    get fd() { return fd; },
+    written(max) {
+      if (fd === undefined) return "";
+      try {
+        const end = size(), start = Math.max(from, end - max);
+        const buf = Buffer.alloc(end - start);
+        for (let off = 0; off < buf.length;) {
+          const n = readSync(fd, buf, off, buf.length - off, start + off);
+          if (n === 0) break;
+          off += n;
+        }
+        return buf.toString("utf8");
+      } catch { return ""; }
     },
     close(footer) {
-      if (footer !== undefined) put(`${lastNewline ? "" : "\n"}--- ${footer} ---\n`);
+      if (fd === undefined) return;
+      try {
+        if (footer !== undefined) put(`${endsLine() ? "" : "\n"}--- ${footer} ---\n`);
+      } catch (e) { fail(e); }
       if (fd !== undefined) try { closeSync(fd); } catch (e) { fail(e); }
       fd = undefined;
     },

@@ -139,14 +139,17 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     o.log(`${verb} [${started}/${total}] ${p.name}${p.settings.length ? `  (${p.settings.join(", ")})` : ""}${why}`);
     p.status = "running";
     save();
-    // The point's stderr, kept in its folder as it arrives (after the run folder exists: a fresh point's is made above).
+    // The point's stderr is its log in its folder (after the run folder exists: a fresh point's is made
+    // above), written by the point itself, so it outlives the sweep (bin/point-log.ts); a pipe to the
+    // sweep only when the log could not be opened.
     const logPath = pointLogPath(runDir);
     const log = openPointLog(logPath, `${new Date().toISOString()} ${verb} ${p.name}`);
     const t0 = Date.now();
-    const { code, stderr } = await child(process.execPath, args, o.signal, o.quit, (b) => log.write(b));
+    const { code, stderr: piped } = await child(process.execPath, args, log.fd, o.signal, o.quit);
     p.seconds = Math.round((Date.now() - t0) / 100) / 10;
     p.exitCode = code;
     p.status = code === 0 ? "completed" : STOPPED_EXITS.has(code) || o.signal?.aborted ? "interrupted" : "failed";
+    const stderr = log.fd === undefined ? piped : log.written(8000);
     log.close(`${new Date().toISOString()} ${p.status}, exit ${code}, ${p.seconds} s`);
     save();
     // A failed point's stderr is shown; so is any point's whose log could not be kept (else it would be lost).
@@ -163,17 +166,20 @@ function logNote(path: string): string | undefined {
   return said && `${said} in ${path}`;
 }
 
-/** Runs a point; `onStderr` gets each piece of its stderr as it comes, and the last 8,000 characters come back. */
-function child(cmd: string, args: string[], signal?: AbortSignal, quit?: AbortSignal, onStderr?: (b: Buffer) => void): Promise<{ code: number; stderr: string }> {
+/**
+ * Runs a point with `log` (a descriptor) as its stderr; without one its stderr is a pipe, and the
+ * last 8,000 characters of it come back.
+ */
+function child(cmd: string, args: string[], log: number | undefined, signal?: AbortSignal, quit?: AbortSignal): Promise<{ code: number; stderr: string }> {
   return new Promise((done) => {
     // Its own process group: a signal sent to the sweep's group (Ctrl-C or a closed terminal, `timeout`,
     // SLURM) reaches a point only through the sweep below, once, and not a second time straight from
     // the sender, which the point would take for "quit now, without a checkpoint".
     // Its stdin a pipe the sweep never writes to (--watch-parent): it closes when the sweep ends, even
     // by SIGKILL, which the sweep cannot catch to stop its points, and the point then stops as on SIGHUP.
-    const p = spawn(cmd, args, { stdio: ["pipe", "ignore", "pipe"], detached: true });
+    const p = spawn(cmd, args, { stdio: ["pipe", "ignore", log ?? "pipe"], detached: true });
     let stderr = "";
-    p.stderr.on("data", (b: Buffer) => { onStderr?.(b); stderr = (stderr + b.toString()).slice(-8000); });
+    p.stderr?.on("data", (b: Buffer) => { stderr = (stderr + b.toString()).slice(-8000); });
     // The signal that stopped the sweep (the abort's reason; SIGINT when none was given) goes on to the
     // point, which checkpoints at the end of its step, then exits 128 + the signal's number.
     const forward = (s: AbortSignal) => () => { if (p.exitCode === null && p.signalCode === null) p.kill(isStopSignal(s.reason) ? s.reason : "SIGINT"); };

@@ -138,7 +138,8 @@ export interface CompileResult {
   program?: LoadedProgram;
 }
 
-interface Setting { target: string[]; text: string; expr: Expr; file: string; source: "override" | "sweep" }
+/** One value set: `targetSpan` is where its target is written (the `a.b` of `--set a.b=…`, a sweep's axis). */
+interface Setting { target: string[]; targetSpan: Span; text: string; expr: Expr; file: string; source: "override" | "sweep" }
 
 /** Sweep points a file may expand to unless `--max-points` raises the limit. */
 export const DEFAULT_MAX_SWEEP_POINTS = 1000;
@@ -283,7 +284,7 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
     ? entry.curricula.map((c) => ({ ...s, target: [c.name, ...s.target] }))
     : [s]));
   // Only valid overrides are applied; the others were reported.
-  const validOverrides = expanded.filter((s) => validateTarget(s, entry, sink));
+  const validOverrides = expanded.filter((s) => validateTarget(s.target, s.targetSpan, entry, sink));
 
   // The CLI refuses a --max-points past the hard limit; an API caller's is held to it here.
   const points = (opts.sweeps ?? true) ? expandSweeps(entry.sweeps, entry, sink, Math.min(opts.maxPoints ?? DEFAULT_MAX_SWEEP_POINTS, SIZE_LIMITS.sweepPoints)) : [[]];
@@ -699,7 +700,9 @@ function parseSetting(text: string, file: string, sink: DiagnosticSink, sources:
     sink.add(d.badOverride({ text, example: overrideExample(m[1]!.split(".")) }), er.span);
     return undefined;
   }
-  return { target: m[1]!.split("."), text: valueText.trim(), expr, file, source: "override" };
+  const start = m[0].length - m[0].trimStart().length;
+  const targetSpan: Span = { file, start: { offset: start, line: 1, column: start + 1 }, end: { offset: start + m[1]!.length, line: 1, column: start + m[1]!.length + 1 } };
+  return { target: m[1]!.split("."), targetSpan, text: valueText.trim(), expr, file, source: "override" };
 }
 
 /** Examples of the call arguments `--set` most often sets, each in its argument's unit. */
@@ -725,20 +728,21 @@ function overrideExample(target: string[]): string {
   return arg !== undefined ? `${target.join(".")}=${arg}` : `${target.slice(0, at + 1).join(".")}=${example}`;
 }
 
-function validateTarget(s: Setting, entry: Module, sink: DiagnosticSink): boolean {
+/** Whether `target` names a let or a curriculum's field; else reported at `span`, where it is written. */
+function validateTarget(target: string[], span: Span, entry: Module, sink: DiagnosticSink): boolean {
   const curricula = entry.curricula.map((c) => c.name);
   const lets = entry.ast ? entry.ast.decls.filter((x) => x.kind === "let").map((x) => (x as { name: string }).name) : [];
   const targets = [...lets, ...curricula.map((c) => `${c}.<field>`)];
   // CURRICULUM.FIELD, or CURRICULUM.FIELD.ARG… (an argument of the field's call, checked when evaluated).
-  const ok = s.target.length === 1 ? lets.includes(s.target[0]!) : curricula.includes(s.target[0]!);
-  if (ok && s.target.length >= 2 && !Object.hasOwn(CURRICULUM_FIELDS, s.target[1]!)) {
+  const ok = target.length === 1 ? lets.includes(target[0]!) : curricula.includes(target[0]!);
+  if (ok && target.length >= 2 && !Object.hasOwn(CURRICULUM_FIELDS, target[1]!)) {
     const names = Object.keys(CURRICULUM_FIELDS);
-    sink.add(d.unknownField({ field: s.target[1]!, owner: `curriculum '${s.target[0]}'`, suggestion: didYouMean(s.target[1]!, names), available: names.join(", ") }), s.expr.span);
+    sink.add(d.unknownField({ field: target[1]!, owner: `curriculum '${target[0]}'`, suggestion: didYouMean(target[1]!, names), available: names.join(", ") }), span);
     return false;
   }
   if (!ok) {
-    const t = s.target.join(".");
-    sink.add(d.unknownOverrideTarget({ target: t, suggestion: didYouMean(t, [...lets, ...curricula.flatMap((c) => [`${c}.steps`, `${c}.horizon`])]), available: targets.join(", ") || "none" }), s.expr.span);
+    const t = target.join(".");
+    sink.add(d.unknownOverrideTarget({ target: t, suggestion: didYouMean(t, [...lets, ...curricula.flatMap((c) => [`${c}.steps`, `${c}.horizon`])]), available: targets.join(", ") || "none" }), span);
     return false;
   }
   return true;
@@ -752,7 +756,7 @@ function expandSweeps(sweeps: SweepDecl[], entry: Module, sink: DiagnosticSink, 
     let ok = true;
     for (const a of sw.axes) {
       if (a.values.length === 0) { sink.add(d.emptySweep({ name: sw.name, axis: a.target.join(".") }), a.span); ok = false; }
-      if (!validateTarget({ target: a.target, text: "", expr: { kind: "error", span: a.targetSpan }, file: entry.path, source: "sweep" }, entry, sink)) ok = false;
+      if (!validateTarget(a.target, a.targetSpan, entry, sink)) ok = false;
     }
     if (!ok) continue;
     const lengths = sw.axes.map((a) => a.values.length);
@@ -771,7 +775,7 @@ function expandSweeps(sweeps: SweepDecl[], entry: Module, sink: DiagnosticSink, 
   let points: Setting[][] = [[]];
   for (const { sw } of valid) {
     const axes = sw.axes.map((a) => a.values.map((v) => ({
-      target: a.target, text: entry.text.slice(v.span.start.offset, v.span.end.offset), expr: v, file: entry.path, source: "sweep" as const,
+      target: a.target, targetSpan: a.targetSpan, text: entry.text.slice(v.span.start.offset, v.span.end.offset), expr: v, file: entry.path, source: "sweep" as const,
     })));
     const local = sw.mode === "zip"
       ? Array.from({ length: axes[0]?.length ?? 0 }, (_, i) => axes.map((a) => a[i]!))

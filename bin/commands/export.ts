@@ -17,6 +17,7 @@ import { ensureOutDir, writeAtomic } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
+import { PLAN_HINT } from "../plan-json.js";
 
 export function register(program: Command): void {
   program.command("export")
@@ -43,8 +44,8 @@ export function register(program: Command): void {
         catch (e) {
           if (e instanceof PlanError) return fail(new PlanError(e.message, e.issues, input));
           const j = jsonSyntaxError(e, text);
-          if (j) return fail(new UsageError(`not valid JSON (${j.message})`, { where: { file: input, line: j.line, column: j.column }, hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." }));
-          return fail(new UsageError(`cannot read ${input}: ${(e as Error).message}`, { where: { file: input } }));
+          if (j) return fail(new UsageError(`not valid JSON (${j.message})`, { where: { file: input, line: j.line, column: j.column }, hint: PLAN_HINT }));
+          return fail(new UsageError(`cannot read ${input}: ${(e as Error).message}`, { where: { file: input }, hint: PLAN_HINT }));
         }
       } else {
         const r = compileFile(input, { overrides: o.set, ...(o.curriculum !== undefined ? { curriculum: o.curriculum } : {}), ...parseMaxPoints(o.maxPoints) });

@@ -38,7 +38,7 @@ export function register(program: Command): void {
       // Bytes, not text: the import refuses bytes that are not UTF-8 (TC7101), as Trinity-RFT does.
       let bytes: Buffer;
       try { bytes = readBytesFile(config); }
-      catch (e) { throw new UsageError(`cannot read ${config}: ${(e as Error).message}`, { where: { file: config } }); }
+      catch (e) { throw new UsageError(`cannot read ${config}: ${(e as Error).message}`, { where: { file: config }, hint: "Give the Trinity-RFT config: a YAML file you may read." }); }
       const text = bytes.toString("utf8");
       let imported;
       try { imported = importTrinity(bytes, config); }

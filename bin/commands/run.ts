@@ -199,7 +199,9 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
   const unwatch = o.watchParent ? watchParent(() => {
     if (stoppedBy !== undefined) return;
     stoppedBy = "SIGHUP";
-    progress.log("\nthe sweep that started this point is gone: finishing the current step, then checkpointing");
+    // On stderr, not the progress stream (stdout, which a sweep does not keep): the point's stderr.log
+    // then says why this attempt stopped, though the sweep is not there to write its footer.
+    process.stderr.write("tcod run: note: the sweep that started this point is gone: finishing the current step, then checkpointing\n");
     abort.abort();
   }) : undefined;
   mkdirSync(runDir, { recursive: true });
@@ -275,7 +277,7 @@ function timestamp(): string {
 interface Loaded { settings: string[]; texts: string[]; /** The resolved curriculum (`--print-config`), for a .tcod run. */ config?: string }
 
 function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & Loaded {
-  if (!existsSync(file) && !brokenLink(file)) throw new UsageError(`${file}: no such file`);
+  if (!existsSync(file) && !brokenLink(file)) throw new UsageError("no such file", { where: { file }, hint: "Give the .tcod file to run, or a plan .json that `tcod compile` wrote." });
   if (file.endsWith(".json")) {
     const plan = loadPlanJson(file, o.set);
     const b = plan.extensions ? join(dirname(file), plan.extensions.bundle) : undefined;
@@ -298,17 +300,18 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & 
  * A sweep point's watchdog (`--watch-parent`, which the sweep passes with a pipe as the point's
  * stdin): the sweep never writes to that pipe, and the kernel closes its write end whenever the sweep
  * ends, SIGKILL included (which the sweep cannot catch to stop its points). Its end of file calls
- * `gone` — the point stops as on SIGHUP: it finishes its step, checkpoints and exits 129. From then on
- * the point's stderr is a pipe nobody reads: a write's EPIPE is dropped, not thrown. The stdin
- * stream is unref'd, so it never keeps a finished run alive. Returns the function that stops watching.
+ * `gone` — the point stops as on SIGHUP: it finishes its step, checkpoints and exits 129. The point's
+ * stderr is its run folder's stderr.log (bin/point-log.ts), which outlives the sweep, so what it says
+ * while winding down is kept; a write to it that the machine refuses (a full disk), or to the pipe the
+ * sweep gives instead when it could not open the log and which breaks when the sweep dies, is dropped
+ * rather than ending the run (the run's own writes report a full disk). The stdin stream is unref'd,
+ * so it never keeps a finished run alive. Returns the function that stops watching.
  */
 function watchParent(gone: () => void): () => void {
   const stdin = process.stdin;
-  const onEnd = () => {
-    process.stderr.on("error", () => {});
-    process.stdout.on("error", () => {});
-    gone();
-  };
+  process.stderr.on("error", () => {});
+  process.stdout.on("error", () => {});
+  const onEnd = () => gone();
   stdin.on("end", onEnd);
   stdin.on("error", onEnd);
   stdin.on("data", () => {});

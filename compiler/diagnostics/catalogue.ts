@@ -183,7 +183,7 @@ export const hints = {
   levelVariables: "Only values known at {max} level ({variables}) can be used here.",
   feedbackNotStepClock: "This value reads the run's own metrics (feedback level), and this field takes values of the step clock alone; pace `horizon` or `prefix` with feedback instead.",
   // modules (TC1101)
-  cannotRead: "Cannot read it: {reason}",
+  cannotRead: "Nothing is there ({reason}): check the path's spelling and the folder it is relative to.",
   // tcod explain (a target it cannot find)
   explainFields: "Fields: {fields}.",
   explainMembers: "Members of '{owner}': {members}.",

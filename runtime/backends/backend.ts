@@ -2,7 +2,7 @@
  * Backend interfaces. Trajectories are token ids plus loss masks (token-in/token-out): prompts are
  * extended by appending rendered segments, never re-rendered from text.
  */
-import { UserError } from "../../plan/errors.js";
+import { UserError, type Where } from "../../plan/errors.js";
 
 export interface Tokenizer {
   readonly vocabSize: number;
@@ -182,5 +182,8 @@ export interface StudentBackend {
 /** A backend failure: the engine drops the episode, counts it and retries with backoff. */
 export class BackendError extends UserError {
   readonly code = "TC7004";
-  constructor(message: string, readonly server: string, readonly retryable = true, hint?: string) { super(message, hint === undefined ? {} : { hint }); }
+  /** `where`: the file at fault, where there is one (a model config the worker refused). */
+  constructor(message: string, readonly server: string, readonly retryable = true, hint?: string, where?: Where) {
+    super(message, { ...(hint === undefined ? {} : { hint }), ...(where === undefined ? {} : { where }) });
+  }
 }

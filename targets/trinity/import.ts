@@ -1501,7 +1501,8 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
   // picked by name (plan/taskset.ts). It becomes the env's task_file unchanged; tcod's runtime reads
   // a directory the same way, the env split mapping to Trinity's (train → train, others → test).
   const trainPath = r.str([...ts, "path"], "taskset path");
-  if (r.has(ts) && trainPath === undefined) r.fail([...ts, "path"], "missing required key taskset.path (the JSONL taskset)", "Add `path: /path/to/train.jsonl`.");
+  // (Present but refused by r.str, it is not also missing.)
+  if (r.has(ts) && trainPath === undefined && r.get([...ts, "path"]) === undefined) r.fail([...ts, "path"], "missing required key taskset.path (the JSONL taskset)", "Add `path: /path/to/train.jsonl`.");
   // An empty task_file means "no task file" to tcod's envs (their built-in tasks): not this taskset.
   if (trainPath === "") r.fail([...ts, "path"], "taskset.path is empty", "Give the JSONL taskset (or the directory of split files), e.g. `path: /path/to/train.jsonl`.");
   const storage = r.str([...ts, "storage_type"], "storage_type") ?? "file";
@@ -1561,7 +1562,7 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
     const base: Path = ["buffer", "explorer_input", "eval_tasksets", i];
     const name = r.str([...base, "name"], "eval name") ?? `eval_${i}`;
     const path = r.str([...base, "path"], "eval path");
-    if (path === undefined) r.fail([...base, "path"], `missing required key path of eval taskset '${name}'`, "Add `path: /path/to/test.jsonl`.");
+    if (path === undefined && r.get([...base, "path"]) === undefined) r.fail([...base, "path"], `missing required key path of eval taskset '${name}'`, "Add `path: /path/to/test.jsonl`.");
     if (path === "") r.fail([...base, "path"], `the path of eval taskset '${name}' is empty`, "Give the JSONL taskset, e.g. `path: /path/to/test.jsonl`.");
     const split = r.str([...base, "split"], "eval split") ?? "test";
     if (split !== "test") r.fail([...base, "split"], `eval split '${split}' is not imported (tcod maps Trinity's train/test splits)`, "Use split: test for evaluation tasksets.");

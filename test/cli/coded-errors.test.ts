@@ -1,28 +1,20 @@
 /**
  * Every error of the CLI is a coded error: what commander refuses, what `tcod compare`, `tcod fmt`
  * and `tcod metrics` cannot read, an empty or mistyped `--curriculum`, a source over the size limit
- * (its own code), an --out where no file can be made. Each: a TCxxxx code, the file where there is
- * one, a hint, exit 1, no stack trace.
+ * (its own code), an --out where no file can be made. Each: a TCxxxx code, at the file (and line)
+ * where there is one, else the command, its message, a hint, exit 1, no stack trace (test/helpers/cli.ts).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { expectUserError as userError } from "../helpers/cli.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const tcod = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
 const F = "examples/texthouse/tcod-b2f.tcod";
 const linux = existsSync("/proc/self");
-
-/** Exit 1, the code, a hint, no stack trace, no "internal error". */
-function userError(r: ReturnType<typeof tcod>, code: string, hint = true): void {
-  expect(r.status, r.stderr).toBe(1);
-  expect(r.stderr).toContain(code);
-  if (hint) expect(r.stderr).toContain("hint:");
-  expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
-  expect(r.stderr).not.toContain("internal error");
-}
 
 /** A finished run folder as compare and metrics read it: the plan and one metrics row. */
 function runFolder(parent: string, name: string): string {
@@ -42,16 +34,13 @@ function runFolder(parent: string, name: string): string {
 
 describe("command lines commander refuses", () => {
   it.each([
-    [["nope"], "unknown command 'nope'"],
-    [["check"], "missing required argument 'files'"],
-    [["compile", F, "--bogus"], "unknown option '--bogus'"],
-    [["compile", F, "--curriculum"], "option '--curriculum <name>' argument missing"],
-    [["explain", F], "missing required argument 'target'"],
-  ])("tcod %j", (args, message) => {
-    const r = tcod(...args);
-    userError(r, "TC7009");
-    expect(r.stderr).toContain(message);
-    expect(r.stderr).toMatch(/error TC7009: /);
+    [["nope"], "tcod", "unknown command 'nope'", "`tcod --help` lists the commands."],
+    [["check"], "tcod check", "missing required argument 'files'", "`tcod check --help` shows its arguments and options."],
+    [["compile", F, "--bogus"], "tcod compile", "unknown option '--bogus'", "`tcod compile --help` shows its arguments and options."],
+    [["compile", F, "--curriculum"], "tcod compile", "option '--curriculum <name>' argument missing", "`tcod compile --help` shows its arguments and options."],
+    [["explain", F], "tcod explain", "missing required argument 'target'", "`tcod explain --help` shows its arguments and options."],
+  ])("tcod %j", (args, at, message, hint) => {
+    userError(tcod(...args), "TC7009", { at, message, hint });
   });
 
   it("with --json: the result line carries the code", () => {
@@ -73,40 +62,33 @@ describe("tcod compare: folders it cannot read", () => {
   const good = runFolder(dir, "good");
 
   it("a missing path, a folder that is not a run, a file", () => {
-    const missing = tcod("compare", join(dir, "nope"), "--out", join(dir, "c.html"));
-    userError(missing, "TC7009");
-    expect(missing.stderr).toMatch(/nope error TC7009: no such folder/);
+    const hint = "Pass the folders `tcod run --out DIR` wrote";
+    userError(tcod("compare", join(dir, "nope"), "--out", join(dir, "c.html")), "TC7009", { at: join(dir, "nope"), message: "no such folder", hint });
     mkdirSync(join(dir, "empty"));
-    userError(tcod("compare", join(dir, "empty"), "--out", join(dir, "c.html")), "TC7009");
-    userError(tcod("compare", join(good, "plan.json"), "--out", join(dir, "c.html")), "TC7009");
+    userError(tcod("compare", join(dir, "empty"), "--out", join(dir, "c.html")), "TC7009", { at: join(dir, "empty"), message: "not a run folder (it has no plan.json and no metrics.jsonl)", hint });
+    userError(tcod("compare", join(good, "plan.json"), "--out", join(dir, "c.html")), "TC7009", { at: join(good, "plan.json"), message: "not a run folder (it is a file)", hint });
   });
 
   it("a damaged plan.json: TC7014 with its line and column", () => {
     const run = runFolder(dir, "bad-plan");
     writeFileSync(join(run, "plan.json"), '{\n  "name": "x",\n  oops\n}\n');
-    const r = tcod("compare", run, "--out", join(dir, "c.html"));
-    userError(r, "TC7014");
-    expect(r.stderr).toMatch(/bad-plan\/plan\.json:3:3 error TC7014: the run's plan is not JSON/);
+    userError(tcod("compare", run, "--out", join(dir, "c.html")), "TC7014", { at: `${join(run, "plan.json")}:3:3`, message: "the run's plan is not JSON", hint: "restore it, or run the curriculum again" });
   });
 
   it("a plan.json that is not a plan, a missing metrics.jsonl, a damaged one, one that is a folder: TC7014 naming the file", () => {
     const notPlan = runFolder(dir, "not-plan");
     writeFileSync(join(notPlan, "plan.json"), "{}");
-    userError(tcod("compare", notPlan, "--out", join(dir, "c.html")), "TC7014");
+    userError(tcod("compare", notPlan, "--out", join(dir, "c.html")), "TC7014", { at: join(notPlan, "plan.json"), message: "the run's plan is not a tcod plan (it has no name or clock.seed)", hint: "restore it" });
     const noMetrics = runFolder(dir, "no-metrics");
     rmSync(join(noMetrics, "metrics.jsonl"));
-    const r1 = tcod("compare", noMetrics, "--out", join(dir, "c.html"));
-    userError(r1, "TC7014");
-    expect(r1.stderr).toContain("no-metrics/metrics.jsonl");
+    userError(tcod("compare", noMetrics, "--out", join(dir, "c.html")), "TC7014", { at: join(noMetrics, "metrics.jsonl"), message: `a damaged run folder: ${noMetrics} has no metrics.jsonl`, hint: "Restore the file" });
     const damaged = runFolder(dir, "damaged");
     writeFileSync(join(damaged, "metrics.jsonl"), "garbage{\n" + readFileSync(join(good, "metrics.jsonl"), "utf8"));
-    const r2 = tcod("compare", damaged, "--out", join(dir, "c.html"));
-    userError(r2, "TC7014");
-    expect(r2.stderr).toMatch(/damaged\/metrics\.jsonl:1:1 error TC7014: .*line 1 is not a metrics row \(truncated or overwritten\): not JSON \(Unexpected token 'g' at column 1\)/);
+    userError(tcod("compare", damaged, "--out", join(dir, "c.html")), "TC7014", { at: `${join(damaged, "metrics.jsonl")}:1:1`, message: /line 1 is not a metrics row \(truncated or overwritten\): not JSON \(Unexpected token 'g' at column 1\)/, hint: "restore metrics.jsonl" });
     const folder = runFolder(dir, "metrics-folder");
     rmSync(join(folder, "metrics.jsonl"));
     mkdirSync(join(folder, "metrics.jsonl"));
-    userError(tcod("compare", folder, "--out", join(dir, "c.html")), "TC7014");
+    userError(tcod("compare", folder, "--out", join(dir, "c.html")), "TC7014", { at: join(folder, "metrics.jsonl"), message: "(it is a folder, not a file)", hint: "A run's metrics.jsonl is a file of JSON rows" });
   });
 
   it("a plan.json nested 100,000 levels deep: TC7014 naming the file and the path (was a stack overflow, an internal error)", () => {
@@ -114,34 +96,33 @@ describe("tcod compare: folders it cannot read", () => {
     const plan = JSON.parse(readFileSync(join(run, "plan.json"), "utf8")) as Record<string, unknown>;
     const text = JSON.stringify({ ...plan, extra: "@" }).replace('"@"', "[".repeat(100_000) + "]".repeat(100_000));
     writeFileSync(join(run, "plan.json"), text);
-    const r = tcod("compare", run, good, "--out", join(dir, "c.html"));
-    userError(r, "TC7014");
-    expect(r.stderr).toMatch(/deep-plan\/plan\.json error TC7014: the run's plan is nested 100,000 levels deep; a plan tcod writes nests at most 1,000 \(at \$\.extra\[0\]\[0\]/);
+    userError(tcod("compare", run, good, "--out", join(dir, "c.html")), "TC7014", {
+      at: join(run, "plan.json"), message: /^the run's plan is nested 100,000 levels deep; a plan tcod writes nests at most 1,000 \(at \$\.extra\[0\]\[0\]/, hint: "restore it",
+    });
   });
 
   it("a metrics row without the fields the page reads: TC7014 at its line (was a TypeError)", () => {
     const run = runFolder(dir, "thin-row");
     writeFileSync(join(run, "metrics.jsonl"), readFileSync(join(good, "metrics.jsonl"), "utf8") + '{"kind":"eval","step":1,"success":0.5}\n');
-    const r = tcod("compare", run, "--out", join(dir, "c.html"));
-    userError(r, "TC7014");
-    expect(r.stderr).toMatch(/thin-row\/metrics\.jsonl:3 error TC7014: .*line 3 is an eval row without a string `name`/);
+    userError(tcod("compare", run, "--out", join(dir, "c.html")), "TC7014", { at: `${join(run, "metrics.jsonl")}:3`, message: "line 3 is an eval row without a string `name`", hint: "restore metrics.jsonl" });
   });
 
   it("every bad folder is reported, in order", () => {
     const r = tcod("compare", join(dir, "nope1"), good, join(dir, "nope2"), "--out", join(dir, "c.html"));
-    userError(r, "TC7009");
-    expect(r.stderr.indexOf("nope1")).toBeGreaterThanOrEqual(0);
-    expect(r.stderr.indexOf("nope1")).toBeLessThan(r.stderr.indexOf("nope2"));
+    userError(r, "TC7009", { at: join(dir, "nope1"), message: "no such folder", hint: "Pass the folders" });
+    // The second, each with its hint, after the first.
+    const hint = "  hint: Pass the folders `tcod run --out DIR` wrote (each holds plan.json and metrics.jsonl).";
+    expect(r.stderr).toBe([`${join(dir, "nope1")} error TC7009: no such folder`, hint, `${join(dir, "nope2")} error TC7009: no such folder`, hint, ""].join("\n"));
   });
 
   it("a run's metrics.jsonl is taken for its folder; an empty --level is an error", () => {
     const r = tcod("compare", join(good, "metrics.jsonl"), "--out", join(dir, "c.html"));
     expect(r.status, r.stderr).toBe(0);
-    userError(tcod("compare", good, "--level", "", "--out", join(dir, "c.html")), "TC7009");
+    userError(tcod("compare", good, "--level", "", "--out", join(dir, "c.html")), "TC7009", { at: "tcod compare", message: "--level : expected a success rate in [0, 1]", hint: "e.g. --level 0.5" });
   });
 
   it.skipIf(!linux)("--out in /proc (a folder that exists but takes no files): TC7009, not a stack", () => {
-    userError(tcod("compare", good, "--out", "/proc/tcod-compare.html"), "TC7009");
+    userError(tcod("compare", good, "--out", "/proc/tcod-compare.html"), "TC7009", { at: "/proc", message: "cannot write /proc: new files cannot be made in it", hint: "Give the folder of --out a folder you can write" });
   });
 });
 
@@ -151,9 +132,7 @@ describe("a plan JSON that does not parse (run, export)", () => {
     const plan = join(dir, "p.plan.json");
     writeFileSync(plan, '{\n  "schema": "tcod.plan/2",\n  oops\n}\n');
     for (const args of [["run", plan, "-q", "--out", join(dir, "r")], ["export", "trinity", plan, "--out", join(dir, "e")]]) {
-      const r = tcod(...args);
-      userError(r, "TC7009");
-      expect(r.stderr).toMatch(/p\.plan\.json:3:3 error TC7009: not valid JSON/);
+      userError(tcod(...args), "TC7009", { at: `${plan}:3:3`, message: "not valid JSON", hint: "Give a plan that `tcod compile` wrote, or the .tcod file itself." });
     }
   });
 });
@@ -164,11 +143,8 @@ describe("tcod metrics: a damaged metrics file is TC7014", () => {
     const run = runFolder(dir, "run");
     expect(tcod("metrics", join(run, "metrics.jsonl")).status).toBe(0);
     writeFileSync(join(run, "metrics.jsonl"), "{not json\n" + readFileSync(join(run, "metrics.jsonl"), "utf8"));
-    const r = tcod("metrics", run);
-    userError(r, "TC7014");
-    // "{not json": V8 stops at the `n` where a property name should be (line 1, column 2).
-    expect(r.stderr).toMatch(/metrics\.jsonl:1:2 error TC7014: .*not JSON \(Expected property name or '\}' at column 2\)/);
-    userError(tcod("metrics", join(dir, "nope")), "TC7009");
+    userError(tcod("metrics", run), "TC7014", { at: `${join(run, "metrics.jsonl")}:1:2`, message: /line 1 is not a metrics row.*not JSON \(Expected property name or '\}' at column 2\)/, hint: "restore metrics.jsonl" });
+    userError(tcod("metrics", join(dir, "nope")), "TC7009", { at: join(dir, "nope"), message: "no such folder", hint: "Give the --out folder of a `tcod run`." });
   });
 
   it("a train row without `kl` (or with `kl` null): the error compare gives, for every output (was a TypeError)", () => {
@@ -177,14 +153,13 @@ describe("tcod metrics: a damaged metrics file is TC7014", () => {
     for (const row of ['{"kind":"train","step":1}', '{"kind":"train","step":1,"successRate":0,"horizon":1,"prefix":0,"studentTurns":1,"kl":null}']) {
       writeFileSync(join(run, "metrics.jsonl"), row + "\n");
       const c = tcod("compare", run, "--out", join(dir, "c.html"));
-      userError(c, "TC7014");
+      userError(c, "TC7014", { at: `${join(run, "metrics.jsonl")}:1`, message: "line 1 is a train row without ", hint: "restore metrics.jsonl" });
       const first = c.stderr.split("\n")[0]!;
-      expect(first).toMatch(/metrics\.jsonl:1 error TC7014: .*line 1 is a train row without /);
       for (const flags of [[], ["--csv"], ["--json"], ["--tensorboard"]]) {
         const r = tcod("metrics", run, ...flags);
         expect(r.status, `${flags} ${r.stderr}`).toBe(1);
         if (flags[0] === "--json") continue; // the error is the JSON result line
-        userError(r, "TC7014");
+        userError(r, "TC7014", { at: `${join(run, "metrics.jsonl")}:1`, hint: "restore metrics.jsonl" });
         expect(r.stderr.split("\n")[0]).toBe(first);
       }
     }
@@ -198,14 +173,15 @@ describe("tcod run --out a folder that holds a metrics.jsonl", () => {
     mkdirSync(other);
     writeFileSync(join(other, "metrics.jsonl"), '{"a":1}\n');
     const r = tcod("run", F, "--out", other, "-q");
-    userError(r, "TC7009");
-    expect(r.stderr).toMatch(/other\/metrics\.jsonl error TC7009: .* holds a metrics\.jsonl but no plan\.json, so it is not a run --resume can continue/);
+    userError(r, "TC7009", {
+      at: join(other, "metrics.jsonl"), message: `${other} holds a metrics.jsonl but no plan.json, so it is not a run --resume can continue; it is left as it is`,
+      hint: `Choose another --out, or move ${join(other, "metrics.jsonl")} away`,
+    });
     expect(r.stderr).not.toContain("continue it with --resume");
     expect(readFileSync(join(other, "metrics.jsonl"), "utf8")).toBe('{"a":1}\n');
     const run = runFolder(dir, "run");
     const again = tcod("run", F, "--out", run, "-q");
-    userError(again, "TC7009");
-    expect(again.stderr).toContain(`continue it with --resume ${run}`);
+    userError(again, "TC7009", { at: "tcod run", message: `${run} already holds a run; continue it with --resume ${run} or choose another --out`, hint: "its metrics.jsonl is never overwritten" });
   });
 });
 
@@ -213,16 +189,16 @@ describe("tcod fmt: files it cannot read are the diagnostics `tcod check` prints
   const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
 
   it("a missing path (TC1101), a folder without .tcod files (TC7009), a device (TC1109)", () => {
-    const missing = tcod("fmt", join(dir, "nope.tcod"));
-    userError(missing, "TC1101");
-    expect(missing.stderr).toContain("no such file");
+    const nope = join(dir, "nope.tcod");
+    const missing = tcod("fmt", nope);
+    // The hint says what to do (it was "Cannot read it: no such file", the message again).
+    userError(missing, "TC1101", { at: `${nope}:1:1`, message: `Cannot find module '${nope}' (looked for ${nope}).`, hint: "Nothing is there (no such file): check the path's spelling" });
     expect(missing.stderr).not.toContain("ENOENT");
     mkdirSync(join(dir, "nothing.tcod"));
-    userError(tcod("fmt", join(dir, "nothing.tcod")), "TC7009");
+    userError(tcod("fmt", join(dir, "nothing.tcod")), "TC7009", { at: join(dir, "nothing.tcod"), message: `${join(dir, "nothing.tcod")} holds no .tcod files`, hint: "Give .tcod files, or folders that hold some" });
     if (linux) {
-      const device = tcod("fmt", "/dev/null");
-      userError(device, "TC1109");
-      expect(device.stderr).toContain("Cannot read '/dev/null'"); // named as given, not 'null'
+      // Named as given, not 'null'.
+      userError(tcod("fmt", "/dev/null"), "TC1109", { at: "/dev/null:1:1", message: "Cannot read '/dev/null': it is not a regular file", hint: "Give a .tcod file that you may read" });
     }
   });
 
@@ -231,15 +207,12 @@ describe("tcod fmt: files it cannot read are the diagnostics `tcod check` prints
     const fd = openSync(big, "w");
     ftruncateSync(fd, 33 * 1024 * 1024);
     closeSync(fd);
-    const r = tcod("fmt", big);
-    userError(r, "TC1108");
-    expect(r.stderr).toMatch(/is 33 MiB, more than the 32 MiB/);
+    userError(tcod("fmt", big), "TC1108", { at: `${big}:1:1`, message: `'${big}' is 33 MiB, more than the 32 MiB tcod reads of a source file; it was not read.`, hint: "Split it into modules" });
   });
 
   it("a folder passed to check: TC1109, not 'cannot find module'", () => {
-    const r = tcod("check", join(dir, "nothing.tcod"));
-    userError(r, "TC1109");
-    expect(r.stderr).toContain("it is a folder");
+    const folder = join(dir, "nothing.tcod");
+    userError(tcod("check", folder), "TC1109", { at: `${folder}:1:1`, message: `Cannot read '${folder}': it is a folder, not a file.`, hint: "Give a .tcod file that you may read" });
   });
 });
 
@@ -248,27 +221,26 @@ describe('--curriculum "" or a mistyped name never means "all of them"', () => {
 
   it("compile and export: TC2017, nothing written", () => {
     const out = join(dir, "out");
-    userError(tcod("compile", F, "--curriculum", "", "--out", out), "TC2017");
+    const none = { at: `${F}:1:1`, message: "Cannot find curriculum ''.", hint: "Curricula in this file: texthouse_tcod_b2f." };
+    userError(tcod("compile", F, "--curriculum", "", "--out", out), "TC2017", none);
     expect(existsSync(join(out, "texthouse_tcod_b2f.plan.json"))).toBe(false);
-    userError(tcod("export", "trinity", F, "--curriculum", "", "--out", out), "TC2017");
+    userError(tcod("export", "trinity", F, "--curriculum", "", "--out", out), "TC2017", none);
     const typo = tcod("compile", F, "--curriculum", "texthouse_tcod_b2", "--out", out);
-    userError(typo, "TC2017");
-    expect(typo.stderr).toContain("Did you mean 'texthouse_tcod_b2f'?");
+    userError(typo, "TC2017", { ...none, message: "Cannot find curriculum 'texthouse_tcod_b2'. Did you mean 'texthouse_tcod_b2f'?" });
   });
 
   it("run, run --dry-run and explain", () => {
-    const r = tcod("run", F, "--curriculum", "", "-q", "--out", join(dir, "run"));
-    userError(r, "TC7009");
+    const empty = { at: "tcod run", message: `--curriculum "": no curriculum or sweep point has an empty name in ${F}.`, hint: "Name one of: texthouse_tcod_b2f." };
+    userError(tcod("run", F, "--curriculum", "", "-q", "--out", join(dir, "run")), "TC7009", empty);
     expect(existsSync(join(dir, "run", "metrics.jsonl"))).toBe(false);
-    userError(tcod("run", F, "--dry-run", "--curriculum", ""), "TC7009");
+    userError(tcod("run", F, "--dry-run", "--curriculum", ""), "TC7009", empty);
     const typo = tcod("run", F, "--print-config", "--curriculum", "texthouse_tcod_b2");
-    userError(typo, "TC7009");
-    expect(typo.stderr).toContain("Did you mean 'texthouse_tcod_b2f'?");
-    userError(tcod("explain", F, ".horizon"), "TC2017");
+    userError(typo, "TC7009", { ...empty, message: `--curriculum texthouse_tcod_b2: no curriculum or sweep point named "texthouse_tcod_b2" in ${F}. Did you mean 'texthouse_tcod_b2f'?` });
+    userError(tcod("explain", F, ".horizon"), "TC2017", { at: `${F}:1:1`, message: "Cannot find curriculum ''.", hint: "Curricula in this file: texthouse_tcod_b2f." });
   });
 
   it("run --wandb with an empty project", () => {
-    userError(tcod("run", F, "--wandb", "", "-q", "--out", join(dir, "w")), "TC7009");
+    userError(tcod("run", F, "--wandb", "", "-q", "--out", join(dir, "w")), "TC7009", { at: "tcod run", message: "--wandb: give the Weights & Biases project to log to", hint: "e.g. --wandb my-project" });
   });
 });
 
@@ -281,9 +253,10 @@ describe.skipIf(!linux)("--out in a folder that exists but takes no new files (/
     ["export", ["trinity", "examples/alfworld/tcod-f2b.tcod", "--out", "/proc"]],
     ["import", ["trinity", "test/fixtures/trinity/official/opd.yaml", "--out", "/proc/tcod-x.tcod"]],
   ])("%s", (cmd, args) => {
-    const r = tcod(cmd, ...args);
-    userError(r, "TC7009");
-    expect(r.stderr).toContain("new files cannot be made");
+    userError(tcod(cmd, ...args), "TC7009", {
+      at: "/proc", message: "cannot write /proc: new files cannot be made in it (a special or read-only file system)",
+      hint: cmd === "import" ? "Give the folder of --out a folder you can write" : "Give --out a folder you can write",
+    });
   });
 });
 
@@ -311,6 +284,6 @@ describe("tcod lsp", () => {
   }, 90_000);
 
   it("a --clientProcessId that is not a number is TC7009", () => {
-    userError(tcod("lsp", "--clientProcessId=abc"), "TC7009");
+    userError(tcod("lsp", "--clientProcessId=abc"), "TC7009", { at: "tcod lsp", message: "--clientProcessId abc: expected a process id", hint: "start the server with `tcod lsp --stdio`" });
   });
 });

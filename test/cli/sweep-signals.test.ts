@@ -73,6 +73,7 @@ describe.skipIf(process.platform === "win32").each([
  * SIGKILL cannot be caught, so the sweep cannot pass it on: each point watches the pipe the sweep
  * gave it as stdin (`--watch-parent`), which closes when the sweep dies however it dies, and then
  * stops as on SIGHUP — it finishes its step, checkpoints and exits — instead of running on orphaned.
+ * What it says meanwhile reaches its stderr.log, which is its stderr itself, not a pipe through the sweep.
  */
 describe.skipIf(process.platform === "win32" || !existsSync("/proc/self"))("tcod run --sweep killed by SIGKILL", () => {
   it("each point notices the sweep is gone, checkpoints and exits within seconds", async () => {
@@ -93,6 +94,12 @@ describe.skipIf(process.platform === "win32" || !existsSync("/proc/self"))("tcod
         expectStopCheckpoint(join(out, p), metrics[i]!, seen[i]!);
         // The folder is free again: the point released its lock.
         expect(existsSync(join(out, p, "run.lock"))).toBe(false);
+        // What the point said while winding down, after the sweep was gone, is in its stderr.log,
+        // under the attempt's header (no footer: the sweep that would write it is gone).
+        const log = readFileSync(join(out, p, "stderr.log"), "utf8");
+        expect(log.slice(0, log.indexOf("\n"))).toMatch(/^--- \S+ start long@k=\dsteps ---$/);
+        expect(log).toContain("the sweep that started this point is gone: finishing the current step, then checkpointing\n");
+        expect(log).not.toMatch(/^--- \S+ (completed|interrupted|failed)/m);
       }
     } finally {
       try { process.kill(-sweep.pid!, "SIGKILL"); } catch { /* the group has ended */ }

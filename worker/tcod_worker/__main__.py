@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import threading
 
+from .errors import StartupError
+from .model_config import check_model
 from .options import parse_options
 
 
@@ -21,16 +24,32 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def refuse(e: StartupError, error_format: str) -> int:
+    """A refusal to start on stderr, exit code 2: for a person, or one JSON line for the run that started the worker."""
+    if error_format == "json":
+        print(json.dumps({"tcod_worker_error": e.as_json()}), file=sys.stderr)
+    else:
+        at = f" (line {e.line}, column {e.column})" if e.line is not None else ""
+        print(f"tcod-worker: {e}{at}" + (f"\n  hint: {e.hint}" if e.hint else ""), file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     opts = parse_options(argv)
     if not is_loopback(opts.host) and not opts.token:
         print(f"tcod-worker: refusing to listen on {opts.host} without a token: anyone who reaches it could train, "
               f"save and load your model. Pass --token (or TCOD_WORKER_TOKEN), or bind 127.0.0.1.", file=sys.stderr)
         return 2
+    # The models are checked before torch is imported: a bad config or folder is refused at once.
+    try:
+        for model in (opts.model, opts.teacher):
+            if model is not None:
+                check_model(model)
+    except StartupError as e:
+        return refuse(e, opts.error_format)
     import torch
 
     from .comm import Comm
-    from .errors import StartupError
 
     kind = opts.device if opts.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     comm = Comm.from_env(kind)
@@ -39,8 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         worker = Worker(opts, comm)
     except StartupError as e:
-        print(f"tcod-worker: {e}", file=sys.stderr)
-        return 2
+        return refuse(e, opts.error_format)
     if comm.rank != 0:
         # Followers leave Ctrl-C / SIGTERM to rank 0, which broadcasts "shutdown" so every rank exits
         # cleanly (torchrun still SIGKILLs a follower whose rank 0 died).

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from .errors import StartupError
+from .model_config import check_model_folder
 from .tiny import build_tiny_model, build_word_tokenizer, parse_tiny_spec, read_vocabulary
 
 # No hub downloads at run time: a model is a local directory or a config.
@@ -63,11 +64,7 @@ def load_tokenizer_and_model(spec: str, vocab: str | None, param_dtype: torch.dt
         tokenizer = build_word_tokenizer(words, tiny.lowercase)
         model = build_tiny_model(tiny, len(tokenizer), tokenizer.eos_token_id, tokenizer.pad_token_id)
         return Loaded(model.to(param_dtype), tokenizer, spec, words, tiny.lowercase)
-    if not os.path.isdir(spec):
-        raise StartupError(
-            f"--model {spec}: not a local directory, `config:tiny` or a .json config file. The worker never "
-            "downloads weights: point it at a directory holding config.json and the weights."
-        )
+    check_model_folder(spec)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     words, lowercase = read_word_tokenizer(spec)
@@ -75,7 +72,9 @@ def load_tokenizer_and_model(spec: str, vocab: str | None, param_dtype: torch.dt
         tokenizer = build_word_tokenizer(words, lowercase) if words is not None else AutoTokenizer.from_pretrained(spec)
         model = AutoModelForCausalLM.from_pretrained(spec, **dtype_kwarg(param_dtype))
     except Exception as e:  # noqa: BLE001 - report any loader failure with the path
-        raise StartupError(f"cannot load model from {spec}: {type(e).__name__}: {e}") from e
+        raise StartupError(f"cannot load model from {spec}: {type(e).__name__}: {e}", file=spec,
+                           hint="The folder's config.json, tokenizer or weights do not load with this transformers: "
+                           "give a folder save_pretrained wrote (or a run's checkpoint/student).") from e
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return Loaded(model, tokenizer, spec, words, lowercase)

@@ -36,6 +36,8 @@ class Options:
     decode_cache: int = 0
     #: Share of the GPU's memory this process's caching allocator may hold (0: no limit); see --memory-fraction.
     memory_fraction: float = 0.0
+    #: How a refusal to start is printed: "text" for a person, "json" (one line) for the run that started the worker.
+    error_format: str = "text"
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
@@ -83,6 +85,9 @@ def parse_options(argv: list[str] | None = None) -> Options:
                    "back to the device before allocating more, instead of keeping them, so several workers can share "
                    "one GPU within their shares; a request whose live tensors pass it fails with out of memory "
                    "(default 0: no limit; CUDA only, ignored with a notice on the CPU)")
+    p.add_argument("--error-format", default="text", choices=["text", "json"],
+                   help="how a refusal to start is printed on stderr: text, or one JSON line {\"tcod_worker_error\": "
+                   "{message, hint, file, line, column}} for a program that started the worker (tcod run passes json)")
     a = p.parse_args(argv)
     token = a.token or os.environ.get("TCOD_WORKER_TOKEN") or None
     if not a.max_body_mb > 0:
@@ -94,4 +99,4 @@ def parse_options(argv: list[str] | None = None) -> Options:
     return Options(a.model, a.port, a.host, a.teacher, a.vocab, a.lora_rank, a.lora_alpha, token, a.device, a.dtype,
                    a.seed, a.token_budget, a.max_logprobs, a.served_name,
                    resolve_roots(a.root, os.environ.get("TCOD_WORKER_ROOTS")), int(a.max_body_mb * 1024 * 1024),
-                   a.parallel, a.decode, int(a.decode_cache_mb * 1024 * 1024), a.memory_fraction)
+                   a.parallel, a.decode, int(a.decode_cache_mb * 1024 * 1024), a.memory_fraction, a.error_format)

@@ -3,7 +3,7 @@ runs one request at a time on one dedicated thread (GPU work does not interleave
 CUDA state such as cuBLAS handles and their heuristics caches stays warm across requests; a fresh
 thread per connection sampled about 4× slower on an H200: 1330 vs 5586 tokens/s in scripts/gpu_smoke.py). /health never waits.
 
-Errors are OpenAI-shaped: {"error": {"message", "type", "code"}} with status 400 (bad input),
+Errors are OpenAI-shaped: {"error": {"message", "type", "code"}} (and "hint", what to change, where the worker has one) with status 400 (bad input),
 401 (token), 404 (route or model), 405 (a route's other method), 413 (body over the limit), 415 (a body
 that is not `Content-Type: application/json`), 500 (anything else, with the exception named).
 Responses are strict JSON: a float that is not finite (a top-k log-probability outside the top-p
@@ -87,7 +87,8 @@ def make_handler(worker: Any, token: str | None, model_thread: ThreadPoolExecuto
             if unread_body:
                 self.close_connection = True
             extra = {"Allow": e.allow} if isinstance(e, MethodNotAllowed) else None
-            self._send(e.status, {"error": {"message": e.message, "type": e.kind, "code": e.status}}, close=unread_body,
+            body = {"message": e.message, "type": e.kind, "code": e.status, **({"hint": e.hint} if e.hint else {})}
+            self._send(e.status, {"error": body}, close=unread_body,
                        headers=extra)
 
         def _dispatch(self, method: str) -> None:

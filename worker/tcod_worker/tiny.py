@@ -3,14 +3,14 @@ initialised Llama/Qwen2 from a few config numbers. Where no weights can be downl
 tcod gets a real (if tiny) transformer to distil into.
 
 Config sources:
-  - `config:tiny` — the built-in defaults below (2 layers, hidden 64).
+  - `config:tiny` — the built-in defaults (model_config.TINY_DEFAULTS: 2 layers, hidden 64).
   - a JSON file — the same keys, any of them overridden; `"vocab"` may name the vocabulary file
-    (relative to the JSON file). `--vocab` on the command line wins over the JSON key.
+    (relative to the JSON file). `--vocab` on the command line wins over the JSON key. Every key is
+    checked before a model is built (model_config.py).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from .errors import StartupError
+from .model_config import TINY_DEFAULTS, is_config_path, read_model_config  # noqa: F401 - TINY_DEFAULTS re-exported
 
 #: Special tokens, in id order. `<|im_end|>` ends an assistant turn (the EOS, as in ChatML models).
 SPECIAL_TOKENS = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>", "<eos>"]
@@ -32,22 +33,6 @@ CHAT_TEMPLATE = (
     "{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-
-TINY_DEFAULTS: dict[str, Any] = {
-    "arch": "llama",
-    "hidden_size": 64,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "intermediate_size": 128,
-    "max_position_embeddings": 4096,
-    "tie_word_embeddings": True,
-    "seed": 0,
-    "lowercase": True,
-    # Output rows rounded up to a multiple of this (1: exactly the vocabulary). Hugging Face models pad
-    # theirs (Qwen2.5: 151,936 rows for 151,665 tokens); a tiny model can, to test the same shape.
-    "pad_vocab_to": 1,
-}
 
 _ARCH_KEYS = {"arch", "seed", "lowercase", "vocab", "pad_vocab_to"}
 
@@ -64,33 +49,18 @@ class TinySpec:
 
 
 def parse_tiny_spec(model: str, vocab: str | None) -> TinySpec | None:
-    """Returns the spec when `model` names a config (not a Hugging Face directory), else None."""
-    if model == "config:tiny":
-        raw: dict[str, Any] = {}
-        base_dir = os.getcwd()
-    elif model.endswith(".json") and os.path.isfile(model):
-        try:
-            with open(model, encoding="utf-8") as f:
-                raw = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            raise StartupError(f"cannot read model config {model}: {e}") from e
-        if not isinstance(raw, dict):
-            raise StartupError(f"model config {model} must be a JSON object of config keys")
-        base_dir = os.path.dirname(os.path.abspath(model))
-    else:
+    """Returns the spec when `model` names a config (not a Hugging Face directory), else None. The
+    config is checked whole first (model_config.py): what reaches the config class is valid."""
+    if not is_config_path(model):
         return None
-    merged = {**TINY_DEFAULTS, **raw}
-    arch = str(merged["arch"]).lower()
-    if arch not in ("llama", "qwen2"):
-        raise StartupError(f"model config {model}: arch must be 'llama' or 'qwen2', got {arch!r}")
+    merged = read_model_config(model)
+    base_dir = os.getcwd() if model == "config:tiny" else os.path.dirname(os.path.abspath(model))
     vocab_path = vocab or merged.get("vocab")
     if vocab_path and not os.path.isabs(vocab_path) and not vocab:
         vocab_path = os.path.join(base_dir, vocab_path)
     kwargs = {k: v for k, v in merged.items() if k not in _ARCH_KEYS}
-    pad = merged["pad_vocab_to"]
-    if isinstance(pad, bool) or not isinstance(pad, int) or pad < 1:
-        raise StartupError(f"model config {model}: pad_vocab_to must be an integer ≥ 1, got {pad!r}")
-    return TinySpec(arch, kwargs, int(merged["seed"]), bool(merged["lowercase"]), vocab_path, model, pad_vocab_to=pad)
+    return TinySpec(merged["arch"].lower(), kwargs, merged["seed"], merged["lowercase"], vocab_path, model,
+                    pad_vocab_to=merged["pad_vocab_to"])
 
 
 def read_vocabulary(path: str) -> list[str]:
@@ -160,5 +130,10 @@ def build_tiny_model(spec: TinySpec, vocab_size: int, eos_id: int, pad_id: int):
         torch.manual_seed(spec.seed)
         from .loading import dtype_kwarg
 
-        model = AutoModelForCausalLM.from_config(config, **dtype_kwarg(torch.float32))
+        try:
+            model = AutoModelForCausalLM.from_config(config, **dtype_kwarg(torch.float32))
+        except (RuntimeError, MemoryError) as e:  # an allocation the machine refuses
+            raise StartupError(f"cannot build the model of {spec.source}: {type(e).__name__}: {e}",
+                               hint="The machine has no memory for a model this size: make it smaller (hidden_size, "
+                               "num_hidden_layers, intermediate_size).", file=None if spec.source == "config:tiny" else spec.source) from e
     return model

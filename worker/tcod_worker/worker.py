@@ -163,7 +163,9 @@ class Worker:
 
     def _check_length(self, n: int, what: str) -> None:
         if n > self.max_len:
-            raise BadRequest(f"{what} has {n} tokens, more than the model's {self.max_len} positions")
+            raise BadRequest(f"{what} has {n} tokens, more than the model's {self.max_len} positions",
+                             hint=f"The model reads at most {self.max_len} tokens (max_position_embeddings in its config): give it "
+                             "more positions, or make episodes shorter (fewer max_turns, an agent format whose memory keeps fewer turns).")
 
     def handle(self, op: str, req: dict[str, Any]) -> Any:
         """Runs on every rank (rank 0 included) for ops that touch the models."""

@@ -173,6 +173,8 @@ def test_bad_input_is_a_clear_4xx(full_worker, path, body, fragment):
     status, payload = full_worker.call(path, body)
     assert status in (400, 404), payload
     assert fragment in payload["error"]["message"]
+    if fragment == "positions":  # what to change comes beside the message, for tcod run's hint
+        assert "max_position_embeddings" in payload["error"]["hint"]
 
 
 def test_malformed_json_unknown_route_and_no_grads(lora_worker):

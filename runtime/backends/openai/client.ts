@@ -264,7 +264,7 @@ export class OpenAIClient {
     let hint: string;
     if (status === 401 || status === 403) hint = "Set the bearer token: the backend spec's `apiKeyEnv`/`tokenEnv` must name an environment variable holding the server's key.";
     else if (status === 404) hint = `The server has no ${path} (or no such model/adapter). Is \`dialect\` right (vllm | sglang | worker)? The startup probe line shows what it offers.`;
-    else hint = "The server rejected the request; check the model name, sampling parameters and token ids against its limits.";
+    else hint = hintInBody(text) ?? "The server rejected the request; check the model name, sampling parameters and token ids against its limits.";
     return this.fail(path, "http", false, what, hint, status, attempt);
   }
 
@@ -329,6 +329,14 @@ function messageInBody(text: string): string | undefined {
     if (json && typeof json === "object" && "message" in json) return excerpt(String((json as { message: unknown }).message));
   } catch { /* not JSON: fall back to the raw excerpt */ }
   return undefined;
+}
+
+/** The tcod worker's hint beside its error message (`{"error": {"message", "hint"}}`): what to change for a refused request. */
+function hintInBody(text: string): string | undefined {
+  try {
+    const hint = (JSON.parse(text) as { error?: { hint?: unknown } } | null)?.error?.hint;
+    return typeof hint === "string" && hint ? excerpt(hint) : undefined;
+  } catch { return undefined; }
 }
 
 /** A `Retry-After` header (delay-seconds or an HTTP date, RFC 9110 §10.2.3) in ms from `now`; undefined when absent or unreadable. */

@@ -62,7 +62,8 @@ export function startWorker(o: WorkerProcessOptions): Promise<WorkerProcess> {
   const nproc = o.nproc ?? Number(process.env.TCOD_WORKER_NPROC ?? "1");
   if (!Number.isInteger(nproc) || nproc < 1) throw new BackendError(`TCOD_WORKER_NPROC must be a whole number ≥ 1, got '${process.env.TCOD_WORKER_NPROC}'`, "worker", false, "Set it to the number of GPUs the worker should use, e.g. TCOD_WORKER_NPROC=2.");
   const launcher = nproc > 1 ? ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", String(nproc)] : [];
-  const args = [...launcher, "-m", "tcod_worker", ...(o.args.includes("--port") ? [] : ["--port", "0"]), ...o.args];
+  // --error-format json: a refusal to start comes as one JSON line, reported at the file it names (workerRefusal).
+  const args = [...launcher, "-m", "tcod_worker", ...(o.args.includes("--port") ? [] : ["--port", "0"]), "--error-format", "json", ...o.args];
   const env = { ...process.env, PYTHONPATH: [workerDir, process.env.PYTHONPATH].filter(Boolean).join(delimiter), PYTHONUNBUFFERED: "1", ...o.env };
   const child = spawn(python, args, { env, stdio: ["ignore", "pipe", "pipe"], ...(o.detached ? { detached: true } : {}) });
   let stderr = "";
@@ -94,10 +95,30 @@ export function startWorker(o: WorkerProcessOptions): Promise<WorkerProcess> {
     });
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      reject(new BackendError(`the tcod worker exited (${signal ?? `code ${code}`}) before listening (${command}):\n${stderr.trim()}`, "worker", false,
+      reject(workerRefusal(stderr) ?? new BackendError(`the tcod worker exited (${signal ?? `code ${code}`}) before listening (${command}):\n${stderr.trim()}`, "worker", false,
         "Read the worker's message above; `python -m tcod_worker --help` lists its options."));
     });
   });
+}
+
+/**
+ * The worker's refusal to start (`--error-format json`: a line `{"tcod_worker_error": {message, hint,
+ * file, line, column}}` on its stderr — a bad model config, a folder that is no model) as a coded
+ * error at the file it names; undefined when its stderr holds none (it died otherwise).
+ */
+export function workerRefusal(stderr: string): BackendError | undefined {
+  for (const line of stderr.split("\n").reverse()) {
+    if (!line.startsWith('{"tcod_worker_error":')) continue;
+    let e: unknown;
+    try { e = (JSON.parse(line) as { tcod_worker_error: unknown }).tcod_worker_error; } catch { continue; }
+    if (typeof e !== "object" || e === null || typeof (e as { message?: unknown }).message !== "string") continue;
+    const { message, hint, file, line: at, column } = e as { message: string; hint?: unknown; file?: unknown; line?: unknown; column?: unknown };
+    const where = typeof file === "string" && file
+      ? { file, ...(Number.isInteger(at) ? { line: at as number, ...(Number.isInteger(column) ? { column: column as number } : {}) } : {}) }
+      : undefined;
+    return new BackendError(message, "worker", false, typeof hint === "string" ? hint : undefined, where);
+  }
+  return undefined;
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
