@@ -144,7 +144,7 @@ describe("tcod metrics: a damaged metrics file is TC7014", () => {
     expect(tcod("metrics", join(run, "metrics.jsonl")).status).toBe(0);
     writeFileSync(join(run, "metrics.jsonl"), "{not json\n" + readFileSync(join(run, "metrics.jsonl"), "utf8"));
     userError(tcod("metrics", run), "TC7014", { at: `${join(run, "metrics.jsonl")}:1:2`, message: /line 1 is not a metrics row.*not JSON \(Expected property name or '\}' at column 2\)/, hint: "restore metrics.jsonl" });
-    userError(tcod("metrics", join(dir, "nope")), "TC7009", { at: join(dir, "nope"), message: "no such folder", hint: "Give the --out folder of a `tcod run`." });
+    userError(tcod("metrics", join(dir, "nope")), "TC7009", { at: join(dir, "nope"), message: "no such folder", hint: "Give the --out folder of a `tcod run`, or a metrics.jsonl.before-restart-N file in one." });
   });
 
   it("a train row without `kl` (or with `kl` null): the error compare gives, for every output (was a TypeError)", () => {
