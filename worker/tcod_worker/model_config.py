@@ -48,16 +48,29 @@ INTEGER_KEYS: dict[str, tuple[int, int]] = {
     "seed": (0, (1 << 63) - 1),
 }
 BOOLEAN_KEYS = ("tie_word_embeddings", "lowercase")
+#: Numbers Llama's and Qwen2's config classes take alike in every transformers release the worker
+#: supports, passed on to them: (low, high, whether low itself is refused). rope_theta is not among
+#: them: transformers 5 moved it into `rope_parameters`, so its meaning depends on the installed version.
+FLOAT_KEYS: dict[str, tuple[float, float, bool]] = {
+    "rms_norm_eps": (0.0, 0.1, True),
+    "initializer_range": (0.0, 1.0, True),
+    "attention_dropout": (0.0, 0.99, False),
+}
+#: The activations a config may name (transformers' ACT2FN names the MLP of both architectures uses well).
+HIDDEN_ACTS = ("silu", "gelu", "gelu_new", "gelu_pytorch_tanh", "relu")
 #: Keys the worker sets itself, from the vocabulary it builds.
 SET_BY_WORKER = ("vocab_size", "eos_token_id", "pad_token_id", "bos_token_id")
+#: Llama's and Qwen2's own values of FLOAT_KEYS, for hints (a config that leaves them out gets the class's).
+DEFAULT_FLOATS = {"rms_norm_eps": 1e-6, "initializer_range": 0.02, "attention_dropout": 0.0}
 #: Every key a config may hold.
-KNOWN_KEYS = ("arch", "vocab", *INTEGER_KEYS, *BOOLEAN_KEYS)
+KNOWN_KEYS = ("arch", "vocab", *INTEGER_KEYS, *BOOLEAN_KEYS, *FLOAT_KEYS, "hidden_act")
 #: Parameters of the layers (embeddings aside: the vocabulary is not known yet) a config model may have.
 MAX_PARAMETERS = 8_000_000_000
 
 HINT_ROOT = ("A model config is one JSON object of these keys, each optional: arch, hidden_size, num_hidden_layers, "
              "num_attention_heads, num_key_value_heads, intermediate_size, max_position_embeddings, "
-             "tie_word_embeddings, seed, lowercase, pad_vocab_to, vocab (examples/texthouse/gpu/student.json).")
+             "tie_word_embeddings, seed, lowercase, pad_vocab_to, vocab, and transformers' rms_norm_eps, initializer_range, "
+             "attention_dropout and hidden_act (examples/texthouse/gpu/student.json).")
 
 
 def key_position(text: str, key: str) -> tuple[int, int] | None:
@@ -130,6 +143,17 @@ def check_config(path: str, text: str, raw: dict[str, Any]) -> None:
             if not isinstance(value, str) or not value:
                 raise config_error(path, text, key, f"vocab must be the path of a vocabulary file, got {json.dumps(value)}",
                                    "Write \"vocab\": \"words.txt\" (one word per line, relative to the config), or leave it out and pass --vocab.")
+        elif key == "hidden_act":
+            if value not in HIDDEN_ACTS:
+                raise config_error(path, text, key, f"hidden_act must be one of {', '.join(HIDDEN_ACTS)}, got {json.dumps(value)}",
+                                   "Write \"hidden_act\": \"silu\" (Llama's and Qwen2's own) or another of those.")
+        elif key in FLOAT_KEYS:
+            lo, hi, lo_open = FLOAT_KEYS[key]
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or not (lo < value if lo_open else lo <= value) or not value <= hi:
+                stated = f"{'above' if lo_open else 'from'} {lo:g} {'up ' if lo_open else ''}to {hi:g}"
+                raise config_error(path, text, key, f"{key} must be a number {stated}, got {json.dumps(value)}",
+                                   f"Write a number {stated}, e.g. \"{key}\": {DEFAULT_FLOATS[key]}.")
         elif key in BOOLEAN_KEYS:
             if not isinstance(value, bool):
                 raise config_error(path, text, key, f"{key} must be true or false, got {json.dumps(value)}", f"Write \"{key}\": true or false.")

@@ -46,6 +46,10 @@ def _refused(path, text: str) -> StartupError:
     ({"vocab": 7}, "vocab", "vocab must be the path of a vocabulary file, got 7", "words.txt"),
     ({"hiden_size": 256}, "hiden_size", "unknown key 'hiden_size'; did you mean 'hidden_size'?", "Remove it or correct its name"),
     ({"rope_theta": 10000}, "rope_theta", "unknown key 'rope_theta'", "hidden_size, num_hidden_layers"),
+    ({"rms_norm_eps": 0}, "rms_norm_eps", "rms_norm_eps must be a number above 0 up to 0.1, got 0", '"rms_norm_eps": 1e-06'),
+    ({"attention_dropout": 1}, "attention_dropout", "attention_dropout must be a number from 0 to 0.99, got 1", "Write a number"),
+    ({"initializer_range": "0.02"}, "initializer_range", 'got "0.02"', "Write a number"),
+    ({"hidden_act": "swiglu"}, "hidden_act", 'hidden_act must be one of silu, gelu', '"silu"'),
     ({"vocab_size": 100}, "vocab_size", "vocab_size is set by the worker", "Remove vocab_size"),
     ({"hidden_size": 8192, "num_hidden_layers": 200, "intermediate_size": 32768}, "num_hidden_layers",
      "about 201.3 billion parameters", "Hugging Face model folder"),
@@ -119,3 +123,13 @@ def test_the_worker_refuses_before_loading_anything_in_text_or_json(tmp_path):
         "hint": "Choose num_attention_heads dividing hidden_size 256, e.g. 8, 16, 32, 64.", "file": str(cfg), "line": 3, "column": 3}}
     r = _start("--model", str(tmp_path), "--error-format", "json")
     assert r.returncode == 2 and json.loads(r.stderr)["tcod_worker_error"]["file"] == str(tmp_path)
+
+
+def test_transformers_keys_a_config_may_set_reach_the_model(tmp_path):
+    from tcod_worker.tiny import build_tiny_model, parse_tiny_spec
+    path = tmp_path / "acts.json"
+    path.write_text(json.dumps({"rms_norm_eps": 1e-5, "initializer_range": 0.01, "attention_dropout": 0.1, "hidden_act": "gelu"}))
+    spec = parse_tiny_spec(str(path), None)
+    model = build_tiny_model(spec, vocab_size=32, eos_id=3, pad_id=0)
+    c = model.config
+    assert (c.rms_norm_eps, c.initializer_range, c.attention_dropout, c.hidden_act) == (1e-5, 0.01, 0.1, "gelu")
