@@ -61,7 +61,7 @@ export async function checkContextLengths(s: ContextSetup, envs: ReadonlyMap<str
   const tightest = models[0]!;
   if (episode.tokens > tightest.context.tokens) {
     out.push(`TC7004: the ${tightest.role} model '${tightest.name}' reads at most ${tightest.context.tokens} tokens (${tightest.context.source}), but a whole episode may reach about ${episode.tokens}: ` +
-      `${episode.turns} turns kept in memory ("${memoryName(agent)}") of an observation of about ${first.user} tokens (as the first) and a reply of up to ${reply}, after a first prompt of ${first.prompt.length}. ` +
+      `${episode.turns} turns kept in memory ("${memoryName(agent)}") of a user message of about ${first.user} tokens (as the first) and a reply of up to ${reply}, after a first prompt of ${first.prompt.length}. ` +
       "Turns past the context are refused by the server mid-run; give the model more positions, a shorter agent memory (memory: window), or fewer max_turns");
   }
   return out;
