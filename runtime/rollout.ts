@@ -109,6 +109,24 @@ export function responseText(tokenizer: Tokenizer, response: number[]): string {
 export const turnSeed = (episodeSeed: number, turn: number): number => mixSeed(episodeSeed, turn);
 
 /**
+ * The prompt of an episode's first student turn, built as runEpisode builds it (no expert prefix),
+ * with its parts' lengths: what the start-up context check (runtime/preflight-context.ts) measures.
+ */
+export async function firstTurnPrompt(env: EnvAdapter, format: AgentFormat, tokenizer: Tokenizer, task: TaskRef):
+  Promise<{ prompt: number[]; system: number; user: number; assistantPrefix: number; assistantSuffix: number } | undefined> {
+  const first = await env.reset(task);
+  // A format the env cannot fill: runEpisode refuses it with its coded error at the first episode.
+  if (usesCompactActions(format) && (first.actionTemplates === undefined || first.objects === undefined)) return undefined;
+  const system = format.system.length > 0 ? tokenizer.renderSystem(format.system) : [];
+  const user = tokenizer.renderUser(renderUserMessage(format, {
+    task: first.task, history: [], observation: first.text, admissible: first.admissible,
+    actionTemplates: first.actionTemplates, objects: first.objects,
+  }));
+  const prompt = new ChatMemory(format, tokenizer, system).prompt(user);
+  return { prompt, system: system.length, user: user.length, assistantPrefix: tokenizer.assistantPrefix().length, assistantSuffix: tokenizer.assistantSuffix().length };
+}
+
+/**
  * Plays one episode. Env and backend errors propagate (the engine drops and retries the episode).
  */
 export async function runEpisode(

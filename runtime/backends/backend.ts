@@ -87,8 +87,20 @@ export interface ScoreResult {
   distributions?: (TokenDistribution | null)[];
 }
 
+/**
+ * The longest sequence (prompt + reply) a served model reads, where its server says (the worker's
+ * config, vLLM's --max-model-len, SGLang's --context-length): the run's first prompt is checked
+ * against it before step 1 (runtime/preflight.ts). `source` says where the number came from.
+ */
+export interface ModelContext {
+  tokens: number;
+  source: string;
+}
+
 export interface TeacherBackend {
   readonly tokenizer: Tokenizer;
+  /** Where known: how many tokens the model reads (a served model's context length). */
+  readonly context?: ModelContext;
   /**
    * True when score() depends on token ids alone (no TurnContext), so one request over an
    * episode's whole token sequence gives every turn's log-probabilities (runtime/episode-sequence.ts).
@@ -136,6 +148,8 @@ export interface TrainStats {
 
 export interface StudentBackend {
   readonly tokenizer: Tokenizer;
+  /** Where known: how many tokens the model reads (a served model's context length). */
+  readonly context?: ModelContext;
   /** As TeacherBackend.scoresSequences: score() reads token ids alone. */
   readonly scoresSequences?: boolean;
   /**

@@ -18,7 +18,7 @@ import { parseSglangSample, parseSglangScore } from "../../runtime/backends/open
 import { ZERO_PROB_LOGPROB } from "../../runtime/backends/openai/dialects/shape.js";
 import { parseVllmSample, parseVllmScore } from "../../runtime/backends/openai/dialects/vllm.js";
 import { parseWorkerSample, parseWorkerScore } from "../../runtime/backends/openai/dialects/worker.js";
-import { HttpBackendError, MalformedResponse } from "../../runtime/backends/openai/errors.js";
+import { AbortedGeneration, HttpBackendError, MalformedResponse } from "../../runtime/backends/openai/errors.js";
 import { createOpenAIBackend } from "../../runtime/backends/openai/index.js";
 import { json, startFake, type FakeServer } from "./fake-server.js";
 
@@ -231,19 +231,32 @@ describe("choices: empty, more than asked, out of order, repeated; finish reason
     expect(malformed(() => parseWorkerScore({ results: [...workerScore(-1).results, ...workerScore(-1).results] }, sreq)).field).toBe("results");
   });
 
-  it('"length" is accepted (a truncated response is trained on as such); "abort" is refused with the server\'s reason', () => {
+  it('"length" is accepted (a truncated response is trained on as such); "abort" is refused with the server\'s reason (vLLM\'s as retryable: the client tries again)', () => {
     const len = vllmSample(-1);
     len.choices[0]!.finish_reason = "length";
     expect(parseVllmSample(len, req).finishReason).toBe("length");
     const aborted = { choices: [{ index: 0, finish_reason: "abort", logprobs: null }] };
     const e = malformed(() => parseVllmSample(aborted, req));
     expect(e.field).toBe("choices[0].finish_reason"); // before the missing logprobs
-    expect(e.hint).toMatch(/gave up on the request/);
+    expect(e).toBeInstanceOf(AbortedGeneration);
+    expect(e.hint).toMatch(/every attempt aborted/);
     const sg = { meta_info: { finish_reason: { type: "abort", message: "The input (5000 tokens) is longer than the model's context length (4096 tokens)." }, output_token_logprobs: [] } };
     expect(malformed(() => parseSglangSample(sg, req)).problem).toContain("(an aborted generation: The input (5000 tokens) is longer than the model's context length (4096 tokens).)");
     const score = vllmScore(-1);
     score.choices[0]!.finish_reason = "abort";
     expect(malformed(() => parseVllmScore(score, sreq)).field).toBe("choices[0].finish_reason");
+  });
+});
+
+describe("sampled ids past the model's vocabulary", () => {
+  it("each dialect refuses an id at or past a known vocabulary size, naming its position; below it, or unknown, passes", () => {
+    expect(malformed(() => parseWorkerSample(workerSample(-1), [req], { vocabSize: 6 })).field).toBe("samples[0].tokens[1]");
+    expect(malformed(() => parseSglangSample(sglangSample(-1), req, { vocabSize: 6 })).field).toBe("meta_info.output_token_logprobs[1][1]");
+    const v = malformed(() => parseVllmSample(vllmSample(-1), req, { model: "m", vocabSize: 6 }));
+    expect(v.field).toMatch(/^choices\[0\]\.(token_ids|logprobs\.tokens)\[1\]$/);
+    expect(v.problem).toBe("token id 6 is past the model's vocabulary of 6 ids (0…5)");
+    expect(parseWorkerSample(workerSample(-1), [req], { vocabSize: 7 })[0]!.tokens).toEqual([5, 6]);
+    expect(parseSglangSample(sglangSample(-1), req)).toMatchObject({ tokens: [5, 6] });
   });
 });
 

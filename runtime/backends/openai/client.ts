@@ -3,8 +3,10 @@
  *
  * - bounded concurrency (p-limit): at most `concurrency` requests in flight per client;
  * - a per-attempt timeout (AbortSignal.timeout) that covers headers *and* body, so nothing hangs;
- * - retries with exponential backoff and full jitter for connection errors, timeouts, 5xx, 408 and
- *   429 — never for other 4xx, error bodies or malformed bodies (those recur on retry); a 429 or 503's
+ * - retries with exponential backoff and full jitter for connection errors, timeouts, 5xx, 408, 429
+ *   and answers whose generation the server aborted (vLLM's finish_reason "abort", a request preempted
+ *   and dropped under load) — never for other 4xx, error bodies or malformed bodies (those recur on
+ *   retry); a 429 or 503's
  *   `Retry-After` (seconds or an HTTP date) is waited out, up to the backoff ceiling;
  * - redirects are not followed: a 3xx is an error naming where it points (fetch would re-send a POST
  *   after a 301/302/303 as a GET without its body and read the answer to another request);
@@ -17,7 +19,7 @@
 import { setMaxListeners } from "node:events";
 import pLimit from "p-limit";
 import { BodyTooLarge, MAX_BODY_CAP_BYTES, mib, readBodyCapped } from "../../http-body.js";
-import { excerpt, HttpBackendError, MalformedResponse, UnsupportedRequest } from "./errors.js";
+import { AbortedGeneration, excerpt, HttpBackendError, MalformedResponse, UnsupportedRequest } from "./errors.js";
 
 /**
  * The default cap on one answer body. The largest legitimate answers are scoring batches with top-k
@@ -119,20 +121,24 @@ export class OpenAIClient {
     return this.limit.activeCount + this.limit.pendingCount;
   }
 
-  /** POST a JSON body and parse the JSON answer with a pure parser (which may throw MalformedResponse). */
-  async postJson<T>(path: string, body: unknown, parse: (json: unknown) => T, ro: RequestOptions = {}): Promise<T> {
-    const raw = await this.request("POST", path, body, ro);
-    return this.parseJson(path, raw, parse);
+  /**
+   * POST a JSON body and parse the JSON answer with a pure parser (which may throw MalformedResponse).
+   * The answer is parsed inside the retry loop: one that reports an aborted generation is retried.
+   */
+  postJson<T>(path: string, body: unknown, parse: (json: unknown) => T, ro: RequestOptions = {}): Promise<T> {
+    return this.limit(() => this.withRetries("POST", path, body, ro, (raw, attempt) => this.parseJson(path, raw, parse, attempt)));
   }
 
   /** GET a JSON answer and parse it. */
-  async getJson<T>(path: string, parse: (json: unknown) => T, ro: RequestOptions = {}): Promise<T> {
-    const raw = await this.request("GET", path, undefined, ro);
-    return this.parseJson(path, raw, parse);
+  getJson<T>(path: string, parse: (json: unknown) => T, ro: RequestOptions = {}): Promise<T> {
+    return this.limit(() => this.withRetries("GET", path, undefined, ro, (raw, attempt) => this.parseJson(path, raw, parse, attempt)));
   }
 
-  /** Turn a raw body into T, mapping every parse failure and error body to an HttpBackendError. */
-  parseJson<T>(path: string, raw: RawResponse, parse: (json: unknown) => T): T {
+  /**
+   * Turn a raw body into T, mapping every parse failure and error body to an HttpBackendError; an
+   * aborted generation is the one retryable failure among them (kind "aborted").
+   */
+  parseJson<T>(path: string, raw: RawResponse, parse: (json: unknown) => T, attempt = 1): T {
     let json: unknown;
     try {
       json = JSON.parse(raw.text);
@@ -148,6 +154,7 @@ export class OpenAIClient {
     try {
       return parse(json);
     } catch (e) {
+      if (e instanceof AbortedGeneration) throw this.fail(path, "aborted", true, `${e.message} (attempt ${attempt})`, e.hint, raw.status, attempt);
       if (e instanceof MalformedResponse) throw this.fail(path, "malformed", false, e.message, e.hint ?? this.dialectHint(), raw.status);
       if (e instanceof UnsupportedRequest) throw this.fail(path, "unsupported", false, e.message, e.hint, raw.status);
       throw e;
@@ -159,7 +166,7 @@ export class OpenAIClient {
    * accepted status); rejects with an HttpBackendError otherwise.
    */
   request(method: "GET" | "POST", path: string, body?: unknown, ro: RequestOptions = {}): Promise<RawResponse> {
-    return this.limit(() => this.withRetries(method, path, body, ro));
+    return this.limit(() => this.withRetries(method, path, body, ro, (raw) => raw));
   }
 
   /** Abort everything in flight; later requests fail at once. */
@@ -168,7 +175,11 @@ export class OpenAIClient {
     this.closed.abort(new Error("client closed"));
   }
 
-  private async withRetries(method: string, path: string, body: unknown, ro: RequestOptions): Promise<RawResponse> {
+  /**
+   * Attempts until `read` takes an answer; a transient failure — of the exchange, or one `read` throws
+   * as retryable (an aborted generation) — is retried up to `retries` times, one budget for both.
+   */
+  private async withRetries<T>(method: string, path: string, body: unknown, ro: RequestOptions, read: (raw: RawResponse, attempt: number) => T): Promise<T> {
     const retries = ro.retries ?? this.retries;
     const timeoutMs = ro.timeoutMs ?? this.opts.timeoutMs;
     let last: HttpBackendError | undefined;
@@ -180,9 +191,18 @@ export class OpenAIClient {
         await sleep(Math.max(backoff, Math.min(last?.retryAfterMs ?? 0, this.maxDelayMs)), this.closed.signal);
       }
       const outcome = await this.once(method, path, body, timeoutMs, ro.acceptStatus ?? [], attempt + 1);
-      if (!(outcome instanceof HttpBackendError)) return outcome;
-      last = outcome;
-      if (!outcome.retryable || this.closed.signal.aborted) break;
+      let failure: HttpBackendError;
+      if (outcome instanceof HttpBackendError) failure = outcome;
+      else {
+        try {
+          return read(outcome, attempt + 1);
+        } catch (e) {
+          if (!(e instanceof HttpBackendError) || !e.retryable) throw e;
+          failure = e;
+        }
+      }
+      last = failure;
+      if (!failure.retryable || this.closed.signal.aborted) break;
     }
     // Exhausted transient failures stay retryable for the engine (it may retry the episode later).
     throw last!;

@@ -12,6 +12,7 @@ export type FailureKind =
   | "http" // a non-2xx status
   | "server-error" // HTTP 200 whose body reports an error ({"error":…}, {success:false})
   | "malformed" // HTTP 200 whose body is not the documented shape
+  | "aborted" // HTTP 200 whose generation the server gave up on (vLLM's finish_reason "abort"): retried
   | "unsupported" // a request this server/dialect cannot answer as configured
   | "mismatch" // teacher and student disagree (tokenizer fingerprint)
   | "config"; // local configuration is wrong (a LoRA directory that does not exist, a model not served)
@@ -46,6 +47,18 @@ export class MalformedResponse extends Error {
   constructor(readonly field: string, readonly problem: string, readonly hint?: string) {
     super(`malformed response: ${field}: ${problem}`);
     this.name = "MalformedResponse";
+  }
+}
+
+/**
+ * An answer that reports its generation aborted (vLLM finishes a request it preempted and dropped
+ * under load with finish_reason "abort"): the same request may well succeed again, so the client
+ * retries it within its bounded policy, as it does a 503, and reports the last one if every attempt aborts.
+ */
+export class AbortedGeneration extends MalformedResponse {
+  constructor(field: string, problem: string, hint?: string) {
+    super(field, problem, hint);
+    this.name = "AbortedGeneration";
   }
 }
 

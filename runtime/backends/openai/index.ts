@@ -19,7 +19,7 @@ import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BackendSpec } from "../../../plan/schema.js";
-import type { SampleRequest, SampleResult, ScoreRequest, ScoreResult, StudentBackend, TeacherBackend, TrainRow, TrainStats } from "../backend.js";
+import type { ModelContext, SampleRequest, SampleResult, ScoreRequest, ScoreResult, StudentBackend, TeacherBackend, TrainRow, TrainStats } from "../backend.js";
 import { MicroBatcher } from "./batcher.js";
 import { OpenAIClient } from "./client.js";
 import { sampleGroupKey, scoreGroupKey, type Dialect, type DialectName, type LogprobsMode } from "./dialects/dialect.js";
@@ -116,6 +116,10 @@ async function build(spec: RemoteSpec, o: OpenAIBackendOptions, dialectName: Dia
 
   // Options the dialect reads on every call, so a hot-load can redirect requests to the new adapter.
   const live: WorkerDialectOptions & SglangOptions = { model: o.model, role: "student", logprobsMode: o.logprobsMode, stopTokenIds, maxLogprobs, servedModels: probe.baseModels, ...o.sglang };
+  // Sampled ids are checked against the model's vocabulary where it is known: the worker's embedding
+  // rows (/info vocab_size), else `vocabSize` given here; a vLLM/SGLang student's trainer's rows below.
+  const rows = info ? numberOr(info.vocab_size) : undefined;
+  live.vocabSize = rows ?? o.vocabSize;
   if (dialectName === "worker") live.role = workerRole(probe, o.model, client);
   if (dialectName === "worker" && o.role === "student" && live.role !== "student") {
     throw client.fail("/info", "config", false, `model '${o.model}' is this worker's teacher, not its student`, "Point the student at the worker's --model (or --served-name).");
@@ -138,7 +142,8 @@ async function build(spec: RemoteSpec, o: OpenAIBackendOptions, dialectName: Dia
   const scores = new MicroBatcher<ScoreRequest, ScoreResult>(scoreBatch, scoreGroupKey,
     (reqs) => gate.read(() => call("score", reqs, dialect.buildScore, dialect.parseScore)));
 
-  const common: Common & { scoresSequences: true } = { server: client.url, dialect: dialectName, probe, probeLine: formatProbe(probe, o.model), scoresSequences: true };
+  const common: Common & { scoresSequences: true; context?: ModelContext } = { server: client.url, dialect: dialectName, probe, probeLine: formatProbe(probe, o.model), scoresSequences: true,
+    ...(probe.context ? { context: probe.context } : {}) };
   const close = async (): Promise<void> => { client.close(); await tokenizer.close(); };
   const score = (reqs: ScoreRequest[]): Promise<ScoreResult[]> => scores.submit(reqs);
 
@@ -158,6 +163,9 @@ async function build(spec: RemoteSpec, o: OpenAIBackendOptions, dialectName: Dia
     } finally {
       await trainerTok.close();
     }
+    // vLLM and SGLang do not report their vocabulary size; the ids sampled there are trained on the
+    // trainer's model, whose embedding rows bound them.
+    live.vocabSize = (await trainer.vocabSize()) ?? live.vocabSize;
   }
   let version = info && typeof info.version === "number" ? info.version : trainer ? await trainer.version() : 0;
   const published: string[] = [];
@@ -177,7 +185,6 @@ async function build(spec: RemoteSpec, o: OpenAIBackendOptions, dialectName: Dia
   };
 
   // A tcod worker normalises exact-KL targets over its output rows (/info vocab_size); the tokenizer may have fewer.
-  const rows = info ? numberOr(info.vocab_size) : undefined;
   const student: OpenAIStudent = {
     ...common,
     tokenizer,

@@ -225,6 +225,7 @@ function meteredStudent(s: OpenAIStudent, tokenizer: Tokenizer, m: WaitMeter, re
     exactKlTargets: true,
     trainsSelfScored: true,
     ...(s.outputSize !== undefined ? { outputSize: s.outputSize } : {}),
+    ...(s.context ? { context: s.context } : {}),
     version: () => s.version(),
     sample: (reqs) => m.time("sample", () => sample(reqs), (r) => r.reduce((n, x) => n + x.tokens.length, 0)),
     score: (reqs) => m.time("score", () => score(reqs), () => completionTokens(reqs)),
@@ -246,6 +247,7 @@ function meteredTeacher(t: OpenAITeacher, m: WaitMeter, release: () => Promise<v
     // Without scoresSequences the teacher scores every turn's prompt + response, Σ_t |prompt_t| tokens
     // (quadratic in the turn count), instead of the episode's one sequence (episode-sequence.ts).
     ...(t.scoresSequences ? { scoresSequences: true } : {}),
+    ...(t.context ? { context: t.context } : {}),
     score: (reqs) => m.time("teacher", () => score(reqs), () => completionTokens(reqs)),
     async close() { try { await t.close(); } finally { await release(); } },
   };

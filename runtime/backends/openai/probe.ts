@@ -8,6 +8,7 @@
  * Cache resets are never called to find out: without a route list they stay "unknown".
  * Capability checks that need a real request (prompt logprobs) send one tiny request.
  */
+import type { ModelContext } from "../backend.js";
 import type { OpenAIClient } from "./client.js";
 import type { DialectName } from "./dialects/dialect.js";
 import { readPromptLogprobs } from "./dialects/vllm.js";
@@ -37,7 +38,30 @@ export interface ProbeReport {
   promptLogprobs: Has;
   /** The worker's `/info` body, where the server has one. */
   info: Record<string, unknown> | undefined;
+  /**
+   * The longest sequence (prompt + reply) the model reads, where the server says: the `max_model_len`
+   * of its card at /v1/models (vLLM and SGLang write it there; the worker too, its config's
+   * max_position_embeddings), else the worker's /info `max_model_len`. Checked against the run's
+   * prompts before step 1 (runtime/preflight.ts).
+   */
+  context: ModelContext | undefined;
 }
+
+/** Where a worker's model config gives no max_position_embeddings it reports 2^30: no limit known. */
+const NO_LIMIT = 1 << 30;
+
+/** The model's context length from its /v1/models card or the worker's /info; undefined where neither says. */
+export function contextOf(cards: Record<string, unknown>[] | undefined, info: Record<string, unknown> | undefined, dialect: DialectName, model: string): ModelContext | undefined {
+  const card = cards?.find((c) => c.id === model) ?? cards?.find((c) => typeof c.id === "string" && c.id.endsWith(`/${model}`));
+  const fromCard = card?.max_model_len, fromInfo = info?.max_model_len;
+  const n = isLength(fromCard) ? fromCard : isLength(fromInfo) ? fromInfo : undefined;
+  if (n === undefined || n >= NO_LIMIT) return undefined;
+  const source = dialect === "worker" ? "max_position_embeddings of the worker's model config"
+    : dialect === "vllm" ? "vLLM's max_model_len at /v1/models (vllm serve --max-model-len)"
+    : "SGLang's max_model_len at /v1/models (--context-length)";
+  return { tokens: n, source };
+}
+const isLength = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0;
 
 const PROBE_TIMEOUT_MS = 10_000;
 
@@ -67,11 +91,11 @@ export async function probeServer(client: OpenAIClient, dialect: DialectName, mo
   };
   const missingRoute = (status: number, text: string) => status === 404 && /"detail"\s*:\s*"Not Found"/.test(text);
 
-  let models: string[] | undefined, baseModels: string[] | undefined;
+  let models: string[] | undefined, baseModels: string[] | undefined, cards: Record<string, unknown>[] | undefined;
   const m = await get("/v1/models");
   if (m.status === 200) {
     try {
-      const cards = asArray(asObject(json(m.text), "").data, "data").map((x) => asObject(x, "data[]"));
+      cards = asArray(asObject(json(m.text), "").data, "data").map((x) => asObject(x, "data[]"));
       models = cards.map((c) => String(c.id));
       baseModels = cards.filter((c) => c.parent === undefined || c.parent === null).map((c) => String(c.id));
     } catch { models = undefined; }
@@ -128,6 +152,7 @@ export async function probeServer(client: OpenAIClient, dialect: DialectName, mo
     server: client.url, dialect, health: health.status === 200, models, baseModels,
     modelServed: models ? models.includes(model) || models.some((id) => id.endsWith(`/${model}`)) : undefined,
     tokenize, detokenize, loraLoad, loraUnload, prefixCacheReset, promptLogprobs, info: infoBody,
+    context: contextOf(cards, infoBody, dialect, model),
   };
 }
 
@@ -151,6 +176,7 @@ export function formatProbe(r: ProbeReport, model: string): string {
     `prefix-cache reset ${r.prefixCacheReset}`,
     `prompt logprobs ${r.promptLogprobs}`,
     `info ${r.info ? "yes" : "no"}`,
+    ...(r.context ? [`context ${r.context.tokens} tokens`] : []),
   ];
   return `${r.dialect} ${r.server}: ${parts.join(" · ")}`;
 }

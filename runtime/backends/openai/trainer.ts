@@ -90,6 +90,14 @@ export class WorkerTrainer {
     return this.client.getJson("/info", (j) => asNumber(asObject(j, "").version, "version"), { timeoutMs: 30_000 });
   }
 
+  /** The rows of the trained model's embedding (/info vocab_size), where the worker reports them. */
+  async vocabSize(): Promise<number | undefined> {
+    return this.client.getJson("/info", (j) => {
+      const v = asObject(j, "").vocab_size;
+      return typeof v === "number" && Number.isInteger(v) && v > 0 ? v : undefined;
+    }, { timeoutMs: 30_000 });
+  }
+
   /** forward_backward over all rows, then one optimiser step. */
   async step(rows: TrainRow[], o: TrainOptions): Promise<TrainStats & { version: number; metrics: Record<string, number> }> {
     const fb = await this.forwardBackward(rows, o);

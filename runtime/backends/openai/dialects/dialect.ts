@@ -37,6 +37,12 @@ export interface DialectOptions {
    * of these is the same model. Where unknown, the answer's `model` must be the one asked for.
    */
   servedModels?: readonly string[];
+  /**
+   * The model's vocabulary size (rows of its embedding), where known: sampled ids at or past it are
+   * refused (shape.ts checkInVocabulary). The worker reports it (/info vocab_size); vLLM and SGLang do
+   * not, so for them it is the trainer's, or `vocabSize` given through the API, or unknown (unchecked).
+   */
+  vocabSize?: number;
 }
 
 export interface Dialect {

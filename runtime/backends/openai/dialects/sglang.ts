@@ -22,7 +22,7 @@ import {
   type Dialect, type DialectOptions, type HttpCall, type LogprobsMode,
   only,
 } from "./dialect.js";
-import { asArray, asLogprob, asObject, asSampledLogprob, asTokenId, distinctAlternatives, requireExactLength, requireLength, type Json } from "./shape.js";
+import { asArray, asLogprob, asObject, asSampledLogprob, asTokenId, checkInVocabulary, distinctAlternatives, requireExactLength, requireLength, type Json } from "./shape.js";
 
 export interface SglangOptions extends DialectOptions {
   /** Name of the per-request seed in `sampling_params`, where the server has one. */
@@ -80,7 +80,7 @@ function finishType(v: Json, base: string): "stop" | "length" {
     "The server gave up on the request (an input over its context length, a request it could not schedule): its message and log say why.");
 }
 
-export function parseSglangSample(json: Json, req: SampleRequest): SampleResult {
+export function parseSglangSample(json: Json, req: SampleRequest, o?: Pick<DialectOptions, "vocabSize">): SampleResult {
   // A single input may come back as the object itself or as a one-element list.
   if (Array.isArray(json)) requireExactLength(json, 1, "(body)", "one result: one prompt was sent");
   const one = Array.isArray(json) ? json[0] : json;
@@ -92,6 +92,7 @@ export function parseSglangSample(json: Json, req: SampleRequest): SampleResult 
   const out = asArray(meta.output_token_logprobs, `${base}meta_info.output_token_logprobs`)
     .map((x, i) => triple(x, `${base}meta_info.output_token_logprobs[${i}]`, true));
   const tokens = out.map((x) => x.token);
+  checkInVocabulary(tokens, o?.vocabSize, (i) => `${base}meta_info.output_token_logprobs[${i}][1]`);
   if (Array.isArray(body.output_ids)) {
     const ids = body.output_ids.map((x, i) => asTokenId(x, `${base}output_ids[${i}]`));
     if (ids.length !== tokens.length || ids.some((id, i) => id !== tokens[i])) {
@@ -157,7 +158,7 @@ export function sglangDialect(o: SglangOptions): Dialect {
     scoreBatch: DEFAULT_SCORE_BATCH,
     sampleBatch: 1,
     buildSample: (reqs) => sglangSampleBody(o, mode, only(reqs)),
-    parseSample: (json, reqs) => [parseSglangSample(json, only(reqs))],
+    parseSample: (json, reqs) => [parseSglangSample(json, only(reqs), o)],
     buildScore: (reqs) => sglangScoreBody(o, mode, reqs),
     parseScore: parseSglangScore,
   };

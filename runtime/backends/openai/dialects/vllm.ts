@@ -10,13 +10,13 @@
  * - Logprobs are raw (pre-temperature) unless the server runs `--logprobs-mode processed_logprobs`.
  */
 import type { SampleRequest, SampleResult, ScoreRequest, ScoreResult } from "../../backend.js";
-import { describe, excerpt, MalformedResponse } from "../errors.js";
+import { AbortedGeneration, describe, excerpt, MalformedResponse } from "../errors.js";
 import {
   checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk, completionLogprobs,
   type Dialect, type DialectName, type DialectOptions, type HttpCall, type LogprobsMode,
   only,
 } from "./dialect.js";
-import { asArray, asLogprob, asObject, asSampledLogprob, asString, asTokenId, field, requireExactLength, type Json } from "./shape.js";
+import { asArray, asLogprob, asObject, asSampledLogprob, asString, asTokenId, checkInVocabulary, field, requireExactLength, type Json } from "./shape.js";
 
 /** Sequences per scoring call: bounded so one prefill batch stays a sane size. */
 const DEFAULT_SCORE_BATCH = 16;
@@ -47,10 +47,19 @@ function tokenIdFromString(s: Json, path: string): number {
   return Number(m[1]);
 }
 
+/**
+ * "stop" or "length". "abort" — vLLM's finish of a request it aborted, e.g. preempted and dropped
+ * under load — is an AbortedGeneration, which the client retries; anything else is malformed.
+ */
 function finishReason(v: Json, path: string): "stop" | "length" {
   if (v === "stop" || v === "length") return v;
-  throw new MalformedResponse(path, `expected "stop" or "length", got ${JSON.stringify(v)} (an aborted or failed generation)`,
-    "The server gave up on the request (vLLM finishes an aborted or preempted-and-dropped request with \"abort\"): see its log.");
+  if (v === "abort") {
+    throw new AbortedGeneration(path, `is "abort": the server gave up on the generation`,
+      "vLLM finishes a request it aborted (preempted and dropped under load, or cancelled) with \"abort\"; tcod retried it with backoff and every attempt aborted. " +
+      "See the server's log; lower `concurrency` in the backend spec, or give vLLM more KV-cache memory (--gpu-memory-utilization) or fewer sequences at once (--max-num-seqs).");
+  }
+  throw new MalformedResponse(path, `expected "stop" or "length", got ${JSON.stringify(v)} (a failed generation)`,
+    "The server finished the request in a way tcod cannot train on: see its log.");
 }
 
 /** The hint for an answer whose server did not read the token ids it was sent. */
@@ -94,7 +103,7 @@ function checkUsage(body: Record<string, Json>, key: "prompt_tokens" | "completi
   if (n !== expected) throw new MalformedResponse(`usage.${key}`, `is ${n}, but ${what} ${expected}`, hint);
 }
 
-export function parseVllmSample(json: Json, req: SampleRequest, expect?: Pick<DialectOptions, "model" | "servedModels">): SampleResult {
+export function parseVllmSample(json: Json, req: SampleRequest, expect?: Pick<DialectOptions, "model" | "servedModels" | "vocabSize">): SampleResult {
   const body = asObject(json, "");
   checkAnsweredModel(body, expect);
   const choices = asArray(body.choices, "choices");
@@ -109,8 +118,10 @@ export function parseVllmSample(json: Json, req: SampleRequest, expect?: Pick<Di
   let tokens: number[];
   if (Array.isArray(c.token_ids)) {
     tokens = c.token_ids.map((x, i) => asTokenId(x, `choices[0].token_ids[${i}]`));
+    checkInVocabulary(tokens, expect?.vocabSize, (i) => `choices[0].token_ids[${i}]`);
   } else {
     tokens = asArray(lp.tokens, "choices[0].logprobs.tokens").map((x, i) => tokenIdFromString(x, `choices[0].logprobs.tokens[${i}]`));
+    checkInVocabulary(tokens, expect?.vocabSize, (i) => `choices[0].logprobs.tokens[${i}]`);
   }
   if (tokens.length !== tokenLogprobs.length) {
     throw new MalformedResponse("choices[0].logprobs.token_logprobs", `has ${tokenLogprobs.length} entries for ${tokens.length} generated tokens`);

@@ -17,7 +17,7 @@ import {
   checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk,
   type Dialect, type DialectOptions, type HttpCall, type LogprobsMode,
 } from "./dialect.js";
-import { asArray, asEntropy, asLogprob, asObject, asSampledLogprob, asTokenId, distinctAlternatives, requireExactLength, type Json } from "./shape.js";
+import { asArray, asEntropy, asLogprob, asObject, asSampledLogprob, asTokenId, checkInVocabulary, distinctAlternatives, requireExactLength, type Json } from "./shape.js";
 
 export interface WorkerDialectOptions extends DialectOptions {
   /** Which of the worker's models answers: the trainable student or the frozen teacher beside it. */
@@ -52,13 +52,14 @@ export function workerSampleBody(o: WorkerDialectOptions, mode: LogprobsMode, re
   };
 }
 
-export function parseWorkerSample(json: Json, reqs: SampleRequest[]): SampleResult[] {
+export function parseWorkerSample(json: Json, reqs: SampleRequest[], o?: Pick<DialectOptions, "vocabSize">): SampleResult[] {
   const samples = asArray(asObject(json, "").samples, "samples");
   requireExactLength(samples, reqs.length, "samples", "one sample per prompt");
   return reqs.map((r, i) => {
     const at = `samples[${i}]`;
     const s = asObject(samples[i], at);
     const tokens = asArray(s.tokens, `${at}.tokens`).map((x, j) => asTokenId(x, `${at}.tokens[${j}]`));
+    checkInVocabulary(tokens, o?.vocabSize, (j) => `${at}.tokens[${j}]`);
     const logprobs = asArray(s.logprobs, `${at}.logprobs`).map((x, j) => asSampledLogprob(x, `${at}.logprobs[${j}]`));
     if (logprobs.length !== tokens.length) throw new MalformedResponse(`${at}.logprobs`, `has ${logprobs.length} entries for ${tokens.length} tokens`);
     if (tokens.length > r.maxTokens) throw new MalformedResponse(`${at}.tokens`, `${tokens.length} tokens exceed max_tokens ${r.maxTokens}`);
@@ -124,7 +125,7 @@ export function workerDialect(o: WorkerDialectOptions): Dialect {
     sampleBatch: o.sampleBatch ?? 64,
     scoreBatch: o.scoreBatch ?? 32,
     buildSample: (reqs) => workerSampleBody(o, mode, reqs),
-    parseSample: parseWorkerSample,
+    parseSample: (json, reqs) => parseWorkerSample(json, reqs, o),
     buildScore: (reqs) => workerScoreBody(o, mode, reqs),
     parseScore: parseWorkerScore,
   };
