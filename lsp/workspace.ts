@@ -23,7 +23,7 @@ import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.j
 import { parse, type ParseResult } from "../grammar/index.js";
 import { sameSource, type SourceText } from "../grammar/source-chars.js";
 import { FileReadError, MAX_SOURCE_BYTES, mib, notRegularFile, readSourceFile } from "../plan/read-file.js";
-import { reparse } from "./reparse.js";
+import { reparse, ReparseMemo } from "./reparse.js";
 import { isUntitledPath } from "./untitled.js";
 import { moduleOccurrences, type Occurrence } from "./symbols.js";
 
@@ -145,7 +145,8 @@ export function oversized(text: string): number | undefined {
 export class Workspace {
   /** Open buffers by absolute path. */
   private readonly open = new Map<string, string>();
-  private readonly parses = new Map<string, { source: SourceText; result: ParseResult }>();
+  /** Per file: its last parse, and what its re-parses keep for the next one. */
+  private readonly parses = new Map<string, { source: SourceText; result: ParseResult; memo: ReparseMemo }>();
   readonly disk = new DiskCache();
   /** Per project root: modules that had no diagnostics, with everything they import (see `remember`). */
   private readonly modules = new Map<string, Map<string, Module>>();
@@ -191,8 +192,9 @@ export class Workspace {
     // old parse were read under the rule for U+FFFD the new text's are. (reparse parses the region as
     // a buffer: one holding a U+FFFD has an error there, and the whole file is parsed here.)
     const alike = c !== undefined && (c.source.badBytes === undefined) === (badBytes === undefined) && !c.source.badBytes?.length && !badBytes?.length;
-    const result = (alike && reparse({ text: c.source.text, result: c.result }, text, file)) || parse(text, file, badBytes);
-    this.parses.set(file, { source, result });
+    const memo = c?.memo ?? new ReparseMemo();
+    const result = (alike && reparse({ text: c.source.text, result: c.result }, text, file, memo)?.result) || parse(text, file, badBytes);
+    this.parses.set(file, { source, result, memo });
     return result;
   }
 
