@@ -185,6 +185,10 @@ class SourceCache {
  * where they were parsed at build time: by name inside std/, with the folder they were parsed in,
  * and the text's sha256 once asked (`SourceCache.hash`). A compilation without a host reads a stdlib file
  * of the same text as this record's string (`SourceCache.read`), so the snapshot holds each text once.
+ * Module-level, the one cache of parses that is: it holds the bundled stdlib alone (a path outside
+ * std/ is never recorded), one record per file, and a record stands for a file only while the text
+ * read is the one it was parsed from (`stdlibRecord`); a different text replaces it. An editor's
+ * compilations (with a host) parse through the host and never use it.
  */
 const stdlibParses = new Map<string, StdlibRecord>();
 interface StdlibRecord { dir: string; source: SourceText; result: ReturnType<typeof parse>; sha256?: string }
@@ -937,7 +941,8 @@ interface StdlibSkip { cost: number; base: Evaluator | undefined }
  * depend on nothing but those texts (the scope of a
  * stdlib module holds the stdlib and the builtins only, and no module value is read, so none is
  * forced in another order by skipping them): checking them again reports nothing and charges that
- * many calls, which `compileFile` accounts for.
+ * many calls, which `compileFile` accounts for. Module-level as `stdlibParses` is, for the same
+ * reasons: bounded by the stdlib's files, and a record is used only for the texts it was made from.
  */
 const stdlibBodies = new Map<string, { texts: string[]; cost: number }>();
 
