@@ -456,9 +456,9 @@ function compileMemo(
     if (k !== undefined) pointKeys.set(plan, k);
     // The memo's entry becomes this compilation's, so that it does not keep the one it came from alive
     // (its modules, values and texts: in the editor, a copy of a large file's evaluation per keystroke
-    // of an older one): the plan's sources are this compilation's modules, and so are the scopes of the
-    // file's own curriculum.
-    // So are its inputs, equal texts (slices of a text keep all of it).
+    // of an older one): the plan's sources are this compilation's modules, the scopes of the file's own
+    // curriculum are too (a sweep point's are its own loader's), and its inputs are this compilation's
+    // equal texts (slices of an older text would keep all of it).
     const curriculum = own ? rescoped(hit.compiled.curriculum, base.loader.modules) : hit.compiled.curriculum;
     memo.set(key, (hit = { ...hit, inputs, compiled: { ...hit.compiled, plan, curriculum } }));
     return hit.compiled;
