@@ -12,7 +12,7 @@ import { decodeSource, sameSource, type SourceText } from "../grammar/source-cha
 import { UserError, type UserIssue } from "../plan/errors.js";
 import type { Plan } from "../plan/schema.js";
 import { SIZE_LIMITS } from "../plan/defaults.js";
-import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOverride, type FieldShare } from "./curriculum.js";
+import { CURRICULUM_FIELDS, evalCurriculum, type CurriculumValue, type FieldOverride, type FieldShare, type FieldValue } from "./curriculum.js";
 import { d, didYouMean, type Diagnostic } from "./diagnostics/index.js";
 import { Evaluator, INLINE_BUDGET } from "./evaluate.js";
 import { lower, type LoweredPoint } from "./lower.js";
@@ -144,10 +144,12 @@ interface Setting { target: string[]; targetSpan: Span; text: string; expr: Expr
 /** Sweep points a file may expand to unless `--max-points` raises the limit. */
 export const DEFAULT_MAX_SWEEP_POINTS = 1000;
 
-/** Caches file reads and parses across the loaders of one compilation (one per sweep point). */
+/** Caches file reads, parses and text hashes across the loaders of one compilation (one per sweep point). */
 class SourceCache {
   readonly texts = new Map<string, SourceText>();
   private readonly asts = new Map<string, ReturnType<typeof parse>>();
+  /** By path: in one compilation a path has one text, whichever loader's module holds it. */
+  private readonly hashes = new Map<string, string>();
   constructor(readonly host?: CompileHost) {}
   read = (p: string): SourceText => {
     let t = this.texts.get(p);
@@ -165,14 +167,29 @@ class SourceCache {
     if (r === undefined) { r = this.host ? this.host.parse(text, file, badBytes) : parseShared({ text, badBytes }, file); this.asts.set(file, r); }
     return r;
   };
+  /** A .tcod module's text hash, once per compilation (a sweep point's loader loads the entry again). */
+  hash(m: Module): string {
+    let h = this.hashes.get(m.path);
+    if (h === undefined) {
+      // A stdlib text's hash is kept with its parse (the start-up snapshot's were computed when built).
+      const record = stdlibRecord(m, m.path);
+      h = record ? (record.sha256 ??= sha256(m.text)) : sha256(m.text);
+      this.hashes.set(m.path, h);
+    }
+    return h;
+  }
 }
 
 /**
  * Parses of stdlib modules, shared by the compilations of a process (`tcod check a.tcod b.tcod`
  * parses std/ once) and carried by the start-up snapshot of `tcod check` (bin/snapshot-main.ts),
  * where they were parsed at build time: by name inside std/, with the folder they were parsed in,
- * and the text's sha256 once asked (`moduleHash`). A compilation without a host reads a stdlib file
+ * and the text's sha256 once asked (`SourceCache.hash`). A compilation without a host reads a stdlib file
  * of the same text as this record's string (`SourceCache.read`), so the snapshot holds each text once.
+ * Module-level, the one cache of parses that is: it holds the bundled stdlib alone (a path outside
+ * std/ is never recorded), one record per file, and a record stands for a file only while the text
+ * read is the one it was parsed from (`stdlibRecord`); a different text replaces it. An editor's
+ * compilations (with a host) parse through the host and never use it.
  */
 const stdlibParses = new Map<string, StdlibRecord>();
 interface StdlibRecord { dir: string; source: SourceText; result: ReturnType<typeof parse>; sha256?: string }
@@ -429,15 +446,23 @@ function compileMemo(
     if (swept) inputsOf?.set(decl, inputs);
   }
   const own = settings.length === 0;
-  const hit = memo.get(key);
+  let hit = memo.get(key);
   if (hit && sameList(hit.inputs, inputs) && (!own || base.ev.replayCost(hit.cost.inlined, hit.cost.depth))) {
-    // The same plan, but for the hashes of the module texts (the entry's changed).
+    // The same plan, but for the hashes of the module texts (the entry's changed; computed when read,
+    // as a compiled plan's are: the editor never reads them).
     const modules = [...base.loader.modules.values()].filter((m) => m.path !== "std/core");
-    const sources = modules.map((m) => ({ path: m.display, sha256: moduleHash(m) })).sort((a, b) => byCodeUnits(a.path, b.path));
+    const sources = modules.map((m) => planSource(m, cache)).sort((a, b) => byCodeUnits(a.path, b.path));
     const plan = { ...hit.compiled.plan, sources };
     const k = pointKeys.get(hit.compiled.plan);
     if (k !== undefined) pointKeys.set(plan, k);
-    return { ...hit.compiled, plan };
+    // The memo's entry becomes this compilation's, so that it does not keep the one it came from alive
+    // (its modules, values and texts: in the editor, a copy of a large file's evaluation per keystroke
+    // of an older one): the plan's sources are this compilation's modules, the scopes of the file's own
+    // curriculum are too (a sweep point's are its own loader's), and its inputs are this compilation's
+    // equal texts (slices of an older text would keep all of it).
+    const curriculum = own ? rescoped(hit.compiled.curriculum, base.loader.modules) : hit.compiled.curriculum;
+    memo.set(key, (hit = { ...hit, inputs, compiled: { ...hit.compiled, plan, curriculum } }));
+    return hit.compiled;
   }
   const attempts = sink.attempts;
   const run = own ? base : newLoader(root, sink, cache, base.loader.importTargets, share?.enter());
@@ -451,6 +476,20 @@ function compileMemo(
   // only for the same inputs: a name broken by a keystroke and typed again finds it).
   if (compiled && !compiled.bundle && sink.attempts === attempts) memo.set(key, { inputs, compiled, cost });
   return compiled;
+}
+
+/**
+ * A curriculum value of an earlier compilation with each field's scope that of the module of this
+ * compilation where the field is written (its expression's file: `collectFields` takes each field
+ * with the scope of the module declaring it). For a plan reused from the memo without settings, whose
+ * inputs vouch that those modules declare the same; the old scope where no module has that path.
+ * Without it, a reused plan would keep its compilation's modules, values and texts alive (in the
+ * language server, a second copy of a large file's evaluation).
+ */
+function rescoped(c: CurriculumValue, modules: ReadonlyMap<string, Module>): CurriculumValue {
+  const fields = new Map<string, FieldValue>();
+  for (const [name, f] of c.fields) fields.set(name, { ...f, scope: modules.get(f.expr.span.file)?.scope ?? f.scope });
+  return { ...c, fields };
 }
 
 /**
@@ -644,36 +683,11 @@ function planSource(m: Module, cache: SourceCache): { path: string; sha256: stri
   return {
     path: m.display,
     get sha256(): string {
-      const value = moduleHash(m);
+      const value = cache.hash(m);
       Object.defineProperty(this, "sha256", { value, enumerable: true, writable: true, configurable: true });
       return value;
     },
   };
-}
-
-/** A module's text hash, once per module (an editor's compilations share unchanged modules). */
-const moduleHashes = new WeakMap<Module, string>();
-function moduleHash(m: Module): string {
-  let h = moduleHashes.get(m);
-  if (h === undefined) {
-    // A stdlib text's hash is kept with its parse (the start-up snapshot's were computed when built).
-    const record = stdlibRecord(m, m.path);
-    h = record ? (record.sha256 ??= sha256(m.text)) : textHash(m.text);
-    moduleHashes.set(m, h);
-  }
-  return h;
-}
-
-/** The last texts hashed (a sweep point's loader loads the entry again; an editor's keystroke hashes it once). */
-const textHashes = new Map<string, string>();
-function textHash(text: string): string {
-  let h = textHashes.get(text);
-  if (h === undefined) {
-    h = sha256(text);
-    if (textHashes.size >= 8) textHashes.delete(textHashes.keys().next().value!);
-    textHashes.set(text, h);
-  }
-  return h;
 }
 
 function spanAt(file: string): Span {
@@ -931,7 +945,8 @@ interface StdlibSkip { cost: number; base: Evaluator | undefined }
  * depend on nothing but those texts (the scope of a
  * stdlib module holds the stdlib and the builtins only, and no module value is read, so none is
  * forced in another order by skipping them): checking them again reports nothing and charges that
- * many calls, which `compileFile` accounts for.
+ * many calls, which `compileFile` accounts for. Module-level as `stdlibParses` is, for the same
+ * reasons: bounded by the stdlib's files, and a record is used only for the texts it was made from.
  */
 const stdlibBodies = new Map<string, { texts: string[]; cost: number }>();
 

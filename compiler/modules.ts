@@ -230,16 +230,20 @@ class ModuleValue implements Binding {
   readonly kind: "let" | "model";
   private readonly cell: LazyCell;
 
-  constructor(private readonly mod: Module, private readonly decl: LetDecl | ModelDecl, private readonly loader: { describe(span: Span): string }, shared?: LazyCell) {
+  constructor(private readonly mod: Module, private readonly decl: LetDecl | ModelDecl, shared?: LazyCell) {
     this.span = decl.nameSpan;
     this.kind = decl.kind;
     this.cell = shared ?? { state: "todo", value: invalid(decl.nameSpan), keep: false, owed: false };
     mod.cells.push(this.cell);
   }
 
-  /** For `explain` only: computed when asked, not for every declaration. */
+  /**
+   * For `explain` only: computed when asked, not for every declaration. Through `mod.owner`, the
+   * loader the module belongs to now, never the one that made it: a module an editor's later
+   * compilations adopt would keep that first loader, and every module it loaded, alive.
+   */
   get describe(): string {
-    return `${this.decl.kind} ${this.decl.name} (${this.loader.describe(this.decl.span)})`;
+    return `${this.decl.kind} ${this.decl.name} (${this.mod.owner!.describe(this.decl.span)})`;
   }
 
   get(): Value {
@@ -295,14 +299,14 @@ class FunctionBinding implements Binding {
   readonly kind = "fn";
   private readonly closure: Value;
 
-  constructor(mod: Module, private readonly decl: FnDecl, private readonly loader: { describe(span: Span): string }) {
+  constructor(private readonly mod: Module, private readonly decl: FnDecl) {
     this.span = decl.nameSpan;
     this.closure = { kind: "fn", decl, scope: mod.scope, module: mod.display };
   }
 
-  /** For `explain` only: computed when asked. */
+  /** For `explain` only: computed when asked (through `mod.owner`, as `ModuleValue.describe`). */
   get describe(): string {
-    return `fn ${this.decl.name} (${this.loader.describe(this.decl.span)})`;
+    return `fn ${this.decl.name} (${this.mod.owner!.describe(this.decl.span)})`;
   }
 
   get(): Value {
@@ -347,7 +351,10 @@ export class ModuleLoader {
     for (const [k, b] of namespaces) names.set(k, b);
     this.prelude = { names };
     ev.isLibrary = (file) => file.startsWith(this.stdlibDir + sep) || file.includes(sep + "node_modules" + sep);
-    const core: Module = { path: "std/core", display: "std/core", text: "", scope: { parent: this.prelude, names: new Map() }, exports: new Map(), curricula: [], sweeps: [], deps: [], cells: [] };
+    // Natives only, nothing evaluated in its scope: without the prelude as parent, whose `total_steps`
+    // reads this loader's evaluator (modules adopted later still name this std/core in their imports,
+    // which would keep this compilation, and every module it loaded, alive).
+    const core: Module = { path: "std/core", display: "std/core", text: "", scope: { names: new Map() }, exports: new Map(), curricula: [], sweeps: [], deps: [], cells: [] };
     for (const [k, b] of coreExports) core.exports.set(k, b);
     this.modules.set("std/core", core);
   }
@@ -447,10 +454,10 @@ export class ModuleLoader {
     switch (decl.kind) {
       case "import": this.importDecl(mod, decl); return;
       case "let": case "model":
-        this.bind(mod, decl.name, decl.nameSpan, new ModuleValue(mod, decl, this, this.shared?.get(decl)), decl.exported);
+        this.bind(mod, decl.name, decl.nameSpan, new ModuleValue(mod, decl, this.shared?.get(decl)), decl.exported);
         return;
       case "fn":
-        this.bind(mod, decl.name, decl.nameSpan, new FunctionBinding(mod, decl, this), decl.exported);
+        this.bind(mod, decl.name, decl.nameSpan, new FunctionBinding(mod, decl), decl.exported);
         return;
       case "curriculum": {
         mod.curricula.push(decl);
@@ -500,7 +507,8 @@ export class ModuleLoader {
           }
         }
       }
-      const describe = () => `imported from "${decl.from}" (${this.describe(spec.span)})`;
+      // (Through `mod.owner`, as `ModuleValue.describe`: this closure outlives the loader when adopted.)
+      const describe = () => `imported from "${decl.from}" (${mod.owner!.describe(spec.span)})`;
       this.bind(mod, local, spec.nameSpan, new DescribedLater(get, spec.nameSpan, "import", describe), false);
     }
   }

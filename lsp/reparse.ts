@@ -7,16 +7,58 @@
  * have no syntax error (then, since every declaration starts with a keyword that cannot continue
  * another, the file's parse is these declarations in order); otherwise the caller parses the file.
  * test/lsp/reparse.test.ts compares it with a full parse after random edits of every example and
- * fixture.
+ * fixture. What it keeps from one edit to the next is the caller's (`ReparseMemo`, one per document).
  */
 import type { Decl, Span } from "../grammar/ast.js";
 import { parse, type ParseResult } from "../grammar/index.js";
 import { lexTcod } from "../grammar/lexer.js";
 
-/** How many re-parses took each way (for tests): positions moved only, numbers patched, or a region parsed. */
-export const reparseWays = { trivia: 0, numbers: 0, region: 0 };
+/** How a re-parse took the new text: positions moved only, numbers patched, or a region parsed. */
+export type ReparseWay = "trivia" | "numbers" | "region";
 
-export function reparse(prev: { text: string; result: ParseResult }, text: string, file: string): ParseResult | undefined {
+/**
+ * What a document's re-parses keep for the next one (typing in one declaration, the text around it
+ * and its old region are the previous keystroke's): the last few texts blanked, up to 256 KB each,
+ * and the last two regions lexed. Owned by whoever holds the document's parse (lsp/workspace.ts, one
+ * per file), so documents and workspaces share nothing. It holds copies (`detached`), not slices of
+ * the document's texts, which would keep those texts alive.
+ */
+export class ReparseMemo {
+  private readonly blanks: { text: string; blank: string }[] = [];
+  private readonly lexes: { text: string; result: ReturnType<typeof lexTcod> }[] = [];
+
+  /** How many entries it holds (for tests: bounded however many edits). */
+  get size(): number { return this.blanks.length + this.lexes.length; }
+
+  /** `t` with every character but line breaks made a space. */
+  blank(t: string): string {
+    const hit = this.blanks.find((x) => x.text === t);
+    if (hit) return hit.blank;
+    const out = t.replace(/[^\r\n]/g, " ");
+    if (t.length > 256 * 1024) return out;
+    this.blanks.unshift({ text: detached(t), blank: out });
+    this.blanks.length = Math.min(this.blanks.length, 4);
+    return out;
+  }
+
+  /** `lexTcod(text)`, the last two kept. */
+  lexed(region: string): ReturnType<typeof lexTcod> {
+    const hit = this.lexes.find((x) => x.text === region);
+    if (hit) return hit.result;
+    // (Its tokens' images are slices of what it lexes: of the copy.)
+    const text = detached(region);
+    const result = lexTcod(text);
+    this.lexes.unshift({ text, result });
+    this.lexes.length = Math.min(this.lexes.length, 2);
+    return result;
+  }
+}
+
+/**
+ * The parse of `text`, the new text of the file whose last parse was `prev` (without syntax errors),
+ * and how it was taken; undefined when the caller must parse the file.
+ */
+export function reparse(prev: { text: string; result: ParseResult }, text: string, file: string, memo = new ReparseMemo()): { result: ParseResult; way: ReparseWay } | undefined {
   const old = prev.text;
   const decls = prev.result.ast.decls;
   // Line breaks other than \n (a lone \r) are counted by the parser's line map alone: parse the file.
@@ -37,43 +79,27 @@ export function reparse(prev: { text: string; result: ParseResult }, text: strin
   const delta = text.length - old.length;
   const r1New = r1 + delta;
   if (r0 > p || r1 < end0 || r1New < r0) return undefined;
-  const aligned = sameTokens(old.slice(r0, r1), text.slice(r0, r1New), p - r0);
+  const aligned = sameTokens(old.slice(r0, r1), text.slice(r0, r1New), p - r0, memo);
   if (aligned) {
     // The same tokens but perhaps for the values of numbers (`steps: 250` → `251`), with whitespace
     // and comments changed or not: the parser sees what it saw, so the declarations are the same,
     // with positions moved token by token and each changed literal given its new value and text.
     const kept = patched(decls.slice(i), aligned, r0, r1, r1New, text, shiftPast(old, text, r1, r1New));
-    if (kept) {
-      reparseWays[aligned.numbers.length ? "numbers" : "trivia"]++;
-      return { ast: { path: file, text, decls: [...decls.slice(0, i), ...kept] }, errors: [] };
-    }
+    if (kept) return { result: { ast: { path: file, text, decls: [...decls.slice(0, i), ...kept] }, errors: [] }, way: aligned.numbers.length ? "numbers" : "trivia" };
   }
-  const region = parse(blank(text.slice(0, r0)) + text.slice(r0, r1New) + blank(text.slice(r1New)), file);
+  const region = parse(memo.blank(text.slice(0, r0)) + text.slice(r0, r1New) + memo.blank(text.slice(r1New)), file);
   if (region.errors.length > 0) return undefined;
+  // Its names and strings are slices of the text parsed, the file's size: kept with the declarations
+  // across later edits, they would keep one such text alive per declaration edited.
+  detachStrings(region.ast.decls);
   const following = decls.slice(j + 1);
   let moved: Decl[] = following;
   if (following.length > 0 && delta !== 0) {
     const pos = shiftPast(old, text, r1, r1New);
     moved = following.map((d) => shifted(d, (sp) => ({ ...sp, start: pos(sp.start), end: pos(sp.end) })) as Decl);
   }
-  reparseWays.region++;
-  return { ast: { path: file, text, decls: [...decls.slice(0, i), ...region.ast.decls, ...moved] }, errors: [] };
+  return { result: { ast: { path: file, text, decls: [...decls.slice(0, i), ...region.ast.decls, ...moved] }, errors: [] }, way: "region" };
 }
-
-/**
- * `t` with every character but line breaks made a space; the last few kept, up to 256 KB each (the
- * text around a declaration typed in, keystroke after keystroke, is the same).
- */
-function blank(t: string): string {
-  const hit = blanks.find((x) => x.text === t);
-  if (hit) return hit.blank;
-  const out = t.replace(/[^\r\n]/g, " ");
-  if (t.length > 256 * 1024) return out;
-  blanks.unshift({ text: t, blank: out });
-  blanks.length = Math.min(blanks.length, 4);
-  return out;
-}
-const blanks: { text: string; blank: string }[] = [];
 
 type Pos = Span["start"];
 
@@ -161,7 +187,7 @@ function patched(decls: Decl[], al: Aligned, r0: number, r1: number, r1New: numb
     if (typeof o["text"] === "string" && o["span"]) {
       const sp = (out ?? o)["span"] as Span;
       const t = text.slice(sp.start.offset, sp.end.offset);
-      if (t !== o["text"]) own()["text"] = t;
+      if (t !== o["text"]) own()["text"] = detached(t);
     }
     return out ?? o;
   };
@@ -227,9 +253,9 @@ interface Aligned {
  * comments, without a lexer error. Then the parser sees what it saw but for those numbers' values.
  * `p`: where the edit starts in the region.
  */
-function sameTokens(oldRegion: string, newRegion: string, p: number): Aligned | undefined {
-  const a = lexed(oldRegion);
-  const b = lexed(newRegion);
+function sameTokens(oldRegion: string, newRegion: string, p: number, memo: ReparseMemo): Aligned | undefined {
+  const a = memo.lexed(oldRegion);
+  const b = memo.lexed(newRegion);
   if (a.diagnostics.length || b.diagnostics.length || a.unterminatedCommentAt !== undefined || b.unterminatedCommentAt !== undefined) return undefined;
   if (a.tokens.length !== b.tokens.length || a.docs.length !== b.docs.length) return undefined;
   const numbers: number[] = [];
@@ -260,15 +286,36 @@ function lineStart(text: string, offset: number): number {
   return text.lastIndexOf("\n", offset - 1) + 1;
 }
 
-/** The last two regions lexed (typing in one declaration: its old text was the new text of the edit before). */
-const lexes: { text: string; result: ReturnType<typeof lexTcod> }[] = [];
-function lexed(text: string): ReturnType<typeof lexTcod> {
-  const hit = lexes.find((x) => x.text === text);
-  if (hit) return hit.result;
-  const result = lexTcod(text);
-  lexes.unshift({ text, result });
-  lexes.length = Math.min(lexes.length, 2);
-  return result;
+/**
+ * A string of the same characters that does not keep a larger one alive. V8 makes a substring of 13
+ * or more characters a slice of the string it was taken from, holding all of it; concatenated, then
+ * sliced, it is copied.
+ */
+function detached(s: string): string {
+  return s.length < 13 ? s : (" " + s).slice(1);
+}
+
+/** Replaces, in place, every string in freshly parsed nodes by a `detached` one (an explicit stack: trees may be deep). */
+function detachStrings(root: unknown): void {
+  const todo: unknown[] = [root];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (!v || typeof v !== "object") continue;
+    if (Array.isArray(v)) {
+      for (let k = 0; k < v.length; k++) {
+        const x: unknown = v[k];
+        if (typeof x === "string") v[k] = detached(x);
+        else if (x && typeof x === "object") todo.push(x);
+      }
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    for (const k in o) {
+      const x = o[k];
+      if (typeof x === "string") { if (x.length >= 13) o[k] = detached(x); }
+      else if (x && typeof x === "object") todo.push(x);
+    }
+  }
 }
 
 /** A copy of an AST node with every span replaced by `f(span)`. */

@@ -76,7 +76,17 @@ export function toLspDiagnostic(d: Diagnostic): LspDiagnostic {
 }
 
 export function startServer(connection: Connection = createConnection(ProposedFeatures.all)): Connection {
-  const documents = new TextDocuments(TextDocument);
+  /**
+   * The open documents. A change whose version is not newer than the document's is dropped (LSP:
+   * a document's versions increase with each change; VS Code at times sends one twice): applied again,
+   * an incremental change would edit the text a second time.
+   */
+  const documents = new TextDocuments<TextDocument>({
+    create: TextDocument.create,
+    update: (doc, changes, version) => (version > doc.version ? TextDocument.update(doc, changes, version) : doc),
+  });
+  /** Per open document, the version its last check was scheduled for: a dropped change schedules none. */
+  const handled = new Map<string, number>();
   const ws = new Workspace();
   const std = new StdIndex(ws);
   const stdDir = findStdlibDir();
@@ -239,8 +249,10 @@ export function startServer(connection: Connection = createConnection(ProposedFe
 
   // TextDocuments reports an open as a content change too, right after `onDidOpen`.
   let opening = false;
-  documents.onDidOpen((e) => { opening = true; schedule(e.document.uri); });
+  documents.onDidOpen((e) => { opening = true; handled.set(e.document.uri, e.document.version); schedule(e.document.uri); });
   documents.onDidChangeContent((e) => {
+    if (!opening && handled.get(e.document.uri) === e.document.version) return;
+    handled.set(e.document.uri, e.document.version);
     if (!opening) { warming = undefined; warmStarted = true; if (warmTimer) clearTimeout(warmTimer); }
     opening = false;
     const path = toPath(e.document.uri);
@@ -251,6 +263,7 @@ export function startServer(connection: Connection = createConnection(ProposedFe
     for (const other of documents.all()) if (other.uri === e.document.uri || importers.has(toPath(other.uri) ?? "")) schedule(other.uri);
   });
   documents.onDidClose((e) => {
+    handled.delete(e.document.uri);
     const path = toPath(e.document.uri);
     // The files importing the closed one were checked with its buffer: check them again from the disk.
     const importers = new Set(path === undefined ? [] : ws.analysesLoading(path).map((a) => a.path));

@@ -23,7 +23,7 @@ import { projectRootOf, type LoaderFs, type Module } from "../compiler/modules.j
 import { parse, type ParseResult } from "../grammar/index.js";
 import { sameSource, type SourceText } from "../grammar/source-chars.js";
 import { FileReadError, MAX_SOURCE_BYTES, mib, notRegularFile, readSourceFile } from "../plan/read-file.js";
-import { reparse } from "./reparse.js";
+import { reparse, ReparseMemo } from "./reparse.js";
 import { isUntitledPath } from "./untitled.js";
 import { moduleOccurrences, type Occurrence } from "./symbols.js";
 
@@ -145,7 +145,8 @@ export function oversized(text: string): number | undefined {
 export class Workspace {
   /** Open buffers by absolute path. */
   private readonly open = new Map<string, string>();
-  private readonly parses = new Map<string, { source: SourceText; result: ParseResult }>();
+  /** Per file: its last parse, and what its re-parses keep for the next one. */
+  private readonly parses = new Map<string, { source: SourceText; result: ParseResult; memo: ReparseMemo }>();
   readonly disk = new DiskCache();
   /** Per project root: modules that had no diagnostics, with everything they import (see `remember`). */
   private readonly modules = new Map<string, Map<string, Module>>();
@@ -191,8 +192,9 @@ export class Workspace {
     // old parse were read under the rule for U+FFFD the new text's are. (reparse parses the region as
     // a buffer: one holding a U+FFFD has an error there, and the whole file is parsed here.)
     const alike = c !== undefined && (c.source.badBytes === undefined) === (badBytes === undefined) && !c.source.badBytes?.length && !badBytes?.length;
-    const result = (alike && reparse({ text: c.source.text, result: c.result }, text, file)) || parse(text, file, badBytes);
-    this.parses.set(file, { source, result });
+    const memo = c?.memo ?? new ReparseMemo();
+    const result = (alike && reparse({ text: c.source.text, result: c.result }, text, file, memo)?.result) || parse(text, file, badBytes);
+    this.parses.set(file, { source, result, memo });
     return result;
   }
 
@@ -249,9 +251,36 @@ export class Workspace {
     if (cached && cached.text === text && !this.anyOpenChangedSince(cached)) return cached;
     const t0 = performance.now();
     const root = projectRootOf(path);
-    const known = this.modules.get(root) ?? new Map<string, Module>();
-    /** Per path: the module to adopt, or null. Decided once per compilation, so every importer agrees. */
+    const reads = new Set<string>();
     const verdict = new Map<string, Module | null>();
+    // As `tcod check` compiles it: every sweep point too (their errors are the file's errors).
+    const result = compileFile(path, { host: this.compileHost(path, root, reads, verdict) });
+    // (The host outlives the compilation in the loaders of reused plans: it keeps no module.)
+    verdict.clear();
+    if (result.program) this.remember(root, result);
+    // Occurrences (hover, references, semantic tokens, inlay hints) are found when a feature first asks,
+    // not on every keystroke: from the modules' declarations and scopes, which later compilations keep.
+    let occurrences: Map<string, Occurrence[]> | undefined;
+    const occurrencesOf = (program?: LoadedProgram) => (occurrences ??= program ? this.occurrences(program) : new Map<string, Occurrence[]>());
+    const a: Analysis = {
+      path, text, result, ...(result.program ? { program: result.program } : {}),
+      get occurrences() { return occurrencesOf(result.program); },
+      ms: performance.now() - t0, reads,
+    };
+    this.analyses.set(path, a);
+    return a;
+  }
+
+  /**
+   * The host of a compilation of `path`: it records in `reads` what it reads (a Set add per file), so
+   * that a change re-checks only what read it, and decides in `verdict`, once per path, whether to
+   * adopt the module of an earlier compilation (null: no), so that every importer agrees. A method of
+   * its own, not closures inside `analyze`: the loaders of plans reused later keep the host, and
+   * closures share the variables of the function they are made in (the analysis, with every module
+   * it loaded, would stay alive).
+   */
+  private compileHost(path: string, root: string, reads: Set<string>, verdict: Map<string, Module | null>): CompileHost {
+    const known = this.modules.get(root) ?? new Map<string, Module>();
     const reuse = (p: string): Module | undefined => {
       const v = verdict.get(p);
       if (v !== undefined) return v ?? undefined;
@@ -265,25 +294,9 @@ export class Workspace {
     };
     let plans = this.plans.get(path);
     if (!plans) this.plans.set(path, (plans = new Map()));
-    const reads = new Set<string>();
     const disk = this.disk;
-    // What it reads is recorded (a Set add per file), so that a change re-checks only what read it.
     const fs: LoaderFs = { read: (p) => { reads.add(p); return disk.read(p); }, isFile: (p) => disk.isFile(p), notAFile: (p) => disk.notAFile(p), realpath: (p) => disk.realpath(p) };
-    const host: CompileHost = { read: (p) => { reads.add(p); return this.source(p); }, parse: (t, f, b) => this.parse(t, f, b), fs, reuse, plans, unsaved: isUntitledPath };
-    // As `tcod check` compiles it: every sweep point too (their errors are the file's errors).
-    const result = compileFile(path, { host });
-    if (result.program) this.remember(root, result);
-    // Occurrences (hover, references, semantic tokens, inlay hints) are found when a feature first asks,
-    // not on every keystroke: from the modules' declarations and scopes, which later compilations keep.
-    let occurrences: Map<string, Occurrence[]> | undefined;
-    const occurrencesOf = (program?: LoadedProgram) => (occurrences ??= program ? this.occurrences(program) : new Map<string, Occurrence[]>());
-    const a: Analysis = {
-      path, text, result, ...(result.program ? { program: result.program } : {}),
-      get occurrences() { return occurrencesOf(result.program); },
-      ms: performance.now() - t0, reads,
-    };
-    this.analyses.set(path, a);
-    return a;
+    return { read: (p) => { reads.add(p); return this.source(p); }, parse: (t, f, b) => this.parse(t, f, b), fs, reuse, plans, unsaved: isUntitledPath };
   }
 
   /**

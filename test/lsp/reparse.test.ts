@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { LetDecl } from "../../grammar/ast.js";
 import { parse } from "../../grammar/index.js";
-import { reparse, reparseWays } from "../../lsp/reparse.js";
+import { reparse, ReparseMemo } from "../../lsp/reparse.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const walk = (d: string): string[] => readdirSync(d).sort().flatMap((n) => {
@@ -35,7 +35,7 @@ describe("re-parsing the declarations an edit touched", () => {
       for (const e of edits) {
         const next = apply(prev.text, e);
         const full = parse(next, "f.tcod");
-        const inc = reparse(prev, next, "f.tcod");
+        const inc = reparse(prev, next, "f.tcod")?.result;
         if (inc) {
           used++;
           expect(JSON.stringify(inc)).toBe(JSON.stringify(full));
@@ -63,7 +63,7 @@ describe("re-parsing the declarations an edit touched", () => {
         text.replace(/\n/, "\n\t\n"),
       ];
       for (const next of variants) {
-        const inc = reparse(prev, next, "f.tcod");
+        const inc = reparse(prev, next, "f.tcod")?.result;
         const full = parse(next, "f.tcod");
         expect(inc === undefined && full.errors.length === 0 && prev.result.ast.decls.length > 0, "declined a clean edit").toBe(false);
         if (inc) expect(JSON.stringify(inc)).toBe(JSON.stringify(full));
@@ -83,12 +83,11 @@ describe("re-parsing the declarations an edit touched", () => {
         const m = lits[e.pick % lits.length]!;
         const next = prev.text.slice(0, m.index) + e.to + (e.comment ? " /* was " + m[0] + " */" : "") + prev.text.slice(m.index + m[0].length);
         const full = parse(next, "f.tcod");
-        const before = reparseWays.numbers;
-        const inc = reparse(prev, next, "f.tcod");
-        if (full.errors.length === 0 && m[0] !== e.to) expect(reparseWays.numbers, `${m[0]} → ${e.to}`).toBe(before + 1);
-        if (inc) expect(JSON.stringify(inc)).toBe(JSON.stringify(full));
-        patched += reparseWays.numbers - before;
-        prev = { text: next, result: inc ?? full };
+        const r = reparse(prev, next, "f.tcod");
+        if (full.errors.length === 0 && m[0] !== e.to) expect(r?.way, `${m[0]} → ${e.to}`).toBe("numbers");
+        if (r) expect(JSON.stringify(r.result)).toBe(JSON.stringify(full));
+        if (r?.way === "numbers") patched++;
+        prev = { text: next, result: r?.result ?? full };
       }
     }), { numRuns: 300 });
     expect(patched).toBeGreaterThan(100);
@@ -100,9 +99,9 @@ describe("re-parsing the declarations an edit touched", () => {
     const terms = Array.from({ length: 30000 }, (_, k) => `${k + 1}`).join(" + ");
     const text = `let x = ${terms}\n`;
     const next = text.replace(" 1500 +", " 1501 +");
-    const before = reparseWays.numbers;
-    const inc = reparse({ text, result: parse(text, "f.tcod") }, next, "f.tcod");
-    expect(reparseWays.numbers).toBe(before + 1);
+    const r = reparse({ text, result: parse(text, "f.tcod") }, next, "f.tcod");
+    expect(r?.way).toBe("numbers");
+    const inc = r?.result;
     const full = parse(next, "f.tcod");
     expect(full.errors).toEqual([]);
     let a: unknown = (inc!.ast.decls[0] as LetDecl).value, b: unknown = (full.ast.decls[0] as LetDecl).value, depth = 0;
@@ -114,5 +113,27 @@ describe("re-parsing the declarations an edit touched", () => {
     }
     expect(depth).toBeGreaterThan(29000);
     expect(a).toEqual(b);
+  });
+
+  it("keeps what it reuses in the caller's memo: bounded over many distinct edits, shared by nothing else", () => {
+    // (Was module-level: every document of every workspace shared one list of texts.)
+    const text = readFileSync(join(ROOT, "examples/texthouse/tcod-f2b.tcod"), "utf8");
+    const memo = new ReparseMemo();
+    const other = new ReparseMemo();
+    let prev = { text, result: parse(text, "f.tcod") };
+    const at = text.indexOf("\n", text.indexOf("curriculum "));
+    const ways = new Set<string>();
+    for (let k = 1; k <= 500; k++) {
+      // A comment typed, then a new value: every text distinct, each re-parsed from the last.
+      const next = text.slice(0, at) + ` // ${"x".repeat(k)}` + text.slice(at) + `\nlet v${k} = ${k} steps\n`;
+      const r = reparse(prev, next, "f.tcod", memo);
+      expect(r, `edit ${k}`).toBeDefined();
+      ways.add(r!.way);
+      prev = { text: next, result: r!.result };
+      expect(memo.size).toBeLessThanOrEqual(6);
+    }
+    expect(ways.has("region")).toBe(true);
+    expect(memo.size).toBeGreaterThan(0);
+    expect(other.size).toBe(0);
   });
 });
