@@ -232,6 +232,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
         process.stderr.write(`tcod run: note: ${why}; the rows written before are kept, not overwritten: ${moved.map((m) => `${m.from} → ${basename(m.to)}`).join(", ")}${read}\n`);
       },
       onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
+      onFileNote: tellFile,
     });
   } finally {
     for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
@@ -239,7 +240,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     progress.stop();
     await sinks.close();
   }
-  const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status });
+  const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status }, tellFile);
   setResult({ plan: plan.name, status: result.status, steps: result.step, runDir, report, ...("message" in result && result.message ? { message: result.message } : {}), ...(result.code ? { code: result.code } : {}), ...(result.hint ? { hint: result.hint } : {}), ...(setAside.length ? { setAside } : {}) });
   const out = jsonMode() ? { write: (_: string) => true } : process.stdout;
   switch (result.status) {
@@ -258,6 +259,9 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
       return EXIT_USER;
   }
 }
+
+/** What a reader of a run folder's file says of lines it kept as they were or left out. */
+const tellFile = (kind: "warning" | "note", message: string): void => { process.stderr.write(`tcod run: ${kind}: ${message}\n`); };
 
 /** A run seed: an integer a plan can hold exactly (a JSON number without rounding: |n| ≤ 2^53 − 1). */
 function parseSeed(s: string): number {
