@@ -2,7 +2,7 @@
  * `tcod run FILE --sweep [--parallel N] [--out SWEEP_DIR]`: every point of a file's sweeps (and every
  * curriculum) runs in a run folder of its own under one sweep folder:
  *   SWEEP_DIR/sweep.json            the file, the overrides, each point's settings, folder and status
- *   SWEEP_DIR/plans/NAME.plan.json  the compiled plans (and extension bundles)
+ *   SWEEP_DIR/plans/NAME.plan.json  the compiled plans (and extension bundles, NAME.plan.bundle.mjs)
  *   SWEEP_DIR/NAME/                 a run folder (metrics.jsonl, checkpoint/, report.html, run.json, source/),
  *                                   and stderr.log: what the point wrote on stderr, every attempt (bin/point-log.ts)
  * Each point is a child `tcod run PLAN --out DIR` (or `--resume DIR`), N at a time. Run the same
@@ -20,7 +20,7 @@ import { UsageError, UserError } from "../plan/errors.js";
 import { SIZE_LIMITS } from "../plan/defaults.js";
 import { brokenLink, fileReadError, MAX_RUN_FILE_BYTES, notRegularFile, readTextFile } from "../plan/read-file.js";
 import { jsonSyntaxError } from "../plan/json-error.js";
-import { planFileNames } from "./plan-file-names.js";
+import { planFileNames, withBundleBeside } from "./plan-file-names.js";
 import { hasCheckpoint } from "../runtime/checkpoint.js";
 import { rowsToKeep } from "../runtime/set-aside.js";
 import { readMetrics, type MetricsRow } from "../runtime/metrics.js";
@@ -93,7 +93,9 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
   for (const [i, c] of o.plans.entries()) {
     const name = fileNames[i]!;
     const planPath = join(o.dir, "plans", `${name}.plan.json`);
-    const text = stringifyPlan(c.plan);
+    // Its bundle is named after the plan's file, which no other point's shares.
+    const plan = withBundleBeside(c.plan, name);
+    const text = stringifyPlan(plan);
     const runDir = join(o.dir, name);
     const savedPlan = join(runDir, "plan.json");
     const saved = savedPlanText(savedPlan);
@@ -102,7 +104,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
         `The file or the overrides changed since that run; give the sweep another --out folder (or delete ${runDir} to redo the point).`);
     }
     writeFileSync(planPath, text);
-    if (c.bundle && c.plan.extensions) writeFileSync(join(o.dir, "plans", c.plan.extensions.bundle), c.bundle);
+    if (c.bundle && plan.extensions) writeFileSync(join(o.dir, "plans", plan.extensions.bundle), c.bundle);
     const before = previous.find((p) => p.name === c.plan.name);
     // Completed in the same folder only: a point whose folder name changed (it was shared) runs again.
     const done = before?.status === "completed" && before.dir === name;

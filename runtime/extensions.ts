@@ -1,6 +1,7 @@
 /**
- * TypeScript extensions at run time: the plan's bundle (NAME.plan.bundle.mjs, written by the
- * compiler with esbuild) is an ES module exporting `functions = { "file.ts#name": (...numbers) => number }`.
+ * TypeScript extensions at run time: the plan's bundle (NAME.plan.bundle.mjs beside NAME.plan.json,
+ * built by the compiler with esbuild; `plan.extensions.bundle` names it, a file name the plan schema
+ * confines to the plan's folder) is an ES module exporting `functions = { "file.ts#name": (...numbers) => number }`.
  * Each function the plan names is looked up there and wrapped so that a throw (of anything: an Error,
  * a string, undefined, an object without a string form) or a result that is not a number, or is NaN,
  * becomes an ExprError naming the function (a user error), never a crash. ±Infinity passes: the
