@@ -24,6 +24,7 @@ import { configDifferences } from "../../runtime/report/compare.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { createProgress } from "../../runtime/progress.js";
 import { openSinks } from "../../runtime/sinks/index.js";
+import { savedRunId } from "../../runtime/sinks/wandb.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
@@ -113,6 +114,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
   let runDir: string;
   if (o.resume) {
     runDir = o.resume;
+    if (o.set.length) throw new UsageError("--set cannot change a run being resumed; start a new run instead");
     const saved = join(runDir, "plan.json");
     if (!existsSync(runDir) || !statSync(runDir).isDirectory()) throw new UsageError(`--resume ${runDir}: no such folder; give the --out folder of an earlier run`);
     if (!existsSync(saved) && !brokenLink(saved)) {
@@ -150,9 +152,11 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
         });
       }
     }
-    if (o.set.length) throw new UsageError("--set cannot change a run being resumed; start a new run instead");
     const b = plan.extensions ? join(runDir, plan.extensions.bundle) : undefined;
     if (b && existsSync(b)) bundle = readFileSync(b, "utf8");
+    // The run's W&B id is checked before anything is written (the sinks open after the bundle is
+    // loaded): a resume it refuses leaves the folder as it was.
+    if (o.wandb) savedRunId(runDir);
     // run.json records the resume once the engine has taken the folder (onStart, below): a resume
     // refused for a damaged checkpoint or metrics.jsonl is not one.
   } else {

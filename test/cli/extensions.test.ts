@@ -4,7 +4,7 @@
  * run moves it; a function that throws stops the run with a coded error naming it.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -157,4 +157,43 @@ sweep g product { nm: ["x/y", "x_y"] }
     }));
     for (const f of planFileNames(['c@nm="x/y"', 'c@nm="x_y"', "..", "-a", ".b", "", "a/../b"])) expect(bundle.safeParse(bundleFileName(f)).success, f).toBe(true);
   });
+});
+
+describe("a refused resume writes nothing (was: the bundle rewritten before RUN_DIR/wandb-id, the checkpoint or the metrics were checked)", () => {
+  let run: string;
+  beforeAll(() => {
+    run = join(mkdtempSync(join(tmpdir(), "tcod-ext-resume-")), "run");
+    const r = tcod("run", "test/fixtures-ts/ext.tcod", "--set", "steps=2", "--set", "batch=2 tasks × 1 rollout", "--out", run, "-q", "--no-tensorboard");
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  }, 60_000);
+
+  /** Every file and folder under `dir` (not `dir` itself, whose own mtime the lock's coming and going moves): type, size, mtime. */
+  const snapshot = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: "utf8" }).sort().map((f) => {
+    const st = statSync(join(dir, f));
+    return `${f} ${st.isDirectory() ? "dir" : "file"} ${st.size} ${st.mtimeMs}`;
+  });
+  const editJson = (file: string, edit: (v: Record<string, unknown>) => void) => {
+    const v = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+    edit(v);
+    writeFileSync(file, JSON.stringify(v));
+  };
+
+  it.each<[string, (d: string) => void, string[], RegExp]>([
+    ["a wandb-id that is no W&B run id", (d) => writeFileSync(join(d, "wandb-id"), "../../elsewhere\n"), ["--wandb", "p"], /error TC7011: --wandb: .*wandb-id holds "\.\.\/\.\.\/elsewhere", not a W&B run id/],
+    ["another plan's checkpoint", (d) => editJson(join(d, "checkpoint", "state.json"), (s) => { s.planName = "other"; }), [], /error TC7014: cannot resume: .*belongs to plan "other"/],
+    ["a damaged metrics row before the checkpoint", (d) => writeFileSync(join(d, "metrics.jsonl"), readFileSync(join(d, "metrics.jsonl"), "utf8").replace('"successRate"', '"successRatX"')), [], /error TC7014: cannot resume: .*metrics\.jsonl line \d+ is (a train|an eval) row without a numeric `successRate`/],
+    ["--set", () => {}, ["--set", "steps=3"], /error TC7009: --set cannot change a run being resumed/],
+  ])("%s: refused, every file of the folder as it was (names, sizes, mtimes)", (_, damage, flags, message) => {
+    const dir = join(mkdtempSync(join(tmpdir(), "tcod-ext-resume-")), "run");
+    cpSync(run, dir, { recursive: true });
+    damage(dir);
+    const before = snapshot(dir);
+    expect(before.some((l) => l.startsWith("with_ext.plan.bundle.mjs "))).toBe(true);
+    const r = spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "--resume", dir, "-q", ...flags], { cwd: ROOT, encoding: "utf8", env: { ...process.env, TCOD_PYTHON: "/nonexistent/python" } });
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(message);
+    noStack(r.stderr);
+    expect(snapshot(dir)).toEqual(before);
+  }, 60_000);
 });
