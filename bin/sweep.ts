@@ -2,7 +2,7 @@
  * `tcod run FILE --sweep [--parallel N] [--out SWEEP_DIR]`: every point of a file's sweeps (and every
  * curriculum) runs in a run folder of its own under one sweep folder:
  *   SWEEP_DIR/sweep.json            the file, the overrides, each point's settings, folder and status
- *   SWEEP_DIR/plans/NAME.plan.json  the compiled plans (and extension bundles)
+ *   SWEEP_DIR/plans/NAME.plan.json  the compiled plans (and extension bundles, NAME.plan.bundle.mjs)
  *   SWEEP_DIR/NAME/                 a run folder (metrics.jsonl, checkpoint/, report.html, run.json, source/),
  *                                   and stderr.log: what the point wrote on stderr, every attempt (bin/point-log.ts)
  * Each point is a child `tcod run PLAN --out DIR` (or `--resume DIR`), N at a time. Run the same
@@ -16,13 +16,14 @@ import { basename, dirname, join, resolve } from "node:path";
 import pLimit from "p-limit";
 import { safeFileName, type CompiledPlan } from "../compiler/index.js";
 import { stringifyPlan } from "../plan/access.js";
-import { UsageError } from "../plan/errors.js";
+import { UsageError, UserError } from "../plan/errors.js";
 import { SIZE_LIMITS } from "../plan/defaults.js";
 import { brokenLink, fileReadError, MAX_RUN_FILE_BYTES, notRegularFile, readTextFile } from "../plan/read-file.js";
 import { jsonSyntaxError } from "../plan/json-error.js";
-import { planFileNames } from "./plan-file-names.js";
+import { planFileNames, withBundleBeside } from "./plan-file-names.js";
 import { hasCheckpoint } from "../runtime/checkpoint.js";
 import { rowsToKeep } from "../runtime/set-aside.js";
+import { readMetrics, type MetricsRow } from "../runtime/metrics.js";
 import { exitForSignal, STOP_SIGNALS, type StopSignal } from "./stop-signals.js";
 import { countLog, describeCounts, openPointLog, pointLogBlocked, pointLogPath } from "./point-log.js";
 
@@ -92,7 +93,9 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
   for (const [i, c] of o.plans.entries()) {
     const name = fileNames[i]!;
     const planPath = join(o.dir, "plans", `${name}.plan.json`);
-    const text = stringifyPlan(c.plan);
+    // Its bundle is named after the plan's file, which no other point's shares.
+    const plan = withBundleBeside(c.plan, name);
+    const text = stringifyPlan(plan);
     const runDir = join(o.dir, name);
     const savedPlan = join(runDir, "plan.json");
     const saved = savedPlanText(savedPlan);
@@ -101,7 +104,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
         `The file or the overrides changed since that run; give the sweep another --out folder (or delete ${runDir} to redo the point).`);
     }
     writeFileSync(planPath, text);
-    if (c.bundle && c.plan.extensions) writeFileSync(join(o.dir, "plans", c.plan.extensions.bundle), c.bundle);
+    if (c.bundle && plan.extensions) writeFileSync(join(o.dir, "plans", plan.extensions.bundle), c.bundle);
     const before = previous.find((p) => p.name === c.plan.name);
     // Completed in the same folder only: a point whose folder name changed (it was shared) runs again.
     const done = before?.status === "completed" && before.dir === name;
@@ -204,7 +207,8 @@ const isStopSignal = (s: unknown): s is StopSignal => (STOP_SIGNALS as readonly 
  * The points an earlier sweep.json records (each with a name and a folder); none from one that is
  * missing, not JSON or of another shape: each point's folder then says where it stands (a point with
  * metrics is resumed, which a completed run ends at once). One that is not JSON is said on stderr, at
- * its line and column, as the sweep rewrites it.
+ * its line and column, as the sweep rewrites it; one without a `points` list, or with entries that
+ * are not points, is said too (the first such entry named, all counted).
  */
 function readRecord(path: string): SweepPoint[] {
   let data: unknown;
@@ -214,9 +218,16 @@ function readRecord(path: string): SweepPoint[] {
     if (j) process.stderr.write(`tcod run: warning: ${path}:${j.line}:${j.column}: the sweep's record is not JSON (${j.message}); each point's run folder says where it stands, and the record is written anew\n`);
     return [];
   }
-  const points = data !== null && typeof data === "object" ? (data as { points?: unknown }).points : undefined;
-  if (!Array.isArray(points)) return [];
-  return points.filter((p): p is SweepPoint => p !== null && typeof p === "object" && typeof (p as SweepPoint).name === "string" && typeof (p as SweepPoint).dir === "string");
+  const warn = (what: string) => process.stderr.write(`tcod run: warning: ${path}: ${what}, not a record the sweep wrote; each point's run folder says where it stands, and the record is written anew\n`);
+  const points = data !== null && typeof data === "object" && !Array.isArray(data) ? (data as { points?: unknown }).points : undefined;
+  if (!Array.isArray(points)) {
+    warn("it has no `points` list");
+    return [];
+  }
+  const isPoint = (p: unknown): p is SweepPoint => p !== null && typeof p === "object" && typeof (p as SweepPoint).name === "string" && typeof (p as SweepPoint).dir === "string";
+  const bad = points.flatMap((p, i) => (isPoint(p) ? [] : [i]));
+  if (bad.length) warn(`\`points[${bad[0]}]\`${bad.length > 1 ? ` (and ${bad.length - 1} more: ${bad.length} in all)` : ""} is not a point with a string \`name\` and \`dir\``);
+  return points.filter(isPoint);
 }
 
 /** The plan.json of a point's run folder (undefined: none yet); one that cannot be read is TC7009, naming it. */
@@ -241,25 +252,45 @@ function samePlan(a: string, b: string): boolean {
 
 const indent = (s: string) => s.split("\n").map((l) => `      ${l}`).join("\n");
 
+/**
+ * A point's results for the summary: its last train step and last evaluation, from its metrics.jsonl
+ * read as `tcod metrics` reads it; a file that is not whole rows is said (`said`: a warning naming
+ * the file and line), never taken for a point without results, and an unterminated last line (a
+ * point killed mid-write) is left out with a note.
+ */
+export function pointResults(runDir: string): { last: string; said?: string } {
+  const path = join(runDir, "metrics.jsonl");
+  if (!existsSync(path) && !brokenLink(path)) return { last: "" }; // a point that never started has no metrics
+  let partial: number | undefined;
+  let rows: MetricsRow[];
+  try {
+    rows = readMetrics(path, (line) => { partial = line; });
+  } catch (e) {
+    if (!(e instanceof UserError)) throw e;
+    const at = e.where?.line !== undefined ? `:${e.where.line}${e.where.column !== undefined ? `:${e.where.column}` : ""}` : "";
+    const what = e.message.startsWith(`${path}: `) ? e.message.slice(path.length + 2) : e.message;
+    return { last: "results unreadable", said: `warning: ${path}${at}: ${what}; its results are not shown (\`tcod metrics ${runDir}\` says more)` };
+  }
+  const evals = rows.filter((r) => r.kind === "eval");
+  const lastEval = evals[evals.length - 1];
+  const lastTrain = rows.filter((r) => r.kind === "train").pop();
+  const last = [lastTrain ? `step ${lastTrain.step}, train success ${lastTrain.successRate.toFixed(3)}` : "", lastEval?.kind === "eval" ? `${lastEval.name} ${lastEval.successRate.toFixed(3)}` : ""].filter(Boolean).join(", ");
+  return partial === undefined ? { last } : { last, said: `note: ${path}:${partial}: the last line is not a whole row (the point was killed while writing it); it is left out` };
+}
+
 export function sweepSummary(rec: SweepRecord, dir: string): string {
   const w = Math.max(5, ...rec.points.map((p) => p.name.length));
   const lines = [`sweep ${resolve(dir)}: ${rec.points.filter((p) => p.status === "completed").length}/${rec.points.length} points completed`];
-  for (const p of rec.points) {
-    let last = "";
-    try {
-      const rows = readFileSync(join(dir, p.dir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { kind: string; name?: string; successRate?: number; step: number });
-      const evals = rows.filter((r) => r.kind === "eval");
-      const lastEval = evals[evals.length - 1];
-      const lastTrain = rows.filter((r) => r.kind === "train").pop();
-      last = [lastTrain ? `step ${lastTrain.step}, train success ${lastTrain.successRate?.toFixed(3)}` : "", lastEval ? `${lastEval.name} ${lastEval.successRate?.toFixed(3)}` : ""].filter(Boolean).join(", ");
-    } catch { /* a point that never started has no metrics */ }
-    lines.push(`  ${p.name.padEnd(w)}  ${p.status.padEnd(11)}  ${last}`);
-  }
+  const results = rec.points.map((p) => pointResults(join(dir, p.dir)));
+  rec.points.forEach((p, i) => lines.push(`  ${p.name.padEnd(w)}  ${p.status.padEnd(11)}  ${results[i]!.last}`));
   // Under the table, one line per point that said something on stderr worth reading (not a failed
-  // one: its stderr was shown when it failed), so warnings about a completed point's results are seen.
-  for (const p of rec.points) {
+  // one: its stderr was shown when it failed), so warnings about a completed point's results are seen;
+  // and one per point whose metrics could not all be read.
+  rec.points.forEach((p, i) => {
     const said = p.status === "failed" ? undefined : logNote(pointLogPath(join(dir, p.dir)));
     if (said) lines.push(`  ${p.name}: ${said}`);
-  }
+    const read = results[i]!.said;
+    if (read) lines.push(`  ${p.name}: ${read}`);
+  });
   return lines.join("\n") + "\n";
 }

@@ -324,7 +324,8 @@ export const PlanSchema = z.object({
   exprs: z.record(z.string(), ExprDefSchema),
   graph: z.object({ nodes: z.array(NodeSchema), edges: z.array(EdgeSchema) }).strict(),
   /** TypeScript extensions bundled beside the plan: `bundle` is a file name in the plan's folder (no
-   *  folders, no `..`), so a plan cannot make `tcod run` write or import a file anywhere else. */
+   *  folders, no `..`), so a plan cannot make `tcod run` write or import a file anywhere else; it is
+   *  FILE.plan.bundle.mjs for the plan file FILE.plan.json (bin/plan-file-names.ts: every such FILE fits). */
   extensions: z.object({
     bundle: z.string().regex(/^[A-Za-z0-9_@=,+-][A-Za-z0-9_.@=,+-]*\.plan\.bundle\.mjs$/, "must be a file name beside the plan (NAME.plan.bundle.mjs, no folders)"),
     functions: z.record(z.string(), z.object({ params: z.array(z.string()), returns: z.string(), level: z.string() }).strict()),

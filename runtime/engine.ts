@@ -28,6 +28,7 @@ import { Explorer } from "./explorer.js";
 import { Learner } from "./learner.js";
 import { StalenessPipeline } from "./pipeline.js";
 import { checkResumable, RunState, type RunResult, type RunStatus } from "./run-state.js";
+import type { SampleFileNote } from "./episode-samples.js";
 import { findCheckpoint } from "./checkpoint.js";
 import { writeFileAtomicSync } from "./fs-atomic.js";
 import { MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
@@ -63,6 +64,8 @@ export interface RunOptions {
   onSetAside?: (moved: readonly SetAside[]) => void;
   /** A warning about how the run will play (preflight.ts), given before the first step. */
   onWarning?: (message: string) => void;
+  /** Lines of a run folder's file a resume kept as they were or left out, said (run-state.ts ClockOptions.onFileNote). */
+  onFileNote?: SampleFileNote;
 }
 
 /** The graph of a runnable plan, with its resource references checked; errors name what is missing. */

@@ -22,6 +22,7 @@ import { responseText } from "./rollout.js";
 import { writeFileAtomicSync } from "./fs-atomic.js";
 import { RunFolderError } from "./checkpoint.js";
 import { brokenLink, fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
+import { jsonSyntaxError } from "../plan/json-error.js";
 
 export interface SampleTurn {
   /** Turn index in the episode (replayed expert steps count, as in the metrics' per-turn KL). */
@@ -116,6 +117,64 @@ export function evalSamples(step: number, name: string, records: readonly Episod
 
 const cut = (s: string): string => (s.length > MAX_OBSERVATION_CHARS ? `${s.slice(0, MAX_OBSERVATION_CHARS)}…` : s);
 
+/** A line of episodes.jsonl that is not a sample: its number (1-based), why, and where JSON.parse stopped. */
+export interface SampleLineProblem { line: number; problem: string; column?: number }
+
+/** What a reader of episodes.jsonl reports of lines it left out: a warning for damaged lines, a note for a cut-off last one. */
+export type SampleFileNote = (kind: "warning" | "note", message: string) => void;
+
+/** A line of the file: a sample, a line cut off while it was written (the unterminated last line, not JSON), or damaged. */
+type ReadLine = { sample: EpisodeSample } | { partial: true } | { problem: string; column?: number };
+
+const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+
+/**
+ * What is wrong with a parsed line as a sample (undefined: nothing): the fields the report's panel
+ * and `learn-summary` read, each of the type `episodeSample` writes.
+ */
+export function sampleProblem(v: unknown): string | undefined {
+  if (!isObj(v)) return `holds ${Array.isArray(v) ? "a list" : v === null ? "null" : `a ${typeof v}`}, not a sample object`;
+  if (!Number.isSafeInteger(v.step) || (v.step as number) < 0) return "has no `step` (a whole number ≥ 0)";
+  if (v.eval !== undefined && typeof v.eval !== "string") return "has an `eval` that is not a string";
+  for (const k of ["task", "split"]) if (typeof v[k] !== "string") return `has no string \`${k}\``;
+  for (const k of ["episode", "reward", "horizon"]) if (!isNum(v[k])) return `has no numeric \`${k}\``;
+  for (const k of ["won", "truncated"]) if (typeof v[k] !== "boolean") return `has no boolean \`${k}\``;
+  if (!Array.isArray(v.prefix) || !v.prefix.every((a) => typeof a === "string")) return "has no `prefix` (a list of actions)";
+  if (!Array.isArray(v.turns)) return "has no `turns` list";
+  const bad = v.turns.findIndex((t) => !(isObj(t) && isNum(t.index) && typeof t.observation === "string" && typeof t.response === "string"
+    && (t.action === null || typeof t.action === "string") && typeof t.admissible === "boolean" && (t.kl === null || isNum(t.kl))
+    && isNum(t.tokens) && (t.finishReason === "stop" || t.finishReason === "length")));
+  if (bad >= 0) return `has a \`turns[${bad}]\` that is not a turn (index, observation, response, action, admissible, kl, tokens, finishReason)`;
+  return undefined;
+}
+
+/** Line `i` (0-based) of the file's `n` pieces split at newlines. */
+function readLine(l: string, i: number, n: number): ReadLine {
+  let v: unknown;
+  try { v = JSON.parse(l); } catch (e) {
+    // Unterminated and not JSON: cut short while being written (a run killed mid-write).
+    if (i === n - 1) return { partial: true };
+    const j = jsonSyntaxError(e, l);
+    if (!j) throw e;
+    return { problem: `is not JSON (${j.message} at column ${j.column})`, column: j.column };
+  }
+  const problem = sampleProblem(v);
+  return problem === undefined ? { sample: v as EpisodeSample } : { problem };
+}
+
+/** The one warning for a file's damaged lines: the first named, all counted. */
+export function damagedLinesMessage(path: string, damaged: readonly SampleLineProblem[], what: string): string {
+  const first = damaged[0]!;
+  const more = damaged.length > 1 ? `; ${damaged.length} lines in all (${damaged.slice(0, 10).map((d) => d.line).join(", ")}${damaged.length > 10 ? ", …" : ""})` : "";
+  return `${path}:${first.line}${first.column !== undefined ? `:${first.column}` : ""}: not a sample episode tcod wrote (line ${first.line} ${first.problem})${more}; ${what}`;
+}
+
+/** The note for an unterminated last line left out. */
+export function partialSampleMessage(path: string, line: number): string {
+  return `${path}:${line}: the last line is not a whole sample (a run killed while writing it); it is left out`;
+}
+
 /**
  * RUN_DIR/episodes.jsonl: one sample per line. A resumed run keeps the lines of the steps its
  * checkpoint has trained (their metrics rows are kept too) and drops the rest.
@@ -123,7 +182,13 @@ const cut = (s: string): string => (s.length > MAX_OBSERVATION_CHARS ? `${s.slic
 export class EpisodeSampleWriter {
   constructor(readonly path: string) {}
 
-  open(keepThroughStep?: number): void {
+  /**
+   * Starts a fresh file, or, on a resume, keeps the samples of the steps through `keepThroughStep`.
+   * A line that is not a sample is kept as it is (the report leaves it out and says so) and `tell`
+   * warns of it; an unterminated last line that is not JSON was being written after the checkpoint:
+   * it is dropped, with a note.
+   */
+  open(keepThroughStep?: number, tell?: SampleFileNote): void {
     const unreadable = brokenLink(this.path);
     if (keepThroughStep === undefined || (!existsSync(this.path) && !unreadable)) { writeFileSync(this.path, ""); return; }
     let text: string;
@@ -137,16 +202,17 @@ export class EpisodeSampleWriter {
       });
     }
     const lines = text.split("\n");
+    const damaged: SampleLineProblem[] = [];
+    let partial: number | undefined;
     const kept = lines.filter((l, i) => {
       if (l.length === 0) return false;
-      let step: unknown;
-      try { step = (JSON.parse(l) as { step?: unknown } | null)?.step; } catch {
-        // The last line without its newline was being written after the checkpoint; any other line the
-        // resume cannot read is kept as it is (the report counts it as unreadable), never dropped unsaid.
-        return i < lines.length - 1;
-      }
-      return typeof step !== "number" || step <= keepThroughStep;
+      const r = readLine(l, i, lines.length);
+      if ("partial" in r) { partial = i + 1; return false; }
+      if ("problem" in r) { damaged.push({ line: i + 1, ...r }); return true; }
+      return r.sample.step <= keepThroughStep;
     });
+    if (damaged.length) tell?.("warning", damagedLinesMessage(this.path, damaged, "the resume keeps such lines as they are and the report leaves them out"));
+    if (partial !== undefined) tell?.("note", partialSampleMessage(this.path, partial));
     // Replaced atomically: a run killed while resuming keeps every sample of its trained steps.
     writeFileAtomicSync(this.path, kept.map((l) => `${l}\n`).join(""));
   }
@@ -156,12 +222,17 @@ export class EpisodeSampleWriter {
   }
 }
 
+/** The samples of episodes.jsonl, the lines that are not samples, and an unterminated last line left out. */
+export interface EpisodeSamplesRead { samples: EpisodeSample[]; damaged: SampleLineProblem[]; partialLastLine?: number }
+
 /**
- * Reads RUN_DIR/episodes.jsonl; lines that are not samples are skipped and counted. A folder, a pipe
- * or a file past MAX_RUN_FILE_BYTES in its place is a RunFolderError (TC7014) naming it.
+ * Reads RUN_DIR/episodes.jsonl. A line that is not a sample (sampleProblem) is left out and listed in
+ * `damaged` with its number and why; an unterminated last line that is not JSON (a run killed while
+ * writing it) is left out as `partialLastLine`. A folder, a pipe or a file past MAX_RUN_FILE_BYTES in
+ * its place is a RunFolderError (TC7014) naming it.
  */
-export function readEpisodeSamples(path: string): { samples: EpisodeSample[]; skipped: number } {
-  if (!existsSync(path)) return { samples: [], skipped: 0 };
+export function readEpisodeSamples(path: string): EpisodeSamplesRead {
+  if (!existsSync(path)) return { samples: [], damaged: [] };
   let text: string;
   try {
     text = readTextFile(path, MAX_RUN_FILE_BYTES);
@@ -171,13 +242,15 @@ export function readEpisodeSamples(path: string): { samples: EpisodeSample[]; sk
     });
   }
   const samples: EpisodeSample[] = [];
-  let skipped = 0;
-  for (const l of text.split("\n")) {
-    if (l.length === 0) continue;
-    try {
-      const s = JSON.parse(l) as EpisodeSample;
-      if (typeof s.step === "number" && Array.isArray(s.turns)) samples.push(s); else skipped++;
-    } catch { skipped++; }
-  }
-  return { samples, skipped };
+  const damaged: SampleLineProblem[] = [];
+  let partialLastLine: number | undefined;
+  const lines = text.split("\n");
+  lines.forEach((l, i) => {
+    if (l.length === 0) return;
+    const r = readLine(l, i, lines.length);
+    if ("partial" in r) partialLastLine = i + 1;
+    else if ("problem" in r) damaged.push({ line: i + 1, ...r });
+    else samples.push(r.sample);
+  });
+  return { samples, damaged, ...(partialLastLine !== undefined ? { partialLastLine } : {}) };
 }

@@ -1,6 +1,7 @@
 /**
- * TypeScript extensions at run time: the plan's bundle (NAME.plan.bundle.mjs, written by the
- * compiler with esbuild) is an ES module exporting `functions = { "file.ts#name": (...numbers) => number }`.
+ * TypeScript extensions at run time: the plan's bundle (NAME.plan.bundle.mjs beside NAME.plan.json,
+ * built by the compiler with esbuild; `plan.extensions.bundle` names it, a file name the plan schema
+ * confines to the plan's folder) is an ES module exporting `functions = { "file.ts#name": (...numbers) => number }`.
  * Each function the plan names is looked up there and wrapped so that a throw (of anything: an Error,
  * a string, undefined, an object without a string form) or a result that is not a number, or is NaN,
  * becomes an ExprError naming the function (a user error), never a crash. ±Infinity passes: the
@@ -8,7 +9,7 @@
  * (curriculum-state.ts `finite`, turn-weights.ts). A call is synchronous and has no time limit: a
  * function that never returns stops the run where it is (docs/RUNTIME.md).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { UserError } from "../plan/errors.js";
@@ -20,14 +21,18 @@ export class ExtensionError extends UserError {
   readonly code = "TC7010";
 }
 
-/** Writes `bundle` to RUN_DIR/<plan.extensions.bundle>, imports it and returns the plan's functions. */
+/**
+ * Writes `bundle` to RUN_DIR/<plan.extensions.bundle> (unless the file holds it already: a resume
+ * rewrites nothing of its folder before the engine has checked it), imports it and returns the
+ * plan's functions.
+ */
 export async function loadExtensions(plan: Plan, bundle: string | undefined, runDir: string): Promise<ExtFns> {
   if (!plan.extensions) return {};
   const file = plan.extensions.bundle;
   if (bundle === undefined) throw new ExtensionError(`the plan uses TypeScript extensions but its bundle ${file} is missing (compile the .tcod file again, or keep the bundle beside the plan)`);
   mkdirSync(runDir, { recursive: true });
   const path = resolve(runDir, file);
-  writeFileSync(path, bundle);
+  if (!holds(path, bundle)) writeFileSync(path, bundle);
   let mod: Record<string, unknown>;
   try {
     mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
@@ -45,6 +50,11 @@ export async function loadExtensions(plan: Plan, bundle: string | undefined, run
     fns[name] = guarded(name, f as (...a: number[]) => unknown);
   }
   return fns;
+}
+
+/** Whether `path` is a file holding `text` (false where it cannot be read: it is then written, or that fails as it would). */
+function holds(path: string, text: string): boolean {
+  try { return statSync(path).isFile() && readFileSync(path, "utf8") === text; } catch { return false; }
 }
 
 function guarded(name: string, f: (...a: number[]) => unknown): (...a: number[]) => number {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { NodeOf, Plan } from "../plan/schema.js";
 import type { CurriculumState } from "./curriculum-state.js";
 import { MetricsWriter, type MetricsRow } from "./metrics.js";
-import { EpisodeSampleWriter } from "./episode-samples.js";
+import { EpisodeSampleWriter, type SampleFileNote } from "./episode-samples.js";
 import { setAsideForRestart, type SetAside } from "./set-aside.js";
 import { CHECKPOINT_FORMAT, checkpointDir, loadStudent, RunFolderError, writeCheckpoint, type CheckpointState } from "./checkpoint.js";
 import { RunFault, type RunContext } from "./nodes/context.js";
@@ -51,6 +51,8 @@ export interface ClockOptions {
    * and kept them under new names (set-aside.ts), before it writes any row of its own.
    */
   onSetAside?: (moved: readonly SetAside[]) => void;
+  /** What a resume found in episodes.jsonl and left as it was or out (episode-samples.ts EpisodeSampleWriter.open). */
+  onFileNote?: SampleFileNote;
 }
 
 /**
@@ -181,7 +183,7 @@ export class RunState {
       await loadStudent(runDir, this.ctx.student);
       this.restore(ck);
       this.metrics.open(ck.metricsOffset);
-      this.samples.open(ck.learnerStep);
+      this.samples.open(ck.learnerStep, opts.onFileNote);
     } else {
       // A new run, or one killed before its first checkpoint (or whose checkpoint was removed): it
       // starts (again) at step 0. Rows already in the folder are no checkpoint's: kept aside, not overwritten.

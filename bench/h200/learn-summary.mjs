@@ -9,13 +9,35 @@
 // training episodes (episodes.jsonl), their turns per block of steps (`turns`): how many, the share of
 // actions the env did not list, the `take`s it did, and the mean per-turn KL to the teacher of listed
 // and unlisted actions — whether the teacher's signal tells the student's mistakes from its moves.
+// Lines that are not JSON are left out with a warning on stderr and counted per file (`unreadLines`).
 //   node bench/h200/learn-summary.mjs WORK_DIR > learn.json
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const dir = process.argv[2];
 if (!dir) { console.error("usage: node bench/h200/learn-summary.mjs WORK_DIR"); process.exit(1); }
-const rows = (f) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter(Boolean).flatMap((l) => { try { return [JSON.parse(l)]; } catch { return []; } }) : []);
+// The JSON lines of a run's file. A line that is not JSON is left out, never unsaid: one warning per
+// file on stderr names its first such line and counts them, and the run's entry records the count
+// (`unreadLines`); an unterminated last line (a run killed while writing it) is left out with a note.
+const unread = {};
+const rows = (f) => {
+  if (!existsSync(f)) return [];
+  const lines = readFileSync(f, "utf8").split("\n");
+  const bad = [];
+  const out = lines.flatMap((l, i) => {
+    if (!l) return [];
+    try { return [JSON.parse(l)]; } catch {
+      if (i === lines.length - 1) console.error(`learn-summary: note: ${f}:${i + 1}: the last line is cut off (a run killed while writing it); it is left out`);
+      else bad.push(i + 1);
+      return [];
+    }
+  });
+  if (bad.length) {
+    console.error(`learn-summary: warning: ${f}:${bad[0]}: line ${bad[0]} is not JSON${bad.length > 1 ? `; ${bad.length} lines in all (${bad.slice(0, 10).join(", ")}${bad.length > 10 ? ", …" : ""})` : ""}; left out of the summary`);
+    unread[f] = bad.length;
+  }
+  return out;
+};
 const r3 = (x) => (typeof x === "number" && Number.isFinite(x) ? Math.round(x * 1000) / 1000 : null);
 const SPLITS = ["valid_seen", "valid_unseen", "hard"];
 const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
@@ -59,6 +81,8 @@ for (const name of readdirSync(dir).sort()) {
     ...turnBlocks(rows(join(dir, name, "episodes.jsonl"))),
     ...(existsSync(join(dir, `${name}.trace.jsonl`)) ? { worker: workerTrace(rows(join(dir, `${name}.trace.jsonl`))) } : {}),
   };
+  const files = [join(dir, name, "metrics.jsonl"), join(dir, name, "episodes.jsonl"), join(dir, `${name}.trace.jsonl`)].filter((f) => unread[f]);
+  if (files.length) runs[name].unreadLines = Object.fromEntries(files.map((f) => [f, unread[f]]));
 }
 
 /**

@@ -7,7 +7,7 @@ import { ensureOutDir, writeAtomic } from "../out-path.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
-import { planFileNames } from "../plan-file-names.js";
+import { planFileNames, withBundleBeside } from "../plan-file-names.js";
 
 export function register(program: Command): void {
   program.command("compile")
@@ -26,16 +26,19 @@ export function register(program: Command): void {
       const written: Record<string, unknown>[] = [];
       const fileNames = planFileNames(r.plans.map((c) => c.plan.name));
       for (const [i, c] of r.plans.entries()) {
+        // The bundle is named after the plan's file, which no other plan of the folder shares.
+        const plan = withBundleBeside(c.plan, fileNames[i]!);
         // Checked on write: a plan that fails its own schema is a compiler bug, not a user error.
-        try { parsePlan(c.plan); } catch (e) {
-          if (e instanceof PlanError) throw new Error(`compiler produced an invalid plan for ${c.plan.name}:\n${e.message}`);
+        try { parsePlan(plan); } catch (e) {
+          if (e instanceof PlanError) throw new Error(`compiler produced an invalid plan for ${plan.name}:\n${e.message}`);
           throw e;
         }
         const base = join(o.out, fileNames[i]!);
-        writeAtomic(`${base}.plan.json`, stringifyPlan(c.plan));
-        if (c.bundle && c.plan.extensions) writeAtomic(join(o.out, c.plan.extensions.bundle), c.bundle);
+        writeAtomic(`${base}.plan.json`, stringifyPlan(plan));
+        const bundle = c.bundle && plan.extensions ? join(o.out, plan.extensions.bundle) : undefined;
+        if (bundle) writeAtomic(bundle, c.bundle!);
         if (!o.json) process.stdout.write(`${base}.plan.json\n`);
-        written.push({ name: c.plan.name, plan: `${base}.plan.json`, ...(c.bundle && c.plan.extensions ? { bundle: join(o.out, c.plan.extensions.bundle) } : {}), settings: c.settings });
+        written.push({ name: plan.name, plan: `${base}.plan.json`, ...(bundle ? { bundle } : {}), settings: c.settings });
       }
       result({ plans: written });
       process.exitCode = EXIT_OK;

@@ -24,6 +24,7 @@ import { configDifferences } from "../../runtime/report/compare.js";
 import { writeReport } from "../../runtime/report/index.js";
 import { createProgress } from "../../runtime/progress.js";
 import { openSinks } from "../../runtime/sinks/index.js";
+import { savedRunId } from "../../runtime/sinks/wandb.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
@@ -113,6 +114,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
   let runDir: string;
   if (o.resume) {
     runDir = o.resume;
+    if (o.set.length) throw new UsageError("--set cannot change a run being resumed; start a new run instead");
     const saved = join(runDir, "plan.json");
     if (!existsSync(runDir) || !statSync(runDir).isDirectory()) throw new UsageError(`--resume ${runDir}: no such folder; give the --out folder of an earlier run`);
     if (!existsSync(saved) && !brokenLink(saved)) {
@@ -150,9 +152,11 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
         });
       }
     }
-    if (o.set.length) throw new UsageError("--set cannot change a run being resumed; start a new run instead");
     const b = plan.extensions ? join(runDir, plan.extensions.bundle) : undefined;
     if (b && existsSync(b)) bundle = readFileSync(b, "utf8");
+    // The run's W&B id is checked before anything is written (the sinks open after the bundle is
+    // loaded): a resume it refuses leaves the folder as it was.
+    if (o.wandb) savedRunId(runDir);
     // run.json records the resume once the engine has taken the folder (onStart, below): a resume
     // refused for a damaged checkpoint or metrics.jsonl is not one.
   } else {
@@ -232,6 +236,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
         process.stderr.write(`tcod run: note: ${why}; the rows written before are kept, not overwritten: ${moved.map((m) => `${m.from} → ${basename(m.to)}`).join(", ")}${read}\n`);
       },
       onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
+      onFileNote: tellFile,
     });
   } finally {
     for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
@@ -239,7 +244,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     progress.stop();
     await sinks.close();
   }
-  const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status });
+  const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status }, tellFile);
   setResult({ plan: plan.name, status: result.status, steps: result.step, runDir, report, ...("message" in result && result.message ? { message: result.message } : {}), ...(result.code ? { code: result.code } : {}), ...(result.hint ? { hint: result.hint } : {}), ...(setAside.length ? { setAside } : {}) });
   const out = jsonMode() ? { write: (_: string) => true } : process.stdout;
   switch (result.status) {
@@ -258,6 +263,9 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
       return EXIT_USER;
   }
 }
+
+/** What a reader of a run folder's file says of lines it kept as they were or left out. */
+const tellFile = (kind: "warning" | "note", message: string): void => { process.stderr.write(`tcod run: ${kind}: ${message}\n`); };
 
 /** A run seed: an integer a plan can hold exactly (a JSON number without rounding: |n| ≤ 2^53 − 1). */
 function parseSeed(s: string): number {

@@ -6,7 +6,7 @@
  * the episodes kept from the last evaluation of each eval set (no KL there: an evaluation has no
  * teacher scores).
  */
-import type { EpisodeSample } from "../episode-samples.js";
+import type { EpisodeSample, SampleLineProblem } from "../episode-samples.js";
 import { esc } from "./svg.js";
 
 /** The samples the panel shows: those of the first and of the last sampled step, at most `perStep` each. */
@@ -24,11 +24,19 @@ export function shownEvalSamples(samples: readonly EpisodeSample[], perEval = 2)
   return [...last].flatMap(([name, step]) => samples.filter((s) => s.eval === name && s.step === step).slice(0, perEval));
 }
 
-export function episodesPanel(all: readonly EpisodeSample[], skipped = 0): string {
+/** What the panel says of the lines of episodes.jsonl left out ("" when none were). */
+export function leftOutText(damaged: readonly SampleLineProblem[], partialLastLine?: number): string {
+  const n = damaged.length;
+  const lines = n === 0 ? "" : ` ${n} line${n === 1 ? "" : "s"} of episodes.jsonl ${n === 1 ? "is" : "are"} not a sample episode and ${n === 1 ? "is" : "are"} left out (line ${damaged[0]!.line} ${damaged[0]!.problem}${n > 1 ? `; lines ${damaged.slice(0, 10).map((d) => d.line).join(", ")}${n > 10 ? ", …" : ""}` : ""}).`;
+  const partial = partialLastLine === undefined ? "" : ` Its last line, ${partialLastLine}, is cut off (a run killed while writing it) and left out.`;
+  return lines + partial;
+}
+
+export function episodesPanel(all: readonly EpisodeSample[], damagedLines: readonly SampleLineProblem[] = [], partialLastLine?: number): string {
   const samples = all.filter((s) => s.eval === undefined);
   const shown = shownSamples(samples);
   const evals = shownEvalSamples(all);
-  const damaged = skipped > 0 ? ` ${skipped} line${skipped === 1 ? "" : "s"} of episodes.jsonl could not be read and ${skipped === 1 ? "was" : "were"} skipped.` : "";
+  const damaged = leftOutText(damagedLines, partialLastLine);
   if (shown.length === 0 && evals.length === 0) {
     return `<section id="episodes"><h2>Episodes</h2><p>No sample episodes were recorded (RUN_DIR/episodes.jsonl is missing or empty).${esc(damaged)}</p></section>`;
   }

@@ -18,7 +18,7 @@ import { fileReadError, MAX_RUN_FILE_BYTES, readTextFile } from "../../plan/read
 import { RunFolderError } from "../checkpoint.js";
 import type { MetricsRow, TrainRowMetrics } from "../metrics.js";
 import { esc, heatmap, lineChart, type Series } from "./svg.js";
-import { readEpisodeSamples, type EpisodeSample } from "../episode-samples.js";
+import { damagedLinesMessage, partialSampleMessage, readEpisodeSamples, type EpisodeSamplesRead, type SampleFileNote } from "../episode-samples.js";
 import { EPISODES_CSS, episodesPanel } from "./episodes.js";
 
 export interface ReportInfo {
@@ -26,8 +26,8 @@ export interface ReportInfo {
   runDir?: string;
   /** The resolved curriculum, as `tcod run --print-config` prints it. */
   config?: string;
-  /** Sample episodes (RUN_DIR/episodes.jsonl) and how many of its lines could not be read. */
-  episodes?: { samples: EpisodeSample[]; skipped: number };
+  /** Sample episodes (RUN_DIR/episodes.jsonl) and the lines of it left out. */
+  episodes?: EpisodeSamplesRead;
 }
 
 export function renderReport(plan: Plan, rows: readonly MetricsRow[], info: ReportInfo = {}): string {
@@ -100,7 +100,7 @@ ${lineChart("time", "Wall time per phase (s)", times)}
 ${feedbackCharts(train, pts)}
 </div>
 ${feedbackPanel(train)}
-${episodesPanel(info.episodes?.samples ?? [], info.episodes?.skipped ?? 0)}
+${episodesPanel(info.episodes?.samples ?? [], info.episodes?.damaged ?? [], info.episodes?.partialLastLine)}
 ${configPanel(plan, info.config)}
 </body></html>
 `;
@@ -175,7 +175,12 @@ function batchText(plan: Plan): string {
   return t?.kind === "TaskSampler" ? `${t.params.tasksPerStep} tasks × ${t.params.rolloutsPerTask} rollouts` : "no TaskSampler";
 }
 
-export function writeReport(runDir: string, plan: Plan, rows: readonly MetricsRow[], info: { status?: string } = {}): string {
+/**
+ * Writes RUN_DIR/report.html. Lines of episodes.jsonl left out of it are told to `tell` (a warning
+ * naming the first damaged line and counting them; a note for an unterminated last line), as well as
+ * said in the report's episodes panel.
+ */
+export function writeReport(runDir: string, plan: Plan, rows: readonly MetricsRow[], info: { status?: string } = {}, tell?: SampleFileNote): string {
   const path = join(runDir, "report.html");
   const configPath = join(runDir, "config.txt");
   let config: string | undefined;
@@ -188,7 +193,10 @@ export function writeReport(runDir: string, plan: Plan, rows: readonly MetricsRo
       });
     }
   }
-  const episodes = readEpisodeSamples(join(runDir, "episodes.jsonl"));
+  const episodesPath = join(runDir, "episodes.jsonl");
+  const episodes = readEpisodeSamples(episodesPath);
+  if (episodes.damaged.length) tell?.("warning", damagedLinesMessage(episodesPath, episodes.damaged, "the report leaves such lines out"));
+  if (episodes.partialLastLine !== undefined) tell?.("note", partialSampleMessage(episodesPath, episodes.partialLastLine));
   writeFileSync(path, renderReport(plan, rows, { ...info, runDir, episodes, ...(config !== undefined ? { config } : {}) }));
   return path;
 }

@@ -101,8 +101,11 @@ const ID_FILE = "wandb-id";
  */
 export const WANDB_ID = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 
-/** The id RUN_DIR/wandb-id holds (undefined: none yet); one that is no W&B run id is TC7011 naming the file. */
-function savedRunId(runDir: string): string | undefined {
+/**
+ * The id RUN_DIR/wandb-id holds (undefined: none yet); one that is no W&B run id is TC7011 naming the
+ * file. Read-only: `tcod run --resume` calls it before it writes anything, and the sink again on open.
+ */
+export function savedRunId(runDir: string): string | undefined {
   const file = join(runDir, ID_FILE);
   if (!existsSync(file)) return undefined;
   let id: string;

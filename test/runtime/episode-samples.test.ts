@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { EpisodeSampleWriter, MAX_OBSERVATION_CHARS, episodeSample, evalSamples, pickEpisodes, readEpisodeSamples, samplesDue, stepSamples, type EpisodeSample } from "../../runtime/episode-samples.js";
+import { EpisodeSampleWriter, MAX_OBSERVATION_CHARS, episodeSample, evalSamples, pickEpisodes, readEpisodeSamples, sampleProblem, samplesDue, stepSamples, type EpisodeSample } from "../../runtime/episode-samples.js";
 import { episodesPanel, shownEvalSamples, shownSamples } from "../../runtime/report/episodes.js";
 import type { ScoredEpisode } from "../../runtime/replay.js";
 import type { EpisodeRecord, TurnRecord } from "../../runtime/rollout.js";
@@ -84,16 +84,56 @@ describe("sample episodes", () => {
     new EpisodeSampleWriter(path).open(2);
     expect(readEpisodeSamples(path).samples.map((s) => s.step)).toEqual([1, 1, 2]);
     writeFileSync(path, readFileSync(path, "utf8") + "garbage\n");
-    expect(readEpisodeSamples(path)).toMatchObject({ skipped: 1 });
+    expect(readEpisodeSamples(path).damaged).toEqual([{ line: 4, problem: expect.stringMatching(/^is not JSON \(.* at column 1\)$/), column: 1 }]);
   });
 
   it("a resume keeps the lines it cannot read (the report counts them), dropping only the unterminated last one (was: every unreadable line dropped unsaid)", () => {
     const path = join(mkdtempSync(join(tmpdir(), "tcod-samples-")), "episodes.jsonl");
     const sample = (step: number) => JSON.stringify({ step, episode: 0, task: "t", split: "train", won: false, reward: 0, truncated: false, horizon: 1, prefix: [], turns: [] });
     writeFileSync(path, [sample(1), "null", "garbage{", sample(2), sample(3), '{"step": 4, "tu'].join("\n"));
-    new EpisodeSampleWriter(path).open(2);
+    const told: [string, string][] = [];
+    new EpisodeSampleWriter(path).open(2, (kind, m) => told.push([kind, m]));
     expect(readFileSync(path, "utf8")).toBe([sample(1), "null", "garbage{", sample(2), ""].join("\n"));
-    expect(readEpisodeSamples(path)).toMatchObject({ skipped: 2 });
+    expect(readEpisodeSamples(path).damaged.map((d) => d.line)).toEqual([2, 3]);
+    // Said, once for the file, naming its first damaged line and counting them; the cut-off last line in a note (was: unsaid).
+    expect(told).toEqual([
+      ["warning", `${path}:2: not a sample episode tcod wrote (line 2 holds null, not a sample object); 2 lines in all (2, 3); the resume keeps such lines as they are and the report leaves them out`],
+      ["note", `${path}:6: the last line is not a whole sample (a run killed while writing it); it is left out`],
+    ]);
+  });
+
+  it("the report reader names each line that is not a sample, checks the fields the report reads, and tells a cut-off last line apart (was: counted without a line; a turn of the wrong shape crashed the report)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-samples-"));
+    const path = join(dir, "episodes.jsonl");
+    const good = { step: 1, episode: 0, task: "t", split: "train", won: false, reward: 0, truncated: false, horizon: 1, prefix: [],
+      turns: [{ index: 0, observation: "o", response: "r", action: null, admissible: false, kl: null, tokens: 1, finishReason: "stop" }] };
+    const lines = [
+      JSON.stringify(good),
+      JSON.stringify({ ...good, turns: [{ ...good.turns[0], observation: 5 }] }), // esc(5) threw in the panel
+      "[1, 2]",
+      JSON.stringify({ ...good, step: "1" }),
+      '{"step": 2,,}',
+      JSON.stringify({ ...good, step: 3 }),
+      '{"step": 4, "tu',
+    ];
+    writeFileSync(path, lines.join("\n"));
+    const read = readEpisodeSamples(path);
+    expect(read.samples.map((s) => s.step)).toEqual([1, 3]);
+    expect(read.damaged).toEqual([
+      { line: 2, problem: "has a `turns[0]` that is not a turn (index, observation, response, action, admissible, kl, tokens, finishReason)" },
+      { line: 3, problem: "holds a list, not a sample object" },
+      { line: 4, problem: "has no `step` (a whole number ≥ 0)" },
+      { line: 5, problem: expect.stringMatching(/^is not JSON \(.* at column 12\)$/), column: 12 },
+    ]);
+    expect(read.partialLastLine).toBe(7);
+    // A last line that is JSON but no sample is damaged, not cut off: only a text that is not JSON is being written.
+    writeFileSync(path, `${JSON.stringify(good)}\n{"step": 2}`);
+    expect(readEpisodeSamples(path)).toMatchObject({ damaged: [{ line: 2 }] });
+    expect(readEpisodeSamples(path).partialLastLine).toBeUndefined();
+    for (const [k, v] of [["won", "yes"], ["prefix", [1]], ["eval", 3], ["reward", null], ["task", 1]] as const) {
+      expect(sampleProblem({ ...good, [k]: v }), k).toBeDefined();
+    }
+    expect(sampleProblem(good)).toBeUndefined();
   });
 
   it("the report refuses an episodes.jsonl that is a folder or past the run-file limit: TC7014 naming it (was: EISDIR, or the whole file read)", () => {
@@ -121,11 +161,12 @@ describe("sample episodes", () => {
     });
     const all = [sample(1, 0), sample(1, 1), sample(1, 2), sample(5, 0), sample(9, 3), sample(9, 4)];
     expect(shownSamples(all).map((s) => [s.step, s.episode])).toEqual([[1, 0], [1, 1], [9, 3], [9, 4]]);
-    const html = episodesPanel(all, 2);
+    const html = episodesPanel(all, [{ line: 3, problem: "is not JSON (Unexpected end of JSON input at column 9)", column: 9 }, { line: 8, problem: "holds null, not a sample object" }], 12);
     expect(html.match(/<details class="episode"/g)).toHaveLength(4);
     expect(html).toContain("a &lt;b&gt; &amp; c");
     expect(html).toContain("task t&lt;1&gt; (valid)");
-    expect(html).toContain("2 lines of episodes.jsonl could not be read");
+    expect(html).toContain("2 lines of episodes.jsonl are not a sample episode and are left out (line 3 is not JSON (Unexpected end of JSON input at column 9); lines 3, 8).");
+    expect(html).toContain("Its last line, 12, is cut off (a run killed while writing it) and left out.");
     expect(html).toContain("6 sampled training episodes from 3 steps");
     expect(episodesPanel([])).toContain("No sample episodes were recorded");
   });
