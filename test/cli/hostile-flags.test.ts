@@ -5,7 +5,7 @@
  * hint, and nothing is run or written.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync } from "node:fs";
+import { lstatSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -105,5 +105,19 @@ describe("--resume refusals: the advice on the hint line", () => {
     const r = tcod(args, ROOT);
     expectUserError(r, "TC7009", { at: "tcod run", message, hint: advice });
     expect(r.stderr.split("\n")[0]).not.toContain("give the --out folder");
+  });
+});
+
+describe.skipIf(process.platform === "win32")("a device, pipe or socket where a file is written whole (was: replaced by the file, as root /dev/full too)", () => {
+  it("import --out PIPE --force and compile into a folder holding a pipe of the plan's name: TC7009, the pipe kept", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-special-"));
+    const pipe = join(dir, "p.tcod"), plan = join(dir, "texthouse_tcod_f2b.plan.json");
+    for (const p of [pipe, plan]) expect(spawnSync("mkfifo", [p]).status).toBe(0);
+    const hint = "Move it out of the way, or give --out another path.";
+    expectUserError(tcod(["import", "trinity", join(ROOT, "test/fixtures/trinity/official/opd.yaml"), "--out", pipe, "--force"], dir), "TC7009", {
+      at: pipe, message: `cannot write ${pipe}: it is a pipe, which the file tcod writes whole would replace`, hint,
+    });
+    expectUserError(tcod(["compile", F, "--out", dir], dir), "TC7009", { at: plan, message: `cannot write ${plan}: it is a pipe`, hint });
+    for (const p of [pipe, plan]) expect(lstatSync(p).isFIFO()).toBe(true);
   });
 });
