@@ -98,3 +98,17 @@ function watch(c: Command, o: Option): void {
     first = value;
   });
 }
+
+/**
+ * Refuses the options named in `unused` (attribute names: `expertLength`) that the command line gave
+ * alongside `mode` (a switch such as `--graph`), which leaves them without effect: ignoring them would
+ * let the user believe they took. `does` says what the mode does instead, for the hint.
+ */
+export function refuseUnused(c: Command, mode: string, does: string, unused: string[]): void {
+  for (const name of unused) {
+    if (c.getOptionValueSource(name) !== "cli") continue;
+    const o = c.options.find((x) => x.attributeName() === name);
+    const flag = o?.long ?? name;
+    throw new UsageError(`${flag} has no effect with ${mode}`, { hint: `${mode} ${does}; drop ${flag}, or drop ${mode} for what ${flag} is for.` });
+  }
+}

@@ -11,7 +11,7 @@ import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
 import { isPlanJson, loadPlanJson } from "../plan-json.js";
 import { explainTarget } from "../curriculum-arg.js";
-import { shownValue } from "../flag-rules.js";
+import { refuseUnused, shownValue } from "../flag-rules.js";
 import type { Plan } from "../../plan/schema.js";
 
 /** `0,6,12` → [0, 6, 12]; anything but non-negative integers is a coded error naming the option. */
@@ -40,8 +40,12 @@ export function register(program: Command): void {
     .option("--trace <metrics.jsonl>", "for feedback-level values: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
     .option("--json", "the explanation as the JSON result line")
     .option("--graph", "list the curriculum's execution graph: its nodes with their typed ports, and its edges")
-    .action((file: string, target: string, o: { at?: string; expertLength?: string; set: string[]; trace?: string; json?: boolean; graph?: boolean }) => {
-      if (o.graph) { explainGraph(file, target, o); return; }
+    .action((file: string, target: string, o: { at?: string; expertLength?: string; set: string[]; trace?: string; json?: boolean; graph?: boolean }, cmd: Command) => {
+      if (o.graph) {
+        refuseUnused(cmd, "--graph", "lists the execution graph, which has no values at steps", ["at", "expertLength", "trace"]);
+        explainGraph(file, target, o);
+        return;
+      }
       if (isPlanJson(file)) fieldNeedsSource(file, target, loadPlanJson(file, o.set));
       const trace = o.trace !== undefined ? readTrace(o.trace) : undefined;
       const steps0 = o.at !== undefined ? naturals("--at", o.at, "0,6,12") : undefined;

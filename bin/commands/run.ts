@@ -131,6 +131,8 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     held.lock = acquireRunLock(dir, (m) => process.stderr.write(`tcod run: note: ${m}\n`));
   };
   const seed = o.seed === undefined ? undefined : parseSeed(o.seed);
+  // Read before any folder is made: a bad one leaves nothing behind.
+  const rec = o.record ? parseRecord(o.record) : undefined;
   let plan: Plan;
   let bundle: string | undefined;
   let runDir: string;
@@ -201,7 +203,6 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
       }
       throw new UsageError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`, { hint: "A run folder holds one run; its metrics.jsonl is never overwritten." });
     }
-    const rec = o.record ? parseRecord(o.record) : undefined;
     const root = rec?.sourceRoot ?? projectRootOf(resolve(file));
     recordRunStart(runDir, {
       plan, settings: rec?.settings ?? loaded.settings, ...(seed !== undefined ? { seed } : {}), projectDir: root, ...(rec?.sweep ? { sweep: rec.sweep } : {}),
@@ -359,7 +360,7 @@ function parseRecord(text: string): { settings?: string[]; sweep?: { dir: string
   try {
     return JSON.parse(text) as ReturnType<typeof parseRecord>;
   } catch {
-    throw new UsageError(`--record: not JSON (${text.slice(0, 60)})`);
+    throw new UsageError(`--record: not JSON (${text.slice(0, 60)})`, { hint: "--record is what `tcod run --sweep` passes to each point it starts; drop it." });
   }
 }
 

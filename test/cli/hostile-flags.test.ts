@@ -82,6 +82,9 @@ describe("a flag another one would silently ignore", () => {
     [["run", F, "--resume", run, "--dry-run"], "--dry-run does not take --resume", "--dry-run reads a .tcod file"],
     [["run", "--resume", run, "--curriculum", "x"], "--curriculum x with --resume alone: a run folder holds the plan of one curriculum", "Drop --curriculum"],
     [["run", F, "--parallel", "2", "-q"], "--parallel 2 without --sweep: only a sweep runs points at once", "Add --sweep"],
+    [["plot", F, "--graph", "--trace", "x"], "--trace has no effect with --graph", "--graph draws the execution graph, which has no schedule values; drop --trace"],
+    [["plot", F, "--graph", "--expert-length", "3"], "--expert-length has no effect with --graph", "drop --expert-length"],
+    [["explain", F, "texthouse_tcod_f2b", "--graph", "--at", "1"], "--at has no effect with --graph", "--graph lists the execution graph, which has no values at steps; drop --at"],
   ])("tcod %j", (args, message, hint) => refused(args, message, hint));
 
   it("metrics --csv --json: refused on the result line, with no CSV before it", () => {
