@@ -7,7 +7,13 @@
  * - A flag that takes one value may be given once. A flag meant to repeat collects its values into
  *   a list (`--set`, `--infra`: a list default) or is variadic; those stay repeatable.
  * - A flag whose value is a path (its argument is named `<dir>`, `<file>` or a file name such as
- *   `<metrics.jsonl>`) takes no empty value: `--out ''` is not "the default folder".
+ *   `<metrics.jsonl>`) takes no empty value: `--out ''` is not "the default folder". Nor one of
+ *   spaces only, nor `-` (tcod reads and writes named files, never standard input or output, and
+ *   would otherwise make a file called `-`), nor one starting with `-`: `--out -q` is a forgotten
+ *   value far more often than a folder of that name (which `./-q` still names).
+ * - A command's path arguments (`<file>`, `<files...>`, `<config>`, `<input>`, run folders) likewise:
+ *   `tcod compile ''` would otherwise read the current folder, and `tcod metrics -` look for a run
+ *   folder called `-`.
  */
 import type { Command, Option } from "commander";
 import { UsageError } from "../plan/errors.js";
@@ -19,7 +25,41 @@ export function enforceFlagRules(program: Command): void {
       if (!o.required && !o.optional) continue; // a switch (--quiet, --json): repeating it changes nothing
       watch(c, o);
     }
+    c.hook("preAction", (_, action) => checkPathArguments(action));
   }
+}
+
+/** Whether a command argument names files or folders (`<file>`, `<files...>`, `<config>`, `<runDirs...>`), by its name. */
+const isPathArgument = (name: string): boolean => /file|input|config|dir/i.test(name);
+
+/** Why `value`, given where a path is expected, names no file or folder the user can have meant; undefined when it may. */
+function pathProblem(value: string): string | undefined {
+  if (value === "") return "the path is empty";
+  if (value.trim() === "") return `the path ${JSON.stringify(value)} is only spaces`;
+  if (value === "-") return "'-' (standard input or output) is not a path tcod reads or writes";
+  if (value.startsWith("-")) return `'${value}' looks like a flag, not a path`;
+  return undefined;
+}
+
+/** The advice for a path refused by `pathProblem`. */
+const pathAdvice = (value: string, what: string, flag?: string): string =>
+  value.startsWith("-") && value.length > 1 ? `Give ${flag ?? "it"} a value before the next flag; for a ${what} whose name starts with '-', write ./${value}.` : `Name a ${what}${flag ? `, or drop ${flag}` : ""}.`;
+
+/** The rule above for a command's path arguments: checked once commander has read them, before the action. */
+function checkPathArguments(c: Command): void {
+  c.registeredArguments.forEach((a, i) => {
+    if (!isPathArgument(a.name())) return;
+    const given: unknown = c.processedArgs[i];
+    const values = Array.isArray(given) ? given : given === undefined ? [] : [given];
+    for (const v of values) {
+      if (typeof v !== "string") continue;
+      const problem = pathProblem(v);
+      // A value starting with '-' never reaches here: commander took it for an option.
+      if (problem === undefined) continue;
+      const takes = a.description.split(/[;(]/)[0]!.trim();
+      throw new UsageError(`<${a.name()}>: ${problem}`, { hint: `<${a.name()}> takes a path${takes ? ` (${takes})` : ""}: name one, as \`tcod ${c.name()} --help\` shows.` });
+    }
+  });
 }
 
 /** An option whose values accumulate (a list default, as `collect` builds) or that takes several at once. */
@@ -31,8 +71,9 @@ const argName = (o: Option): string => /[<[]([^>\]]*)[>\]]/.exec(o.flags)?.[1] ?
 /** Whether the option's value names a file or folder. */
 const isPath = (o: Option): boolean => /^(dir|file)$|\.\w+$/.test(argName(o));
 
-/** A value as the user would type it back: quoted when empty or when it holds spaces or quotes. */
-const shown = (v: string | null): string => (v === null ? "(no value)" : v === "" || /[\s"'\\]/.test(v) ? JSON.stringify(v) : v);
+/** A value as the user would type it back: quoted when empty or when it holds spaces or quotes (`--seed "": …`, not `--seed : …`). */
+export const shownValue = (v: string): string => (v === "" || /[\s"'\\]/.test(v) ? JSON.stringify(v) : v);
+const shown = (v: string | null): string => (v === null ? "(no value)" : shownValue(v));
 
 function watch(c: Command, o: Option): void {
   const flag = o.long ?? o.short ?? o.name();
@@ -41,10 +82,11 @@ function watch(c: Command, o: Option): void {
   let first: string | null | undefined;
   // Commander assigns the value in its own listener for this event, registered before this one.
   c.on(`option:${o.name()}`, (value: string | null) => {
-    if (value === "" && isPath(o)) {
+    const problem = value === null || !isPath(o) ? undefined : pathProblem(value);
+    if (problem !== undefined && value !== null) {
       const what = argName(o) === "dir" ? "folder" : argName(o) === "file" ? "file" : argName(o);
-      throw new UsageError(`${flag}: the path is empty; ${flag} takes a ${what}`, {
-        hint: `${flag} names a ${what} — ${o.description}. Name one, or drop the flag.`,
+      throw new UsageError(`${flag}: ${problem}; ${flag} takes a ${what}`, {
+        hint: `${flag} names a ${what} — ${o.description}. ${pathAdvice(value, what, flag)}`,
       });
     }
     if (multi) return;
@@ -55,4 +97,18 @@ function watch(c: Command, o: Option): void {
     }
     first = value;
   });
+}
+
+/**
+ * Refuses the options named in `unused` (attribute names: `expertLength`) that the command line gave
+ * alongside `mode` (a switch such as `--graph`), which leaves them without effect: ignoring them would
+ * let the user believe they took. `does` says what the mode does instead, for the hint.
+ */
+export function refuseUnused(c: Command, mode: string, does: string, unused: string[]): void {
+  for (const name of unused) {
+    if (c.getOptionValueSource(name) !== "cli") continue;
+    const o = c.options.find((x) => x.attributeName() === name);
+    const flag = o?.long ?? name;
+    throw new UsageError(`${flag} has no effect with ${mode}`, { hint: `${mode} ${does}; drop ${flag}, or drop ${mode} for what ${flag} is for.` });
+  }
 }

@@ -2,7 +2,7 @@
  * Output paths the user names (--out): checked before any work is done, so an existing file where a
  * folder is wanted, or a folder nobody may write, is a user error (TC7009), never a crash midway.
  */
-import { accessSync, constants, existsSync, mkdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { UsageError } from "../plan/errors.js";
 
@@ -83,8 +83,22 @@ export function writeOutFile(file: string, text: string, option = "--out"): void
   }
 }
 
+/**
+ * Refuses a `path` that `writeAtomic` would replace rather than write: a device, pipe or socket (the
+ * renamed file takes its place, so `--out /dev/full --force` would leave a file where /dev/full was).
+ */
+export function refuseSpecialFile(path: string, option = "--out"): void {
+  let st;
+  try { st = lstatSync(path); } catch { return; }
+  if (st.isCharacterDevice() || st.isBlockDevice() || st.isFIFO() || st.isSocket()) {
+    const what = st.isFIFO() ? "a pipe" : st.isSocket() ? "a socket" : "a device";
+    throw cannotWrite(path, `it is ${what}, which the file tcod writes whole would replace`, `Move it out of the way, or give ${option} another path.`);
+  }
+}
+
 /** Writes `path` whole or not at all (a temporary file renamed over it); a failure is a user error naming the path. */
 export function writeAtomic(path: string, text: string, option = "--out"): void {
+  refuseSpecialFile(path, option);
   const tmp = `${path}.tmp-${process.pid}`;
   try {
     makeDirs(dirname(path));

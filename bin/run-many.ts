@@ -9,6 +9,8 @@ import { CompileError, compileFile, type CompiledPlan, type CompileResult } from
 import { didYouMean } from "../compiler/diagnostics/index.js";
 import { projectRootOf } from "../compiler/modules.js";
 import { UsageError } from "../plan/errors.js";
+import { curriculumFlag } from "./curriculum-arg.js";
+import { shownValue } from "./flag-rules.js";
 import { formatConfig, resolvedFields } from "./print-config.js";
 import { printDiagnostics } from "./report-diagnostics.js";
 import { defaultSweepDir, parseMaxPoints, runSweep, sweepSummary } from "./sweep.js";
@@ -22,7 +24,7 @@ export interface RunManyFlags { out?: string; set: string[]; curriculum?: string
 export async function runMany(file: string | undefined, o: RunManyFlags): Promise<number> {
   if (!file) throw new UsageError("give the .tcod file to inspect or sweep");
   if (!file.endsWith(".tcod")) throw new UsageError(`${file}: --sweep, --dry-run and --print-config take a .tcod file`, { hint: "A compiled plan is one point already: `tcod run PLAN.json`." });
-  const r = compileFile(file, { overrides: o.set, ...parseMaxPoints(o.maxPoints) });
+  const r = compileFile(file, { overrides: o.set, ...curriculumOf(file, o.curriculum), ...parseMaxPoints(o.maxPoints) });
   printDiagnostics(r, false);
   if (!r.ok) throw new CompileError(file, r, true);
   const plans = pick(r, o.curriculum, file);
@@ -48,8 +50,11 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
     else process.stdout.write(out.join("\n") + "\n");
     return 0;
   }
-  const parallel = o.parallel === undefined ? 1 : Number(o.parallel);
-  if (!Number.isInteger(parallel) || parallel < 1 || parallel > 64) throw new UsageError(`--parallel ${o.parallel}: expected a whole number from 1 to 64`);
+  // Decimal digits only: Number() would also take 0x2, 1e1 and " 2 ".
+  const parallel = o.parallel === undefined ? 1 : /^\d+$/.test(o.parallel) ? Number(o.parallel) : NaN;
+  if (!Number.isInteger(parallel) || parallel < 1 || parallel > 64) {
+    throw new UsageError(`--parallel ${shownValue(o.parallel ?? "")}: expected a whole number from 1 to 64`, { hint: "The points a sweep runs at once, e.g. --parallel 4 (each point is a `tcod run` process of its own)." });
+  }
   const dir = o.out ?? defaultSweepDir(file);
   ensureOutDir(dir);
   // Ctrl-C, SIGTERM (a scheduler) and SIGHUP (a closed terminal) alike, as for `tcod run`: the signal
@@ -91,6 +96,15 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
  * The plans of `--curriculum NAME` (a curriculum, or one sweep point), or all of them when no name is
  * given; an empty or unknown name is an error with a did-you-mean, never "all of them".
  */
+/**
+ * What `--curriculum` asks the compiler for: its curriculum alone (of a sweep point's name, the part
+ * before `@`), so that a name the file lacks is the compiler's TC2017 at `<--curriculum>`, as in
+ * `tcod compile`; a malformed one is refused first (bin/curriculum-arg.ts).
+ */
+export function curriculumOf(file: string, want: string | undefined): { curriculum?: string } {
+  return want === undefined ? {} : { curriculum: curriculumFlag(file, want, { points: true }) };
+}
+
 export function pick(r: CompileResult, want: string | undefined, file: string): CompiledPlan[] {
   if (want === undefined) {
     if (r.plans.length === 0) throw new UsageError(`${file} declares no curriculum`);
@@ -98,9 +112,10 @@ export function pick(r: CompileResult, want: string | undefined, file: string): 
   }
   const plans = r.plans.filter((p) => p.plan.name === want || p.curriculum.name === want);
   if (plans.length === 0) {
-    const names = [...new Set(r.plans.flatMap((p) => [p.curriculum.name, p.plan.name]))];
-    throw new UsageError(`--curriculum ${want === "" ? '""' : want}: no curriculum or sweep point ${want === "" ? "has an empty name" : `named "${want}"`} in ${file}.${didYouMean(want, names)}`, {
-      hint: `Name one of: ${[...new Set(r.plans.map((p) => p.plan.name))].join(", ") || "(the file declares no curriculum)"}.`,
+    // The compiler compiled `want`'s curriculum alone (curriculumOf), so it is the point that is missing.
+    const points = r.plans.map((p) => p.plan.name);
+    throw new UsageError(`--curriculum ${want}: no sweep point of that name in ${file}.${didYouMean(want, points)}`, {
+      hint: `Name one of its points, as \`tcod run ${file} --dry-run\` lists them: ${points.join(", ") || "(none)"}; or the curriculum alone, ${want.slice(0, want.indexOf("@"))}, for all of them with --sweep.`,
     });
   }
   return plans;

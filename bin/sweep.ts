@@ -10,6 +10,7 @@
  * first checkpoint starts again at step 0, its rows kept as *.before-restart-N: runtime/set-aside.ts),
  * the rest started; a point whose folder holds a run of a different plan is an error, never overwritten.
  */
+import { shownValue } from "./flag-rules.js";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -47,7 +48,7 @@ export function parseMaxPoints(text: string | undefined): { maxPoints?: number }
   if (text === undefined) return {};
   const n = Number(text);
   if (!/^\s*\d+\s*$/.test(text) || n < 1) {
-    throw new UsageError(`--max-points ${text}: expected a whole number of points, at least 1`, { hint: "e.g. --max-points 5000" });
+    throw new UsageError(`--max-points ${shownValue(text)}: expected a whole number of points, at least 1`, { hint: "e.g. --max-points 5000" });
   }
   // Every point is compiled and kept in memory: 10^10 of them would abort out of memory, not refuse.
   const max = SIZE_LIMITS.sweepPoints;

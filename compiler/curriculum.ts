@@ -81,7 +81,7 @@ export function collectFields(decl: CurriculumDecl, scope: Scope, ev: Evaluator,
     const v = b?.get();
     if (!v || v.kind !== "object" || v.type !== "curriculum" || !v.source) {
       if (!v || v.kind !== "invalid") {
-        ev.report(d.unknownCurriculum({ name: decl.base.name, suggestion: "", available: "see the curricula declared or imported in this file" }), decl.base.span);
+        ev.report(d.unknownCurriculum({ name: decl.base.name, suggestion: "", where: "this file", available: "see the curricula declared or imported in it" }), decl.base.span);
       }
     } else if (seen.includes(v.source.decl) || v.source.decl === decl) {
       ev.report(d.recursiveFunction({ name: decl.name, chain: [...seen, decl].map((c) => c.name).join(" → ") + ` → ${decl.base.name}` }), decl.base.span);

@@ -65,6 +65,8 @@ export function explain(compiled: CompiledPlan, path: string[], steps: number[],
       const available = Object.keys(CURRICULUM_FIELDS);
       return { error: `a curriculum has no field '${field ?? ""}'`, available, hint: h.explainFields({ fields: available.join(", ") }) };
     }
+    // A default is a value of its own, not the members a call would have had: `horizon.every` of an unset horizon names nothing.
+    if (rest.length > 0) return { error: `'${field}' is not set in curriculum '${compiled.curriculum.name}', so it has no member '${rest[0]}' (its default: ${spec.default})`, available: [], hint: h.explainDefault({ target: `${compiled.curriculum.name}.${field}` }) };
     return { target: `${compiled.curriculum.name}.${path.join(".")}`, kind: "default", value: spec.default, origin: ["not set in the curriculum: the default applies"], note: spec.doc };
   }
   let v: Value = fv.value;

@@ -50,6 +50,12 @@ export interface CompileOptions {
   overrides?: string[];
   /** Compile only this curriculum of the file. */
   curriculum?: string;
+  /**
+   * Where the command line wrote `curriculum`, for the pseudo-file an unknown one (TC2017) points
+   * into, as `--set` errors point into `<--set N>`: the argument (`--curriculum`, the default, or
+   * `target`) and its whole text, which starts with the name (`tcod explain FILE nope.horizon`).
+   */
+  curriculumFrom?: { arg: string; text: string };
   /** Expand the file's sweeps (default true). */
   sweeps?: boolean;
   /** The most sweep points a file may expand to (default DEFAULT_MAX_SWEEP_POINTS); more is TC5006, found before expanding. */
@@ -290,8 +296,14 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   // An empty name (`--curriculum ""`) names no curriculum: an error, never "all of them".
   const curricula = entry.curricula.filter((c) => opts.curriculum === undefined || c.name === opts.curriculum);
   if (opts.curriculum !== undefined && curricula.length === 0) {
+    // Not at line 1 of the file, which has nothing to do with it: at the argument that names it.
     const names = entry.curricula.map((c) => c.name);
-    sink.add(d.unknownCurriculum({ name: opts.curriculum, suggestion: didYouMean(opts.curriculum, names), available: names.join(", ") || "none" }), spanAt(abs));
+    const from = opts.curriculumFrom ?? { arg: "--curriculum", text: opts.curriculum };
+    const file = `<${from.arg}>`;
+    sources.set(file, from.text);
+    const end = from.text.startsWith(opts.curriculum) ? opts.curriculum.length : 0;
+    const span: Span = { file, start: { offset: 0, line: 1, column: 1 }, end: { offset: end, line: 1, column: end + 1 } };
+    sink.add(d.unknownCurriculum({ name: opts.curriculum, suggestion: didYouMean(opts.curriculum, names), where: entry.display, available: names.join(", ") || "none" }), span);
   }
   // `--set steps=500` (a field name, not a let) sets that field of every curriculum of the file.
   const lets = new Set(entry.ast?.decls.filter((x) => x.kind === "let").map((x) => (x as { name: string }).name) ?? []);
@@ -338,6 +350,17 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   }
   if (memo) for (const k of memo.keys()) if (!used.has(k)) memo.delete(k);
   return { ...finish(plans, sink, cache, sources), program };
+}
+
+/**
+ * The names of the curricula the file at `path` declares, from a parse alone: for the hint of a
+ * command line that names one badly, before anything is compiled. Undefined when the file cannot be read.
+ */
+export function declaredCurricula(path: string): string[] | undefined {
+  let source: SourceText;
+  try { source = readSourceFile(path); } catch { return undefined; }
+  const { ast } = parse(source.text, resolve(path), source.badBytes);
+  return ast.decls.filter((x): x is CurriculumDecl => x.kind === "curriculum").map((c) => c.name);
 }
 
 /** Checks files without writing anything: every diagnostic of every file. */

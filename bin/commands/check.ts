@@ -4,6 +4,7 @@ import { checkFiles } from "../../compiler/index.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
+import { curriculumFlag } from "../curriculum-arg.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 
 export function register(program: Command): void {
@@ -20,7 +21,7 @@ export function register(program: Command): void {
 function run(files: string[], o: { json?: boolean; maxPoints?: string; set?: string[]; curriculum?: string }): void {
   const r = checkFiles(files, {
     ...parseMaxPoints(o.maxPoints),
-    ...(o.set?.length ? { overrides: o.set } : {}), ...(o.curriculum !== undefined ? { curriculum: o.curriculum } : {}),
+    ...(o.set?.length ? { overrides: o.set } : {}), ...(o.curriculum !== undefined ? { curriculum: curriculumFlag(files[0]!, o.curriculum) } : {}),
   });
   printDiagnostics(r, !!o.json, writeErr);
   if (!o.json && r.ok) writeErr(`ok: ${files.length} file(s), ${r.plans.length} plan(s)\n`);
@@ -78,10 +79,11 @@ export function warmUp(): void {
 /**
  * `tcod check` run without commander (bin/cli.ts `main`) when its arguments are only files (none
  * starting with `-`, at least one) and `--json`, in any order: what commander would call the action
- * with. Anything else (another option, `--help`, `--`, no file) is left to commander, errors included.
+ * with. Anything else (another option, `--help`, `--`, no file, a blank one) is left to commander, errors included.
  */
 export function direct(args: string[]): (() => void) | undefined {
   const files = args.filter((a) => a !== "--json");
-  if (files.length === 0 || files.some((a) => a === "" || a.startsWith("-"))) return undefined;
+  // An empty or blank path is left to commander's path rules too (bin/flag-rules.ts).
+  if (files.length === 0 || files.some((a) => a.trim() === "" || a.startsWith("-"))) return undefined;
   return () => run(files, args.length > files.length ? { json: true } : {});
 }

@@ -5,6 +5,7 @@
  * A run without a training step (an empty metrics.jsonl) is left out of all of it, with a warning on
  * stderr, a note on the page and `leftOut` in the JSON; with no run left, TC7009.
  */
+import { shownValue } from "../flag-rules.js";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
@@ -107,8 +108,10 @@ export function register(program: Command): void {
     .option("--level <x>", "success level for the time-to-level column", "0.5")
     .option("--title <text>", "page title")
     .action((dirs: string[], o: CompareFlags) => {
-      const level = o.level.trim() === "" ? NaN : Number(o.level);
-      if (!(level >= 0 && level <= 1)) throw new UsageError(`--level ${o.level}: expected a success rate in [0, 1]`, { hint: "e.g. --level 0.5 (the time-to-level column: the first step at that success)" });
+      // A decimal number: Number() would also take 0x1 (and "" as 0).
+      const level = /^\s*(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/.test(o.level) ? Number(o.level) : NaN;
+      if (!(level >= 0 && level <= 1)) throw new UsageError(`--level ${shownValue(o.level)}: expected a success rate in [0, 1]`, { hint: "e.g. --level 0.5 (the time-to-level column: the first step at that success)" });
+      if (o.title !== undefined && o.title.trim() === "") throw new UsageError(`--title ${shownValue(o.title)}: the title is empty`, { hint: "Give the page a title, e.g. --title \"f2b vs b2f\", or drop --title for the default one." });
       const read: RunData[] = [];
       const problems: UserError[] = [];
       for (const d of once(dirs)) {
@@ -135,7 +138,7 @@ export function register(program: Command): void {
       ensureOutFile(o.out, "--out", "compare.html");
       if (o.json) ensureOutFile(o.json, "--json", "compare.json");
       const groups = groupRuns(runs);
-      writeOutFile(o.out, renderCompare(runs, { level, groups, leftOut, ...(o.title ? { title: o.title } : {}) }));
+      writeOutFile(o.out, renderCompare(runs, { level, groups, leftOut, ...(o.title !== undefined ? { title: o.title } : {}) }));
       const summaries = [...groups].map(([m, rs]) => summarize(m, rs, level));
       if (o.json) {
         writeOutFile(o.json, JSON.stringify({ level, methods: summaries, ...(leftOut.length ? { leftOut } : {}) }, null, 2) + "\n", "--json");

@@ -6,6 +6,7 @@ import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { ensureOutDir, writeAtomic } from "../out-path.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
+import { curriculumFlag } from "../curriculum-arg.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { planFileNames, withBundleBeside } from "../plan-file-names.js";
 
@@ -19,7 +20,7 @@ export function register(program: Command): void {
     .option("--json", "diagnostics as JSON lines, then the result line (the plans written)")
     .option(...MAX_POINTS_FLAG)
     .action((file: string, o: { out: string; set: string[]; curriculum?: string; json?: boolean; maxPoints?: string }) => {
-      const r = compileFile(file, { overrides: o.set, ...(o.curriculum !== undefined ? { curriculum: o.curriculum } : {}), ...parseMaxPoints(o.maxPoints) });
+      const r = compileFile(file, { overrides: o.set, ...(o.curriculum !== undefined ? { curriculum: curriculumFlag(file, o.curriculum) } : {}), ...parseMaxPoints(o.maxPoints) });
       printDiagnostics(r, !!o.json);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       ensureOutDir(o.out);

@@ -10,6 +10,8 @@ import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
 import { isPlanJson, loadPlanJson } from "../plan-json.js";
+import { explainTarget } from "../curriculum-arg.js";
+import { refuseUnused, shownValue } from "../flag-rules.js";
 import type { Plan } from "../../plan/schema.js";
 
 /** `0,6,12` → [0, 6, 12]; anything but non-negative integers is a coded error naming the option. */
@@ -22,7 +24,7 @@ export function naturals(option: string, text: string, example: string): number[
   }
   const bad = parts.find((x) => !/^\d+$/.test(x));
   if (bad !== undefined || parts.length === 0) {
-    throw new UsageError(`${option} ${text}: ${bad === undefined || bad === "" ? "an empty entry" : `'${bad}'`} is not a whole number ≥ 0`, { hint: `Give comma-separated whole numbers, e.g. ${option} ${example}.` });
+    throw new UsageError(`${option} ${shownValue(text)}: ${bad === undefined || bad === "" ? "an empty entry" : `'${bad}'`} is not a whole number ≥ 0`, { hint: `Give comma-separated whole numbers, e.g. ${option} ${example}.` });
   }
   return parts.map(Number);
 }
@@ -38,20 +40,21 @@ export function register(program: Command): void {
     .option("--trace <metrics.jsonl>", "for feedback-level values: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
     .option("--json", "the explanation as the JSON result line")
     .option("--graph", "list the curriculum's execution graph: its nodes with their typed ports, and its edges")
-    .action((file: string, target: string, o: { at?: string; expertLength?: string; set: string[]; trace?: string; json?: boolean; graph?: boolean }) => {
-      if (o.graph) { explainGraph(file, target, o); return; }
+    .action((file: string, target: string, o: { at?: string; expertLength?: string; set: string[]; trace?: string; json?: boolean; graph?: boolean }, cmd: Command) => {
+      if (o.graph) {
+        refuseUnused(cmd, "--graph", "lists the execution graph, which has no values at steps", ["at", "expertLength", "trace"]);
+        explainGraph(file, target, o);
+        return;
+      }
       if (isPlanJson(file)) fieldNeedsSource(file, target, loadPlanJson(file, o.set));
       const trace = o.trace !== undefined ? readTrace(o.trace) : undefined;
       const steps0 = o.at !== undefined ? naturals("--at", o.at, "0,6,12") : undefined;
       const lengths = o.expertLength !== undefined ? naturals("--expert-length", o.expertLength, "4,8,12") : undefined;
-      const [cur, ...path] = target.split(".");
-      const r = compileFile(file, { overrides: o.set, curriculum: cur ?? "", sweeps: false });
+      const { curriculum, path } = explainTarget(file, target, false);
+      const r = compileFile(file, { overrides: o.set, curriculum, curriculumFrom: { arg: "target", text: target }, sweeps: false });
       printDiagnostics(r, !!o.json);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
-      const compiled = r.plans[0];
-      if (!compiled || path.length === 0) {
-        throw new UsageError(`target '${target}': write it as CURRICULUM.FIELD`, { hint: `e.g. ${compiled?.curriculum.name ?? "my_curriculum"}.horizon` });
-      }
+      const compiled = r.plans[0]!;
       const steps = steps0 ?? defaultSteps(compiled.plan.clock.steps);
       const e = explain(compiled, path, steps, lengths, r.sources, (f, l, c) => `${relative(process.cwd(), f) || f}:${l}:${c}`, trace);
       if ("error" in e) throw new UsageError(`target '${target}': ${e.error}`, { hint: e.hint });
@@ -68,14 +71,13 @@ export function register(program: Command): void {
 
 /** `tcod explain FILE CURRICULUM --graph`: the nodes, ports and edges of the compiled plan's graph. */
 function explainGraph(file: string, target: string, o: { set: string[]; json?: boolean }): void {
-  const [cur, ...rest] = target.split(".");
-  if (!cur || rest.length > 0) throw new UsageError(`target '${target}': with --graph, name a curriculum only`, { hint: "e.g. tcod explain FILE my_curriculum --graph" });
   let plan: Plan;
   if (isPlanJson(file)) {
     plan = loadPlanJson(file, o.set);
     if (target !== plan.name) throw new UsageError(`target '${target}': ${file} holds the plan '${plan.name}'`, { hint: `A plan .json holds one curriculum (or sweep point): tcod explain ${file} ${plan.name} --graph`, where: { file } });
   } else {
-    const r = compileFile(file, { overrides: o.set, curriculum: cur, sweeps: false });
+    const { curriculum } = explainTarget(file, target, true);
+    const r = compileFile(file, { overrides: o.set, curriculum, curriculumFrom: { arg: "target", text: target }, sweeps: false });
     printDiagnostics(r, !!o.json);
     if (!r.ok) { process.exitCode = EXIT_USER; return; }
     plan = r.plans[0]!.plan;

@@ -16,6 +16,7 @@ import { UsageError, type UserError } from "../../plan/errors.js";
 import { ensureOutDir, writeAtomic } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
+import { curriculumFlag } from "../curriculum-arg.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { PLAN_HINT } from "../plan-json.js";
 
@@ -32,11 +33,13 @@ export function register(program: Command): void {
     .option(...MAX_POINTS_FLAG)
     .option("--json", "the result line lists what was written (config, plugin, workflow, advantage_fn, notes per plan)")
     .action((format: string, input: string, o: { out: string; target: string; infra: string[]; set: string[]; curriculum?: string; json?: boolean; maxPoints?: string }) => {
-      const fail = (e: string | UserError) => { reportUserError(typeof e === "string" ? new UsageError(e) : e, "tcod export"); process.exitCode = EXIT_USER; };
-      if (format !== "trinity") return fail(`unknown format '${format}'; the formats are: trinity`);
-      if (!(TRINITY_TARGETS as readonly string[]).includes(o.target)) return fail(`unknown --target '${o.target}'; use ${TRINITY_TARGETS.join(" or ")}`);
+      const fail = (e: string | UserError, hint?: string) => { reportUserError(typeof e === "string" ? new UsageError(e, hint !== undefined ? { hint } : {}) : e, "tcod export"); process.exitCode = EXIT_USER; };
+      if (format !== "trinity") return fail(`unknown format '${format}'; the formats are: trinity`, `e.g. tcod export trinity ${input}`);
+      if (!(TRINITY_TARGETS as readonly string[]).includes(o.target)) {
+        return fail(`unknown --target '${o.target}'; use ${TRINITY_TARGETS.join(" or ")}`, "--target tcod-fork (the default) writes for the TCOD fork of Trinity-RFT, --target upstream for Trinity-RFT from PyPI.");
+      }
       const infra = parseInfra(o.infra);
-      if (typeof infra === "string") return fail(infra);
+      if (typeof infra === "string") return fail(infra, "--infra takes KEY=VALUE, one setting each time it is given; `tcod export --help` lists the keys.");
       let plans: Plan[];
       if (input.endsWith(".json")) {
         let text = "";
@@ -48,7 +51,7 @@ export function register(program: Command): void {
           return fail(new UsageError(`cannot read ${input}: ${(e as Error).message}`, { where: { file: input }, hint: PLAN_HINT }));
         }
       } else {
-        const r = compileFile(input, { overrides: o.set, ...(o.curriculum !== undefined ? { curriculum: o.curriculum } : {}), ...parseMaxPoints(o.maxPoints) });
+        const r = compileFile(input, { overrides: o.set, ...(o.curriculum !== undefined ? { curriculum: curriculumFlag(input, o.curriculum) } : {}), ...parseMaxPoints(o.maxPoints) });
         printDiagnostics(r, false);
         if (!r.ok) { process.exitCode = EXIT_USER; return; }
         plans = r.plans.map((p) => p.plan);

@@ -15,7 +15,7 @@ import { curriculumDifferences, importTrinity, resolvedConfig, TrinityImportErro
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USER } from "../exit.js";
 import { readBytesFile } from "../../plan/read-file.js";
 import { UsageError } from "../../plan/errors.js";
-import { ensureOutFile, writeAtomic } from "../out-path.js";
+import { ensureOutFile, refuseSpecialFile, writeAtomic } from "../out-path.js";
 import { reportUserError } from "../report-diagnostics.js";
 import { jsonMode, result } from "../json-output.js";
 
@@ -31,6 +31,7 @@ export function register(program: Command): void {
       if (format !== "trinity") throw new UsageError(`unknown format '${format}'`, { hint: "The formats are: trinity." });
       if (o.out) {
         ensureOutFile(o.out);
+        refuseSpecialFile(o.out);
         if (!o.force && pathExists(o.out)) {
           throw new UsageError(`${o.out} exists; tcod import does not overwrite it`, { hint: "Give --out a new file name, or add --force to replace this one.", where: { file: o.out } });
         }

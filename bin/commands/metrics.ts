@@ -44,6 +44,8 @@ export function register(program: Command): void {
     .option("--json", "the summary as the JSON result line")
     .option("--tensorboard", "(re)write TensorBoard event files in each run folder")
     .action((dirs: string[], o: Flags) => {
+      // CSV rows on stdout would break --json's contract (JSON lines, the last one the result).
+      if (o.csv && o.json) { fail(new UsageError("--csv and --json are two formats of stdout; give one", { hint: "--csv for every row as CSV, --json for the summary as the JSON result line." })); return; }
       const runs: { dir: string; rows: MetricsRow[] }[] = [];
       const problems: UserError[] = [];
       for (const arg of dirs) {

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { refuseUnused } from "../flag-rules.js";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { compileFile } from "../../compiler/index.js";
@@ -29,8 +30,12 @@ export function register(program: Command): void {
     .option("--expert-length <turns>", "expert length for episode-level schedules (b2f prefix)", "10")
     .option("--trace <metrics.jsonl>", "for feedback-level schedules: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
     .option("--graph", "draw each curriculum's execution graph instead: Mermaid text on stdout; with --out also DIR/NAME.graph.svg and DIR/NAME.graph.mmd")
-    .action((file: string, o: { out?: string; set: string[]; expertLength: string; trace?: string; maxPoints?: string; graph?: boolean }) => {
-      if (o.graph) { plotGraphs(file, o); return; }
+    .action((file: string, o: { out?: string; set: string[]; expertLength: string; trace?: string; maxPoints?: string; graph?: boolean }, cmd: Command) => {
+      if (o.graph) {
+        refuseUnused(cmd, "--graph", "draws the execution graph, which has no schedule values", ["expertLength", "trace"]);
+        plotGraphs(file, o);
+        return;
+      }
       const trace = o.trace !== undefined ? readTrace(o.trace) : undefined;
       const untraced: string[] = [];
       const lengths = naturals("--expert-length", o.expertLength, "10");

@@ -29,9 +29,10 @@ import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { ensureOutDir } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { recordResume, recordRunStart } from "../provenance.js";
-import { pick, runMany } from "../run-many.js";
+import { curriculumOf, pick, runMany } from "../run-many.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { jsonMode, result as setResult } from "../json-output.js";
+import { shownValue } from "../flag-rules.js";
 import { formatConfig, resolvedFields } from "../print-config.js";
 import { findStdlibDir, projectRootOf } from "../../compiler/modules.js";
 import { exitForSignal, signalWord, STOP_SIGNALS, type StopSignal } from "../stop-signals.js";
@@ -67,6 +68,7 @@ export function register(program: Command): void {
     .action(async (file: string | undefined, o: RunFlags) => {
       try {
         if (o.wandb !== undefined && o.wandb.trim() === "") throw new UsageError("--wandb: give the Weights & Biases project to log to", { hint: "e.g. --wandb my-project (WANDB_MODE=offline logs without an account)" });
+        refuseIgnoredFlags(file, o);
         if (o.sweep || o.dryRun || o.printConfig) {
           process.exitCode = await runMany(file, { ...o, ...(o.seed !== undefined ? { seed: parseSeed(o.seed) } : { seed: undefined }) });
           return;
@@ -78,6 +80,27 @@ export function register(program: Command): void {
         process.exitCode = EXIT_USER;
       }
     });
+}
+
+/** Flags that would be silently ignored with the others given: refused, so none means less than it says. */
+function refuseIgnoredFlags(file: string | undefined, o: RunFlags): void {
+  if (o.resume !== undefined) {
+    const many = o.sweep ? "--sweep" : o.dryRun ? "--dry-run" : o.printConfig ? "--print-config" : undefined;
+    if (many) {
+      throw new UsageError(`${many} does not take --resume`, {
+        hint: many === "--sweep" ? "A sweep resumes its points by itself: run the same `tcod run FILE --sweep` command again." : `${many} reads a .tcod file: \`tcod run FILE ${many}\`; a run folder's resolved curriculum is its config.txt.`,
+      });
+    }
+    if (o.out !== undefined) {
+      throw new UsageError(`--out ${o.out} with --resume ${o.resume}: a resumed run goes on in its own folder`, { hint: `Drop --out; the run continues in ${o.resume}.` });
+    }
+    if (o.curriculum !== undefined && !file) {
+      throw new UsageError(`--curriculum ${shownValue(o.curriculum)} with --resume alone: a run folder holds the plan of one curriculum`, { hint: `Drop --curriculum; the run continues the plan in ${join(o.resume, "plan.json")}.` });
+    }
+  }
+  if (o.parallel !== undefined && !o.sweep) {
+    throw new UsageError(`--parallel ${shownValue(o.parallel)} without --sweep: only a sweep runs points at once`, { hint: "Add --sweep to run every point of the file, N at a time, or drop --parallel." });
+  }
 }
 
 async function run(file: string | undefined, o: RunFlags): Promise<number> {
@@ -109,14 +132,18 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     held.lock = acquireRunLock(dir, (m) => process.stderr.write(`tcod run: note: ${m}\n`));
   };
   const seed = o.seed === undefined ? undefined : parseSeed(o.seed);
+  // Read before any folder is made: a bad one leaves nothing behind.
+  const rec = o.record ? parseRecord(o.record) : undefined;
   let plan: Plan;
   let bundle: string | undefined;
   let runDir: string;
   if (o.resume) {
     runDir = o.resume;
-    if (o.set.length) throw new UsageError("--set cannot change a run being resumed; start a new run instead");
+    if (o.set.length) throw new UsageError("--set cannot change a run being resumed", { hint: `A resumed run continues the plan of ${join(runDir, "plan.json")}: drop --set, or start the changed run in a new --out folder.` });
     const saved = join(runDir, "plan.json");
-    if (!existsSync(runDir) || !statSync(runDir).isDirectory()) throw new UsageError(`--resume ${runDir}: no such folder; give the --out folder of an earlier run`);
+    const resumeHint = "Give --resume the --out folder of an earlier `tcod run` (it holds plan.json, metrics.jsonl and checkpoint/).";
+    if (!existsSync(runDir)) throw new UsageError(`--resume ${runDir}: no such folder`, { hint: resumeHint });
+    if (!statSync(runDir).isDirectory()) throw new UsageError(`--resume ${runDir}: not a folder`, { hint: resumeHint });
     if (!existsSync(saved) && !brokenLink(saved)) {
       // A folder with a run's state but no plan.json is a damaged run folder; one with neither is not a run folder.
       const state = ["checkpoint", "metrics.jsonl", "run.json"].find((f) => existsSync(join(runDir, f)));
@@ -125,7 +152,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
           where: { file: saved }, hint: "Without the run's plan it cannot continue; start the run again in a new --out folder.",
         });
       }
-      throw new UsageError(`${runDir} is not a run folder (no plan.json); give the --out folder of an earlier run`);
+      throw new UsageError(`--resume ${runDir}: not a run folder (no plan.json)`, { hint: resumeHint });
     }
     takeFolder(runDir);
     // The run's records a resume reads or rewrites: a folder or a pipe in their place would fail
@@ -142,7 +169,11 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     plan = loadRunPlan(saved);
     if (file) {
       const given = loadPlan(file, o).plan;
-      if (given.name !== plan.name) throw new UsageError(`${file} compiles to plan "${given.name}", but ${runDir} holds a run of "${plan.name}"`);
+      if (given.name !== plan.name) {
+        throw new UsageError(`${file} compiles to plan "${given.name}", but ${runDir} holds a run of "${plan.name}"`, {
+          hint: `Resume with \`tcod run --resume ${runDir}\` alone (it continues the run's own plan.json), or run ${file} in a new --out folder.`,
+        });
+      }
       // Same name, other content (the file edited since, or another --set): the run would go on with
       // its own plan.json and the file's changes would be dropped unsaid. Seeds and serving URLs may differ.
       const differ = configDifferences([{ dir: file, plan: given, rows: [] }, { dir: runDir, plan, rows: [] }]);
@@ -160,7 +191,7 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     // run.json records the resume once the engine has taken the folder (onStart, below): a resume
     // refused for a damaged checkpoint or metrics.jsonl is not one.
   } else {
-    if (!file) throw new UsageError("give a .tcod file or a plan .json to run (or --resume RUN_DIR)");
+    if (!file) throw new UsageError("no file to run", { hint: "Give a .tcod file or a plan .json to run, or --resume RUN_DIR to continue a run." });
     let loaded: Loaded;
     ({ plan, bundle, ...loaded } = loadPlan(file, o));
     runDir = o.out ?? join("runs", `${safeFileName(plan.name)}-${timestamp()}`);
@@ -176,7 +207,6 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
       }
       throw new UsageError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`, { hint: "A run folder holds one run; its metrics.jsonl is never overwritten." });
     }
-    const rec = o.record ? parseRecord(o.record) : undefined;
     const root = rec?.sourceRoot ?? projectRootOf(resolve(file));
     recordRunStart(runDir, {
       plan, settings: rec?.settings ?? loaded.settings, ...(seed !== undefined ? { seed } : {}), projectDir: root, ...(rec?.sweep ? { sweep: rec.sweep } : {}),
@@ -269,7 +299,7 @@ const tellFile = (kind: "warning" | "note", message: string): void => { process.
 
 /** A run seed: an integer a plan can hold exactly (a JSON number without rounding: |n| ≤ 2^53 − 1). */
 function parseSeed(s: string): number {
-  if (!/^\s*-?\d+\s*$/.test(s)) throw new UsageError(`--seed ${s}: expected an integer`, { hint: "e.g. --seed 7" });
+  if (!/^\s*-?\d+\s*$/.test(s)) throw new UsageError(`--seed ${shownValue(s)}: expected an integer`, { hint: "e.g. --seed 7" });
   const n = Number(s);
   if (!Number.isSafeInteger(n)) {
     throw new UsageError(`--seed ${s.trim()}: out of range; a seed is an integer from -9007199254740991 to 9007199254740991 (±(2^53 − 1))`, { hint: "Use a smaller seed, e.g. --seed 7; larger ones would be rounded." });
@@ -292,7 +322,7 @@ function loadPlan(file: string, o: RunFlags): { plan: Plan; bundle?: string } & 
     const loaded = { settings: o.set, texts: [] };
     return b && existsSync(b) ? { plan, bundle: readFileSync(b, "utf8"), ...loaded } : { plan, ...loaded };
   }
-  const r = compileFile(file, { overrides: o.set, ...parseMaxPoints(o.maxPoints) });
+  const r = compileFile(file, { overrides: o.set, ...curriculumOf(file, o.curriculum), ...parseMaxPoints(o.maxPoints) });
   printDiagnostics(r, false);
   if (!r.ok) throw new CompileError(file, r, true);
   const plans = pick(r, o.curriculum, file);
@@ -338,7 +368,7 @@ function parseRecord(text: string): { settings?: string[]; sweep?: { dir: string
   try {
     return JSON.parse(text) as ReturnType<typeof parseRecord>;
   } catch {
-    throw new UsageError(`--record: not JSON (${text.slice(0, 60)})`);
+    throw new UsageError(`--record: not JSON (${text.slice(0, 60)})`, { hint: "--record is what `tcod run --sweep` passes to each point it starts; drop it." });
   }
 }
 

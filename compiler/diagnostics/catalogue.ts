@@ -64,7 +64,7 @@ export const catalogue = {
   TC2014: { name: "notAConstant", severity: "error", valueDependent: true, message: "{what} must be known at compile time, but this value is {level}-level.", hint: "Use a constant here; schedules are allowed only in fields that accept them." },
   TC2015: { name: "divisionByZero", severity: "error", valueDependent: true, message: "Division by zero.", hint: "Check the divisor." },
   TC2016: { name: "duplicateArgument", severity: "error", message: "Argument '{arg}' is given twice.", hint: "Remove one of them." },
-  TC2017: { name: "unknownCurriculum", severity: "error", message: "Cannot find curriculum '{name}'.{suggestion}", hint: "Curricula in this file: {available}." },
+  TC2017: { name: "unknownCurriculum", severity: "error", message: "Cannot find curriculum '{name}'.{suggestion}", hint: "Curricula in {where}: {available}." },
   TC2018: { name: "invalidValue", severity: "error", message: "Invalid {what}: {detail}.", hint: "{hint}" },
   TC2019: { name: "inliningBudget", severity: "error", message: "Evaluating '{name}' inlines more than {limit} function calls.", hint: "Every call is inlined, so a function that calls another twice doubles the work at each level: compute a shared value once with `let`, or write the closed form." },
   TC2020: { name: "evaluationTooDeep", severity: "error", message: "'{name}' nests calls or values that read values more than {limit} levels deep.", hint: "Shorten the chain: merge intermediate functions, or compute the value in fewer steps." },
@@ -188,4 +188,5 @@ export const hints = {
   explainFields: "Fields: {fields}.",
   explainMembers: "Members of '{owner}': {members}.",
   explainValueItself: "Explain the value itself: {target} (its `from:` line shows the call and its arguments).",
+  explainDefault: "Explain the field itself: {target} (its default and what it means); set it in the curriculum to give it members.",
 } as const;

@@ -173,8 +173,9 @@ export function parseInfra(items: readonly string[]): Partial<TrinityInfra> | st
     if (!(key in DEFAULT_INFRA) || key === "envVars") return `unknown --infra key '${key}'; keys: ${Object.keys(DEFAULT_INFRA).filter((k) => k !== "envVars").join(", ")}, env_vars.NAME`;
     const def = DEFAULT_INFRA[key as keyof TrinityInfra];
     if (typeof def === "number") {
-      const n = Number(m[2]);
-      if (m[2]!.trim() === "" || !Number.isFinite(n)) return `--infra ${key} needs a number, got '${m[2]}'`;
+      // A decimal number, as YAML writes one: Number() would also take 0x10, 0b1 and "" (as 0).
+      const n = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/.test(m[2]!) ? Number(m[2]) : NaN;
+      if (!Number.isFinite(n)) return `--infra ${key} needs a number, got '${m[2]}'`;
       const problem = infraProblem(key as keyof TrinityInfra, n);
       if (problem) return problem;
       out[key] = n;

@@ -118,7 +118,7 @@ describe("tcod compare: folders it cannot read", () => {
   it("a run's metrics.jsonl is taken for its folder; an empty --level is an error", () => {
     const r = tcod("compare", join(good, "metrics.jsonl"), "--out", join(dir, "c.html"));
     expect(r.status, r.stderr).toBe(0);
-    userError(tcod("compare", good, "--level", "", "--out", join(dir, "c.html")), "TC7009", { at: "tcod compare", message: "--level : expected a success rate in [0, 1]", hint: "e.g. --level 0.5" });
+    userError(tcod("compare", good, "--level", "", "--out", join(dir, "c.html")), "TC7009", { at: "tcod compare", message: '--level "": expected a success rate in [0, 1]', hint: "e.g. --level 0.5" });
   });
 
   it.skipIf(!linux)("--out in /proc (a folder that exists but takes no files): TC7009, not a stack", () => {
@@ -218,25 +218,65 @@ describe("tcod fmt: files it cannot read are the diagnostics `tcod check` prints
 
 describe('--curriculum "" or a mistyped name never means "all of them"', () => {
   const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));
+  const list = `Curricula in ${F}: texthouse_tcod_b2f.`;
 
-  it("compile and export: TC2017, nothing written", () => {
+  it("a name that cannot be a curriculum's is the flag's fault: TC7009 in every command, the file's curricula as the hint", () => {
     const out = join(dir, "out");
-    const none = { at: `${F}:1:1`, message: "Cannot find curriculum ''.", hint: "Curricula in this file: texthouse_tcod_b2f." };
-    userError(tcod("compile", F, "--curriculum", "", "--out", out), "TC2017", none);
+    const empty = (cmd: string) => ({ at: `tcod ${cmd}`, message: '--curriculum "": the name is empty', hint: list });
+    userError(tcod("compile", F, "--curriculum", "", "--out", out), "TC7009", empty("compile"));
     expect(existsSync(join(out, "texthouse_tcod_b2f.plan.json"))).toBe(false);
-    userError(tcod("export", "trinity", F, "--curriculum", "", "--out", out), "TC2017", none);
-    const typo = tcod("compile", F, "--curriculum", "texthouse_tcod_b2", "--out", out);
-    userError(typo, "TC2017", { ...none, message: "Cannot find curriculum 'texthouse_tcod_b2'. Did you mean 'texthouse_tcod_b2f'?" });
+    userError(tcod("export", "trinity", F, "--curriculum", "", "--out", out), "TC7009", empty("export"));
+    userError(tcod("check", F, "--curriculum", " "), "TC7009", { ...empty("check"), message: '--curriculum " ": the name is empty' });
+    userError(tcod("run", F, "--curriculum", "", "-q", "--out", join(dir, "run")), "TC7009", empty("run"));
+    expect(existsSync(join(dir, "run", "metrics.jsonl"))).toBe(false);
+    userError(tcod("run", F, "--dry-run", "--curriculum", ""), "TC7009", empty("run"));
+    userError(tcod("compile", F, "--curriculum", "a.b", "--out", out), "TC7009", {
+      at: "tcod compile", message: "--curriculum a.b: 'a.b' is not a curriculum's name (letters, digits and _, not starting with a digit)", hint: list,
+    });
   });
 
-  it("run, run --dry-run and explain", () => {
-    const empty = { at: "tcod run", message: `--curriculum "": no curriculum or sweep point has an empty name in ${F}.`, hint: "Name one of: texthouse_tcod_b2f." };
-    userError(tcod("run", F, "--curriculum", "", "-q", "--out", join(dir, "run")), "TC7009", empty);
-    expect(existsSync(join(dir, "run", "metrics.jsonl"))).toBe(false);
-    userError(tcod("run", F, "--dry-run", "--curriculum", ""), "TC7009", empty);
-    const typo = tcod("run", F, "--print-config", "--curriculum", "texthouse_tcod_b2");
-    userError(typo, "TC7009", { ...empty, message: `--curriculum texthouse_tcod_b2: no curriculum or sweep point named "texthouse_tcod_b2" in ${F}. Did you mean 'texthouse_tcod_b2f'?` });
-    userError(tcod("explain", F, ".horizon"), "TC2017", { at: `${F}:1:1`, message: "Cannot find curriculum ''.", hint: "Curricula in this file: texthouse_tcod_b2f." });
+  it("a well-formed name the file lacks: TC2017 at the argument, not at line 1 of the file, in every command", () => {
+    const out = join(dir, "out");
+    const typo = { at: "<--curriculum>:1:1", message: "Cannot find curriculum 'texthouse_tcod_b2'. Did you mean 'texthouse_tcod_b2f'?", hint: list };
+    for (const args of [["compile", F, "--out", out], ["export", "trinity", F, "--out", out], ["check", F], ["run", F, "-q", "--out", join(dir, "run2")], ["run", F, "--print-config"]]) {
+      const r = tcod(...args, "--curriculum", "texthouse_tcod_b2");
+      userError(r, "TC2017", typo);
+      expect(r.stderr).toContain("  1 | texthouse_tcod_b2\n    | ^^^^^^^^^^^^^^^^^\n");
+    }
+    expect(existsSync(join(dir, "run2", "metrics.jsonl"))).toBe(false);
+    // explain's target: the curriculum's part of it.
+    const r = tcod("explain", F, "texthouse_tcod_b2.horizon");
+    userError(r, "TC2017", { ...typo, at: "<target>:1:1" });
+    expect(r.stderr).toContain("  1 | texthouse_tcod_b2.horizon\n    | ^^^^^^^^^^^^^^^^^\n");
+    userError(tcod("explain", F, "nope", "--graph"), "TC2017", { at: "<target>:1:1", message: "Cannot find curriculum 'nope'.", hint: list });
+  });
+
+  it("run: a sweep point of the curriculum that it lacks", () => {
+    userError(tcod("run", F, "--dry-run", "--curriculum", "texthouse_tcod_b2f@steps=3"), "TC7009", {
+      at: "tcod run", message: `--curriculum texthouse_tcod_b2f@steps=3: no sweep point of that name in ${F}.`, hint: "Name one of its points, as `tcod run",
+    });
+  });
+
+  it.each([
+    ["....", "a part between dots is empty"], ["a.", "a part between dots is empty"], [".horizon", "a part between dots is empty"],
+    ["a..b", "a part between dots is empty"], ["a b.c", "'a b' is not a name (letters, digits and _, not starting with a digit)"], ["", "it is empty"], ["texthouse_tcod_b2f", "it names no field"],
+    ["texthouse_tcod_b2f.2x", "'2x' is not a name (letters, digits and _, not starting with a digit)"],
+  ])("explain target %j: TC7009 saying what a target looks like", (target, why) => {
+    userError(tcod("explain", F, target), "TC7009", {
+      at: "tcod explain", message: `: ${why}; a target is CURRICULUM.FIELD[.MEMBER…]`, hint: `e.g. tcod explain ${F} texthouse_tcod_b2f.horizon. ${list}`,
+    });
+  });
+
+  it("explain --graph takes a curriculum alone", () => {
+    userError(tcod("explain", F, "texthouse_tcod_b2f.horizon", "--graph"), "TC7009", {
+      at: "tcod explain", message: "target texthouse_tcod_b2f.horizon: with --graph, name a curriculum alone; a target is CURRICULUM", hint: `e.g. tcod explain ${F} texthouse_tcod_b2f --graph. ${list}`,
+    });
+  });
+
+  it("explain: a member of a field left at its default names nothing (it was explained as the field)", () => {
+    userError(tcod("explain", "examples/texthouse/opd.tcod", "texthouse_opd.horizon.every"), "TC7009", {
+      at: "tcod explain", message: "'horizon' is not set in curriculum 'texthouse_opd', so it has no member 'every'", hint: "Explain the field itself: texthouse_opd.horizon",
+    });
   });
 
   it("run --wandb with an empty project", () => {

@@ -68,7 +68,7 @@ describe("the CLI", () => {
   it("explain --graph takes a curriculum, not a field", () => {
     const r = tcod("explain", "examples/texthouse/tcod-f2b.tcod", "texthouse_tcod_f2b.horizon", "--graph");
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(/with --graph, name a curriculum only/);
+    expect(r.stderr).toMatch(/error TC7009: target texthouse_tcod_f2b.horizon: with --graph, name a curriculum alone; a target is CURRICULUM\n  hint: /);
   });
 
   it("plot --graph prints Mermaid and writes NAME.graph.svg and NAME.graph.mmd", () => {

@@ -215,7 +215,7 @@ describe("a damaged plan.json of a run folder", () => {
   it("a folder that holds no run at all is still not a run folder (TC7009)", () => {
     const r = resume(tmp());
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/error TC7009: .* is not a run folder \(no plan\.json\)/);
+    expect(r.stderr).toMatch(/error TC7009: --resume .*: not a run folder \(no plan\.json\)\n  hint: Give --resume the --out folder of an earlier `tcod run`/);
   });
 });
 

@@ -1,0 +1,126 @@
+/**
+ * Hostile values for the CLI's own arguments (bin/flag-rules.ts, bin/curriculum-arg.ts and each
+ * command's parsing): blank paths, `-`, a value that is the next flag, numbers in hex or exponent
+ * form, flags that another flag would silently ignore. Each is a coded TC7009 at the command, with a
+ * hint, and nothing is run or written.
+ */
+import { spawnSync } from "node:child_process";
+import { lstatSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { expectUserError } from "../helpers/cli.js";
+
+const ROOT = join(import.meta.dirname, "../..");
+const F = join(ROOT, "examples/texthouse/tcod-f2b.tcod");
+const tcod = (args: string[], cwd: string) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd, encoding: "utf8", timeout: 60_000 });
+
+/** Runs `args` in an empty folder: TC7009 at `tcod CMD` with `message` and `hint`, and the folder stays empty. */
+function refused(args: string[], message: string, hint: string): void {
+  const cwd = mkdtempSync(join(tmpdir(), "tcod-hostile-"));
+  expectUserError(tcod(args, cwd), "TC7009", { at: `tcod ${args[0]}`, message, hint });
+  expect(readdirSync(cwd)).toEqual([]);
+}
+
+describe("a path argument or path flag that names no path", () => {
+  it.each([
+    [["compile", ""], "<file>: the path is empty", "<file> takes a path (.tcod file)"],
+    [["compile", "  "], '<file>: the path "  " is only spaces', "<file> takes a path"],
+    [["check", " "], '<files>: the path " " is only spaces', "<files> takes a path (.tcod files)"],
+    [["compile", "-"], "<file>: '-' (standard input or output) is not a path tcod reads or writes", "<file> takes a path"],
+    [["fmt", "-"], "<files>: '-' (standard input or output)", "<files> takes a path (.tcod files or folders"],
+    [["metrics", ""], "<runDirs>: the path is empty", "<runDirs> takes a path (run folders"],
+    [["compare", "x", "-"], "<run_dirs>: '-' (standard input or output)", "<run_dirs> takes a path"],
+    [["import", "trinity", "-"], "<config>: '-' (standard input or output)", "<config> takes a path (Trinity-RFT config"],
+    [["explain", "", "a.b"], "<file>: the path is empty", "<file> takes a path"],
+    [["run", F, "--out", "  ", "-q"], '--out: the path "  " is only spaces; --out takes a folder', "--out names a folder"],
+    [["run", F, "--out", "-", "-q"], "--out: '-' (standard input or output) is not a path tcod reads or writes; --out takes a folder", "Name a folder, or drop --out."],
+    [["run", F, "--out", "-q"], "--out: '-q' looks like a flag, not a path; --out takes a folder", "Give --out a value before the next flag; for a folder whose name starts with '-', write ./-q."],
+    [["compile", F, "-o", "-"], "--out: '-' (standard input or output)", "--out names a folder"],
+    [["compare", "x", "--out", "-"], "--out: '-' (standard input or output)", "--out names a file"],
+    [["explain", F, "texthouse_tcod_f2b.horizon", "--trace", "-"], "--trace: '-' (standard input or output)", "--trace names a metrics.jsonl"],
+  ])("tcod %j", (args, message, hint) => refused(args, message, hint));
+});
+
+describe("numbers", () => {
+  it.each([
+    [["run", F, "--seed", "", "--dry-run"], '--seed "": expected an integer', "e.g. --seed 7"],
+    [["run", F, "--seed", "0x10", "--dry-run"], "--seed 0x10: expected an integer", "e.g. --seed 7"],
+    [["check", F, "--max-points", ""], '--max-points "": expected a whole number of points, at least 1', "e.g. --max-points 5000"],
+    [["run", F, "--sweep", "--parallel", "0x2"], "--parallel 0x2: expected a whole number from 1 to 64", "The points a sweep runs at once"],
+    [["run", F, "--sweep", "--parallel", "1e1"], "--parallel 1e1: expected a whole number from 1 to 64", "e.g. --parallel 4"],
+    [["run", F, "--sweep", "--parallel", ""], '--parallel "": expected a whole number from 1 to 64', "e.g. --parallel 4"],
+    [["compare", "x", "--level", "0x1"], "--level 0x1: expected a success rate in [0, 1]", "e.g. --level 0.5"],
+    [["compare", "x", "--level", "Infinity"], "--level Infinity: expected a success rate in [0, 1]", "e.g. --level 0.5"],
+    [["explain", F, "texthouse_tcod_f2b.horizon", "--at", " "], '--at " ": an empty entry is not a whole number ≥ 0', "e.g. --at 0,6,12"],
+    [["export", "trinity", F, "--infra", "nodeNum=0x2"], "--infra nodeNum needs a number, got '0x2'", "--infra takes KEY=VALUE"],
+    [["export", "trinity", F, "--infra", "gpuPerNode="], "--infra gpuPerNode needs a number, got ''", "--infra takes KEY=VALUE"],
+  ])("tcod %j", (args, message, hint) => refused(args, message, hint));
+
+  it("--level takes a decimal with an exponent (1e-1 is 0.1)", () => {
+    const cwd = mkdtempSync(join(tmpdir(), "tcod-hostile-"));
+    const r = tcod(["compare", "x", "--level", "1e-1"], cwd);
+    // Past --level: the missing run folder is what is refused.
+    expectUserError(r, "TC7009", { message: "no such folder" });
+  });
+});
+
+describe("choices and texts", () => {
+  it.each([
+    [["export", "trinity", F, "--target", ""], "unknown --target ''; use tcod-fork or upstream", "--target tcod-fork (the default)"],
+    [["export", "yaml", F], "unknown format 'yaml'; the formats are: trinity", `e.g. tcod export trinity ${F}`],
+    [["export", "trinity", F, "--infra", "nodeNum"], "cannot parse --infra 'nodeNum'", "--infra takes KEY=VALUE"],
+    [["compare", "x", "--title", " "], '--title " ": the title is empty', "drop --title for the default one"],
+  ])("tcod %j", (args, message, hint) => refused(args, message, hint));
+});
+
+describe("a flag another one would silently ignore", () => {
+  const run = mkdtempSync(join(tmpdir(), "tcod-hostile-run-"));
+  it.each([
+    [["run", "--resume", run, "--out", "elsewhere"], `--out elsewhere with --resume ${run}: a resumed run goes on in its own folder`, `Drop --out; the run continues in ${run}.`],
+    [["run", F, "--resume", run, "--sweep"], "--sweep does not take --resume", "A sweep resumes its points by itself"],
+    [["run", F, "--resume", run, "--dry-run"], "--dry-run does not take --resume", "--dry-run reads a .tcod file"],
+    [["run", "--resume", run, "--curriculum", "x"], "--curriculum x with --resume alone: a run folder holds the plan of one curriculum", "Drop --curriculum"],
+    [["run", F, "--parallel", "2", "-q"], "--parallel 2 without --sweep: only a sweep runs points at once", "Add --sweep"],
+    [["plot", F, "--graph", "--trace", "x"], "--trace has no effect with --graph", "--graph draws the execution graph, which has no schedule values; drop --trace"],
+    [["plot", F, "--graph", "--expert-length", "3"], "--expert-length has no effect with --graph", "drop --expert-length"],
+    [["explain", F, "texthouse_tcod_f2b", "--graph", "--at", "1"], "--at has no effect with --graph", "--graph lists the execution graph, which has no values at steps; drop --at"],
+  ])("tcod %j", (args, message, hint) => refused(args, message, hint));
+
+  it("metrics --csv --json: refused on the result line, with no CSV before it", () => {
+    const r = tcod(["metrics", "x", "--csv", "--json"], ROOT);
+    expect(r.status).toBe(1);
+    const lines = r.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const last = JSON.parse(lines[0]!) as { error: { code: string; message: string; hint: string } };
+    expect(last.error).toMatchObject({ code: "TC7009", message: "--csv and --json are two formats of stdout; give one" });
+    expect(last.error.hint).toContain("--csv for every row as CSV");
+  });
+});
+
+describe("--resume refusals: the advice on the hint line", () => {
+  const advice = "Give --resume the --out folder of an earlier `tcod run`";
+  it.each([
+    [["run", "--resume", "/nope-tcod"], "--resume /nope-tcod: no such folder"],
+    [["run", "--resume", "/dev/null"], "--resume /dev/null: not a folder"],
+    [["run", "--resume", ROOT], `--resume ${ROOT}: not a run folder (no plan.json)`],
+  ])("tcod %j", (args, message) => {
+    const r = tcod(args, ROOT);
+    expectUserError(r, "TC7009", { at: "tcod run", message, hint: advice });
+    expect(r.stderr.split("\n")[0]).not.toContain("give the --out folder");
+  });
+});
+
+describe.skipIf(process.platform === "win32")("a device, pipe or socket where a file is written whole (was: replaced by the file, as root /dev/full too)", () => {
+  it("import --out PIPE --force and compile into a folder holding a pipe of the plan's name: TC7009, the pipe kept", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tcod-special-"));
+    const pipe = join(dir, "p.tcod"), plan = join(dir, "texthouse_tcod_f2b.plan.json");
+    for (const p of [pipe, plan]) expect(spawnSync("mkfifo", [p]).status).toBe(0);
+    const hint = "Move it out of the way, or give --out another path.";
+    expectUserError(tcod(["import", "trinity", join(ROOT, "test/fixtures/trinity/official/opd.yaml"), "--out", pipe, "--force"], dir), "TC7009", {
+      at: pipe, message: `cannot write ${pipe}: it is a pipe, which the file tcod writes whole would replace`, hint,
+    });
+    expectUserError(tcod(["compile", F, "--out", dir], dir), "TC7009", { at: plan, message: `cannot write ${plan}: it is a pipe`, hint });
+    for (const p of [pipe, plan]) expect(lstatSync(p).isFIFO()).toBe(true);
+  });
+});
