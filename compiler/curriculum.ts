@@ -81,7 +81,13 @@ export function collectFields(decl: CurriculumDecl, scope: Scope, ev: Evaluator,
     const v = b?.get();
     if (!v || v.kind !== "object" || v.type !== "curriculum" || !v.source) {
       if (!v || v.kind !== "invalid") {
-        ev.report(d.unknownCurriculum({ name: decl.base.name, suggestion: "", where: "this file", available: "see the curricula declared or imported in it" }), decl.base.span);
+        // The curricula this file declares (imported ones are bound as imports: asking their value
+        // would evaluate the imported module's lets, so they are not listed).
+        const declared = curriculaInScope(scope).filter((n) => n !== decl.name);
+        ev.report(d.unknownCurriculum({
+          name: decl.base.name, suggestion: didYouMean(decl.base.name, declared), where: "this file",
+          available: declared.length > 0 ? `${declared.join(", ")} (and any it imports)` : "none declared (an imported one must be named in the import)",
+        }), decl.base.span);
       }
     } else if (seen.includes(v.source.decl) || v.source.decl === decl) {
       ev.report(d.recursiveFunction({ name: decl.name, chain: [...seen, decl].map((c) => c.name).join(" → ") + ` → ${decl.base.name}` }), decl.base.span);
@@ -232,3 +238,12 @@ function checkField(name: string, spec: FieldSpec, raw: Value, span: Span, ev: E
 
 export const scalarOf = (f: FieldValue | undefined): Scalar | undefined => (f?.value.kind === "scalar" ? f.value : undefined);
 export const DIMLESS_ONE = (span: Span) => constScalar(1, DIMLESS, span);
+
+/** The names of the curricula declared in `scope` and the scopes around it, in declaration order. */
+function curriculaInScope(scope: Scope): string[] {
+  const names: string[] = [];
+  for (let s: Scope | undefined = scope; s; s = s.parent) {
+    for (const [name, b] of s.names) if (b.kind === "curriculum" && !names.includes(name)) names.push(name);
+  }
+  return names;
+}
