@@ -1,5 +1,5 @@
 /**
- * A plan .json a user names (`tcod run`, `tcod plot`, `tcod explain --graph`): read under the size
+ * A plan .json a user names (`tcod run`, `tcod export`, `tcod plot`, `tcod explain --graph`): read under the size
  * limit, parsed, `--set path.to.field=value` applied, then validated by `parsePlan` — so every
  * command that takes a plan .json refuses a bad one the same way: not JSON is TC7009 at its line and
  * column, a plan that does not validate (or a constant out of range) TC7001 with each problem's JSON

@@ -9,7 +9,6 @@ import { FIELD_DEFAULTS, LOSS_DEFAULTS, OPTIMIZER_DEFAULTS, showDefault } from "
 import { d, didYouMean } from "./diagnostics/index.js";
 import type { Evaluator, RecordedEval } from "./evaluate.js";
 import { DIMLESS, dimEq, formatDim, isDimless, parseDim, type Dim } from "./units.js";
-import { parseType } from "./types.js";
 import { unitRepair } from "./unit-repair.js";
 import { constScalar, constValue, invalid, lookup, type Scalar, type Scope, type Value } from "./values.js";
 
@@ -227,7 +226,7 @@ function checkField(name: string, spec: FieldSpec, raw: Value, span: Span, ev: E
   if (spec.bareUnit && v.kind === "scalar" && v.literal && isDimless(v.dim)) {
     v = constScalar(constValue(v)!, { [spec.bareUnit]: 1 }, v.span);
   }
-  const checked = ev.check.type(v, parseType(spec.type), span, `field '${name}'`);
+  const checked = ev.check.type(v, ev.types.of(spec.type), span, `field '${name}'`);
   if (checked.kind === "scalar" && !ev.check.level(checked, spec.level, name, span)) return invalid(span);
   if (checked.kind === "scalar" && spec.level === "const" && checked.tree.op !== "const") {
     ev.report(d.notAConstant({ what: `'${name}'`, level: checked.level }), span);

@@ -11,7 +11,7 @@ import { catalogue, type CatalogueEntry } from "./diagnostics/catalogue.js";
 import { d, didYouMean, dt, h, type Message, type Related } from "./diagnostics/index.js";
 import type { LazyCell } from "./modules.js";
 import type { DiagnosticSink } from "./sink.js";
-import { parseType, scalarType, typeOfRef, type ScalarType } from "./types.js";
+import { scalarType, type ScalarType, type TypeTable } from "./types.js";
 import { dimDiv, dimMul, dimOf, DIMLESS, formatDim, isDimless } from "./units.js";
 import {
   allNames, constScalar, constValue, fixed, invalid, isConst, lookup, op, typeName, varScalar,
@@ -51,7 +51,7 @@ export class Evaluator {
   /** Type, unit and level checks, reporting through `report` below. */
   readonly check: Checker;
 
-  constructor(readonly sink: DiagnosticSink, readonly describeSpan: (s: Span) => string) {
+  constructor(readonly sink: DiagnosticSink, readonly describeSpan: (s: Span) => string, readonly types: TypeTable) {
     this.check = new Checker(sink, (m, s) => this.report(m, s));
   }
 
@@ -439,7 +439,7 @@ export class Evaluator {
     for (const p of b.params) {
       const a = bound.get(p.name);
       const v = a ? a.value : p.default!();
-      const checked = this.check.type(v, parseType(p.type), a ? a.span : span, `argument '${p.name}' of '${b.name}'`);
+      const checked = this.check.type(v, this.types.of(p.type), a ? a.span : span, `argument '${p.name}' of '${b.name}'`);
       if (checked.kind === "invalid") return invalid(span);
       args.set(p.name, checked);
       argSpans.set(p.name, a ? a.span : span);
@@ -481,7 +481,7 @@ export class Evaluator {
     // result all have scalar types needs only its signature (its body is checked on its own): so
     // uncalled chains of functions are checked in linear time, not inlined level by level.
     if (this.abstract) {
-      const sig = scalarSignature(f.decl);
+      const sig = scalarSignature(f.decl, this.types);
       if (sig) return this.callBySignature(f.decl, sig, bound, span);
     }
     if (this.callSites.length === 0) { this.outerName = f.decl.name; this.outerSets++; }
@@ -640,7 +640,7 @@ export class Evaluator {
     for (const p of decl.params) {
       const a = bound.get(p.name);
       if (!a) continue;
-      const checked = this.check.type(a.value, typeOfRef(p.type!), a.span, `argument '${p.name}' of '${decl.name}'`);
+      const checked = this.check.type(a.value, this.types.ofRef(p.type!), a.span, `argument '${p.name}' of '${decl.name}'`);
       if (checked.kind === "invalid") return invalid(span);
       if (checked.kind === "scalar") { level = maxLevel(level, checked.level); checked.reads.forEach((r) => reads.add(r)); }
     }
@@ -662,7 +662,7 @@ export class Evaluator {
       const a = bound.get(p.name);
       // Defaults are evaluated in the function's own scope, where it was declared.
       const v = a ? a.value : this.withStack(f.decl, () => this.expr(p.default!, scope));
-      const checked = p.type ? this.check.type(v, typeOfRef(p.type), a ? a.span : p.default!.span, `argument '${p.name}' of '${f.decl.name}'`) : v;
+      const checked = p.type ? this.check.type(v, this.types.ofRef(p.type), a ? a.span : p.default!.span, `argument '${p.name}' of '${f.decl.name}'`) : v;
       if (checked.kind === "invalid") return invalid(span);
       scope.names.set(p.name, fixed(checked, p.nameSpan, "param", `parameter ${p.name} of ${f.decl.name}`));
     }
@@ -681,11 +681,11 @@ export class Evaluator {
     const inner: Scope = { parent: scope, names: new Map() };
     for (const l of decl.lets) {
       const v = this.expr(l.value, inner);
-      const checked = l.type ? this.check.type(v, typeOfRef(l.type), l.value.span, `'${l.name}'`) : v;
+      const checked = l.type ? this.check.type(v, this.types.ofRef(l.type), l.value.span, `'${l.name}'`) : v;
       inner.names.set(l.name, fixed(checked, l.nameSpan, "let", `let ${l.name}`));
     }
     const result = this.expr(decl.body, inner);
-    return decl.returnType ? this.check.type(result, typeOfRef(decl.returnType), decl.body.span, `the result of '${decl.name}'`) : result;
+    return decl.returnType ? this.check.type(result, this.types.ofRef(decl.returnType), decl.body.span, `the result of '${decl.name}'`) : result;
   }
 
   private withStack<T>(decl: FnDecl, f: () => T): T {
@@ -763,9 +763,9 @@ export const NESTING_LIMIT = 100;
 interface ScalarSignature { result: ScalarType }
 
 /** The function's signature when every parameter and the result have scalar types. */
-function scalarSignature(decl: FnDecl): ScalarSignature | undefined {
-  const result = scalarType(decl.returnType && typeOfRef(decl.returnType));
-  if (!result || !decl.params.every((p) => scalarType(p.type && typeOfRef(p.type)))) return undefined;
+function scalarSignature(decl: FnDecl, types: TypeTable): ScalarSignature | undefined {
+  const result = scalarType(decl.returnType && types.ofRef(decl.returnType));
+  if (!result || !decl.params.every((p) => scalarType(p.type && types.ofRef(p.type)))) return undefined;
   return { result };
 }
 

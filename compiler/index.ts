@@ -20,7 +20,7 @@ import { sameJson } from "./json-equal.js";
 import { findStdlibDir, importClosureTexts, ModuleLoader, projectRootOf, type LazyCell, type LoaderFs, type Module } from "./modules.js";
 import { byCodeUnits, DiagnosticSink } from "./sink.js";
 import { bundleExtensions, type TsExtension } from "./ts-extensions.js";
-import { scalarType, typeOfRef } from "./types.js";
+import { scalarType, TypeTable } from "./types.js";
 import { fixed, type Scalar, type Scope, type Value } from "./values.js";
 
 export { render, toJsonLine, type Diagnostic } from "./diagnostics/index.js";
@@ -156,6 +156,8 @@ class SourceCache {
   private readonly asts = new Map<string, ReturnType<typeof parse>>();
   /** By path: in one compilation a path has one text, whichever loader's module holds it. */
   private readonly hashes = new Map<string, string>();
+  /** Types by written text: every evaluator of the compilation reads through it. */
+  readonly types = new TypeTable();
   constructor(readonly host?: CompileHost) {}
   read = (p: string): SourceText => {
     let t = this.texts.get(p);
@@ -388,7 +390,7 @@ function finish(plans: CompiledPlan[], sink: DiagnosticSink, cache: SourceCache,
 /** A loader and its evaluator; for a sweep point, `resolved` is the first load's `importTargets`. */
 function newLoader(root: string, sink: DiagnosticSink, cache: SourceCache, resolved?: ReadonlyMap<ImportDecl, string>, shared?: ReadonlyMap<LetDecl | ModelDecl, LazyCell>): { loader: ModuleLoader; ev: Evaluator } {
   let loader: ModuleLoader | undefined;
-  const ev = new Evaluator(sink, (s) => (loader ? loader.describe(s) : `${s.file}:${s.start.line}:${s.start.column}`));
+  const ev = new Evaluator(sink, (s) => (loader ? loader.describe(s) : `${s.file}:${s.start.line}:${s.start.column}`), cache.types);
   const host = cache.host;
   loader = new ModuleLoader(root, sink, ev, cache.read, cache.parse, {
     ...(host?.fs ? { fs: host.fs } : {}), ...(host?.reuse ? { reuse: (p) => host.reuse!(p) } : {}), ...(host?.unsaved ? { unsaved: (p) => host.unsaved!(p) } : {}), ...(resolved ? { resolved } : {}), ...(shared ? { shared } : {}),
@@ -987,7 +989,7 @@ function settleKept(mod: Module, ev: Evaluator): boolean {
 function checkBody(decl: FnDecl, modScope: Scope, ev: Evaluator): void {
   const scope: Scope = { parent: modScope, names: new Map() };
   for (const p of decl.params) {
-    const t = scalarType(p.type && typeOfRef(p.type));
+    const t = scalarType(p.type && ev.types.ofRef(p.type));
     let v: Value | undefined;
     if (t) v = { ...symbolic(p.name, t.dim, t.perTurn ? "turn" : "const", p.nameSpan), type: t.type };
     if (!v && p.default) {

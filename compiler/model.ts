@@ -3,7 +3,6 @@ import type { ModelDecl } from "../grammar/ast.js";
 import { d, didYouMean } from "./diagnostics/index.js";
 import type { Evaluator } from "./evaluate.js";
 import { invalid, type Scope, type Value } from "./values.js";
-import { parseType } from "./types.js";
 
 export const MODEL_FIELDS: Record<string, { type: string; required: boolean; doc: string }> = {
   path: { type: "string", required: true, doc: "Hugging Face id or local path of the weights." },
@@ -24,7 +23,7 @@ export function evalModel(decl: ModelDecl, scope: Scope, ev: Evaluator): Value {
       continue;
     }
     if (fields.has(f.name)) { ev.report(d.duplicateField({ field: f.name }), f.nameSpan); ok = false; continue; }
-    const v = ev.check.type(ev.expr(f.value, scope), parseType(spec.type), f.value.span, `model field '${f.name}'`);
+    const v = ev.check.type(ev.expr(f.value, scope), ev.types.of(spec.type), f.value.span, `model field '${f.name}'`);
     if (v.kind === "invalid") ok = false;
     fields.set(f.name, v);
   }

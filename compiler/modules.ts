@@ -27,7 +27,6 @@ import type { Evaluator } from "./evaluate.js";
 import { evalModel } from "./model.js";
 import type { DiagnosticSink } from "./sink.js";
 import { loadTsExtension, type TsExtension } from "./ts-extensions.js";
-import { typeOfRef } from "./types.js";
 import { DescribedLater, fixed, invalid, varScalar, type Binding, type Obj, type Scope, type Value } from "./values.js";
 
 export interface Module {
@@ -289,7 +288,7 @@ class ModuleValue implements Binding {
     const { decl, mod } = this;
     if (decl.kind === "model") return evalModel(decl, mod.scope, ev);
     const v = ev.expr(decl.value, mod.scope);
-    return decl.type ? ev.check.type(v, typeOfRef(decl.type), decl.value.span, `'${decl.name}'`) : v;
+    return decl.type ? ev.check.type(v, ev.types.ofRef(decl.type), decl.value.span, `'${decl.name}'`) : v;
   }
 }
 

@@ -36,41 +36,56 @@ export type Type =
 const OBJECT_TYPES: readonly ObjType[] = ["model", "env", "agent", "optimizer", "eval", "depth", "depth_rule", "backend", "curriculum"];
 const STRUCTURAL: readonly StructuralKind[] = ["loss", "record", "list", "range"];
 
-const cache = new Map<string, Type>();
-
 /**
- * The type a text denotes (whitespace is insignificant); parsed once per distinct text. `|` only
- * appears in the compiler's own field tables (the grammar has no union types), never inside `<…>`.
+ * Types by written text, parsed once each: one table per compilation (compiler/index.ts's
+ * SourceCache holds it, every evaluator of the compilation reads through it), so what an editor's
+ * session or a long `tcod check` parses goes with the compilation that parsed it. `|` only appears
+ * in the compiler's own field tables (the grammar has no union types), never inside `<…>`.
  */
+export class TypeTable {
+  private readonly byText = new Map<string, Type>();
+
+  /** The type a text denotes (whitespace is insignificant). */
+  of = (written: string): Type => {
+    // Looked up as written first (the compiler's tables ask for the same texts on every call).
+    let t = this.byText.get(written);
+    if (t !== undefined) return t;
+    const text = written.replace(/\s+/g, "");
+    t = this.byText.get(text);
+    if (t === undefined) { t = parse(text, this); this.byText.set(text, t); }
+    this.byText.set(written, t);
+    return t;
+  };
+
+  /**
+   * The type of a written type annotation (`let x: turns = …`, a parameter's or a result's type): by
+   * its text. (Not a WeakMap per annotation: a large file has one on most functions, and a weak table
+   * that size costs the garbage collector more than the lookup saves.)
+   */
+  ofRef(ref: TypeRef): Type {
+    return this.of(ref.text);
+  }
+
+  /** Distinct texts held (as written and without whitespace). */
+  get size(): number {
+    return this.byText.size;
+  }
+}
+
+/** The type a text denotes, parsed afresh: for a one-off outside a compilation, which keeps nothing. */
 export function parseType(written: string): Type {
-  // Looked up as written first (the compiler's tables ask for the same texts on every call).
-  let t = cache.get(written);
-  if (t !== undefined) return t;
-  const text = written.replace(/\s+/g, "");
-  t = cache.get(text);
-  if (t === undefined) { t = parse(text); cache.set(text, t); }
-  cache.set(written, t);
-  return t;
+  return new TypeTable().of(written);
 }
 
-/**
- * The type of a written type annotation (`let x: turns = …`, a parameter's or a result's type): by its
- * text, from `parseType`'s cache. (Not a WeakMap per annotation: a large file has one on most
- * functions, and a weak table that size costs the garbage collector more than the lookup saves.)
- */
-export function typeOfRef(ref: TypeRef): Type {
-  return parseType(ref.text);
-}
-
-function parse(text: string): Type {
+function parse(text: string, table: TypeTable): Type {
   if (text.includes("|")) {
-    const alternatives = text.split("|").map(parseType);
+    const alternatives = text.split("|").map(table.of);
     return alternatives.length === 1 ? alternatives[0]! : { kind: "union", alternatives, text };
   }
   const generic = /^(\w+)<(.+)>$/.exec(text);
   if (generic) {
     const [, outer, inner] = generic as unknown as [string, string, string];
-    if (outer === "list" || outer === "range" || outer === "per_turn") return { kind: outer, item: parseType(inner), text };
+    if (outer === "list" || outer === "range" || outer === "per_turn") return { kind: outer, item: table.of(inner), text };
     return { kind: "unknown", generic: true, text };
   }
   switch (text) {

@@ -235,6 +235,22 @@ function rowReader(): (line: string) => { row: MetricsRow } | RowProblem {
  * left out, and `partialLastLine` is told its line number so a reader can say so.
  */
 export function readMetrics(path: string, partialLastLine?: (line: number) => void): MetricsRow[] {
+  return readRows(path, (line, problem, start) => {
+    throw new RunFolderError(`${path}: line ${line} ${problem.problem}${notJson(problem)}`, { where: { file: path, line, ...(problem.json ? { column: problem.json.column } : {}) }, hint: damagedRowHint(path, start) });
+  }, partialLastLine);
+}
+
+/**
+ * The rows of a metrics file, a line that is not a whole row left out once `damaged` is told its
+ * number and why (rowProblem's message): for a summary of many runs (bench/study/summarize.ts) that
+ * says what it could not read and goes on. A file that cannot be read is a RunFolderError, as above.
+ */
+export function readMetricsSkipping(path: string, damaged: (line: number, why: string) => void, partialLastLine?: (line: number) => void): MetricsRow[] {
+  return readRows(path, (line, problem) => damaged(line, `${problem.problem}${notJson(problem)}`), partialLastLine);
+}
+
+/** readMetrics's loop: each line that is not a whole row goes to `damaged` (with its byte offset). */
+function readRows(path: string, damaged: (line: number, problem: RowProblem, start: number) => void, partialLastLine?: (line: number) => void): MetricsRow[] {
   let text: string;
   try {
     text = readTextFile(path, MAX_RUN_FILE_BYTES);
@@ -253,7 +269,8 @@ export function readMetrics(path: string, partialLastLine?: (line: number) => vo
     if ("problem" in parsed) {
       // Unterminated and not JSON: cut short while being written. A whole JSON value there is no row being written.
       if (parsed.problem === NOT_A_ROW && i === lines.length - 1 && !isJson(l)) { partialLastLine?.(i + 1); return; }
-      throw new RunFolderError(`${path}: line ${i + 1} ${parsed.problem}${notJson(parsed)}`, { where: { file: path, line: i + 1, ...(parsed.json ? { column: parsed.json.column } : {}) }, hint: damagedRowHint(path, start) });
+      damaged(i + 1, parsed, start);
+      return;
     }
     rows.push(parsed.row);
   });

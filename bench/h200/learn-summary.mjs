@@ -11,33 +11,16 @@
 // and unlisted actions — whether the teacher's signal tells the student's mistakes from its moves.
 // Lines that are not JSON are left out with a warning on stderr and counted per file (`unreadLines`).
 //   node bench/h200/learn-summary.mjs WORK_DIR > learn.json
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { jsonReader } from "./read-lines.mjs";
 
 const dir = process.argv[2];
 if (!dir) { console.error("usage: node bench/h200/learn-summary.mjs WORK_DIR"); process.exit(1); }
-// The JSON lines of a run's file. A line that is not JSON is left out, never unsaid: one warning per
-// file on stderr names its first such line and counts them, and the run's entry records the count
-// (`unreadLines`); an unterminated last line (a run killed while writing it) is left out with a note.
-const unread = {};
-const rows = (f) => {
-  if (!existsSync(f)) return [];
-  const lines = readFileSync(f, "utf8").split("\n");
-  const bad = [];
-  const out = lines.flatMap((l, i) => {
-    if (!l) return [];
-    try { return [JSON.parse(l)]; } catch {
-      if (i === lines.length - 1) console.error(`learn-summary: note: ${f}:${i + 1}: the last line is cut off (a run killed while writing it); it is left out`);
-      else bad.push(i + 1);
-      return [];
-    }
-  });
-  if (bad.length) {
-    console.error(`learn-summary: warning: ${f}:${bad[0]}: line ${bad[0]} is not JSON${bad.length > 1 ? `; ${bad.length} lines in all (${bad.slice(0, 10).join(", ")}${bad.length > 10 ? ", …" : ""})` : ""}; left out of the summary`);
-    unread[f] = bad.length;
-  }
-  return out;
-};
+// The JSON lines of a run's file (read-lines.mjs): a line that is not JSON is left out, never unsaid:
+// one warning per file on stderr names its first such line and counts them, and the run's entry
+// records the count (`unreadLines`); an unterminated last line is left out with a note.
+const { lines: rows, unread } = jsonReader("learn-summary");
 const r3 = (x) => (typeof x === "number" && Number.isFinite(x) ? Math.round(x * 1000) / 1000 : null);
 const SPLITS = ["valid_seen", "valid_unseen", "hard"];
 const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);

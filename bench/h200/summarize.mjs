@@ -6,19 +6,28 @@
 //   node bench/h200/summarize.mjs OUT_DIR > OUT_DIR/h200.json
 // Steps: the first optimiser step of a run is left out (it includes the worker's warm-up and the
 // step-0 evaluation); wall time is measured between consecutive optimiser steps (backend-wait.jsonl).
+// A line that is not JSON, or a backend-wait mark without its numbers, is left out with a warning on
+// stderr naming the file and line (read-lines.mjs), counted in `unreadLines`; so is a .json that is not.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { jsonReader } from "./read-lines.mjs";
 
 const out = process.argv[2];
 if (!out) { console.error("usage: node bench/h200/summarize.mjs OUT_DIR"); process.exit(1); }
-const jsonl = (f) => existsSync(f) ? readFileSync(f, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+const { lines: jsonl, json, unread } = jsonReader("summarize");
+const num = (v) => typeof v === "number" && Number.isFinite(v);
+const obj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+/** What a backend-wait.jsonl mark needs (the differences below read each). */
+const markProblem = (m) => (!obj(m) || !num(m.atMs) || !num(m.busyMs) || !obj(m.busyKindMs) || !obj(m.tokens)
+  ? "is not a backend-wait mark (`atMs`, `busyMs`, `busyKindMs`, `tokens`)" : undefined);
+const rowProblem = (r) => (obj(r) ? undefined : "is not a metrics row (an object)");
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 const r3 = (x) => (x === null || x === undefined || !Number.isFinite(x) ? null : Math.round(x * 1000) / 1000);
 const KINDS = ["sample", "score", "teacher", "train", "tokenize"];
 
 function summariseRun(dir) {
-  const metrics = jsonl(join(dir, "metrics.jsonl"));
-  const marks = jsonl(join(dir, "backend-wait.jsonl"));
+  const metrics = jsonl(join(dir, "metrics.jsonl"), rowProblem);
+  const marks = jsonl(join(dir, "backend-wait.jsonl"), markProblem);
   const train = metrics.filter((r) => r.kind === "train");
   const evals = metrics.filter((r) => r.kind === "eval");
   const res = { steps: train.length, measuredSteps: Math.max(0, marks.length - 1) };
@@ -75,7 +84,7 @@ function busyShare(samples, from, to) {
 }
 
 function traceWindow(file) {
-  const ops = jsonl(file).filter((o) => o.op === "optim_step");
+  const ops = jsonl(file, (o) => (obj(o) ? undefined : "is not a trace record (an object)")).filter((o) => o.op === "optim_step" && num(o.at));
   return ops.length >= 2 ? [ops[0].at, ops[ops.length - 1].at] : null;
 }
 
@@ -86,7 +95,7 @@ for (const [name, run] of Object.entries(runs)) {
   const w = traceWindow(join(runsDir, name, "worker-trace.jsonl"));
   if (w) run.gpuBusyShare = busyShare(samples, w[0], w[1]);
 }
-const read = (f) => (existsSync(join(out, f)) ? JSON.parse(readFileSync(join(out, f), "utf8")) : null);
+const read = (f) => json(join(out, f));
 const plain = read("plain.json");
 const ops = read("ops.json");
 const ops2 = read("ops-2gpu.json");
@@ -101,11 +110,12 @@ const sideBySide = opd && plain ? {
   peakMemoryGiB: { tcodWorker: plain.tcod_worker_peak_memory_gib, plain: plain.plain_peak_memory_gib },
 } : null;
 const targets = {
-  opdStepRatio: { target: "<= 1.2", value: plain ? r3(plain.step_s.ratio) : null },
+  opdStepRatio: { target: "<= 1.2", value: r3(plain?.step_s?.ratio) },
   teacherScoreTokPerS: { target: ">= 1e6", value: ops?.score?.worker_tok_s ?? null },
   trainTokPerS: { target: ">= 3e5", value: ops?.train?.worker_tok_s ?? null },
   sample256TokPerS: { target: ">= 2e4 (and >= HF generate at 256)", value: ops?.sample_teacher?.worker_tok_s ?? null, student: ops?.sample_student?.worker_tok_s ?? null },
   twoGpuSpeedup: { target: ">= 1.7", value: ops2?.scaling?.speedup ?? null },
   fsdp1b: { target: "trains on 2 GPUs without OOM", value: ops2?.fsdp_1b ? `${(ops2.fsdp_1b.params / 1e9).toFixed(2)} B params, ${ops2.fsdp_1b.worker_tok_s} tok/s` : null },
 };
-console.log(JSON.stringify({ generatedAt: new Date().toISOString(), targets, runs, plain, ops, ops2gpu: ops2, sideBySide, gpuMemory: gpuMemory(samples) }, null, 1));
+const unreadLines = Object.keys(unread).length ? { unreadLines: unread } : {};
+console.log(JSON.stringify({ generatedAt: new Date().toISOString(), targets, runs, plain, ops, ops2gpu: ops2, sideBySide, gpuMemory: gpuMemory(samples), ...unreadLines }, null, 1));

@@ -13,24 +13,59 @@
  *   admissible ones), sampled at the eval temperature; a served teacher's own last evaluations
  *   (phase1/teacher-*.metrics.jsonl beside runs/, with the student initialisation's).
  * Facts only: what the numbers mean is for the reader (and the notes of whoever reports them).
+ * A file it cannot read is never a stack trace nor dropped unsaid: a line of a metrics file or of
+ * calls.jsonl that is not a whole row is left out with a warning on stderr naming the file and its
+ * first such line (and how many); a run whose plan.json does not read, or a cpu.json/machine.json
+ * that is not JSON, is left out with a warning naming the file.
  *
  *   STUDY_NAME=NAME node dist/study-summarize.mjs RESULTS_DIR RUN_DIR…   (bundled by bench/study/summarize.sh)
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { readMetrics } from "../../runtime/metrics.js";
+import { readMetricsSkipping, type MetricsRow } from "../../runtime/metrics.js";
+import { UserError } from "../../plan/errors.js";
 import { groupRuns, lateKlPerTurn, spread, summarize, type RunData, type Spread } from "../../runtime/report/compare.js";
 import { TexthouseEnv } from "../../runtime/envs/texthouse/index.js";
 import { sfc32 } from "../../runtime/backends/embedded/prng.js";
 
 const [outDir, ...dirs] = process.argv.slice(2);
 const STUDY = process.env.STUDY_NAME ?? "embedded";
-if (!outDir || dirs.length === 0) throw new Error("usage: study-summarize RESULTS_DIR RUN_DIR…");
+if (!outDir || dirs.length === 0) { console.error("usage: study-summarize RESULTS_DIR RUN_DIR…"); process.exit(2); }
 const LEVELS = [0.25, 0.5];
-const readJson = <T>(p: string): T | null => { try { return JSON.parse(readFileSync(p, "utf8")) as T; } catch { return null; } };
-const runs: RunData[] = dirs.filter((d) => existsSync(join(d, "metrics.jsonl"))).map((dir) => ({
-  dir, plan: JSON.parse(readFileSync(join(dir, "plan.json"), "utf8")), rows: readMetrics(join(dir, "metrics.jsonl")),
-}));
+const warn = (what: string): void => console.error(`study-summarize: warning: ${what}`);
+/** Warns once for a file's lines left out: the first (where and why) and how many. */
+function leftOut(file: string, bad: { line: number; why: string }[]): void {
+  if (bad.length === 0) return;
+  const lines = bad.map((b) => b.line);
+  warn(`${file}:${lines[0]}: line ${lines[0]} ${bad[0]!.why}${bad.length > 1 ? `; ${bad.length} lines in all (${lines.slice(0, 10).join(", ")}${lines.length > 10 ? ", …" : ""})` : ""}; left out of the summary`);
+}
+/** A JSON file; null when missing (said nothing) or not JSON (warned about). */
+function readJson<T>(p: string, what = "left out of the summary"): T | null {
+  let text: string;
+  try { text = readFileSync(p, "utf8"); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") warn(`${p}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); ${what}`);
+    return null;
+  }
+  try { return JSON.parse(text) as T; } catch (e) { warn(`${p}: not JSON (${(e as Error).message}); ${what}`); return null; }
+}
+/** A metrics file's whole rows; a damaged line is left out (warned about), an unreadable file is none. */
+function metricsRows(file: string): MetricsRow[] {
+  const bad: { line: number; why: string }[] = [];
+  try {
+    const rows = readMetricsSkipping(file, (line, why) => bad.push({ line, why }), (line) => console.error(`study-summarize: note: ${file}:${line}: the last line is not a whole row yet (a run killed while writing it); it is left out`));
+    leftOut(file, bad);
+    return rows;
+  } catch (e) {
+    if (!(e instanceof UserError)) throw e;
+    warn(`${e.message}; left out of the summary`);
+    return [];
+  }
+}
+const runs: RunData[] = dirs.filter((d) => existsSync(join(d, "metrics.jsonl"))).flatMap((dir) => {
+  const plan = readJson<RunData["plan"]>(join(dir, "plan.json"), "the run is left out of the summary");
+  return plan ? [{ dir, plan, rows: metricsRows(join(dir, "metrics.jsonl")) }] : [];
+});
+if (runs.length === 0) { console.error("study-summarize: error: no run with a metrics.jsonl and a readable plan.json among the RUN_DIRs"); process.exit(1); }
 const groups = groupRuns(runs);
 type Plan0 = {
   clock: { steps: number }; graph?: { nodes: { kind: string; params: Record<string, unknown> }[] }; nodes?: { kind: string; params: Record<string, unknown> }[];
@@ -43,9 +78,21 @@ const runsDir = dirname(dirs[0]!.replace(/\/$/, ""));
 type Machine = { cpus?: number; cpuModel?: string; node?: string; parallel?: number; deadline?: number; loadBefore?: string; settings?: string; startedAt?: string };
 const mach = readJson<Machine>(join(runsDir, "machine.json"));
 // A study run over several calls (run-h200.sh) records each call's machine.json as a line of calls.jsonl.
-const calls = existsSync(join(runsDir, "calls.jsonl"))
-  ? readFileSync(join(runsDir, "calls.jsonl"), "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Machine)
-  : [];
+const calls = callLines(join(runsDir, "calls.jsonl"));
+/** The lines of calls.jsonl, each a call's machine.json; a line that is not a JSON object is left out (warned about). */
+function callLines(file: string): Machine[] {
+  if (!existsSync(file)) return [];
+  const bad: { line: number; why: string }[] = [];
+  const out = readFileSync(file, "utf8").split("\n").flatMap((l, i) => {
+    if (!l.trim()) return [];
+    let v: unknown;
+    try { v = JSON.parse(l); } catch (e) { bad.push({ line: i + 1, why: `is not JSON (${(e as Error).message})` }); return []; }
+    if (v === null || typeof v !== "object" || Array.isArray(v)) { bad.push({ line: i + 1, why: "is not a call's machine record (a JSON object)" }); return []; }
+    return [v as Machine];
+  });
+  leftOut(file, bad);
+  return out;
+}
 /** A phase-1 run's last evaluation per eval name (served teachers and the student initialisation). */
 function lastEvals(prefix: string): { file: string; step: number; success: Record<string, number> } | null {
   const dir = join(dirname(runsDir), "phase1");
@@ -53,7 +100,7 @@ function lastEvals(prefix: string): { file: string; step: number; success: Recor
   if (!file) return null;
   const success: Record<string, number> = {};
   let step = 0;
-  for (const r of readMetrics(join(dir, file))) if (r.kind === "eval") { success[r.name] = r.successRate; step = Math.max(step, r.step); }
+  for (const r of metricsRows(join(dir, file))) if (r.kind === "eval") { success[r.name] = r.successRate; step = Math.max(step, r.step); }
   return { file: file.replace(/\.metrics\.jsonl$/, ""), step, success };
 }
 
@@ -184,7 +231,7 @@ const machineLine = !mach
 const exDir = join(dirname(dirs[0]!.replace(/\/$/, "")), "example");
 let example: { plan: string; cpu: { wall: number; user: number; sys: number } | null; steps: number; evals: { step: number; name: string; success: number }[] } | null = null;
 if (existsSync(join(exDir, "metrics.jsonl"))) {
-  const rows = readMetrics(join(exDir, "metrics.jsonl"));
+  const rows = metricsRows(join(exDir, "metrics.jsonl"));
   example = {
     plan: (readJson<{ name: string }>(join(exDir, "plan.json")))?.name ?? "?", cpu: readJson(join(exDir, "cpu.json")),
     steps: rows.filter((r) => r.kind === "train").length,

@@ -3,22 +3,20 @@
  * plan (DIR/NAME.yaml) and, where the plan needs one, its plugin directory (DIR/NAME.plugin/).
  */
 import { rmSync } from "node:fs";
-import { readTextFile } from "../../plan/read-file.js";
-import { jsonSyntaxError } from "../../plan/json-error.js";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { Command } from "commander";
 import { compileFile } from "../../compiler/index.js";
 import { planFileNames } from "../plan-file-names.js";
 import { DEFAULT_INFRA, exportTrinity, parseInfra, TRINITY_TARGETS, TrinityExportError, type TrinityTarget } from "../../targets/trinity/export.js";
-import { parsePlan, PlanError, type Plan } from "../../plan/schema.js";
+import type { Plan } from "../../plan/schema.js";
 import { EXIT_OK, EXIT_USER } from "../exit.js";
-import { UsageError, type UserError } from "../../plan/errors.js";
+import { UsageError, UserError } from "../../plan/errors.js";
 import { ensureOutDir, writeAtomic } from "../out-path.js";
 import { collect, printDiagnostics, reportUserError } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
 import { curriculumFlag } from "../curriculum-arg.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
-import { PLAN_HINT } from "../plan-json.js";
+import { isPlanJson, loadPlanJson } from "../plan-json.js";
 
 export function register(program: Command): void {
   program.command("export")
@@ -28,7 +26,7 @@ export function register(program: Command): void {
     .option("-o, --out <dir>", "output folder", "out/trinity")
     .option("--target <target>", `Trinity-RFT flavour: ${TRINITY_TARGETS.join(" | ")}`, "tcod-fork")
     .option("--infra <key=value>", `cluster setting, repeatable (${Object.keys(DEFAULT_INFRA).filter((k) => k !== "envVars").join(", ")}, env_vars.NAME for explorer.env_vars)`, collect, [])
-    .option("--set <target=value>", "override a curriculum field or a let (repeatable; .tcod input)", collect, [])
+    .option("--set <target=value>", "override a curriculum field or a let (.tcod input), or a plan field by its JSON path (plan .json input); repeatable", collect, [])
     .option("--curriculum <name>", "export only this curriculum (.tcod input)")
     .option(...MAX_POINTS_FLAG)
     .option("--json", "the result line lists what was written (config, plugin, workflow, advantage_fn, notes per plan)")
@@ -41,14 +39,13 @@ export function register(program: Command): void {
       const infra = parseInfra(o.infra);
       if (typeof infra === "string") return fail(infra, "--infra takes KEY=VALUE, one setting each time it is given; `tcod export --help` lists the keys.");
       let plans: Plan[];
-      if (input.endsWith(".json")) {
-        let text = "";
-        try { text = readTextFile(input, 64 * 1024 * 1024); plans = [parsePlan(JSON.parse(text))]; }
+      if (isPlanJson(input)) {
+        // The one plan loader (bin/plan-json.ts) that run, plot and explain use: the same errors,
+        // positions and hints for the same bad plan, and --set applied to the plan's own fields.
+        try { plans = [loadPlanJson(input, o.set)]; }
         catch (e) {
-          if (e instanceof PlanError) return fail(new PlanError(e.message, e.issues, input));
-          const j = jsonSyntaxError(e, text);
-          if (j) return fail(new UsageError(`not valid JSON (${j.message})`, { where: { file: input, line: j.line, column: j.column }, hint: PLAN_HINT }));
-          return fail(new UsageError(`cannot read ${input}: ${(e as Error).message}`, { where: { file: input }, hint: PLAN_HINT }));
+          if (e instanceof UserError) return fail(e);
+          throw e;
         }
       } else {
         const r = compileFile(input, { overrides: o.set, ...(o.curriculum !== undefined ? { curriculum: curriculumFlag(input, o.curriculum) } : {}), ...parseMaxPoints(o.maxPoints) });

@@ -137,6 +137,48 @@ describe("a plan JSON that does not parse (run, export)", () => {
   });
 });
 
+/**
+ * `tcod export trinity PLAN.json` reads the plan through the loader `tcod run PLAN.json` uses
+ * (bin/plan-json.ts): the same bad plan is the same error, and --set sets a field of the plan as run
+ * does (export had its own reader, which ignored --set on a plan .json).
+ */
+describe("export and run of the same plan .json", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tcod-coded-export-"));
+  const compiled = tcod("compile", "examples/alfworld/tcod-f2b.tcod", "--out", dir);
+  const good = join(dir, "alfworld_tcod_f2b.plan.json");
+  /** The error lines of a command, its own name left out (`tcod run` / `tcod export` where no file is named). */
+  const errors = (r: ReturnType<typeof tcod>) => r.stderr.replace(/^tcod (run|export)(?= error )/gm, "tcod CMD");
+  const both = (plan: string, ...flags: string[]) => [
+    tcod("run", plan, ...flags, "-q", "--out", join(dir, "r")),
+    tcod("export", "trinity", plan, ...flags, "--out", join(dir, "e")),
+  ] as const;
+
+  it.each([
+    ["not JSON", "not.plan.json", "{\n  oops\n}\n", [], "TC7009"],
+    ["empty", "empty.plan.json", "", [], "TC7009"],
+    ["not a plan", "bad.plan.json", '{"schema":"tcod.plan/2","name":"x"}', [], "TC7001"],
+    ["--set of a field the plan does not have", undefined, undefined, ["--set", "nope.x=1"], "TC7009"],
+    ["--set that makes the plan invalid", undefined, undefined, ["--set", "clock.steps=-3"], "TC7001"],
+  ] as const)("%s: the same coded error", (_what, name, text, flags, code) => {
+    expect(compiled.status, compiled.stderr).toBe(0);
+    let plan = good;
+    if (name !== undefined) { plan = join(dir, name); writeFileSync(plan, text!); }
+    const [run, exp] = both(plan, ...flags);
+    userError(run, code);
+    userError(exp, code);
+    expect(errors(exp)).toBe(errors(run));
+  });
+
+  it("--set on a plan .json is applied to what is exported", () => {
+    expect(compiled.status, compiled.stderr).toBe(0);
+    const r = tcod("export", "trinity", good, "--set", "clock.steps=20", "--out", join(dir, "set"));
+    expect(r.status, r.stderr).toBe(0);
+    const yaml = readFileSync(join(dir, "set", "alfworld_tcod_f2b.yaml"), "utf8");
+    expect(yaml).toContain("total_steps: 20");
+    expect(yaml).not.toContain("total_steps: 250");
+  });
+});
+
 describe("tcod metrics: a damaged metrics file is TC7014", () => {
   it("naming the file and line; the metrics.jsonl path itself is accepted", () => {
     const dir = mkdtempSync(join(tmpdir(), "tcod-coded-"));

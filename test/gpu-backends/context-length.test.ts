@@ -3,7 +3,8 @@
  * sends is refused at start — after the probe, once the envs are open, before step 1 — as TC7004
  * naming the model, its context, the first prompt's length and what to change; an episode that may
  * outgrow it (memory "accumulate" over max_turns) is a warning with the estimate. Before, the first
- * was a 400 from /forward_backward after step 1's rollouts. CPU worker, one tiny step at most.
+ * was a 400 from /forward_backward after step 1's rollouts. A teacher served beside the student
+ * (`--teacher`) is held to its own config's positions, not the student's. CPU worker, one tiny step at most.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -49,6 +50,34 @@ curriculum c {
     expectUserError(r, "TC7004", {
       message: /^the student model 'short\.json' reads at most 40 tokens \(max_position_embeddings of the worker's model config\), but the first prompt of task '[^']+' \(texthouse, split "train", agent 'raw'\) has \d+ tokens and a reply may add 16 more \(max_response_tokens\): \d+ > 40$/,
       hint: "Give the model more positions (max_position_embeddings in a worker's model config",
+    });
+    expect(r.stderr).not.toContain("/forward_backward");
+  }, 300_000);
+
+  it("a teacher beside the student (--teacher) with fewer positions than the student: TC7004 naming the teacher and its own context (it was read as the student's)", async () => {
+    writeFileSync(join(dir, "two.tcod"), `import { opd } from "std/loss"
+import { texthouse } from "std/envs"
+import { raw_format } from "std/agent"
+let url = "http://127.0.0.1:8100"
+model s { path: "mid.json" serve: worker(url, start: true) }
+model t { path: "short.json" serve: worker(url, start: true) }
+curriculum c {
+  teacher: t
+  student: s
+  env: texthouse(split: "train", agent: raw_format(memory: "accumulate"), grammar: "move")
+  steps: 1
+  max_turns: 4 turns
+  batch: 1 tasks × 1 rollouts
+  loss: opd(coef: 1)
+}
+`);
+    const r = spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "two.tcod", "--set", `url="http://127.0.0.1:${await freePort()}"`, "--out", join(dir, "run-two"), "-q"], {
+      cwd: dir, encoding: "utf8", timeout: 300_000, env: { ...process.env, TCOD_WORKER_ARGS: "--device cpu" },
+    });
+    expect(r.stderr).toContain("--model mid.json --teacher short.json");
+    expectUserError(r, "TC7004", {
+      message: /^the teacher model 'short\.json' reads at most 40 tokens \(max_position_embeddings of the worker's teacher config \(--teacher\)\), but the first prompt of task '[^']+' .* has \d+ tokens and a reply may add 16 more \(max_response_tokens\): \d+ > 40$/,
+      hint: "Give the model more positions",
     });
     expect(r.stderr).not.toContain("/forward_backward");
   }, 300_000);

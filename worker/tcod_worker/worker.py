@@ -60,6 +60,11 @@ SAVE = Fields("/save", ("path", "kind", "optimizer"))
 LOAD = Fields("/load", ("path", "model", "optimizer"))
 
 
+def positions(config: Any) -> int:
+    """The positions a model's config gives it (max_position_embeddings); 2^30 where it gives none."""
+    return int(getattr(config, "max_position_embeddings", 1 << 30) or (1 << 30))
+
+
 class Worker:
     def __init__(self, opts: Options, comm: Comm):
         self.opts = opts
@@ -99,6 +104,7 @@ class Worker:
             raise StartupError("--lora-rank with FSDP sharding is not supported; LoRA adapters are small, use --parallel ddp")
         self.student = self.par.shard_model(model.to(self.device).eval())
         self.teacher = None
+        teacher_config = None
         if opts.teacher:
             t = load_tokenizer_and_model(opts.teacher, opts.vocab, self.dtype)
             if tokenizer_fingerprint(t.tokenizer) != tokenizer_fingerprint(self.tokenizer):
@@ -106,6 +112,7 @@ class Worker:
                     f"teacher {opts.teacher} and student {opts.model} have different tokenizers (vocabulary or chat "
                     "template); token-level distillation needs one shared tokenizer"
                 )
+            teacher_config = t.model.config
             teacher = t.model.to(self.device).eval()
             for p in teacher.parameters():
                 p.requires_grad_(False)
@@ -114,7 +121,10 @@ class Worker:
         self.vocab_size = int(self.student.get_input_embeddings().weight.shape[0])
         self.stop_ids = stop_token_ids(self.tokenizer, self.student)
         self.pad_id = int(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.stop_ids[0])
-        self.max_len = int(getattr(self._base_config(), "max_position_embeddings", 1 << 30) or (1 << 30))
+        #: Positions each model reads (its own config's max_position_embeddings; 2^30: none given). A
+        #: teacher may read fewer than the student: /v1/models and /info report each model's own.
+        self.max_len = positions(self._base_config())
+        self.teacher_max_len = positions(teacher_config) if teacher_config is not None else None
         self.version = 0
         self.optimizer: torch.optim.Optimizer | None = None
         self.pending_tokens = 0
@@ -161,10 +171,15 @@ class Worker:
     def served_name(self) -> str:
         return self.opts.served_name or self.opts.model
 
-    def _check_length(self, n: int, what: str) -> None:
-        if n > self.max_len:
-            raise BadRequest(f"{what} has {n} tokens, more than the model's {self.max_len} positions",
-                             hint=f"The model reads at most {self.max_len} tokens (max_position_embeddings in its config): give it "
+    def _max_len(self, name: str) -> int:
+        """Positions model `name` ("student" or "teacher") reads."""
+        return self.teacher_max_len if name == "teacher" and self.teacher_max_len is not None else self.max_len
+
+    def _check_length(self, n: int, what: str, model: str = "student") -> None:
+        limit = self._max_len(model)
+        if n > limit:
+            raise BadRequest(f"{what} has {n} tokens, more than the {model} model's {limit} positions",
+                             hint=f"The {model} model reads at most {limit} tokens (max_position_embeddings in its config): give it "
                              "more positions, or make episodes shorter (fewer max_turns, an agent format whose memory keeps fewer turns).")
 
     def handle(self, op: str, req: dict[str, Any]) -> Any:
@@ -209,6 +224,7 @@ class Worker:
             "stop_token_ids": self.stop_ids,
             "pad_token_id": self.pad_id,
             "max_model_len": self.max_len,
+            "teacher_max_model_len": self.teacher_max_len,
             "device": str(self.device),
             "dtype": self.dtype_name,
             "lora_rank": self.opts.lora_rank,
@@ -300,10 +316,11 @@ class Worker:
     def _sample_request(self, body: dict[str, Any], *, default_mode: str = "processed") -> dict[str, Any]:
         prompts = token_id_lists(body, "prompts", self.vocab_size)
         max_tokens = get_int(body, "max_tokens", 64, lo=0)
+        model = get_str(body, "model", "student", choices=("student", "teacher"))
         for i, p in enumerate(prompts):
             if not p:
                 raise BadRequest(f"prompts[{i}] is empty; a prompt needs at least one token")
-            self._check_length(len(p) + max_tokens, f"prompts[{i}] plus max_tokens")
+            self._check_length(len(p) + max_tokens, f"prompts[{i}] plus max_tokens", model)
         seed = body.get("seed", 0)
         if isinstance(seed, list):
             if len(seed) != len(prompts) or not all(isinstance(s, int) and not isinstance(s, bool) for s in seed):
@@ -319,7 +336,7 @@ class Worker:
             "temperature": get_temperature(body, greedy=True),
             "top_p": get_float(body, "top_p", 1.0, lo=1e-6, hi=1.0),
             "seeds": seeds, "stop_ids": list(stop_ids),
-            "model": get_str(body, "model", "student", choices=("student", "teacher")),
+            "model": model,
             "logprobs_mode": get_str(body, "logprobs_mode", default_mode, choices=("processed", "raw")),
             "topk": get_int(body, "topk", 0, lo=0, hi=self.opts.max_logprobs),
         }
@@ -388,20 +405,21 @@ class Worker:
     def _score_request(self, body: dict[str, Any]) -> dict[str, Any]:
         seqs = token_id_lists(body, "sequences", self.vocab_size)
         pls = body.get("prompt_lengths")
+        model = get_str(body, "model", "student", choices=("student", "teacher"))
         if not isinstance(pls, list) or len(pls) != len(seqs):
             raise BadRequest("`prompt_lengths` must be a list with one integer per sequence")
         for i, (s, pl) in enumerate(zip(seqs, pls)):
             if isinstance(pl, bool) or not isinstance(pl, int) or pl < 1 or pl > len(s):
                 raise BadRequest(f"prompt_lengths[{i}] = {pl!r} must be an integer in [1, {len(s)}] "
                                  "(the first token has no context to be scored in)")
-            self._check_length(len(s), f"sequences[{i}]")
+            self._check_length(len(s), f"sequences[{i}]", model)
         return {
             "sequences": seqs, "prompt_lengths": pls,
             "topk": get_int(body, "topk", 0, lo=0, hi=self.opts.max_logprobs),
             "entropy": get_bool(body, "entropy", False),
             "ranks": get_bool(body, "ranks", False),
             "temperature": get_temperature(body),
-            "model": get_str(body, "model", "student", choices=("student", "teacher")),
+            "model": model,
         }
 
     def _synchronized_clock(self) -> float:
@@ -519,6 +537,8 @@ class Worker:
             if len(toks) < 2:
                 raise BadRequest(f"rows[{i}].tokens needs at least 2 tokens (a context and a target)")
             self._check_length(len(toks), f"rows[{i}].tokens")
+            if loss == "reverse_kl":  # the teacher reads the row too
+                self._check_length(len(toks), f"rows[{i}].tokens", "teacher")
             n = len(toks)
             mask = numbers(row.get("mask"), f"rows[{i}].mask", n)
             if any(m not in (0.0, 1.0) for m in mask):
@@ -970,7 +990,7 @@ class Worker:
                  "parent": None, "max_model_len": self.max_len}]
         if self.teacher is not None and self.opts.teacher:
             data.append({"id": self.opts.teacher, "object": "model", "created": 0, "owned_by": "tcod",
-                         "root": self.opts.teacher, "parent": None, "max_model_len": self.max_len})
+                         "root": self.opts.teacher, "parent": None, "max_model_len": self.teacher_max_len})
         return {"object": "list", "data": data}
 
     def completions(self, body: Any) -> dict[str, Any]:

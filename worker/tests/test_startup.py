@@ -43,3 +43,34 @@ def test_memory_fraction_is_checked_and_reported(assets):
     finally:
         w.stop()
     assert "--memory-fraction 0.25 applies to CUDA devices; ignored on cpu" in w.proc.stderr.read()
+
+
+def test_each_model_reports_and_is_held_to_its_own_positions(assets, tmp_path):
+    """A teacher with fewer positions than the student: /v1/models and /info give each model's own
+    max_position_embeddings (the teacher's was reported as the student's, so tcod's start-up check
+    passed a run whose teacher could not read its prompts), and a request to the teacher is checked
+    against the teacher's."""
+    from .conftest import WorkerProcess
+
+    student, teacher = tmp_path / "student.json", tmp_path / "teacher.json"
+    for path, seed, n in ((student, 0, 400), (teacher, 7, 40)):
+        path.write_text(json.dumps({"vocab": str(assets["vocab"]), "seed": seed, "max_position_embeddings": n}))
+    w = WorkerProcess(["--model", str(student), "--teacher", str(teacher), "--device", "cpu", "--dtype", "fp32"])
+    try:
+        cards = {c["id"]: c["max_model_len"] for c in w.ok("/v1/models")["data"]}
+        assert cards == {str(student): 400, str(teacher): 40}
+        info = w.ok("/info")
+        assert (info["max_model_len"], info["teacher_max_model_len"]) == (400, 40)
+        seq = w.ok("/tokenize", {"prompt": " ".join(["look"] * 60)})["tokens"][:60]
+        assert len(seq) == 60
+        w.ok("/score", {"sequences": [seq], "prompt_lengths": [1]})
+        status, body = w.call("/score", {"sequences": [seq], "prompt_lengths": [1], "model": "teacher"})
+        assert status == 400 and "more than the teacher model's 40 positions" in json.dumps(body)
+    finally:
+        w.stop()
+    # Without a teacher /info says so.
+    w = WorkerProcess(["--model", str(student), "--device", "cpu"])
+    try:
+        assert w.ok("/info")["teacher_max_model_len"] is None
+    finally:
+        w.stop()

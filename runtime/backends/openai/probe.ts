@@ -40,9 +40,10 @@ export interface ProbeReport {
   info: Record<string, unknown> | undefined;
   /**
    * The longest sequence (prompt + reply) the model reads, where the server says: the `max_model_len`
-   * of its card at /v1/models (vLLM and SGLang write it there; the worker too, its config's
-   * max_position_embeddings), else the worker's /info `max_model_len`. Checked against the run's
-   * prompts before step 1 (runtime/preflight.ts).
+   * of its card at /v1/models (vLLM and SGLang write it there; the worker too, each model's own
+   * config's max_position_embeddings), else the worker's /info `max_model_len` (its student's) or
+   * `teacher_max_model_len` (its --teacher's). Checked against the run's prompts before step 1
+   * (runtime/preflight-context.ts).
    */
   context: ModelContext | undefined;
 }
@@ -50,18 +51,30 @@ export interface ProbeReport {
 /** Where a worker's model config gives no max_position_embeddings it reports 2^30: no limit known. */
 const NO_LIMIT = 1 << 30;
 
-/** The model's context length from its /v1/models card or the worker's /info; undefined where neither says. */
+/**
+ * The model's context length from its /v1/models card or the worker's /info; undefined where neither
+ * says. A worker serves a teacher beside its student (`--teacher`), each with its own positions: the
+ * teacher's are its own card's, or /info `teacher_max_model_len` (never the student's `max_model_len`).
+ */
 export function contextOf(cards: Record<string, unknown>[] | undefined, info: Record<string, unknown> | undefined, dialect: DialectName, model: string): ModelContext | undefined {
+  const teacher = dialect === "worker" && isWorkerTeacher(info, model);
   const card = cards?.find((c) => c.id === model) ?? cards?.find((c) => typeof c.id === "string" && c.id.endsWith(`/${model}`));
-  const fromCard = card?.max_model_len, fromInfo = info?.max_model_len;
+  const fromCard = card?.max_model_len, fromInfo = teacher ? info?.teacher_max_model_len : info?.max_model_len;
   const n = isLength(fromCard) ? fromCard : isLength(fromInfo) ? fromInfo : undefined;
   if (n === undefined || n >= NO_LIMIT) return undefined;
-  const source = dialect === "worker" ? "max_position_embeddings of the worker's model config"
+  const source = teacher ? "max_position_embeddings of the worker's teacher config (--teacher)"
+    : dialect === "worker" ? "max_position_embeddings of the worker's model config"
     : dialect === "vllm" ? "vLLM's max_model_len at /v1/models (vllm serve --max-model-len)"
     : "SGLang's max_model_len at /v1/models (--context-length)";
   return { tokens: n, source };
 }
 const isLength = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0;
+
+/** Whether `model` names the worker's teacher rather than its student (as runtime/backends/openai/index.ts workerRole decides). */
+function isWorkerTeacher(info: Record<string, unknown> | undefined, model: string): boolean {
+  if (!info || model === "student" || model === info.model) return false;
+  return model === "teacher" || (typeof info.teacher === "string" && model === info.teacher);
+}
 
 const PROBE_TIMEOUT_MS = 10_000;
 
