@@ -6,16 +6,14 @@
  * was a 400 from /forward_backward after step 1's rollouts. A teacher served beside the student
  * (`--teacher`) is held to its own config's positions, not the student's. CPU worker, one tiny step at most.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { expectUserError } from "../helpers/cli.js";
 import { freePort } from "../helpers/ports.js";
-import { workerMissing } from "../helpers/worker.js";
+import { tcodRunOnCpu, workerMissing } from "../helpers/worker.js";
 
-const ROOT = join(import.meta.dirname, "../..");
 const missing = workerMissing("the context-length test");
 
 describe.skipIf(missing !== undefined)("tcod run against a worker model of few positions", () => {
@@ -39,10 +37,8 @@ curriculum c {
   loss: opd(coef: 1)
 }
 `);
-  const tcod = async (cfg: string) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "m.tcod", "--set", `cfg="${cfg}"`,
-    "--set", `url="http://127.0.0.1:${await freePort()}"`, "--out", join(dir, `run-${cfg}`), "-q"], {
-    cwd: dir, encoding: "utf8", timeout: 300_000, env: { ...process.env, TCOD_WORKER_ARGS: "--device cpu" },
-  });
+  const tcod = async (cfg: string) => tcodRunOnCpu(dir, ["m.tcod", "--set", `cfg="${cfg}"`,
+    "--set", `url="http://127.0.0.1:${await freePort()}"`, "--out", join(dir, `run-${cfg}`), "-q"], 300_000);
 
   it("a first prompt longer than the model's positions: TC7004 before step 1, naming the model, both lengths and what to change", async () => {
     const r = await tcod("short.json");
@@ -71,9 +67,7 @@ curriculum c {
   loss: opd(coef: 1)
 }
 `);
-    const r = spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "two.tcod", "--set", `url="http://127.0.0.1:${await freePort()}"`, "--out", join(dir, "run-two"), "-q"], {
-      cwd: dir, encoding: "utf8", timeout: 300_000, env: { ...process.env, TCOD_WORKER_ARGS: "--device cpu" },
-    });
+    const r = tcodRunOnCpu(dir, ["two.tcod", "--set", `url="http://127.0.0.1:${await freePort()}"`, "--out", join(dir, "run-two"), "-q"], 300_000);
     expect(r.stderr).toContain("--model mid.json --teacher short.json");
     expectUserError(r, "TC7004", {
       message: /^the teacher model 'short\.json' reads at most 40 tokens \(max_position_embeddings of the worker's teacher config \(--teacher\)\), but the first prompt of task '[^']+' .* has \d+ tokens and a reply may add 16 more \(max_response_tokens\): \d+ > 40$/,

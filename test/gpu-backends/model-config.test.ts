@@ -5,7 +5,6 @@
  * line, and `tcod run` reports it as TC7004 at the file and line, with the worker's hint: never a
  * Python traceback, never a wait for a worker that will not listen.
  */
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,9 +12,8 @@ import { describe, expect, it } from "vitest";
 import { workerRefusal } from "../../runtime/backends/openai/worker-process.js";
 import { expectUserError } from "../helpers/cli.js";
 import { freePort } from "../helpers/ports.js";
-import { workerMissing } from "../helpers/worker.js";
+import { tcodRunOnCpu, workerMissing } from "../helpers/worker.js";
 
-const ROOT = join(import.meta.dirname, "../..");
 
 describe("workerRefusal: the worker's --error-format json line", () => {
   it("is a TC7004 at the file and line it names, with its hint; other output is none", () => {
@@ -35,9 +33,7 @@ describe.skipIf(missing !== undefined)("tcod run with a hostile worker model con
   const dir = mkdtempSync(join(tmpdir(), "tcod-model-config-"));
   writeFileSync(join(dir, "package.json"), "{}");
   mkdirSync(join(dir, "not-a-model"));
-  const tcod = (cfg: string, port: number) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), "run", "m.tcod", "--set", `cfg="${cfg}"`, "--set", `url="http://127.0.0.1:${port}"`, "--out", join(dir, `run-${port}`), "-q"], {
-    cwd: dir, encoding: "utf8", timeout: 120_000, env: { ...process.env, TCOD_WORKER_ARGS: "--device cpu" },
-  });
+  const tcod = (cfg: string, port: number) => tcodRunOnCpu(dir, ["m.tcod", "--set", `cfg="${cfg}"`, "--set", `url="http://127.0.0.1:${port}"`, "--out", join(dir, `run-${port}`), "-q"], 120_000);
   writeFileSync(join(dir, "m.tcod"), `import { sft } from "std/loss"
 import { texthouse } from "std/envs"
 import { raw_format } from "std/agent"

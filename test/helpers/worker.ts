@@ -2,7 +2,8 @@
  * Whether the Python worker can run here (worker/.venv or $TCOD_PYTHON with torch, transformers,
  * peft). Under CI a missing worker is an error, elsewhere the suite is skipped with the reason.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { join } from "node:path";
 import { defaultWorkerPython } from "../../runtime/backends/openai/worker-process.js";
 
 export const python = defaultWorkerPython();
@@ -20,4 +21,11 @@ export function workerMissing(suite: string): string | undefined {
   if (missing && process.env.CI) throw new Error(`CI must run ${suite}: ${missing}`);
   if (missing) console.warn(`skipping ${suite}: ${missing}`);
   return missing;
+}
+
+/** `tcod run ARGS…` in `cwd`, its `start: true` workers on the CPU; the finished process. */
+export function tcodRunOnCpu(cwd: string, args: string[], timeoutMs: number): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [join(import.meta.dirname, "../../bin/tcod.mjs"), "run", ...args], {
+    cwd, encoding: "utf8", timeout: timeoutMs, env: { ...process.env, TCOD_WORKER_ARGS: "--device cpu" },
+  });
 }
