@@ -18,6 +18,7 @@
  */
 import { OPTIMIZER_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
+import { lineColumn } from "../../plan/json-error.js";
 import { decodeSource, hexBytes, type SourceText, wrongEncoding } from "../../grammar/source-chars.js";
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
@@ -1207,13 +1208,6 @@ function separatorInValue(doc: Document, offsets: number[]): number | undefined 
     },
   });
   return first;
-}
-
-/** The 1-based line and column (UTF-16 units) of `offset` in `text`, lines ending at LF. */
-function lineColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) line++;
-  return { line, column: offset - (text.lastIndexOf("\n", offset - 1) + 1) + 1 };
 }
 
 /**
