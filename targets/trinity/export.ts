@@ -18,6 +18,8 @@
 import { stringify } from "yaml";
 import { pyyamlQuoting } from "./yaml-scalars.js";
 import { escapeTree } from "./interpolation.js";
+import type { EnumName } from "./fields.js";
+import { enumChoices, enumMember } from "./field-values.js";
 import { GRPO_DEFAULTS } from "../../plan/defaults.js";
 import { UserError, type UserIssue } from "../../plan/errors.js";
 import { evalScalar, readsFeedback, type ExprDef, type ExprTree, type ValueRef } from "../../plan/expr.js";
@@ -126,10 +128,10 @@ export const FIXED_KEYS: Readonly<Record<string, { value: unknown; meaning: stri
  * Trinity-RFT, as installed for test/trinity): counts are whole numbers ≥ 1, except node_num and
  * gpu_per_node, where 0 asks Trinity to detect them from the Ray cluster (config_validator.py);
  * gpu_memory_utilization is vLLM's fraction of GPU memory, in (0, 1]; sync_method and sync_style
- * are the case-insensitive values of its SyncMethod and SyncStyle enums, aliases included;
+ * are names of its SyncMethod and SyncStyle enums as its fields take them (fields.ts ENUMS);
  * monitor is a name of trinity/utils/monitor.py's MONITOR registry or a dotted path to a class.
  */
-const INFRA_RANGES: Partial<Record<keyof TrinityInfra, { integer?: boolean; min: number; minOpen?: boolean; max?: number } | { choices: readonly string[]; dotted?: boolean }>> = {
+const INFRA_RANGES: Partial<Record<keyof TrinityInfra, { integer?: boolean; min: number; minOpen?: boolean; max?: number } | { choices: readonly string[]; dotted?: boolean } | { enum: EnumName }>> = {
   nodeNum: { integer: true, min: 0 }, gpuPerNode: { integer: true, min: 0 },
   rolloutEngines: { integer: true, min: 1 }, rolloutTensorParallel: { integer: true, min: 1 },
   teacherEngines: { integer: true, min: 1 }, teacherTensorParallel: { integer: true, min: 1 },
@@ -137,8 +139,8 @@ const INFRA_RANGES: Partial<Record<keyof TrinityInfra, { integer?: boolean; min:
   gpuMemoryUtilization: { min: 0, minOpen: true, max: 1 },
   runnerPerModel: { integer: true, min: 1 }, maxTimeout: { integer: true, min: 1 }, syncTimeout: { integer: true, min: 1 },
   maxTokenLenPerGpu: { integer: true, min: 1 }, ulyssesSequenceParallel: { integer: true, min: 1 },
-  syncMethod: { choices: ["nccl", "checkpoint", "memory", "online", "offline"] },
-  syncStyle: { choices: ["fixed", "trainer_driven", "explorer_driven", "fully_async", "dynamic_by_explorer", "dynamic_by_trainer"] },
+  syncMethod: { enum: "SyncMethod" },
+  syncStyle: { enum: "SyncStyle" },
   monitor: { choices: ["tensorboard", "wandb", "mlflow", "swanlab"], dotted: true },
 };
 
@@ -146,6 +148,8 @@ const INFRA_RANGES: Partial<Record<keyof TrinityInfra, { integer?: boolean; min:
 export function infraProblem(key: keyof TrinityInfra, value: number | string): string | undefined {
   const r = INFRA_RANGES[key];
   if (!r) return undefined;
+  // As Trinity's field converts it (field-values.ts): a member's name in any case, an alias, `SyncMethod.nccl`.
+  if ("enum" in r) return enumMember(r.enum, String(value)) !== undefined ? undefined : `--infra ${key} must be one of ${enumChoices(r.enum)}, in any case; got '${value}'`;
   if ("choices" in r) {
     const v = String(value);
     if (r.choices.includes(v.toLowerCase())) return undefined;

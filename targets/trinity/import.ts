@@ -6,7 +6,8 @@
  * OmegaConf interpolation: `${oc.env:VAR,default}` becomes its default, as the string OmegaConf
  * makes of it (tcod is pure and never reads the environment; the import notes each one),
  * `${oc.env:VAR}` without a default is an error, `${a.b.c}` alone is that key's node itself (a
- * mapping or list included: Reader.expandInterpolations), inside a string Python's str() of it, and
+ * mapping or list included: Reader.expandInterpolations; for a key the file leaves out, Trinity's
+ * static default, fields.ts), inside a string Python's str() of it as its field holds it, and
  * an escaped `\${` is the text `${` (interpolation.ts, as OmegaConf reads it). Anything else is an error.
  *
  * A null is taken (as absent) only where Trinity's field is Optional (NULLABLE); elsewhere Trinity
@@ -23,9 +24,11 @@ import { decodeSource, hexBytes, type SourceText, wrongEncoding } from "../../gr
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
 import { envDefault, keyPath, splitInterpolations, wholeInterpolation } from "./interpolation.js";
+import { FIELDS, type FieldType, type Json } from "./fields.js";
+import { convert, pythonFloat, pythonInt, pythonStrOf } from "./field-values.js";
 import { resolveAliases, type AliasProblem, type Provenance, type Via } from "./yaml-aliases.js";
 import { constructTagged, omegaconfTags, pythonStr, readPlain, type PlainReading } from "./yaml-scalars.js";
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
+import { Document, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar, visit, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
 
 export interface ImportIssue { path: string; line: number; column: number; message: string; hint: string }
 export class TrinityImportError extends UserError {
@@ -422,6 +425,8 @@ class Reader {
   readonly text: string;
   /** What aliases and merge keys brought where (expandAliases). */
   private via: Provenance = { pairs: new WeakMap(), items: new WeakMap() };
+  /** Nodes standing for Trinity's default of a key the file leaves out (expandInterpolations): their text is Python's, not the file's. */
+  private readonly defaults = new WeakSet<object>();
   /** The value issues of `issues` by the node they are about (report). */
   private readonly shared = new Map<unknown, ValueGroup[]>();
   /**
@@ -598,7 +603,18 @@ class Reader {
       resolving.add(v);
       const found = nodeAt(target);
       resolving.delete(v);
-      if (!found) return;
+      if (!found) {
+        // A key the file leaves out: Trinity's static default (fields.ts), as a node of its own at
+        // the interpolation's place; any other case is the read's to refuse (interpolate).
+        const d = trinityDefault(root, target);
+        if (d.kind !== "value") return;
+        const node = defaultNode(d.value, d.type, v.range);
+        this.defaults.add(node as object);
+        ref.set(node);
+        this.viaSet(ref, { kind: "interpolation", target: expr.trim(), offset: at, default: true });
+        this.noteDefault(ref.path, expr, d);
+        return;
+      }
       const t = found.node;
       if (isMap(t) || isSeq(t)) {
         if (slotAt(target) !== "field") return;
@@ -738,9 +754,10 @@ class Reader {
   private placed(message: string, places: { path: string; via: Via | undefined }[]): string {
     if (places.length === 1) return places[0]!.via ? `${message} (${this.broughtBy(places[0]!.via, "value")})` : message;
     const anchor = places.map((p) => p.via?.anchor).find((a) => a !== undefined);
-    const target = places.map((p) => p.via?.target).find((a) => a !== undefined);
+    const via = places.map((p) => p.via).find((v) => v?.target !== undefined);
+    const target = via?.default ? `Trinity-RFT's default for ${via.target}` : via?.target;
     const each = places.map((p) => `${p.path} (${p.via ? `brought by ${this.by(p.via)}` : "written there"})`);
-    return `${message} (one value${anchor !== undefined ? `, written under the anchor &${anchor},` : target !== undefined ? `, written at ${target},` : ""} used in ${places.length} places: ${each.slice(0, -1).join(", ")} and ${each.at(-1)})`;
+    return `${message} (one value${anchor !== undefined ? `, written under the anchor &${anchor},` : target !== undefined ? `, ${via?.default ? "" : "written at "}${target},` : ""} used in ${places.length} places: ${each.slice(0, -1).join(", ")} and ${each.at(-1)})`;
   }
   /**
    * Every key of the mapping `n` (at `path`) that is not in `known`, refused at the key itself
@@ -778,6 +795,7 @@ class Reader {
   }
   /** "the key is written under the anchor &ts; the alias *ts at line 40, column 12 brings it here". */
   private broughtBy(v: Via, what: "key" | "value"): string {
+    if (v.default) return `the ${what} is Trinity-RFT's default for ${v.target}, which the file leaves out; ${this.by(v)} brings it here`;
     const where = v.anchor !== undefined ? `under the anchor &${v.anchor}` : v.target !== undefined ? `at ${v.target}` : undefined;
     return `${where ? `the ${what} is written ${where}; ` : ""}${this.by(v)} brings it here`;
   }
@@ -837,10 +855,43 @@ class Reader {
       }
     }
   }
+  /**
+   * Every value of the mapping `node` (at `path`) of the dataclass `name` that its field's type
+   * (fields.ts) refuses, refused at the key (TC7101), as OmegaConf refuses it when Trinity merges
+   * the config, whether the import reads the field or not: an enum field's non-member (a number, a
+   * misspelt name: with the closest member), an int field's float or boolean, a list field's scalar…
+   * Then the same in its fields that are dataclasses, as dataclassKeys walks them. Null is
+   * dataclassNulls', unknown keys dataclassKeys', a path in `skip` (reported already) and a string
+   * holding an interpolation (the reads resolve those the import needs) are left alone.
+   */
+  dataclassTypes(path: Path, node: unknown, name: string, skip: ReadonlySet<string>): void {
+    if (!isMap(node)) return;
+    const fields = FIELDS[name]!;
+    for (const pair of node.items as Pair[]) {
+      const k = isScalar(pair.key) ? pair.key.value : undefined;
+      const field = typeof k === "string" ? fields[k] : undefined;
+      if (!field || typeof field.type === "object" && "section" in field.type || field.type === "any") continue;
+      const at = [...path, k as string];
+      const v = pair.value;
+      if (skip.has(fmt(at)) || v === null || isScalar(v) && (v.value === null || typeof v.value === "string" && v.value.includes("${"))) continue;
+      const value = isScalar(v) ? v.value : (v as { toJSON(): unknown }).toJSON();
+      const c = convert(field.type, value as Json, this.plain(at)?.reading.type === "float");
+      if (!c.ok) this.fail(at, `${fmt(at)} is ${c.why}`, c.hint);
+    }
+    for (const [field, shape, inner] of DATACLASSES[name]!.nested) {
+      const child = (node.items as Pair[]).find((p) => isScalar(p.key) && p.key.value === field)?.value;
+      if (shape === "one") this.dataclassTypes([...path, field], child, inner, skip);
+      else if (shape === "list" && isSeq(child)) child.items.forEach((item, i) => this.dataclassTypes([...path, field, i], item, inner, skip));
+      else if (shape === "map" && isMap(child)) {
+        for (const q of child.items as Pair[]) this.dataclassTypes([...path, field, String(isScalar(q.key) ? q.key.value : q.key)], q.value, inner, skip);
+      }
+    }
+  }
   has(path: Path): boolean { return this.doc.hasIn(path); }
   /** The YAML text of the scalar at `path` as written (`.nan`, `1e400`). */
   source(path: Path): string | undefined {
     const n = this.node(path);
+    if (n && isScalar(n) && this.defaults.has(n)) return n.source;
     return n && isScalar(n) && n.range ? this.text.slice(n.range[0], n.range[1]).trim() : undefined;
   }
   /** The value at `path`, OmegaConf interpolations resolved; undefined when absent or null. */
@@ -883,7 +934,14 @@ class Reader {
       }
       const target = keyPath(expr);
       if (target) {
-        if (!this.has(target)) return this.fail(path, `'\${${expr}}' refers to ${expr.trim()}, which this file does not define`, `Write the value, or define the key it refers to; ${escapeHint}.`);
+        if (!this.has(target)) {
+          // A key the file leaves out is Trinity's default, where that is static (fields.ts).
+          const d = trinityDefault(this.doc.contents, target);
+          if (d.kind !== "value") return this.fail(path, defaultRefusal(expr, d), d.kind === "missing" ? `Write the value, or define the key it refers to; ${escapeHint}.` : `Write ${fmt(target)} in the file, or the value here; ${escapeHint}.`);
+          this.noteDefault(path, expr, d);
+          if (!inString) return d.value;
+          return pythonStrOf(d.type, d.value) ?? this.fail(path, `'\${${expr}}' puts Trinity-RFT's default for ${fmt(target)}, ${JSON.stringify(d.value)}, into a string: OmegaConf would write Python's repr of it there`, `Write the text out; ${escapeHint}.`);
+        }
         const n = this.node(target);
         if (isMap(n) || isSeq(n)) {
           const what = isMap(n) ? "mapping" : "list";
@@ -906,21 +964,30 @@ class Reader {
   }
   /**
    * Python's str() of the value at `target` (`value`, its interpolations resolved), which an
-   * interpolation inside a longer string puts there (at `path`): a string as it is, null 'None', a
-   * boolean 'True'/'False', a float its repr ('1e-06'), an integer its digits. An integer in a field
-   * of Trinity's dataclasses is refused: the field converts it first, and its type (an int field
-   * keeps '5', a float field makes '5.0', a bool field 'True') is not in tcod's tables.
+   * interpolation inside a longer string puts there (at `path`): the value as the field at `target`
+   * converted it (fields.ts types: an int field's 5 is '5', a float field's '5.0', a bool field's
+   * 1 'True', an enum field's nccl 'SyncMethod.NCCL'), else as YAML read it (a free-form mapping's
+   * value, a str field's): a string as it is, null 'None', a boolean 'True'/'False', a float its
+   * repr ('1e-06'), an integer its digits. What the field refuses is refused here too.
    */
   private pythonStrAt(target: Path, value: unknown, path: Path, expr: string): string | undefined {
-    if (typeof value === "string") return value;
     if (value === undefined || value === null) return "None";
     const p = this.plain(target);
+    const type = fieldType(target);
+    if (type !== undefined && (type === "int" || type === "float" || type === "bool" || (typeof type === "object" && "enum" in type))) {
+      const c = convert(type, value as Json, p?.reading.type === "float");
+      if (!c.ok) return this.fail(path, `'\${${expr}}' puts ${fmt(target)} into a string, which Trinity-RFT's field converts first, and refuses: ${fmt(target)} is ${c.why}`, c.hint);
+      return pythonStrOf(type, c.value, p?.reading.type === "int" ? pythonStr(p.reading, p.text) : undefined);
+    }
+    if (typeof value === "string") return value;
     const py = p ? pythonStr(p.reading, p.text) : undefined;
     if (py === undefined) return this.fail(path, `'\${${expr}}': tcod cannot tell which string Trinity-RFT (OmegaConf) makes of ${JSON.stringify(value)} here`, "Write the text out.");
-    if (p!.reading.type === "int" && dataclassField(target)) {
-      return this.fail(path, `'\${${expr}}' puts the number ${p!.text} of Trinity-RFT's field ${fmt(target)} into a string: OmegaConf writes str() of the value as the field converted it (${py} in an int field, ${py}.0 in a float field), and tcod does not know this field's type`, `Write the text out (e.g. ${py}).`);
-    }
     return py;
+  }
+  /** Notes that the interpolation `expr` at `path` took Trinity's default (tcod says what it resolved). */
+  private noteDefault(path: Path, expr: string, d: { value: Json; type: FieldType }): void {
+    const note = `${fmt(path)}: \${${expr.trim()}} → Trinity-RFT's default ${pythonStrOf(d.type, d.value) ?? JSON.stringify(d.value)} (the file does not set ${expr.trim()})`;
+    if (!this.notes.includes(note)) this.notes.push(note);
   }
   /**
    * The plain (unquoted) scalar at `path` as OmegaConf.load reads it, with its written text, or the
@@ -1058,20 +1125,6 @@ class Reader {
     }
     return this.fail(path, `${what} must be true or false, got ${this.written(path, v)}`, "Write true or false.");
   }
-}
-
-/** What Python's int(s) reads (OmegaConf's IntegerNode converts a string so): digits, a sign, '_' between digits, spaces around. */
-function pythonInt(s: string): number | undefined {
-  return /^\s*[-+]?\d(?:_?\d)*\s*$/.test(s) ? Number(s.replace(/_/g, "").trim()) : undefined;
-}
-
-/** What Python's float(s) reads (OmegaConf's FloatNode converts a string so), inf and nan included. */
-function pythonFloat(s: string): number | undefined {
-  const t = s.trim();
-  if (/^[-+]?(?:inf|infinity)$/i.test(t)) return t.startsWith("-") ? -Infinity : Infinity;
-  if (/^[-+]?nan$/i.test(t)) return NaN;
-  const digits = String.raw`\d(?:_?\d)*`;
-  return new RegExp(`^[-+]?(?:(?:${digits})?\\.${digits}|${digits}\\.?)(?:[eE][-+]?${digits})?$`).test(t) ? Number(t.replace(/_/g, "")) : undefined;
 }
 
 const YAML_TAG = "tag:yaml.org,2002:";
@@ -1313,6 +1366,106 @@ function slotAt(path: Path): Slot {
 /** Whether the field at `path` is a (non-dataclass) field of one of Trinity's dataclasses, whose type converts what it is given. */
 function dataclassField(path: Path): boolean {
   return path.length > 0 && slotAt(path) === "field" && slotAt(path.slice(0, -1)) !== "field";
+}
+
+/** The type of the field at `path` when it is a (non-dataclass) field of one of Trinity's dataclasses (fields.ts), else undefined. */
+function fieldType(path: Path): FieldType | undefined {
+  if (!dataclassField(path)) return undefined;
+  const parent = slotAt(path.slice(0, -1));
+  return typeof parent === "object" && "dataclass" in parent ? FIELDS[parent.dataclass]?.[String(path.at(-1))]?.type : undefined;
+}
+
+/**
+ * What OmegaConf finds at `target`, a key the file does not write: the file walked as far as it
+ * has the path, then Trinity's defaults (fields.ts) from the dataclass there. "value": a static
+ * default; "missing": no such key to OmegaConf ("Interpolation key … not found": a key no
+ * dataclass has, one in a free-form mapping, an item a list lacks, or under a section whose default
+ * is None); "section": a whole dataclass; "auto": a field Trinity fills when it checks the config
+ * (its default a placeholder); "releases": a default that differs between releases.
+ */
+type DefaultAt =
+  | { kind: "value"; value: Json; type: FieldType }
+  | { kind: "missing"; why?: string }
+  | { kind: "section"; dataclass: string }
+  | { kind: "auto"; at: string; placeholder: Json; type: FieldType }
+  | { kind: "releases"; at: string; values: Readonly<Record<string, unknown>>; type: FieldType }
+  | { kind: "container"; at: string };
+function trinityDefault(root: unknown, target: Path): DefaultAt {
+  let n = root;
+  let i = 0;
+  for (; i < target.length; i++) {
+    const ref = refOf(n, target[i]!, target.slice(0, i + 1));
+    if (!ref) break;
+    n = ref.get();
+  }
+  const slot = slotAt(target.slice(0, i));
+  if (i === target.length || !isMap(n) || typeof slot !== "object" || !("dataclass" in slot)) return { kind: "missing" };
+  let dc = slot.dataclass;
+  for (let j = i; j < target.length; j++) {
+    const seg = target[j]!;
+    const at = fmt(target.slice(0, j + 1));
+    const f = typeof seg === "string" ? FIELDS[dc]?.[seg] : undefined;
+    if (!f) return { kind: "missing", why: `Trinity-RFT's ${dc} has no field ${seg}` };
+    const d = f.default;
+    if (f.auto) return { kind: "auto", at, placeholder: d.kind === "value" ? d.value : null, type: f.type };
+    if (d.kind === "releases") return { kind: "releases", at, values: d.values, type: f.type };
+    if (d.kind === "required") return { kind: "missing", why: `${at} has no default` };
+    const last = j === target.length - 1;
+    if (typeof f.type === "object" && "section" in f.type) {
+      if (d.kind === "value") return { kind: "missing", why: `Trinity-RFT's default for ${at} is None, not a section` };
+      if (last) return { kind: "section", dataclass: f.type.section };
+      dc = f.type.section;
+      continue;
+    }
+    if (d.kind !== "value") return { kind: "missing" };
+    // A key inside a default list or dict (`betas.0`): its items' types are not in the table.
+    if (!last) return d.value !== null && typeof d.value === "object" ? { kind: "container", at } : { kind: "missing", why: `${at} is not a mapping` };
+    return { kind: "value", value: d.value, type: f.type };
+  }
+  return { kind: "missing" };
+}
+
+/**
+ * Trinity's default `value` (of a field of `type`) as the node a whole-value interpolation of it
+ * stands for, at the interpolation's `range`: a number or boolean as a plain scalar written as
+ * Python writes it (`1e-06`, `1800.0`, `True`), so that it reads back as PyYAML would read that
+ * text (a float default stays a float, which an int field refuses); a string quoted; a list or dict
+ * as the yaml package builds it.
+ */
+function defaultNode(value: Json, type: FieldType, range: YamlNode["range"]): unknown {
+  const node = value !== null && typeof value === "object" ? new Document(value).contents! : new Scalar(value);
+  if (isScalar(node)) {
+    if (typeof value === "string") node.type = "QUOTE_DOUBLE";
+    else {
+      node.type = "PLAIN";
+      node.source = value === null ? "null" : pythonStrOf(type, value) ?? String(value);
+    }
+  }
+  if (range) (node as { range?: YamlNode["range"] }).range = range;
+  return node;
+}
+
+/** A default as Python's repr() writes it in a message: a string quoted ('INFO', ''), else its str(). */
+function pythonRepr(type: FieldType, v: Json): string {
+  return typeof v === "string" && !(typeof type === "object" && "enum" in type) ? `'${v}'` : pythonStrOf(type, v) ?? JSON.stringify(v);
+}
+
+/** The message refusing the interpolation `expr` of a key the file leaves out, whose default (`d`) tcod does not take. */
+function defaultRefusal(expr: string, d: Exclude<DefaultAt, { kind: "value" }>): string {
+  const shown = `'\${${expr}}'`;
+  const key = expr.trim();
+  switch (d.kind) {
+    case "missing":
+      return `${shown} refers to ${key}, which this file does not define${d.why ? ` (${d.why})` : ""}: Trinity-RFT (OmegaConf) refuses the config ("Interpolation key '${key}' not found")`;
+    case "section":
+      return `${shown} stands for ${key}, a section of Trinity-RFT's config (the dataclass ${d.dataclass}) the file leaves out: OmegaConf hands on the whole section with Trinity's defaults, which tcod does not write out`;
+    case "auto":
+      return `${shown} refers to ${key}, which this file does not set and Trinity-RFT fills itself when it checks the config${d.at !== key ? ` (${d.at})` : ""}: OmegaConf resolves the interpolation before that, with the dataclass's placeholder ${pythonRepr(d.type, d.placeholder)}, not the value the run uses`;
+    case "releases":
+      return `${shown} refers to ${key}, which this file does not set, and Trinity-RFT's default for ${d.at} differs between releases (${Object.entries(d.values).map(([v, x]) => `${v}: ${typeof x === "object" && x !== null ? "a section" : pythonRepr(d.type, x as Json)}`).join(", ")})`;
+    case "container":
+      return `${shown} refers to ${key}, inside Trinity-RFT's default for ${d.at}, which tcod does not look into`;
+  }
 }
 
 /** Whether `inner` stands anywhere below the collection `n` (shared nodes walked once). */
@@ -1663,6 +1816,8 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
     }
   }
 
+  // What Trinity's field types refuse in the keys the import did not read (or read without complaint).
+  r.dataclassTypes([], r.doc.contents, "Config", new Set(r.issues.map((i) => i.path)));
   if (r.issues.length) throw new TrinityImportError(file, r.issues);
 
   // ---- the .tcod text ----

@@ -30,6 +30,8 @@ export interface Via {
   anchor?: string;
   /** "interpolation": the key it names (`a.b`). */
   target?: string;
+  /** "interpolation": the file leaves that key out, and the value is Trinity-RFT's default for it. */
+  default?: true;
   /** Offset in the text of the alias, of the merge key, or of the interpolation. */
   offset: number;
 }

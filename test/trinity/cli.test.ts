@@ -182,7 +182,7 @@ describe("tcod import/export trinity", () => {
       ["gpuMemoryUtilization=5", /--infra gpuMemoryUtilization must be a number in \(0, 1\]; got 5/],
       ["maxTimeout=-5", /--infra maxTimeout must be a whole number ≥ 1; got -5/],
       ["rolloutEngines=-2", /--infra rolloutEngines must be a whole number ≥ 1; got -2/],
-      ["syncMethod=bogus", /--infra syncMethod must be one of nccl, checkpoint, memory, online, offline; got 'bogus'/],
+      ["syncMethod=bogus", /--infra syncMethod must be one of nccl, checkpoint, memory \(or online, offline\), in any case; got 'bogus'/],
       ["monitor=bogus", /--infra monitor must be one of tensorboard, wandb, mlflow, swanlab .*; got 'bogus'/],
     ];
     for (const [arg, message] of refused) {

@@ -147,6 +147,32 @@ const NODE_CASES: { name: string; yaml: string; paths: string[]; refused?: RegEx
     paths: ["model.model_path"],
   },
   {
+    name: "a dataclass field's value inside a string: str() of the value as the field converts it (an int's digits, a float field's int as a float, an enum's member)",
+    yaml: F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m/${buffer.total_steps}_${buffer.batch_size}_${trainer.grad_clip}_${synchronizer.sync_method}_${trainer.save_interval}_${explorer.rollout_model.seed}").replace("  grad_clip: 1.0\n", "  grad_clip: 1\n"),
+    paths: ["model.model_path"],
+  },
+  {
+    name: "keys the file leaves out: Trinity's static defaults, whole and inside a string",
+    yaml: withArgs(F2B, "    a: ${algorithm.optimizer.clip_grad}\n    b: ${buffer.trainer_input.experience_buffer.max_read_timeout}\n    c: ${log.level}\n    d: ${explorer.max_retry_times}\n    e: m-${algorithm.optimizer.weight_decay}-${buffer.trainer_input.experience_buffer.capacity}-${explorer.over_rollout.wait_after_min}-${explorer.auxiliary_models.0.gpu_memory_utilization}-${explorer.eval_on_startup}-${trainer.save_strategy}\n    f: ${model.model_path}\n"),
+    paths: ["monitor.monitor_args"],
+  },
+  { name: "an int field standing for a default", yaml: F2B.replace("  batch_size: 16\n", "  batch_size: ${explorer.max_retry_times}\n"), paths: ["buffer.batch_size"] },
+  { name: "an int field standing for a float default", yaml: F2B.replace("  batch_size: 16\n", "  batch_size: ${algorithm.optimizer.clip_grad}\n"), paths: ["buffer.batch_size"], refused: /batch_size must be an integer, got 1\.0, .*Trinity-RFT's default for algorithm\.optimizer\.clip_grad, which the file leaves out/ },
+  { name: "a key no dataclass has", yaml: F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m${algorithm.optimizer.nope}"), paths: ["model.model_path"], refused: /refers to algorithm\.optimizer\.nope, which this file does not define \(Trinity-RFT's OptimizerConfig has no field nope\).*Interpolation key 'algorithm\.optimizer\.nope' not found/ },
+  { name: "an item a list lacks", yaml: F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m${explorer.auxiliary_models.3.engine_num}"), paths: ["model.model_path"], refused: /refers to explorer\.auxiliary_models\.3\.engine_num, which this file does not define/ },
+  { name: "a key under a section whose default is None", yaml: F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m${data_processor.task_pipeline.num_process}"), paths: ["model.model_path"], refused: /Trinity-RFT's default for data_processor\.task_pipeline is None, not a section/ },
+  { name: "an enum field given a number", yaml: F2B.replace("trainer:\n", "trainer:\n  save_strategy: 1\n"), paths: ["trainer.save_strategy"], refused: /trainer\.save_strategy is an integer, 1: Trinity-RFT's SaveStrategy takes a name of its members/ },
+  { name: "an enum field given a misspelt member", yaml: F2B.replace("trainer:\n", "trainer:\n  save_strategy: single_nod\n"), paths: ["trainer.save_strategy"], refused: /"single_nod": not a member of Trinity-RFT's SaveStrategy/ },
+  { name: "a format's prompt_type given a non-member", yaml: F2B.replace("        prompt_key: 'game_file'\n      rollout_args:\n        temperature: 1.0", "        prompt_key: 'game_file'\n        prompt_type: chat\n      rollout_args:\n        temperature: 1.0"), paths: ["buffer.explorer_input.taskset.format.prompt_type"], refused: /taskset\.format\.prompt_type is a string, "chat": not a member of Trinity-RFT's PromptType \(messages, plaintext, in any case\)/ },
+  { name: "sync_style given a number", yaml: F2B.replace("  sync_style: 'dynamic_by_explorer'\n", "  sync_style: 2\n"), paths: ["synchronizer.sync_style"], refused: /sync_style/ },
+  {
+    name: "enum fields given members in any case, an alias, or with the enum's name",
+    yaml: F2B.replace("trainer:\n", "trainer:\n  save_strategy: SaveStrategy.Single_Node\n").replace("  sync_method: 'nccl'\n", "  sync_method: Online\n").replace("        prompt_key: 'game_file'\n      rollout_args:\n        temperature: 1.0", "        prompt_key: 'game_file'\n        prompt_type: PLAINTEXT\n      rollout_args:\n        temperature: 1.0"),
+    paths: ["model.model_path"],
+  },
+  { name: "a float field given a boolean, which the import does not read", yaml: F2B.replace("  max_timeout: 3600\n", "  max_timeout: 3600\n  over_rollout: {ratio: true}\n"), paths: ["explorer.over_rollout.ratio"], refused: /explorer\.over_rollout\.ratio is a boolean, True: Trinity-RFT's field is a float/ },
+  { name: "a list field given a number", yaml: F2B.replace("          selector_type: random\n", "          selector_type: random\n          feature_keys: 5\n"), paths: ["buffer.explorer_input.eval_tasksets.0.task_selector.feature_keys"], refused: /feature_keys is an integer, 5: Trinity-RFT's field is a list/ },
+  {
     name: "oc.env defaults: str() of what OmegaConf's grammar reads",
     yaml: withArgs(F2B, "    a: '${oc.env:TCOD_UNSET_X,1e-6}'\n    b: '${oc.env:TCOD_UNSET_X,TRUE}'\n    c: \"${oc.env:TCOD_UNSET_X,'a,b'}\"\n    d: '${oc.env:TCOD_UNSET_X, x y }'\n    e: '${oc.env:TCOD_UNSET_X,010}'\n    f: '${oc.env:TCOD_UNSET_X,1_000}'\n    g: '${oc.env:TCOD_UNSET_X,1.50}'\n    h: '${oc.env:TCOD_UNSET_X,/opt/m-1}'\n    i: '${oc.env:TCOD_UNSET_X,null}'\n"),
     paths: ["monitor.monitor_args"],
@@ -190,9 +216,45 @@ describe("interpolations of whole values, in lists and nested mappings, and in s
     expect(issues(withArgs(F2B, "    a: ${monitor.monitor_args.b}\n    b: ${monitor.monitor_args.a}\n"))[0]!.message).toMatch(/is part of a cycle of interpolations/);
   });
 
-  it("an integer of a dataclass field inside a string is refused (the field's type decides its str(): 5 or 5.0), a free-form one is its digits", () => {
-    const text = F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m/${buffer.total_steps}");
-    expect(issues(text)[0]).toMatchObject({ path: "model.model_path", message: expect.stringMatching(/puts the number 250 of Trinity-RFT's field buffer\.total_steps into a string/) });
+  it("values inside a string are str() of what the field holds (was: an integer of a dataclass field refused); Trinity's defaults are noted", () => {
+    const c = (name: string) => NODE_CASES.find((x) => x.name.startsWith(name))!;
+    expect(at(resolvedConfig(c("a dataclass field's value inside a string").yaml), "model.model_path")).toBe("m/250_16_1.0_SyncMethod.NCCL_250_42");
+    const d = c("keys the file leaves out");
+    expect(at(resolvedConfig(d.yaml), "monitor.monitor_args")).toEqual({ a: 1, b: 1800, c: "INFO", d: 2, e: "m-0.01-10000-30.0-0.9-True-SaveStrategy.UNRESTRICTED", f: "Qwen/Qwen2.5-1.5B-Instruct" });
+    const n = importTrinity(c("an int field standing for a default").yaml.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m-${trainer.save_strategy}-${buffer.trainer_input.experience_buffer.max_read_timeout}"), "x.yaml");
+    expect(n.source).toMatch(/batch: +2 tasks/);
+    expect(n.source).toContain(`"m-SaveStrategy.UNRESTRICTED-1800.0"`);
+    expect(n.notes).toEqual(expect.arrayContaining([
+      "buffer.batch_size: ${explorer.max_retry_times} → Trinity-RFT's default 2 (the file does not set explorer.max_retry_times)",
+      "model.model_path: ${trainer.save_strategy} → Trinity-RFT's default SaveStrategy.UNRESTRICTED (the file does not set trainer.save_strategy)",
+      "model.model_path: ${buffer.trainer_input.experience_buffer.max_read_timeout} → Trinity-RFT's default 1800.0 (the file does not set buffer.trainer_input.experience_buffer.max_read_timeout)",
+    ]));
+  });
+
+  it("an enum field's non-member is refused at its key with the closest member", () => {
+    const text = F2B.replace("trainer:\n", "trainer:\n  save_strategy: single_nod\n");
+    const [i] = issues(text);
+    expect(i).toMatchObject({ path: "trainer.save_strategy", line: lineOf(text, "save_strategy:"), column: 18 });
+    expect(i!.message).toBe(`trainer.save_strategy is a string, "single_nod": not a member of Trinity-RFT's SaveStrategy (single_thread, single_process, single_node, unrestricted, in any case): OmegaConf refuses it ("Invalid value"), and Trinity refuses the config`);
+    expect(i!.hint).toBe("Did you mean 'single_node'? Write one of single_thread, single_process, single_node, unrestricted.");
+    const [n] = issues(F2B.replace("trainer:\n", "trainer:\n  save_strategy: 1\n"));
+    expect(n!.message).toMatch(/'int' object has no attribute 'lower'/);
+  });
+});
+
+describe("an interpolation of a key the file leaves out, whose default is not the value Trinity runs with", () => {
+  const AUTO = F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: ${log.save_dir}").replace("- name: alfworld_eval_seen", "- name: e${model.max_model_len}").replace("    lr: 1e-6\n", "    lr: ${algorithm.optimizer.min_lr_ratio}\n");
+  it("is refused at the interpolation: a field Trinity fills when it checks the config, a default that differs between releases", () => {
+    const is = issues(AUTO);
+    expect(is.map((i) => [i.path, i.line])).toEqual([["algorithm.optimizer.lr", lineOf(AUTO, "lr: ${")], ["model.model_path", lineOf(AUTO, "model_path: ${")], ["buffer.explorer_input.eval_tasksets[0].name", lineOf(AUTO, "name: e${")]]);
+    const [lr, mp, name] = is;
+    expect(mp!.message).toBe("'${log.save_dir}' refers to log.save_dir, which this file does not set and Trinity-RFT fills itself when it checks the config: OmegaConf resolves the interpolation before that, with the dataclass's placeholder '', not the value the run uses");
+    expect(mp!.hint).toMatch(/^Write log\.save_dir in the file, or the value here/);
+    expect(name!.message).toMatch(/placeholder None, not the value the run uses/);
+    expect(lr!.message).toBe("'${algorithm.optimizer.min_lr_ratio}' refers to algorithm.optimizer.min_lr_ratio, which this file does not set, and Trinity-RFT's default for algorithm.optimizer.min_lr_ratio differs between releases (0.4.1: 0.0, 0.5.0: 0.0, 0.5.1: 0.0, 0.5.2: 0.01, 0.6.0: 0.01)");
+  });
+  itWithTrinity(["trinity.common.config"])("Trinity-RFT's load_config gives the placeholder there, not the value its run uses", () => {
+    expect(trinityLoads([{ yaml: AUTO, paths: ["model.model_path", "buffer.explorer_input.eval_tasksets.0.name", "algorithm.optimizer.lr"] }])[0]).toEqual({ values: { "model.model_path": "", "buffer.explorer_input.eval_tasksets.0.name": "eNone", "algorithm.optimizer.lr": 0.01 } });
   });
 });
 
