@@ -5,7 +5,7 @@
  * - a per-attempt timeout (AbortSignal.timeout) that covers headers *and* body, so nothing hangs;
  * - retries with exponential backoff and full jitter for connection errors, timeouts, 5xx, 408, 429
  *   and answers whose generation the server aborted (vLLM's finish_reason "abort", a request preempted
- *   and dropped under load) — never for other 4xx, error bodies or malformed bodies (those recur on
+ *   and dropped under load; SGLang's unserved {type: "abort"}) — never for other 4xx, error bodies or malformed bodies (those recur on
  *   retry); a 429 or 503's
  *   `Retry-After` (seconds or an HTTP date) is waited out, up to the backoff ceiling;
  * - redirects are not followed: a 3xx is an error naming where it points (fetch would re-send a POST

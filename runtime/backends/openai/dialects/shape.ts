@@ -23,7 +23,7 @@ export function asArray(v: Json, path: string): Json[] {
 }
 
 /** What a null or a string where a number belongs most likely is, and what to do. */
-const NOT_A_NUMBER_HINT = "The server's value is not a finite number: vLLM and the tcod worker write NaN and +Infinity as null (SGLang's orjson every " +
+const NOT_A_NUMBER_HINT = "The server's value is not a finite number: vLLM and the tcod worker write NaN and +Infinity as null (SGLang every " +
   "non-finite float, -inf included), other servers a string. A model whose logits overflowed or diverged gives them (fp16 overflow, a broken " +
   "checkpoint or adapter): check it on the server.";
 
