@@ -14,10 +14,10 @@ import { Worker } from "node:worker_threads";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { SampleRequest, ScoreRequest } from "../../runtime/backends/backend.js";
 import { OpenAIClient } from "../../runtime/backends/openai/client.js";
-import { parseSglangSample, parseSglangScore } from "../../runtime/backends/openai/dialects/sglang.js";
+import { parseSglangSample, parseSglangScore, sglangDialect } from "../../runtime/backends/openai/dialects/sglang.js";
 import { ZERO_PROB_LOGPROB } from "../../runtime/backends/openai/dialects/shape.js";
-import { parseVllmSample, parseVllmScore } from "../../runtime/backends/openai/dialects/vllm.js";
-import { parseWorkerSample, parseWorkerScore } from "../../runtime/backends/openai/dialects/worker.js";
+import { parseVllmSample, parseVllmScore, vllmDialect } from "../../runtime/backends/openai/dialects/vllm.js";
+import { parseWorkerSample, parseWorkerScore, workerDialect } from "../../runtime/backends/openai/dialects/worker.js";
 import { AbortedGeneration, HttpBackendError, MalformedResponse } from "../../runtime/backends/openai/errors.js";
 import { createOpenAIBackend } from "../../runtime/backends/openai/index.js";
 import { json, startFake, type FakeServer } from "./fake-server.js";
@@ -355,6 +355,31 @@ describe("sampled ids past the model's vocabulary", () => {
     expect(v.problem).toBe("token id 6 is past the model's vocabulary of 6 ids (0…5)");
     expect(parseWorkerSample(workerSample(-1), [req], { vocabSize: 7 })[0]!.tokens).toEqual([5, 6]);
     expect(parseSglangSample(sglangSample(-1), req)).toMatchObject({ tokens: [5, 6] });
+  });
+});
+
+describe("top-k alternatives past the model's vocabulary (the topk estimator trains toward them)", () => {
+  const big = 10; // the listed id added below; the answers name 3, 4 and 9 otherwise
+  it("each dialect refuses a listed id at or past a known vocabulary size, naming it; below it, or unknown, passes", () => {
+    const vllm = vllmScore(-2);
+    (vllm.choices[0]!.prompt_logprobs[3] as Record<string, unknown>)[String(big)] = { logprob: -5 };
+    const sg = sglangScore(-2) as { meta_info: Record<string, unknown> }[];
+    sg[0]!.meta_info.input_top_logprobs = [null, null, [[-1, 3, null]], [[-2, 4, null], [-5, big, null]]];
+    const wk = workerScore(-2) as { results: { topk: { token: number; logprob: number }[][] }[] };
+    wk.results[0]!.topk[1]!.push({ token: big, logprob: -5 });
+    const cases: [string, (vocabSize?: number) => unknown, string][] = [
+      ["vllm", (v) => vllmDialect({ model: "m", vocabSize: v }).parseScore(vllm, topkReq), `choices[0].prompt_logprobs[3]["${big}"]`],
+      ["sglang", (v) => sglangDialect({ model: "m", vocabSize: v }).parseScore(sg, topkReq), "[0].meta_info.input_top_logprobs[3][1][1]"],
+      ["worker", (v) => workerDialect({ model: "m", role: "teacher", vocabSize: v }).parseScore(wk, topkReq), "results[0].topk[1][1].token"],
+    ];
+    for (const [name, parse, field] of cases) {
+      const e = malformed(() => parse(big));
+      expect(e.field, name).toBe(field);
+      expect(e.problem, name).toBe(`token id ${big} is past the model's vocabulary of ${big} ids (0…${big - 1})`);
+      expect(e.hint, name).toMatch(/^The server lists among its top-k alternatives a token the model has no embedding row for/);
+      expect(() => parse(big + 1), name).not.toThrow();
+      expect(() => parse(undefined), name).not.toThrow();
+    }
   });
 });
 

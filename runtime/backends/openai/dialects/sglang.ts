@@ -174,7 +174,7 @@ export function sglangScoreBody(o: SglangOptions, mode: LogprobsMode, reqs: Scor
   };
 }
 
-export function parseSglangScore(json: Json, reqs: ScoreRequest[]): ScoreResult[] {
+export function parseSglangScore(json: Json, reqs: ScoreRequest[], o?: Pick<DialectOptions, "vocabSize">): ScoreResult[] {
   const list = reqs.length === 1 && !Array.isArray(json) ? [json] : asArray(json, "");
   requireExactLength(list, reqs.length, "(body)", "one result per scored sequence");
   return reqs.map((r, j) => {
@@ -196,7 +196,7 @@ export function parseSglangScore(json: Json, reqs: ScoreRequest[]): ScoreResult[
       const t = triple(input[i], at, "scored");
       if (t.token !== token) throw new MalformedResponse(`${at}[1]`, `is token ${t.token}, but the scored sequence has ${token} there; the server changed the input ids`, PROMPT_CHANGED_HINT);
       if (t.isNull) nulls++;
-      return { logprob: t.logprob, alternatives: () => topAlternatives(tops[i], `${base}.input_top_logprobs[${i}]`) };
+      return { logprob: t.logprob, alternatives: () => topAlternatives(tops[i], `${base}.input_top_logprobs[${i}]`, o?.vocabSize) };
     });
     // A teacher that gives every token the student wrote a probability of zero is a NaN one (SGLang
     // writes NaN as null too), not a verdict: its scores would be a KL of ~9999 per token.
@@ -207,9 +207,13 @@ export function parseSglangScore(json: Json, reqs: ScoreRequest[]): ScoreResult[
   });
 }
 
-/** One position's top-k triples; a null is -inf, but not all of them: a distribution's most likely token has a probability above zero. */
-function topAlternatives(v: Json, path: string): { token: number; logprob: number }[] {
+/**
+ * One position's top-k triples, each id inside a known vocabulary; a null is -inf, but not all of
+ * them: a distribution's most likely token has a probability above zero.
+ */
+function topAlternatives(v: Json, path: string, vocabSize: number | undefined): { token: number; logprob: number }[] {
   const alts = asArray(v, path).map((x, a) => triple(x, `${path}[${a}]`, "scored"));
+  checkInVocabulary(alts.map((x) => x.token), vocabSize, (a) => `${path}[${a}][1]`, "listed");
   if (alts.length > 0 && alts.every((x) => x.isNull)) {
     throw new MalformedResponse(path, `gives every one of its ${alts.length} alternatives a null log-probability: the most likely token of a distribution cannot have probability zero, so they are NaN`, SGLANG_NULL_HINT);
   }
@@ -230,6 +234,6 @@ export function sglangDialect(o: SglangOptions): Dialect {
     buildSample: (reqs) => sglangSampleBody(o, mode, only(reqs)),
     parseSample: (json, reqs) => [parseSglangSample(json, only(reqs), o)],
     buildScore: (reqs) => sglangScoreBody(o, mode, reqs),
-    parseScore: parseSglangScore,
+    parseScore: (json, reqs) => parseSglangScore(json, reqs, o),
   };
 }

@@ -154,17 +154,22 @@ export function vllmScoreBody(o: DialectOptions, mode: LogprobsMode, reqs: Score
   };
 }
 
-/** Every alternative of one position's dict (completionLogprobs keeps the k highest; the actual token may rank below k). */
-function alternativesOf(entry: Record<string, Json>, path: string): { token: number; logprob: number }[] {
-  return Object.entries(entry).map(([key, v]) => {
+/** Every alternative of one position's dict (completionLogprobs keeps the k highest; the actual token may rank below k), each id inside a known vocabulary. */
+function alternativesOf(entry: Record<string, Json>, path: string, vocabSize: number | undefined): { token: number; logprob: number }[] {
+  const alts = Object.entries(entry).map(([key, v]) => {
     const id = Number(key);
     if (!Number.isInteger(id) || id < 0) throw new MalformedResponse(path, `key ${JSON.stringify(key)} is not a token id`);
     return { token: id, logprob: asLogprob(asObject(v, field(path, key)).logprob, field(field(path, key), "logprob")) };
   });
+  checkInVocabulary(alts.map((a) => a.token), vocabSize, (i) => field(path, String(alts[i]!.token)), "listed");
+  return alts;
 }
 
-/** Read completion-token logprobs out of one `prompt_logprobs` list (entry 0 is null: the first token has no context, and is never read). */
-export function readPromptLogprobs(pl: Json, r: ScoreRequest, base: string): ScoreResult {
+/**
+ * Read completion-token logprobs out of one `prompt_logprobs` list (entry 0 is null: the first token
+ * has no context, and is never read); top-k ids past `vocabSize`, where known, are refused.
+ */
+export function readPromptLogprobs(pl: Json, r: ScoreRequest, base: string, vocabSize?: number): ScoreResult {
   const list = asArray(pl, base);
   const seq = [...r.prompt, ...r.completion];
   if (list.length !== seq.length) {
@@ -181,7 +186,7 @@ export function readPromptLogprobs(pl: Json, r: ScoreRequest, base: string): Sco
     if (!(key in entry)) {
       throw new MalformedResponse(at, `has no entry for the scored token ${key} (keys: ${Object.keys(entry).slice(0, 6).join(", ")}); the server may have re-tokenized the prompt`, PROMPT_CHANGED_HINT);
     }
-    return { logprob: asLogprob(asObject(entry[key], field(at, key)).logprob, field(field(at, key), "logprob")), alternatives: () => alternativesOf(entry, at) };
+    return { logprob: asLogprob(asObject(entry[key], field(at, key)).logprob, field(field(at, key), "logprob")), alternatives: () => alternativesOf(entry, at, vocabSize) };
   });
 }
 
@@ -193,7 +198,7 @@ function choiceIndex(v: Json, path: string, n: number): number {
   return v;
 }
 
-export function parseVllmScore(json: Json, reqs: ScoreRequest[], expect?: Pick<DialectOptions, "model" | "servedModels">): ScoreResult[] {
+export function parseVllmScore(json: Json, reqs: ScoreRequest[], expect?: Pick<DialectOptions, "model" | "servedModels" | "vocabSize">): ScoreResult[] {
   const body = asObject(json, "");
   checkAnsweredModel(body, expect);
   const choices = asArray(body.choices, "choices");
@@ -212,7 +217,7 @@ export function parseVllmScore(json: Json, reqs: ScoreRequest[], expect?: Pick<D
   const out = reqs.map((r, i) => {
     const hit = byIndex.get(i)!;
     checkPromptEcho(hit.c, [...r.prompt, ...r.completion], `choices[${hit.at}]`);
-    return readPromptLogprobs(hit.c.prompt_logprobs, r, `choices[${hit.at}].prompt_logprobs`);
+    return readPromptLogprobs(hit.c.prompt_logprobs, r, `choices[${hit.at}].prompt_logprobs`, expect?.vocabSize);
   });
   const sent = reqs.reduce((n, r) => n + r.prompt.length + r.completion.length, 0);
   checkUsage(body, "prompt_tokens", sent, "the sequences sent have", PROMPT_CHANGED_HINT);
