@@ -187,6 +187,21 @@ describe("token counts that disagree with what was sent or returned", () => {
     expect(malformed(() => parseSglangScore(scored, sreq)).problem).toBe("is 3, but 4 input ids were sent");
   });
 
+  it("vLLM's two lists of the sampled tokens (token_ids, logprobs.tokens as token_id:N) must agree; text tokens are not compared", () => {
+    const body = vllmSample(-1) as { choices: { logprobs: Record<string, unknown> }[] };
+    body.choices[0]!.logprobs.tokens = ["token_id:5", "token_id:6"];
+    expect(parseVllmSample(body, req).tokens).toEqual([5, 6]);
+    body.choices[0]!.logprobs.tokens = ["token_id:5", "token_id:5"];
+    let e = malformed(() => parseVllmSample(body, req));
+    expect(e.field).toBe("choices[0].logprobs.tokens");
+    expect(e.problem).toBe("differs from choices[0].token_ids at position 1 (token_id:5, token_ids has 6)");
+    body.choices[0]!.logprobs.tokens = ["token_id:5", "token_id:5", "token_id:6"];
+    e = malformed(() => parseVllmSample(body, req));
+    expect(e.problem).toBe("has 3 tokens, but choices[0].token_ids has 2");
+    body.choices[0]!.logprobs.tokens = ["a", "b", "c"];
+    expect(parseVllmSample(body, req).tokens).toEqual([5, 6]);
+  });
+
   it("text that does not match the token ids is ignored: the ids are what is trained on (documented)", () => {
     const body = vllmSample(-1) as { choices: Record<string, unknown>[] };
     body.choices[0]!.text = "something else entirely";
@@ -411,6 +426,28 @@ describe("HTTP answers of the wrong kind", () => {
     fake = await answer(200, '{"choices":[{"index":0,"finish_reason":"stop","token_ids":[5],"logprobs":{"token_logprobs":[-Infinity]}}]}');
     e = await failure(post());
     expect(e.message).toContain("holds a bare NaN or Infinity");
+  });
+
+  it("HTTP 200 with a server-sent event stream (a gateway that forces streaming) is named as such", async () => {
+    fake = await answer(200, 'data: {"choices":[{"index":0,"text":"a"}]}\n\ndata: [DONE]\n\n', "text/event-stream");
+    const e = await failure(post());
+    expect(e.kind).toBe("malformed");
+    expect(e.message).toContain("the body is a server-sent event stream (`data:` lines), not one JSON answer: data: {");
+    expect(e.hint).toMatch(/forces streaming/);
+  });
+
+  it("a body trickled a byte at a time past the timeout (slow-loris) is cut by the per-attempt timeout", async () => {
+    fake = await startFake((_q, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      const t = setInterval(() => { if (res.writableEnded || res.destroyed) clearInterval(t); else res.write(" "); }, 20);
+      res.on("close", () => clearInterval(t));
+    });
+    const c = new OpenAIClient({ url: fake.url, label: "vllm", concurrency: 1, timeoutMs: 300, retries: 1, baseDelayMs: 1 });
+    const started = Date.now();
+    const e = await failure(c.postJson("/v1/completions", {}, (j) => j));
+    expect(e.kind).toBe("timeout");
+    expect(e.message).toContain("no complete answer within 300 ms (attempt 2)");
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it("HTTP 200 with FastAPI's {detail} is the server's error, not a dialect mismatch", async () => {

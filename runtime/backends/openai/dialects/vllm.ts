@@ -48,6 +48,22 @@ function tokenIdFromString(s: Json, path: string): number {
 }
 
 /**
+ * `logprobs.tokens`, where the server wrote them as ids too (`"token_id:17"`, return_tokens_as_token_ids),
+ * are `token_ids`: two lists of the sampled tokens that differ (a token repeated or dropped in one)
+ * leave no telling which the logprobs belong to. Text tokens (a server that ignores the flag) are not compared.
+ */
+function checkTokenEcho(listed: Json, tokens: readonly number[]): void {
+  if (!Array.isArray(listed) || !listed.every((x) => typeof x === "string" && /^token_id:\d+$/.test(x))) return;
+  const ids = listed.map((x) => Number((x as string).slice("token_id:".length)));
+  const differs = ids.findIndex((id, i) => id !== tokens[i]);
+  if (ids.length === tokens.length && differs < 0) return;
+  throw new MalformedResponse("choices[0].logprobs.tokens", ids.length !== tokens.length
+    ? `has ${ids.length} tokens, but choices[0].token_ids has ${tokens.length}`
+    : `differs from choices[0].token_ids at position ${differs} (token_id:${ids[differs]}, token_ids has ${tokens[differs]})`,
+  "The server's two lists of the sampled tokens disagree (a token repeated or dropped), so the logprobs cannot be matched to tokens: a proxy that rewrites answers, or a broken version. See its log.");
+}
+
+/**
  * "stop" or "length". "abort" — vLLM's finish of a request it aborted, e.g. preempted and dropped
  * under load — is an AbortedGeneration, which the client retries; anything else is malformed.
  */
@@ -119,6 +135,7 @@ export function parseVllmSample(json: Json, req: SampleRequest, expect?: Pick<Di
   if (Array.isArray(c.token_ids)) {
     tokens = c.token_ids.map((x, i) => asTokenId(x, `choices[0].token_ids[${i}]`));
     checkInVocabulary(tokens, expect?.vocabSize, (i) => `choices[0].token_ids[${i}]`);
+    checkTokenEcho(lp.tokens, tokens);
   } else {
     tokens = asArray(lp.tokens, "choices[0].logprobs.tokens").map((x, i) => tokenIdFromString(x, `choices[0].logprobs.tokens[${i}]`));
     checkInVocabulary(tokens, expect?.vocabSize, (i) => `choices[0].logprobs.tokens[${i}]`);
