@@ -20,7 +20,7 @@ import { createModels, type Models } from "./backends/registry.js";
 import { CurriculumState } from "./curriculum-state.js";
 import { EnvPool } from "./env-pool.js";
 import { preflightWarnings } from "./preflight.js";
-import { checkContextLengths } from "./preflight-context.js";
+import { checkContextLengths, contextPlays } from "./preflight-context.js";
 import { defaultRowShape, type RowShape } from "./replay.js";
 import type { FaultPolicy, RunContext } from "./nodes/context.js";
 import { Latest, PlanShapeError, runGraph, stepContext, type RunGraph } from "./graph.js";
@@ -135,14 +135,10 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   run = new RunState(plan, g, ctx, state, pipeline, latest, stepCtx, runDir, metricsPath, { ...opts, checkpoint, ...(planSha256 !== undefined ? { planSha256 } : {}) });
   try {
     for (const w of await preflightWarnings(plan, envs)) opts.onWarning?.(w);
-    const contextSetup = {
-      plan, envId: rollout.params.env, agentId: rollout.params.agent, maxTurns: g.planner.params.maxTurns, tokenizer: ctx.tokenizer,
-      models: [
-        { name: studentModel.path, role: "student" as const, context: ctx.student.context },
-        { name: teacherModel.path, role: "teacher" as const, context: ctx.teacher.context },
-      ],
-    };
-    for (const w of await checkContextLengths(contextSetup, envs)) opts.onWarning?.(w);
+    const plays = contextPlays(plan, g,
+      { name: studentModel.path, role: "student", context: ctx.student.context },
+      { name: teacherModel.path, role: "teacher", context: ctx.teacher.context });
+    for (const w of await checkContextLengths({ plan, tokenizer: ctx.tokenizer, plays, ext: ctx.ext }, envs)) opts.onWarning?.(w);
     return await run.run(new Explorer(g, ctx, latest, shape, stepCtx), new Learner(g, ctx, latest, stepCtx));
   } catch (e) {
     // An env fault met outside every episode's retries (a split's task list before step 1): the

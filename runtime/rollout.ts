@@ -11,7 +11,7 @@
  *   is sent or answered with feedback without a step (WebShop).
  */
 import type { AgentFormat } from "../plan/schema.js";
-import { EnvConfigError, type EnvAdapter, type TaskRef } from "./envs/env.js";
+import { EnvConfigError, type EnvAdapter, type Observation, type StepResult, type TaskRef } from "./envs/env.js";
 import type { SampleRequest, SampleResult, Tokenizer, TurnContext } from "./backends/backend.js";
 import { parseAction, renderUserMessage, usesCompactActions, type HistoryEntry } from "./agent-format.js";
 import { mixSeed } from "./seeds.js";
@@ -109,21 +109,65 @@ export function responseText(tokenizer: Tokenizer, response: number[]): string {
 export const turnSeed = (episodeSeed: number, turn: number): number => mixSeed(episodeSeed, turn);
 
 /**
- * The prompt of an episode's first student turn, built as runEpisode builds it (no expert prefix),
- * with its parts' lengths: what the start-up context check (runtime/preflight-context.ts) measures.
+ * What the student's next user message shows, kept up to date from the env's answers: the history
+ * of steps so far, the observation, the admissible actions and ScienceWorld's compact action list.
  */
-export async function firstTurnPrompt(env: EnvAdapter, format: AgentFormat, tokenizer: Tokenizer, task: TaskRef):
-  Promise<{ prompt: number[]; system: number; user: number; assistantPrefix: number; assistantSuffix: number } | undefined> {
-  const first = await env.reset(task);
+interface Shown {
+  history: HistoryEntry[];
+  observation: string;
+  admissible: string[];
+  compact: { actionTemplates?: string[]; objects?: string[] };
+}
+
+function shownAtReset(first: Observation): Shown {
+  return { history: [], observation: first.text, admissible: first.admissible, compact: { actionTemplates: first.actionTemplates, objects: first.objects } };
+}
+
+/** Records a step that sent `action` and got `r`. */
+function shownAfterStep(shown: Shown, action: string, r: StepResult): void {
+  shown.history.push({ observation: shown.observation, action });
+  shown.observation = r.observation;
+  shown.admissible = r.admissible;
+  shown.compact = { actionTemplates: r.actionTemplates, objects: r.objects };
+}
+
+/** Records a reply the env answered without a step (`answer`: its feedback, or the agent format's). */
+function shownAfterReply(shown: Shown, action: string, answer: string): void {
+  shown.history.push({ observation: shown.observation, action });
+  shown.observation = answer;
+}
+
+/**
+ * The prompt of an episode's first student turn, built as runEpisode builds it, with its parts'
+ * lengths: what the start-up context check (runtime/preflight-context.ts) measures. `prefix`: expert
+ * actions replayed first (TCOD-b2f); where one of them ends the episode (no student turn would
+ * follow), the prompt after the longest replay that leaves one, which `replayed` counts.
+ */
+export async function firstTurnPrompt(env: EnvAdapter, format: AgentFormat, tokenizer: Tokenizer, task: TaskRef, prefix: readonly string[] = []):
+  Promise<{ prompt: number[]; system: number; user: number; assistantPrefix: number; assistantSuffix: number; replayed: number } | undefined> {
+  let replay = prefix;
+  let first = await env.reset(task);
+  let shown = shownAtReset(first);
+  for (let i = 0; i < replay.length; i++) {
+    const r = await env.step(replay[i]!);
+    if (r.done) {
+      // The replay ends the episode here: the longest one that leaves the student a turn is shorter.
+      replay = replay.slice(0, i);
+      first = await env.reset(task);
+      shown = shownAtReset(first);
+      for (const action of replay) shownAfterStep(shown, action, await env.step(action));
+      break;
+    }
+    shownAfterStep(shown, replay[i]!, r);
+  }
   // A format the env cannot fill: runEpisode refuses it with its coded error at the first episode.
-  if (usesCompactActions(format) && (first.actionTemplates === undefined || first.objects === undefined)) return undefined;
+  if (usesCompactActions(format) && (shown.compact.actionTemplates === undefined || shown.compact.objects === undefined)) return undefined;
   const system = format.system.length > 0 ? tokenizer.renderSystem(format.system) : [];
   const user = tokenizer.renderUser(renderUserMessage(format, {
-    task: first.task, history: [], observation: first.text, admissible: first.admissible,
-    actionTemplates: first.actionTemplates, objects: first.objects,
+    task: first.task, history: shown.history, observation: shown.observation, admissible: shown.admissible, ...shown.compact,
   }));
   const prompt = new ChatMemory(format, tokenizer, system).prompt(user);
-  return { prompt, system: system.length, user: user.length, assistantPrefix: tokenizer.assistantPrefix().length, assistantSuffix: tokenizer.assistantSuffix().length };
+  return { prompt, system: system.length, user: user.length, assistantPrefix: tokenizer.assistantPrefix().length, assistantSuffix: tokenizer.assistantSuffix().length, replayed: replay.length };
 }
 
 /**
@@ -143,12 +187,9 @@ export async function runEpisode(
   };
   const semantics = semanticsOf(env.kind);
   const first = await env.reset(spec.task);
-  const history: HistoryEntry[] = [];
-  let observation = first.text;
-  let admissible = first.admissible;
-  // ScienceWorld's compact action list (action templates + objects), where the env supplies it.
-  let compact = { actionTemplates: first.actionTemplates, objects: first.objects };
-  if (usesCompactActions(format) && (compact.actionTemplates === undefined || compact.objects === undefined)) {
+  // The history, observation, admissible actions and ScienceWorld's compact action list the next user message shows.
+  const shown = shownAtReset(first);
+  if (usesCompactActions(format) && (shown.compact.actionTemplates === undefined || shown.compact.objects === undefined)) {
     throw new EnvConfigError(
       `agent format '${format.name}' shows the compact action list ({action_templates}, {objects}), but env '${env.kind}' does not supply it`,
       env.kind,
@@ -159,10 +200,7 @@ export async function runEpisode(
   /** Steps the env, records the step in the history; true when the episode ended (record filled). */
   const stepEnv = async (action: string): Promise<boolean> => {
     const r = await env.step(action);
-    history.push({ observation, action });
-    observation = r.observation;
-    admissible = r.admissible;
-    compact = { actionTemplates: r.actionTemplates, objects: r.objects };
+    shownAfterStep(shown, action, r);
     rewardSum += r.reward;
     if (!r.done) return false;
     record.done = true;
@@ -184,9 +222,9 @@ export async function runEpisode(
   for (let i = 0; i < spec.studentTurns; i++) {
     const turnIndex = spec.prefixActions.length + i;
     const context: TurnContext = env.optimalActions
-      ? { admissible: admissible.slice(), optimal: await env.optimalActions() }
-      : { admissible: admissible.slice() };
-    const user = tokenizer.renderUser(renderUserMessage(format, { task: first.task, history, observation, admissible, ...compact }));
+      ? { admissible: shown.admissible.slice(), optimal: await env.optimalActions() }
+      : { admissible: shown.admissible.slice() };
+    const user = tokenizer.renderUser(renderUserMessage(format, { task: first.task, history: shown.history, observation: shown.observation, admissible: shown.admissible, ...shown.compact }));
     const prompt = memory.prompt(user);
     const out = await sample({
       prompt, maxTokens: format.maxResponseTokens, temperature: spec.temperature,
@@ -198,7 +236,7 @@ export async function runEpisode(
     const text = responseText(tokenizer, out.tokens);
     const action = parseAction(format, text);
     record.turns.push({
-      index: turnIndex, observation, prompt, response: out.tokens, logprobs: out.logprobs, action, context,
+      index: turnIndex, observation: shown.observation, prompt, response: out.tokens, logprobs: out.logprobs, action, context,
       finishReason: out.finishReason,
     });
     memory.push(user, out.tokens);
@@ -211,12 +249,11 @@ export async function runEpisode(
     const acted = action ?? (format.onInvalid.kind === "empty" ? "" : null);
     if (acted !== null) {
       // An action the env does not offer: some envs answer without stepping (WebShop; plan/env-semantics.ts).
-      const feedback = checkAction(semantics, acted, admissible);
+      const feedback = checkAction(semantics, acted, shown.admissible);
       if (feedback !== null) {
         // An unparsed reply was counted above.
         if (action !== null) record.invalidActions++;
-        history.push({ observation, action: acted });
-        observation = feedback;
+        shownAfterReply(shown, acted, feedback);
         continue;
       }
       envAction = acted;
@@ -227,16 +264,14 @@ export async function runEpisode(
       if (how.kind === "end") return record; // reward 0, not done
       if (how.kind === "feedback") {
         // AgentGym: reply without stepping the env; the turn still counts.
-        history.push({ observation, action: text.trim() });
-        observation = how.text;
+        shownAfterReply(shown, text.trim(), how.text);
         continue;
       }
       // An env that validates actions (WebShop) answers a reply with no action as the empty action
       // (the TCOD workflows' parse_action returns ""): its message, no step.
-      const none = checkAction(semantics, "", admissible);
+      const none = checkAction(semantics, "", shown.admissible);
       if (none !== null) {
-        history.push({ observation, action: "" });
-        observation = none;
+        shownAfterReply(shown, "", none);
         continue;
       }
       envAction = text.trim();

@@ -145,13 +145,15 @@ describe("SGLang dialect (docs/REFERENCES.md#sglang)", () => {
     expect(out[1]!.topk![0]).toEqual([{ token: 9, logprob: -0.4 }, { token: 4, logprob: -1.0 }]);
   });
 
-  it("rejects input ids that differ from the scored sequence, and a null logprob inside the completion", () => {
+  it("rejects input ids that differ from the scored sequence; a null inside the completion is SGLang's -inf, all of it null a NaN", () => {
     expect(malformedField(() => parseSglangScore(fixture("sglang-score.json"), [{ prompt: [1, 7], completion: [9], temperature: 1 }, scoreReqs[1]!])))
       .toBe("[0].meta_info.input_token_logprobs[2][1]");
     const nulled = fixture("sglang-score.json") as { meta_info: { input_token_logprobs: unknown[][] } }[];
     nulled[0]!.meta_info.input_token_logprobs[1]![0] = null;
-    expect(malformedField(() => parseSglangScore(nulled, [{ prompt: [1], completion: [7, 8], temperature: 1 }, scoreReqs[1]!])))
-      .toBe("[0].meta_info.input_token_logprobs[1][0]");
+    const reqs = [{ prompt: [1], completion: [7, 8], temperature: 1 }, scoreReqs[1]!];
+    expect(parseSglangScore(nulled, reqs)[0]!.logprobs[0]).toBe(-9999);
+    nulled[0]!.meta_info.input_token_logprobs[2]![0] = null;
+    expect(malformedField(() => parseSglangScore(nulled, reqs))).toBe("[0].meta_info.input_token_logprobs");
   });
 
   it("scores at the requested temperature (processed logprobs) unless told the server is raw", () => {

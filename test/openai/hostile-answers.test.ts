@@ -14,10 +14,10 @@ import { Worker } from "node:worker_threads";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { SampleRequest, ScoreRequest } from "../../runtime/backends/backend.js";
 import { OpenAIClient } from "../../runtime/backends/openai/client.js";
-import { parseSglangSample, parseSglangScore } from "../../runtime/backends/openai/dialects/sglang.js";
+import { parseSglangSample, parseSglangScore, sglangDialect } from "../../runtime/backends/openai/dialects/sglang.js";
 import { ZERO_PROB_LOGPROB } from "../../runtime/backends/openai/dialects/shape.js";
-import { parseVllmSample, parseVllmScore } from "../../runtime/backends/openai/dialects/vllm.js";
-import { parseWorkerSample, parseWorkerScore } from "../../runtime/backends/openai/dialects/worker.js";
+import { parseVllmSample, parseVllmScore, vllmDialect } from "../../runtime/backends/openai/dialects/vllm.js";
+import { parseWorkerSample, parseWorkerScore, workerDialect } from "../../runtime/backends/openai/dialects/worker.js";
 import { AbortedGeneration, HttpBackendError, MalformedResponse } from "../../runtime/backends/openai/errors.js";
 import { createOpenAIBackend } from "../../runtime/backends/openai/index.js";
 import { json, startFake, type FakeServer } from "./fake-server.js";
@@ -187,6 +187,21 @@ describe("token counts that disagree with what was sent or returned", () => {
     expect(malformed(() => parseSglangScore(scored, sreq)).problem).toBe("is 3, but 4 input ids were sent");
   });
 
+  it("vLLM's two lists of the sampled tokens (token_ids, logprobs.tokens as token_id:N) must agree; text tokens are not compared", () => {
+    const body = vllmSample(-1) as { choices: { logprobs: Record<string, unknown> }[] };
+    body.choices[0]!.logprobs.tokens = ["token_id:5", "token_id:6"];
+    expect(parseVllmSample(body, req).tokens).toEqual([5, 6]);
+    body.choices[0]!.logprobs.tokens = ["token_id:5", "token_id:5"];
+    let e = malformed(() => parseVllmSample(body, req));
+    expect(e.field).toBe("choices[0].logprobs.tokens");
+    expect(e.problem).toBe("differs from choices[0].token_ids at position 1 (token_id:5, token_ids has 6)");
+    body.choices[0]!.logprobs.tokens = ["token_id:5", "token_id:5", "token_id:6"];
+    e = malformed(() => parseVllmSample(body, req));
+    expect(e.problem).toBe("has 3 tokens, but choices[0].token_ids has 2");
+    body.choices[0]!.logprobs.tokens = ["a", "b", "c"];
+    expect(parseVllmSample(body, req).tokens).toEqual([5, 6]);
+  });
+
   it("text that does not match the token ids is ignored: the ids are what is trained on (documented)", () => {
     const body = vllmSample(-1) as { choices: Record<string, unknown>[] };
     body.choices[0]!.text = "something else entirely";
@@ -240,11 +255,109 @@ describe("choices: empty, more than asked, out of order, repeated; finish reason
     expect(e.field).toBe("choices[0].finish_reason"); // before the missing logprobs
     expect(e).toBeInstanceOf(AbortedGeneration);
     expect(e.hint).toMatch(/every attempt aborted/);
-    const sg = { meta_info: { finish_reason: { type: "abort", message: "The input (5000 tokens) is longer than the model's context length (4096 tokens)." }, output_token_logprobs: [] } };
-    expect(malformed(() => parseSglangSample(sg, req)).problem).toContain("(an aborted generation: The input (5000 tokens) is longer than the model's context length (4096 tokens).)");
+    const sg = { meta_info: { finish_reason: { type: "abort", message: "The input (5000 tokens) is longer than the model's context length (4096 tokens).", status_code: 400, err_type: "BadRequestError" }, output_token_logprobs: [] } };
+    const sgErr = malformed(() => parseSglangSample(sg, req));
+    expect(sgErr).not.toBeInstanceOf(AbortedGeneration); // a client error: it would abort again
+    expect(sgErr.problem).toContain("(an aborted generation: The input (5000 tokens) is longer than the model's context length (4096 tokens).)");
     const score = vllmScore(-1);
     score.choices[0]!.finish_reason = "abort";
     expect(malformed(() => parseVllmScore(score, sreq)).field).toBe("choices[0].finish_reason");
+  });
+});
+
+describe("SGLang's null: -inf where a probability of zero can be, refused where it cannot", () => {
+  // SGLang's /generate writes -inf, +inf and NaN alike as null (orjson); before, every null was refused.
+  const scored = (lps: unknown[], tops?: unknown[]) => [{ meta_info: {
+    finish_reason: { type: "length", length: 1 },
+    input_token_logprobs: [[null, 1, null], [-1, 2, null], ...lps.map((lp, i) => [lp, 3 + i, null])],
+    ...(tops ? { input_top_logprobs: [null, null, ...tops] } : {}),
+  } }];
+
+  it("a scored token's null reads as -9999, the -inf vLLM writes as -9999", () => {
+    expect(parseSglangScore(scored([-1, null]), sreq)[0]!.logprobs).toEqual([-1, ZERO_PROB_LOGPROB]);
+  });
+
+  it("a top-k alternative's null reads as -9999, and ranks last", () => {
+    const r = parseSglangScore(scored([-1, -2], [[[-1, 3, null], [null, 9, null]], [[-2, 4, null], [null, 8, null]]]), topkReq)[0]!;
+    expect(r.topk).toEqual([[{ token: 3, logprob: -1 }, { token: 9, logprob: ZERO_PROB_LOGPROB }], [{ token: 4, logprob: -2 }, { token: 8, logprob: ZERO_PROB_LOGPROB }]]);
+  });
+
+  it("all of a position's top-k null: NaN (a distribution's most likely token has a probability above zero)", () => {
+    const e = malformed(() => parseSglangScore(scored([-1, -2], [[[-1, 3, null]], [[null, 4, null], [null, 8, null]]]), topkReq));
+    expect(e.field).toBe("[0].meta_info.input_top_logprobs[3]");
+    expect(e.problem).toBe("gives every one of its 2 alternatives a null log-probability: the most likely token of a distribution cannot have probability zero, so they are NaN");
+    expect(e.hint).toMatch(/-inf \(a probability of zero\) and NaN alike/);
+  });
+
+  it("every token of a scored completion null: NaN, not a verdict (a KL of ~9999 per token)", () => {
+    const e = malformed(() => parseSglangScore(scored([null, null]), sreq));
+    expect(e.field).toBe("[0].meta_info.input_token_logprobs");
+    expect(e.problem).toBe("is null at every completion position (positions 2…3): a probability of zero for every token of the completion, or NaN");
+  });
+
+  it("a sampled token's null is refused: it had a probability above zero, so the null is a NaN", () => {
+    const e = malformed(() => parseSglangSample(sglangSample(null), req));
+    expect(e.field).toBe("meta_info.output_token_logprobs[1][0]");
+    expect(e.problem).toBe("is null, which SGLang writes for -inf and NaN alike; the token the server sampled can have neither (it had a probability above zero)");
+    expect(e.hint).toMatch(/the null is a NaN/);
+  });
+});
+
+describe("SGLang's abort ({type: \"abort\"}): retried unless it reports a client error", () => {
+  const abort = (extra: Record<string, unknown> = {}) => ({ meta_info: { finish_reason: { type: "abort", message: "Abort in waiting queue", status_code: null, err_type: null, ...extra }, output_token_logprobs: [] } });
+
+  it("a request dropped unserved (no status, or a 5xx) is an AbortedGeneration; a 4xx or BadRequestError is not", () => {
+    for (const extra of [{}, { status_code: 503 }, { status_code: 500 }, { status_code: 429 }]) {
+      const e = malformed(() => parseSglangSample(abort(extra), req));
+      expect(e, JSON.stringify(extra)).toBeInstanceOf(AbortedGeneration);
+      expect(e.field).toBe("meta_info.finish_reason.type");
+      expect(e.problem).toBe('is "abort": the server gave up on the generation (Abort in waiting queue)');
+      expect(e.hint).toMatch(/every attempt aborted/);
+    }
+    for (const extra of [{ status_code: 400 }, { err_type: "BadRequestError" }]) {
+      expect(malformed(() => parseSglangSample(abort(extra), req)), JSON.stringify(extra)).not.toBeInstanceOf(AbortedGeneration);
+    }
+  });
+
+  it("a scoring answer's abort is read before its (missing) logprobs, as sampling's is", () => {
+    const body = [{ meta_info: { finish_reason: { type: "abort", message: "Aborted" }, input_token_logprobs: null } }];
+    const e = malformed(() => parseSglangScore(body, sreq));
+    expect(e).toBeInstanceOf(AbortedGeneration);
+    expect(e.field).toBe("[0].meta_info.finish_reason.type");
+  });
+
+  it("the client retries it within its budget and uses the answer after it; every attempt aborted ends retryable, counted", async () => {
+    let aborts = 2;
+    fake = await startFake((_q, res) => json(res, 200, aborts-- > 0 ? abort() : sglangSample(-1)));
+    const c = new OpenAIClient({ url: fake.url, label: "sglang", concurrency: 1, timeoutMs: 2000, retries: 3, baseDelayMs: 1 });
+    expect((await c.postJson("/generate", {}, (j) => parseSglangSample(j, req))).tokens).toEqual([5, 6]);
+    expect(fake.seen).toHaveLength(3);
+    aborts = 1000;
+    const e = await failure(c.postJson("/generate", {}, (j) => parseSglangSample(j, req)));
+    expect(e.kind).toBe("aborted");
+    expect(e.retryable).toBe(true);
+    expect(e.attempts).toBe(4);
+    expect(e.message).toBe(`sglang server ${fake.url} /generate: malformed response: meta_info.finish_reason.type: is "abort": the server gave up on the generation (Abort in waiting queue) (attempt 4)`);
+    expect(fake.seen).toHaveLength(7);
+  });
+
+  it("a client error's abort is not retried", async () => {
+    fake = await startFake((_q, res) => json(res, 200, abort({ status_code: 400, message: "Input length (5000 tokens) exceeds the maximum allowed length (4096 tokens)." })));
+    const c = new OpenAIClient({ url: fake.url, label: "sglang", concurrency: 1, timeoutMs: 2000, retries: 3, baseDelayMs: 1 });
+    const e = await failure(c.postJson("/generate", {}, (j) => parseSglangSample(j, req)));
+    expect(e.kind).toBe("malformed");
+    expect(e.retryable).toBe(false);
+    expect(e.message).toContain("(an aborted generation: Input length (5000 tokens) exceeds the maximum allowed length (4096 tokens).)");
+    expect(e.hint).toMatch(/it would abort again/);
+    expect(fake.seen).toHaveLength(1);
+  });
+
+  it("meta_info.completion_tokens other than the tokens returned is refused", () => {
+    const body = sglangSample(-1) as { meta_info: Record<string, unknown> };
+    body.meta_info.completion_tokens = 3;
+    const e = malformed(() => parseSglangSample(body, req));
+    expect(e.field).toBe("meta_info.completion_tokens");
+    expect(e.problem).toBe("is 3, but meta_info.output_token_logprobs has 2 tokens");
   });
 });
 
@@ -257,6 +370,31 @@ describe("sampled ids past the model's vocabulary", () => {
     expect(v.problem).toBe("token id 6 is past the model's vocabulary of 6 ids (0…5)");
     expect(parseWorkerSample(workerSample(-1), [req], { vocabSize: 7 })[0]!.tokens).toEqual([5, 6]);
     expect(parseSglangSample(sglangSample(-1), req)).toMatchObject({ tokens: [5, 6] });
+  });
+});
+
+describe("top-k alternatives past the model's vocabulary (the topk estimator trains toward them)", () => {
+  const big = 10; // the listed id added below; the answers name 3, 4 and 9 otherwise
+  it("each dialect refuses a listed id at or past a known vocabulary size, naming it; below it, or unknown, passes", () => {
+    const vllm = vllmScore(-2);
+    (vllm.choices[0]!.prompt_logprobs[3] as Record<string, unknown>)[String(big)] = { logprob: -5 };
+    const sg = sglangScore(-2) as { meta_info: Record<string, unknown> }[];
+    sg[0]!.meta_info.input_top_logprobs = [null, null, [[-1, 3, null]], [[-2, 4, null], [-5, big, null]]];
+    const wk = workerScore(-2) as { results: { topk: { token: number; logprob: number }[][] }[] };
+    wk.results[0]!.topk[1]!.push({ token: big, logprob: -5 });
+    const cases: [string, (vocabSize?: number) => unknown, string][] = [
+      ["vllm", (v) => vllmDialect({ model: "m", vocabSize: v }).parseScore(vllm, topkReq), `choices[0].prompt_logprobs[3]["${big}"]`],
+      ["sglang", (v) => sglangDialect({ model: "m", vocabSize: v }).parseScore(sg, topkReq), "[0].meta_info.input_top_logprobs[3][1][1]"],
+      ["worker", (v) => workerDialect({ model: "m", role: "teacher", vocabSize: v }).parseScore(wk, topkReq), "results[0].topk[1][1].token"],
+    ];
+    for (const [name, parse, field] of cases) {
+      const e = malformed(() => parse(big));
+      expect(e.field, name).toBe(field);
+      expect(e.problem, name).toBe(`token id ${big} is past the model's vocabulary of ${big} ids (0…${big - 1})`);
+      expect(e.hint, name).toMatch(/^The server lists among its top-k alternatives a token the model has no embedding row for/);
+      expect(() => parse(big + 1), name).not.toThrow();
+      expect(() => parse(undefined), name).not.toThrow();
+    }
   });
 });
 
@@ -288,6 +426,28 @@ describe("HTTP answers of the wrong kind", () => {
     fake = await answer(200, '{"choices":[{"index":0,"finish_reason":"stop","token_ids":[5],"logprobs":{"token_logprobs":[-Infinity]}}]}');
     e = await failure(post());
     expect(e.message).toContain("holds a bare NaN or Infinity");
+  });
+
+  it("HTTP 200 with a server-sent event stream (a gateway that forces streaming) is named as such", async () => {
+    fake = await answer(200, 'data: {"choices":[{"index":0,"text":"a"}]}\n\ndata: [DONE]\n\n', "text/event-stream");
+    const e = await failure(post());
+    expect(e.kind).toBe("malformed");
+    expect(e.message).toContain("the body is a server-sent event stream (`data:` lines), not one JSON answer: data: {");
+    expect(e.hint).toMatch(/forces streaming/);
+  });
+
+  it("a body trickled a byte at a time past the timeout (slow-loris) is cut by the per-attempt timeout", async () => {
+    fake = await startFake((_q, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      const t = setInterval(() => { if (res.writableEnded || res.destroyed) clearInterval(t); else res.write(" "); }, 20);
+      res.on("close", () => clearInterval(t));
+    });
+    const c = new OpenAIClient({ url: fake.url, label: "vllm", concurrency: 1, timeoutMs: 300, retries: 1, baseDelayMs: 1 });
+    const started = Date.now();
+    const e = await failure(c.postJson("/v1/completions", {}, (j) => j));
+    expect(e.kind).toBe("timeout");
+    expect(e.message).toContain("no complete answer within 300 ms (attempt 2)");
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it("HTTP 200 with FastAPI's {detail} is the server's error, not a dialect mismatch", async () => {

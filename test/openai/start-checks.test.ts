@@ -4,7 +4,7 @@
  * first prompt before step 1; finish_reason "abort" retried within the client's bounded policy;
  * sampled ids past the model's vocabulary (the trainer's /info vocab_size) refused, naming the position.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
@@ -17,7 +17,9 @@ import { OpenAIClient } from "../../runtime/backends/openai/client.js";
 import { createOpenAIBackend, HttpBackendError, WorkerTrainer } from "../../runtime/backends/openai/index.js";
 import { EnvPool } from "../../runtime/env-pool.js";
 import { createEnv } from "../../runtime/envs/registry.js";
-import { checkContextLengths } from "../../runtime/preflight-context.js";
+import { runGraph } from "../../runtime/graph.js";
+import { checkContextLengths, contextPlays, longestPrefix } from "../../runtime/preflight-context.js";
+import { firstTurnPrompt } from "../../runtime/rollout.js";
 
 composeRuntime(); // the envs bin/ registers
 
@@ -45,9 +47,9 @@ describe("the model's context against the run's first prompt (vLLM's max_model_l
   })();
   const rollout = nodeOf(plan, "Rollout")!, planner = nodeOf(plan, "EpisodePlanner")!;
   const envs = () => new Map(Object.entries(plan.resources.envs).map(([id, spec]) => [id, new EnvPool(id, 1, (instance) => createEnv(spec, { seed: 1, instance }))]));
-  const setup = (s: Awaited<ReturnType<typeof createOpenAIBackend>>, maxTurns = planner.params.maxTurns) => ({
-    plan, envId: rollout.params.env, agentId: rollout.params.agent, maxTurns, tokenizer: s.tokenizer,
-    models: [{ name: "base", role: "student" as const, context: s.context }],
+  const setup = (s: Awaited<ReturnType<typeof createOpenAIBackend>>, maxTurns = planner.params.maxTurns, known = true) => ({
+    plan, tokenizer: s.tokenizer,
+    plays: [{ what: "training", envId: rollout.params.env, agentId: rollout.params.agent, maxTurns, prefix: true, models: [{ name: "base", role: "student" as const, context: known ? s.context : undefined }] }],
   });
 
   it("reads max_model_len from the model's card, shows it in the probe line, and refuses a first prompt that does not fit", async () => {
@@ -77,7 +79,7 @@ describe("the model's context against the run's first prompt (vLLM's max_model_l
     expect(long[0]).toMatch(/^TC7004: the student model 'base' reads at most 1500 tokens \(.*\), but a whole episode may reach about \d+: 40 turns kept in memory \("accumulate"\) of a user message of about \d+ tokens/);
     expect(long[0]).toContain("a shorter agent memory (memory: window), or fewer max_turns");
     expect(await checkContextLengths(setup(s, 2), pools)).toEqual([]);
-    expect(await checkContextLengths({ ...setup(s, 40), models: [{ name: "base", role: "student", context: undefined }] }, pools)).toEqual([]);
+    expect(await checkContextLengths(setup(s, 40, false), pools)).toEqual([]);
     await Promise.all([...pools.values()].map((p) => p.close()));
     await s.close();
   });
@@ -88,6 +90,103 @@ describe("the model's context against the run's first prompt (vLLM's max_model_l
     expect(s.context).toBeUndefined();
     expect(s.probeLine).toMatch(/ · info no$/);
     await s.close();
+  });
+});
+
+describe("the context check sees every prompt the run sends: an expert prefix's history, evaluation's and the probe's max_turns", () => {
+  const compiled = (file: string) => {
+    const r = compileFile(file, { overrides: [] });
+    expect(r.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    return r.plans[0]!.plan;
+  };
+  const poolsOf = (plan: ReturnType<typeof compiled>) =>
+    new Map(Object.entries(plan.resources.envs).map(([id, spec]) => [id, new EnvPool(id, 1, (instance) => createEnv(spec, { seed: 1, instance }))]));
+  const ctx = (tokens: number) => ({ tokens, source: "a test's" });
+  const dir = mkdtempSync(join(tmpdir(), "tcod-ctx-plays-"));
+  writeFileSync(join(dir, "package.json"), "{}");
+  /** A texthouse curriculum with `fields` added, written to this test's own folder. */
+  const source = (name: string, fields: string, agent: string) => {
+    writeFileSync(join(dir, name), `import { opd } from "std/loss"
+import { b2f } from "std/tcod"
+import { texthouse } from "std/envs"
+import { raw_format, tcod_format } from "std/agent"
+let agent = ${agent}
+model t { path: "oracle" serve: embedded(smoothing: 0.1) }
+model s { path: "loglinear" serve: embedded(features: 64) }
+curriculum c {
+  teacher: t
+  student: s
+  env: texthouse(split: "train", agent: agent)
+  steps: 4
+  batch: 1 tasks × 1 rollouts
+  loss: opd(coef: 1)
+  ${fields}
+}
+`);
+    return join(dir, name);
+  };
+  async function refusal(p: Promise<unknown>): Promise<BackendError> {
+    try { await p; } catch (e) { expect(e).toBeInstanceOf(BackendError); return e as BackendError; }
+    throw new Error("expected a refusal");
+  }
+
+  it("TCOD-b2f: the longest prefix the schedule replays (its peak, L − 1 at step 1) is in the first prompt, as history", async () => {
+    const plan = compiled(source("b2f.tcod", "max_turns: 10 turns\n  prefix: b2f(every: 2 steps)", 'tcod_format(memory: "accumulate")'));
+    const g = runGraph(plan);
+    expect(longestPrefix(plan, 6)).toBe(5); // b2f: L − 1 at step 1
+    expect(longestPrefix(plan, 0)).toBe(0);
+    expect(longestPrefix(plan, 99)).toBe(9); // the student keeps one of the 10 turns
+    const url = await fakeVllm({ model: "base" });
+    const s = await createOpenAIBackend(vllmSpec(url), { role: "student", model: "base" });
+    const pools = poolsOf(plan);
+    try {
+      const [train] = contextPlays(plan, g, { name: "loglinear", role: "student", context: undefined }, { name: "oracle", role: "teacher", context: undefined });
+      const agent = plan.resources.agents[train!.agentId]!, spec = plan.resources.envs[train!.envId]!, pool = pools.get(train!.envId)!;
+      const task = (await pool.tasks(spec.split))[0]!;
+      const bare = (await pool.with((env) => firstTurnPrompt(env, agent, s.tokenizer, task)))!;
+      // A context the first prompt without its prefix fits, with a reply: only the prefix's history passes it.
+      const tokens = bare.prompt.length + agent.maxResponseTokens;
+      const play = { ...train!, models: [{ name: "loglinear", role: "student" as const, context: ctx(tokens) }] };
+      const e = await refusal(checkContextLengths({ plan, tokenizer: s.tokenizer, plays: [play] }, pools));
+      expect(e.code).toBe("TC7004");
+      const m = new RegExp(`^the student model 'loglinear' reads at most ${tokens} tokens \\(a test's\\), but the first prompt of task '${task.id}' \\(texthouse, split "train", agent '[^']+'\\), after the longest expert prefix the curriculum replays for it \\((\\d+) actions, shown as history\\), has (\\d+) tokens`).exec(e.message);
+      expect(m, e.message).not.toBeNull();
+      expect(Number(m![1])).toBeGreaterThan(0);
+      expect(e.hint).toContain("a shorter expert prefix (prefix:)");
+      // Without the planner's prefix (evaluation, the probe), the same first prompt fits (a whole episode may not: a warning).
+      const w = await checkContextLengths({ plan, tokenizer: s.tokenizer, plays: [{ ...play, prefix: false }] }, pools);
+      expect(w.every((x) => x.includes("but a whole episode may reach about"))).toBe(true);
+    } finally {
+      await Promise.all([...pools.values()].map((p) => p.close()));
+      await s.close();
+    }
+  });
+
+  it("the TurnOPD probe plays full episodes of its own max_turns, read by student and teacher", () => {
+    const plan = compiled("examples/texthouse/turnopd.tcod");
+    const plays = contextPlays(plan, runGraph(plan), { name: "s", role: "student", context: undefined }, { name: "t", role: "teacher", context: undefined });
+    const probe = plays.find((p) => p.what === "the TurnOPD probe");
+    expect(probe).toMatchObject({ maxTurns: nodeOf(plan, "Probe")!.params.maxTurns, prefix: false });
+    expect(probe!.models.map((m) => m.role)).toEqual(["student", "teacher"]);
+    expect(plays.filter((p) => p.what.startsWith("evaluation")).every((p) => p.models.length === 1 && p.models[0]!.role === "student")).toBe(true);
+  });
+
+  it("an evaluation whose max_turns exceed training's is estimated at its own: a warning naming it", async () => {
+    const plan = compiled(source("ev.tcod", "max_turns: 2 turns\n  eval: [ evaluate(every: 1 steps, env: texthouse(split: \"valid_seen\", agent: agent), tasks: 1 tasks, name: \"long\", max_turns: 60 turns) ]", 'raw_format(memory: "accumulate")'));
+    const g = runGraph(plan);
+    const url = await fakeVllm({ model: "base", maxModelLen: 1500 });
+    const s = await createOpenAIBackend(vllmSpec(url), { role: "student", model: "base" });
+    const pools = poolsOf(plan);
+    try {
+      const plays = contextPlays(plan, g, { name: "loglinear", role: "student", context: s.context }, { name: "oracle", role: "teacher", context: undefined });
+      expect(plays.map((p) => [p.what, p.maxTurns])).toEqual([["training", 2], ["evaluation 'long'", 60]]);
+      const warnings = await checkContextLengths({ plan, tokenizer: s.tokenizer, plays }, pools);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/^TC7004: the student model 'loglinear' reads at most 1500 tokens \(.*\), but a whole evaluation 'long' episode \(max_turns 60\) may reach about \d+: 60 turns kept in memory \("accumulate"\)/);
+    } finally {
+      await Promise.all([...pools.values()].map((p) => p.close()));
+      await s.close();
+    }
   });
 });
 

@@ -5,7 +5,7 @@
  * - a per-attempt timeout (AbortSignal.timeout) that covers headers *and* body, so nothing hangs;
  * - retries with exponential backoff and full jitter for connection errors, timeouts, 5xx, 408, 429
  *   and answers whose generation the server aborted (vLLM's finish_reason "abort", a request preempted
- *   and dropped under load) — never for other 4xx, error bodies or malformed bodies (those recur on
+ *   and dropped under load; SGLang's unserved {type: "abort"}) — never for other 4xx, error bodies or malformed bodies (those recur on
  *   retry); a 429 or 503's
  *   `Retry-After` (seconds or an HTTP date) is waited out, up to the backoff ceiling;
  * - redirects are not followed: a 3xx is an error naming where it points (fetch would re-send a POST
@@ -316,7 +316,8 @@ export function errorInBody(json: unknown): string | undefined {
 
 /**
  * Why a body is not JSON, told apart where the cause is plain: nothing at all, an HTML page (a proxy,
- * a login page, another service at that port), or bare `NaN`/`Infinity` (Python's json.dumps default
+ * a login page, another service at that port), a server-sent event stream (a gateway that streams
+ * whatever is asked), or bare `NaN`/`Infinity` (Python's json.dumps default
  * for a non-finite float — a diverged model — which JSON cannot carry and tcod never reads as a number).
  */
 export function notJson(text: string): { what: string; hint?: string } {
@@ -327,6 +328,10 @@ export function notJson(text: string): { what: string; hint?: string } {
   if (/^\s*</.test(text)) {
     return { what: `the body is an HTML page, not JSON: ${excerpt(text, 200)}`,
       hint: "Another server answers at this URL (a proxy, a login page, a dashboard): write the inference server's own address in the backend spec's `url` (scheme, host, port; no /v1)." };
+  }
+  if (/^\s*(data|event|id|retry):/.test(text)) {
+    return { what: `the body is a server-sent event stream (\`data:\` lines), not one JSON answer: ${excerpt(text, 200)}`,
+      hint: "The answer came streamed, as for `stream: true`, which tcod never sends: a proxy or gateway in front of the server forces streaming. Point the backend spec's `url` at the inference server itself (scheme, host, port; no /v1)." };
   }
   if (/\bNaN\b|\bInfinity\b/.test(text) && parsesAsJson(text.replace(/-?\bInfinity\b|\bNaN\b/g, "null"))) {
     return { what: `the body is not JSON: it holds a bare NaN or Infinity, which JSON cannot carry: ${excerpt(text, 200)}`,

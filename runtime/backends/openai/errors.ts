@@ -12,7 +12,7 @@ export type FailureKind =
   | "http" // a non-2xx status
   | "server-error" // HTTP 200 whose body reports an error ({"error":…}, {success:false})
   | "malformed" // HTTP 200 whose body is not the documented shape
-  | "aborted" // HTTP 200 whose generation the server gave up on (vLLM's finish_reason "abort"): retried
+  | "aborted" // HTTP 200 whose generation the server gave up on (vLLM's finish_reason "abort", SGLang's unserved {type: "abort"}): retried
   | "unsupported" // a request this server/dialect cannot answer as configured
   | "mismatch" // teacher and student disagree (tokenizer fingerprint)
   | "config"; // local configuration is wrong (a LoRA directory that does not exist, a model not served)
@@ -52,7 +52,8 @@ export class MalformedResponse extends Error {
 
 /**
  * An answer that reports its generation aborted (vLLM finishes a request it preempted and dropped
- * under load with finish_reason "abort"): the same request may well succeed again, so the client
+ * under load with finish_reason "abort"; SGLang one it dropped unserved with {type: "abort"} and no
+ * client-error status): the same request may well succeed again, so the client
  * retries it within its bounded policy, as it does a 503, and reports the last one if every attempt aborts.
  */
 export class AbortedGeneration extends MalformedResponse {

@@ -38,8 +38,8 @@ export interface DialectOptions {
    */
   servedModels?: readonly string[];
   /**
-   * The model's vocabulary size (rows of its embedding), where known: sampled ids at or past it are
-   * refused (shape.ts checkInVocabulary). The worker reports it (/info vocab_size); vLLM and SGLang do
+   * The model's vocabulary size (rows of its embedding), where known: sampled ids and top-k
+   * alternatives at or past it are refused (shape.ts checkInVocabulary). The worker reports it (/info vocab_size); vLLM and SGLang do
    * not, so for them it is the trainer's, or `vocabSize` given through the API, or unknown (unchecked).
    */
   vocabSize?: number;

@@ -16,13 +16,16 @@
  *   saves that decode step where it works.
  */
 import type { SampleRequest, SampleResult, ScoreRequest, ScoreResult } from "../../backend.js";
-import { excerpt, MalformedResponse } from "../errors.js";
+import { AbortedGeneration, excerpt, MalformedResponse } from "../errors.js";
 import {
   checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk, completionLogprobs,
   type Dialect, type DialectOptions, type HttpCall, type LogprobsMode,
   only,
 } from "./dialect.js";
-import { asArray, asLogprob, asObject, asSampledLogprob, asTokenId, checkInVocabulary, distinctAlternatives, requireExactLength, requireLength, type Json } from "./shape.js";
+import {
+  asArray, asLogprob, asObject, asSampledLogprob, asTokenId, checkInVocabulary, distinctAlternatives, requireExactLength, requireLength,
+  ZERO_PROB_LOGPROB, type Json,
+} from "./shape.js";
 
 export interface SglangOptions extends DialectOptions {
   /** Name of the per-request seed in `sampling_params`, where the server has one. */
@@ -53,12 +56,37 @@ export function sglangSampleBody(o: SglangOptions, mode: LogprobsMode, req: Samp
   };
 }
 
-/** A `[logprob, token_id, text|null]` triple; `sampled`: the logprob of a token the server drew, never a zero probability. */
-function triple(v: Json, path: string, sampled = false): { logprob: number; token: number } {
+/**
+ * How a triple's logprob is read: "sampled", the token the server drew (never a probability of zero,
+ * so a null there is refused); "scored", a token of a scored sequence or a top-k alternative, where a
+ * null is SGLang's -inf (`sglangLogprob`).
+ */
+type TripleKind = "sampled" | "scored";
+
+/** The hint for a null SGLang wrote where no -inf can be. */
+const SGLANG_NULL_HINT = "SGLang writes every non-finite float as null: -inf (a probability of zero) and NaN alike. Where a probability of zero " +
+  "cannot be, the null is a NaN: a model whose logits overflowed or diverged (fp16 overflow, a broken checkpoint or adapter). Check it on the server.";
+
+/**
+ * A log-probability where SGLang's null stands for -inf: its /generate writes every non-finite float
+ * as null (orjson; docs/REFERENCES.md#sglang), so a null is read as a probability of zero,
+ * ZERO_PROB_LOGPROB, the -9999 vLLM writes. A NaN is written as null too; the callers refuse the
+ * nulls that can only be one (all of a position's top-k, every token of a scored completion).
+ */
+function sglangLogprob(v: Json, path: string): number {
+  return v === null ? ZERO_PROB_LOGPROB : asLogprob(v, path);
+}
+
+/** A `[logprob, token_id, text|null]` triple, its logprob read as `kind` says. */
+function triple(v: Json, path: string, kind: TripleKind): { logprob: number; token: number; isNull: boolean } {
   const t = asArray(v, path);
   requireLength(t, 2, path, "[logprob, token_id, text]");
   const token = asTokenId(t[1], `${path}[1]`);
-  return { logprob: (sampled ? asSampledLogprob : asLogprob)(t[0], `${path}[0]`), token };
+  if (kind === "scored") return { logprob: sglangLogprob(t[0], `${path}[0]`), token, isNull: t[0] === null };
+  if (t[0] === null) {
+    throw new MalformedResponse(`${path}[0]`, "is null, which SGLang writes for -inf and NaN alike; the token the server sampled can have neither (it had a probability above zero)", SGLANG_NULL_HINT);
+  }
+  return { logprob: asSampledLogprob(t[0], `${path}[0]`), token, isNull: false };
 }
 
 /** The hint for an answer whose server did not read the token ids it was sent. */
@@ -71,13 +99,32 @@ function checkPromptTokens(meta: Record<string, Json>, sent: number, base: strin
   if (typeof n === "number" && n !== sent) throw new MalformedResponse(`${base}.prompt_tokens`, `is ${n}, but ${sent} input ids were sent`, PROMPT_CHANGED_HINT);
 }
 
-/** A finish_reason of "stop" or "length"; SGLang's "abort" carries the server's reason as `message`. */
+/**
+ * A finish_reason of "stop" or "length". SGLang finishes a request it gave up on with
+ * `{"type": "abort", "message", "status_code", "err_type"}`: one it refused as a client error (a 4xx
+ * status_code or err_type "BadRequestError": an input over its context length, a bad parameter) would
+ * abort again and is refused; any other — a request dropped unserved (aborted while the server paused
+ * for a weight update, cancelled, out of memory, no status) — is an AbortedGeneration, retried by the
+ * client as vLLM's "abort" is.
+ */
 function finishType(v: Json, base: string): "stop" | "length" {
   const fr = asObject(v, `${base}.finish_reason`);
   if (fr.type === "stop" || fr.type === "length") return fr.type;
   const why = typeof fr.message === "string" ? `: ${excerpt(fr.message, 200)}` : "";
+  if (fr.type === "abort" && !isClientError(fr)) {
+    throw new AbortedGeneration(`${base}.finish_reason.type`, `is "abort": the server gave up on the generation${why ? ` (${why.slice(2)})` : ""}`,
+      "SGLang aborts a request it drops unserved (cancelled, aborted while it paused for a weight update, under memory pressure); tcod retried it with backoff and every attempt aborted. " +
+      "See the server's log; lower `concurrency` in the backend spec, or give SGLang more KV-cache memory (--mem-fraction-static) or fewer requests at once (--max-running-requests).");
+  }
   throw new MalformedResponse(`${base}.finish_reason.type`, `expected "stop" or "length", got ${JSON.stringify(fr.type)} (an aborted generation${why})`,
-    "The server gave up on the request (an input over its context length, a request it could not schedule): its message and log say why.");
+    "The server refused the request (an input over its context length, a parameter it does not take): it would abort again. Its message and log say why.");
+}
+
+/** An SGLang abort that reports a client error (4xx other than 408/429, or err_type "BadRequestError"): the same request fails the same way. */
+function isClientError(fr: Record<string, Json>): boolean {
+  const s = fr.status_code;
+  if (typeof s === "number" && s >= 400 && s < 500) return s !== 408 && s !== 429;
+  return fr.err_type === "BadRequestError";
 }
 
 export function parseSglangSample(json: Json, req: SampleRequest, o?: Pick<DialectOptions, "vocabSize">): SampleResult {
@@ -90,7 +137,7 @@ export function parseSglangSample(json: Json, req: SampleRequest, o?: Pick<Diale
   // Before the logprobs: an aborted request may come back without them.
   const finish = finishType(meta.finish_reason, `${base}meta_info`);
   const out = asArray(meta.output_token_logprobs, `${base}meta_info.output_token_logprobs`)
-    .map((x, i) => triple(x, `${base}meta_info.output_token_logprobs[${i}]`, true));
+    .map((x, i) => triple(x, `${base}meta_info.output_token_logprobs[${i}]`, "sampled"));
   const tokens = out.map((x) => x.token);
   checkInVocabulary(tokens, o?.vocabSize, (i) => `${base}meta_info.output_token_logprobs[${i}][1]`);
   if (Array.isArray(body.output_ids)) {
@@ -101,6 +148,10 @@ export function parseSglangSample(json: Json, req: SampleRequest, o?: Pick<Diale
   }
   if (tokens.length > req.maxTokens) throw new MalformedResponse(`${base}meta_info.output_token_logprobs`, `${tokens.length} tokens exceed max_new_tokens ${req.maxTokens}`);
   checkPromptTokens(meta, req.prompt.length, `${base}meta_info`);
+  if (typeof meta.completion_tokens === "number" && meta.completion_tokens !== tokens.length) {
+    throw new MalformedResponse(`${base}meta_info.completion_tokens`, `is ${meta.completion_tokens}, but meta_info.output_token_logprobs has ${tokens.length} tokens`,
+      "The server's count of the tokens it generated is not the tokens it returned logprobs for: its answer is inconsistent (a proxy that rewrites answers, a broken version). See its log.");
+  }
   return { tokens, logprobs: out.map((x) => x.logprob), finishReason: finish };
 }
 
@@ -123,12 +174,14 @@ export function sglangScoreBody(o: SglangOptions, mode: LogprobsMode, reqs: Scor
   };
 }
 
-export function parseSglangScore(json: Json, reqs: ScoreRequest[]): ScoreResult[] {
+export function parseSglangScore(json: Json, reqs: ScoreRequest[], o?: Pick<DialectOptions, "vocabSize">): ScoreResult[] {
   const list = reqs.length === 1 && !Array.isArray(json) ? [json] : asArray(json, "");
   requireExactLength(list, reqs.length, "(body)", "one result per scored sequence");
   return reqs.map((r, j) => {
     const base = `[${j}].meta_info`;
     const meta = asObject(asObject(list[j], `[${j}]`).meta_info, base);
+    // Before the logprobs: an aborted request comes back without them (SGLang drops return_logprob).
+    if (meta.finish_reason !== undefined && meta.finish_reason !== null) finishType(meta.finish_reason, base);
     const input = asArray(meta.input_token_logprobs, `${base}.input_token_logprobs`);
     const seq = [...r.prompt, ...r.completion];
     if (input.length !== seq.length) {
@@ -136,18 +189,39 @@ export function parseSglangScore(json: Json, reqs: ScoreRequest[]): ScoreResult[
     }
     checkPromptTokens(meta, seq.length, base);
     const tops = r.topk ? asArray(meta.input_top_logprobs, `${base}.input_top_logprobs`) : [];
+    let nulls = 0;
     // Entry 0 (the first token, no context) has a null logprob and is never read: completions start at ≥ 1.
-    return completionLogprobs(r, (i, token) => {
+    const out = completionLogprobs(r, (i, token) => {
       const at = `${base}.input_token_logprobs[${i}]`;
-      const t = triple(input[i], at);
+      const t = triple(input[i], at, "scored");
       if (t.token !== token) throw new MalformedResponse(`${at}[1]`, `is token ${t.token}, but the scored sequence has ${token} there; the server changed the input ids`, PROMPT_CHANGED_HINT);
-      return {
-        logprob: t.logprob,
-        alternatives: () => distinctAlternatives(asArray(tops[i], `${base}.input_top_logprobs[${i}]`)
-          .map((x, a) => triple(x, `${base}.input_top_logprobs[${i}][${a}]`)), `${base}.input_top_logprobs[${i}]`),
-      };
+      if (t.isNull) nulls++;
+      return { logprob: t.logprob, alternatives: () => topAlternatives(tops[i], `${base}.input_top_logprobs[${i}]`, o?.vocabSize) };
     });
+    // A teacher that gives every token the student wrote a probability of zero is a NaN one (SGLang
+    // writes NaN as null too), not a verdict: its scores would be a KL of ~9999 per token.
+    if (nulls === r.completion.length) {
+      throw new MalformedResponse(`${base}.input_token_logprobs`, `is null at every completion position (${prettyRange(r.prompt.length, seq.length - 1)}): a probability of zero for every token of the completion, or NaN`, SGLANG_NULL_HINT);
+    }
+    return out;
   });
+}
+
+/**
+ * One position's top-k triples, each id inside a known vocabulary; a null is -inf, but not all of
+ * them: a distribution's most likely token has a probability above zero.
+ */
+function topAlternatives(v: Json, path: string, vocabSize: number | undefined): { token: number; logprob: number }[] {
+  const alts = asArray(v, path).map((x, a) => triple(x, `${path}[${a}]`, "scored"));
+  checkInVocabulary(alts.map((x) => x.token), vocabSize, (a) => `${path}[${a}][1]`, "listed");
+  if (alts.length > 0 && alts.every((x) => x.isNull)) {
+    throw new MalformedResponse(path, `gives every one of its ${alts.length} alternatives a null log-probability: the most likely token of a distribution cannot have probability zero, so they are NaN`, SGLANG_NULL_HINT);
+  }
+  return distinctAlternatives(alts.map(({ token, logprob }) => ({ token, logprob })), path);
+}
+
+function prettyRange(a: number, b: number): string {
+  return a === b ? `position ${a}` : `positions ${a}…${b}`;
 }
 
 export function sglangDialect(o: SglangOptions): Dialect {
@@ -160,6 +234,6 @@ export function sglangDialect(o: SglangOptions): Dialect {
     buildSample: (reqs) => sglangSampleBody(o, mode, only(reqs)),
     parseSample: (json, reqs) => [parseSglangSample(json, only(reqs), o)],
     buildScore: (reqs) => sglangScoreBody(o, mode, reqs),
-    parseScore: parseSglangScore,
+    parseScore: (json, reqs) => parseSglangScore(json, reqs, o),
   };
 }

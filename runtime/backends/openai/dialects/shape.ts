@@ -23,7 +23,7 @@ export function asArray(v: Json, path: string): Json[] {
 }
 
 /** What a null or a string where a number belongs most likely is, and what to do. */
-const NOT_A_NUMBER_HINT = "The server's value is not a finite number: vLLM and the tcod worker write NaN and +Infinity as null (SGLang's orjson every " +
+const NOT_A_NUMBER_HINT = "The server's value is not a finite number: vLLM and the tcod worker write NaN and +Infinity as null (SGLang every " +
   "non-finite float, -inf included), other servers a string. A model whose logits overflowed or diverged gives them (fp16 overflow, a broken " +
   "checkpoint or adapter): check it on the server.";
 
@@ -94,17 +94,20 @@ export function asTokenId(v: Json, path: string): number {
 }
 
 /**
- * Sampled ids lie inside the model's vocabulary, where its size is known (`vocabSize`, the rows of the
- * model's embedding): an id past it would be trained on as a token the model has no row for (an
- * IndexError or a CUDA device assert in the trainer's embedding lookup). `at(i)` names position i.
+ * Ids a server names — the tokens it sampled, or the top-k alternatives it lists — lie inside the
+ * model's vocabulary, where its size is known (`vocabSize`, the rows of the model's embedding): a
+ * sampled id past it would be trained on as a token the model has no row for, a listed one trained
+ * toward by the `topk` estimator (the student's log-probability read at that row): an IndexError or a
+ * CUDA device assert in the trainer. `at(i)` names position i.
  */
-export function checkInVocabulary(ids: readonly number[], vocabSize: number | undefined, at: (i: number) => string): void {
+export function checkInVocabulary(ids: readonly number[], vocabSize: number | undefined, at: (i: number) => string, what: "sampled" | "listed" = "sampled"): void {
   if (vocabSize === undefined || vocabSize <= 0) return;
   const i = ids.findIndex((id) => id >= vocabSize);
   if (i < 0) return;
   throw new MalformedResponse(at(i), `token id ${ids[i]} is past the model's vocabulary of ${vocabSize} ids (0…${vocabSize - 1})`,
-    "The server sampled a token the model has no embedding row for: it serves another model than the one trained (a larger vocabulary), " +
-    "or its answer is broken. Serve the student's own model (the trainer's --model) at this URL, and see the server's log.");
+    (what === "sampled" ? "The server sampled a token the model has no embedding row for" : "The server lists among its top-k alternatives a token the model has no embedding row for") +
+    ": it serves another model than the one trained (a larger vocabulary), or its answer is broken. " +
+    "Serve the model the plan names (the trainer's --model, the teacher's path) at this URL, and see the server's log.");
 }
 
 export function asString(v: Json, path: string): string {

@@ -48,6 +48,22 @@ function tokenIdFromString(s: Json, path: string): number {
 }
 
 /**
+ * `logprobs.tokens`, where the server wrote them as ids too (`"token_id:17"`, return_tokens_as_token_ids),
+ * are `token_ids`: two lists of the sampled tokens that differ (a token repeated or dropped in one)
+ * leave no telling which the logprobs belong to. Text tokens (a server that ignores the flag) are not compared.
+ */
+function checkTokenEcho(listed: Json, tokens: readonly number[]): void {
+  if (!Array.isArray(listed) || !listed.every((x) => typeof x === "string" && /^token_id:\d+$/.test(x))) return;
+  const ids = listed.map((x) => Number((x as string).slice("token_id:".length)));
+  const differs = ids.findIndex((id, i) => id !== tokens[i]);
+  if (ids.length === tokens.length && differs < 0) return;
+  throw new MalformedResponse("choices[0].logprobs.tokens", ids.length !== tokens.length
+    ? `has ${ids.length} tokens, but choices[0].token_ids has ${tokens.length}`
+    : `differs from choices[0].token_ids at position ${differs} (token_id:${ids[differs]}, token_ids has ${tokens[differs]})`,
+  "The server's two lists of the sampled tokens disagree (a token repeated or dropped), so the logprobs cannot be matched to tokens: a proxy that rewrites answers, or a broken version. See its log.");
+}
+
+/**
  * "stop" or "length". "abort" — vLLM's finish of a request it aborted, e.g. preempted and dropped
  * under load — is an AbortedGeneration, which the client retries; anything else is malformed.
  */
@@ -119,6 +135,7 @@ export function parseVllmSample(json: Json, req: SampleRequest, expect?: Pick<Di
   if (Array.isArray(c.token_ids)) {
     tokens = c.token_ids.map((x, i) => asTokenId(x, `choices[0].token_ids[${i}]`));
     checkInVocabulary(tokens, expect?.vocabSize, (i) => `choices[0].token_ids[${i}]`);
+    checkTokenEcho(lp.tokens, tokens);
   } else {
     tokens = asArray(lp.tokens, "choices[0].logprobs.tokens").map((x, i) => tokenIdFromString(x, `choices[0].logprobs.tokens[${i}]`));
     checkInVocabulary(tokens, expect?.vocabSize, (i) => `choices[0].logprobs.tokens[${i}]`);
@@ -154,17 +171,22 @@ export function vllmScoreBody(o: DialectOptions, mode: LogprobsMode, reqs: Score
   };
 }
 
-/** Every alternative of one position's dict (completionLogprobs keeps the k highest; the actual token may rank below k). */
-function alternativesOf(entry: Record<string, Json>, path: string): { token: number; logprob: number }[] {
-  return Object.entries(entry).map(([key, v]) => {
+/** Every alternative of one position's dict (completionLogprobs keeps the k highest; the actual token may rank below k), each id inside a known vocabulary. */
+function alternativesOf(entry: Record<string, Json>, path: string, vocabSize: number | undefined): { token: number; logprob: number }[] {
+  const alts = Object.entries(entry).map(([key, v]) => {
     const id = Number(key);
     if (!Number.isInteger(id) || id < 0) throw new MalformedResponse(path, `key ${JSON.stringify(key)} is not a token id`);
     return { token: id, logprob: asLogprob(asObject(v, field(path, key)).logprob, field(field(path, key), "logprob")) };
   });
+  checkInVocabulary(alts.map((a) => a.token), vocabSize, (i) => field(path, String(alts[i]!.token)), "listed");
+  return alts;
 }
 
-/** Read completion-token logprobs out of one `prompt_logprobs` list (entry 0 is null: the first token has no context, and is never read). */
-export function readPromptLogprobs(pl: Json, r: ScoreRequest, base: string): ScoreResult {
+/**
+ * Read completion-token logprobs out of one `prompt_logprobs` list (entry 0 is null: the first token
+ * has no context, and is never read); top-k ids past `vocabSize`, where known, are refused.
+ */
+export function readPromptLogprobs(pl: Json, r: ScoreRequest, base: string, vocabSize?: number): ScoreResult {
   const list = asArray(pl, base);
   const seq = [...r.prompt, ...r.completion];
   if (list.length !== seq.length) {
@@ -181,7 +203,7 @@ export function readPromptLogprobs(pl: Json, r: ScoreRequest, base: string): Sco
     if (!(key in entry)) {
       throw new MalformedResponse(at, `has no entry for the scored token ${key} (keys: ${Object.keys(entry).slice(0, 6).join(", ")}); the server may have re-tokenized the prompt`, PROMPT_CHANGED_HINT);
     }
-    return { logprob: asLogprob(asObject(entry[key], field(at, key)).logprob, field(field(at, key), "logprob")), alternatives: () => alternativesOf(entry, at) };
+    return { logprob: asLogprob(asObject(entry[key], field(at, key)).logprob, field(field(at, key), "logprob")), alternatives: () => alternativesOf(entry, at, vocabSize) };
   });
 }
 
@@ -193,7 +215,7 @@ function choiceIndex(v: Json, path: string, n: number): number {
   return v;
 }
 
-export function parseVllmScore(json: Json, reqs: ScoreRequest[], expect?: Pick<DialectOptions, "model" | "servedModels">): ScoreResult[] {
+export function parseVllmScore(json: Json, reqs: ScoreRequest[], expect?: Pick<DialectOptions, "model" | "servedModels" | "vocabSize">): ScoreResult[] {
   const body = asObject(json, "");
   checkAnsweredModel(body, expect);
   const choices = asArray(body.choices, "choices");
@@ -212,7 +234,7 @@ export function parseVllmScore(json: Json, reqs: ScoreRequest[], expect?: Pick<D
   const out = reqs.map((r, i) => {
     const hit = byIndex.get(i)!;
     checkPromptEcho(hit.c, [...r.prompt, ...r.completion], `choices[${hit.at}]`);
-    return readPromptLogprobs(hit.c.prompt_logprobs, r, `choices[${hit.at}].prompt_logprobs`);
+    return readPromptLogprobs(hit.c.prompt_logprobs, r, `choices[${hit.at}].prompt_logprobs`, expect?.vocabSize);
   });
   const sent = reqs.reduce((n, r) => n + r.prompt.length + r.completion.length, 0);
   checkUsage(body, "prompt_tokens", sent, "the sequences sent have", PROMPT_CHANGED_HINT);

@@ -89,7 +89,7 @@ export function workerScoreBody(o: WorkerDialectOptions, mode: LogprobsMode, req
   };
 }
 
-export function parseWorkerScore(json: Json, reqs: ScoreRequest[]): ScoreResult[] {
+export function parseWorkerScore(json: Json, reqs: ScoreRequest[], o?: Pick<DialectOptions, "vocabSize">): ScoreResult[] {
   const results = asArray(asObject(json, "").results, "results");
   requireExactLength(results, reqs.length, "results", "one result per scored sequence");
   return reqs.map((r, i) => {
@@ -102,10 +102,14 @@ export function parseWorkerScore(json: Json, reqs: ScoreRequest[]): ScoreResult[
     if (r.topk) {
       const rows = asArray(x.topk, `${at}.topk`);
       if (rows.length !== n) throw new MalformedResponse(`${at}.topk`, `has ${rows.length} positions for ${n} tokens`);
-      out.topk = rows.map((row, j) => distinctAlternatives(asArray(row, `${at}.topk[${j}]`).map((alt, a) => {
-        const e = asObject(alt, `${at}.topk[${j}][${a}]`);
-        return { token: asTokenId(e.token, `${at}.topk[${j}][${a}].token`), logprob: asLogprob(e.logprob, `${at}.topk[${j}][${a}].logprob`) };
-      }), `${at}.topk[${j}]`));
+      out.topk = rows.map((row, j) => {
+        const alts = asArray(row, `${at}.topk[${j}]`).map((alt, a) => {
+          const e = asObject(alt, `${at}.topk[${j}][${a}]`);
+          return { token: asTokenId(e.token, `${at}.topk[${j}][${a}].token`), logprob: asLogprob(e.logprob, `${at}.topk[${j}][${a}].logprob`) };
+        });
+        checkInVocabulary(alts.map((x) => x.token), o?.vocabSize, (a) => `${at}.topk[${j}][${a}].token`, "listed");
+        return distinctAlternatives(alts, `${at}.topk[${j}]`);
+      });
     }
     if (x.entropy !== undefined) {
       const ent = asArray(x.entropy, `${at}.entropy`).map((v, j) => asEntropy(v, `${at}.entropy[${j}]`));
@@ -127,6 +131,6 @@ export function workerDialect(o: WorkerDialectOptions): Dialect {
     buildSample: (reqs) => workerSampleBody(o, mode, reqs),
     parseSample: (json, reqs) => parseWorkerSample(json, reqs, o),
     buildScore: (reqs) => workerScoreBody(o, mode, reqs),
-    parseScore: parseWorkerScore,
+    parseScore: (json, reqs) => parseWorkerScore(json, reqs, o),
   };
 }
