@@ -79,6 +79,8 @@ export interface SweepOptions {
   quit?: AbortSignal;
   /** Each point's resolved curriculum (by plan name), written to its folder's config.txt for the report. */
   configs?: Map<string, string>;
+  /** Flags every point's `tcod run` is given, started or resumed (its logging: --no-tensorboard, --wandb P). */
+  pointFlags?: readonly string[];
 }
 
 /** Runs the points; resolves to the sweep record after every point has stopped. */
@@ -125,7 +127,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     const runDir = join(o.dir, p.dir);
     const resume = existsSync(join(runDir, "metrics.jsonl"));
     const planPath = join(o.dir, "plans", `${p.dir}.plan.json`);
-    const args = [o.cli, "run", ...(resume ? ["--resume", runDir] : [planPath, "--out", runDir]), "--quiet", "--watch-parent",
+    const args = [o.cli, "run", ...(resume ? ["--resume", runDir] : [planPath, "--out", runDir]), "--quiet", "--watch-parent", ...(o.pointFlags ?? []),
       ...(o.seed !== undefined && !resume ? ["--seed", String(o.seed)] : []),
       ...(resume ? [] : ["--record", JSON.stringify({ settings: p.settings, sweep: { dir: "..", point: p.name }, sourceRoot: o.sourceRoot })])];
     if (!resume) {

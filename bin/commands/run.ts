@@ -32,7 +32,7 @@ import { recordResume, recordRunStart } from "../provenance.js";
 import { curriculumOf, pick, runMany } from "../run-many.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { jsonMode, result as setResult } from "../json-output.js";
-import { shownValue } from "../flag-rules.js";
+import { refuseUnused, shownValue } from "../flag-rules.js";
 import { formatConfig, resolvedFields } from "../print-config.js";
 import { findStdlibDir, projectRootOf } from "../../compiler/modules.js";
 import { exitForSignal, signalWord, STOP_SIGNALS, type StopSignal } from "../stop-signals.js";
@@ -59,16 +59,16 @@ export function register(program: Command): void {
     .option("--wandb <project>", "also log to this Weights & Biases project (needs the wandb Python package; WANDB_MODE=offline works without an account)")
     .option("--sweep", "run every curriculum and sweep point of the file, each in its own run folder under --out (default runs/FILE.sweep); run again to resume")
     .option("--parallel <n>", "with --sweep: points run at once (default 1)")
-    .option("--dry-run", "list the points a run would start, with their settings and resolved fields; run nothing")
+    .option("--dry-run", "list the points a run would start, with their settings and resolved fields, and the run folder, seed, parallelism and logging the flags give; run nothing")
     .option("--print-config", "print the resolved curriculum of each point (or of --curriculum NAME); run nothing")
     .option("--json", "machine-readable output: the result line (status, steps, run folder, report; the points with --dry-run/--sweep)")
     .option(...MAX_POINTS_FLAG)
     .addOption(new Option("--record <json>", "what a sweep point's run.json records (set by --sweep)").hideHelp())
     .addOption(new Option("--watch-parent", "stop as on SIGHUP when stdin (a pipe from the sweep) closes (set by --sweep)").hideHelp())
-    .action(async (file: string | undefined, o: RunFlags) => {
+    .action(async (file: string | undefined, o: RunFlags, cmd: Command) => {
       try {
         if (o.wandb !== undefined && o.wandb.trim() === "") throw new UsageError("--wandb: give the Weights & Biases project to log to", { hint: "e.g. --wandb my-project (WANDB_MODE=offline logs without an account)" });
-        refuseIgnoredFlags(file, o);
+        refuseIgnoredFlags(file, o, cmd);
         if (o.sweep || o.dryRun || o.printConfig) {
           process.exitCode = await runMany(file, { ...o, ...(o.seed !== undefined ? { seed: parseSeed(o.seed) } : { seed: undefined }) });
           return;
@@ -83,7 +83,12 @@ export function register(program: Command): void {
 }
 
 /** Flags that would be silently ignored with the others given: refused, so none means less than it says. */
-function refuseIgnoredFlags(file: string | undefined, o: RunFlags): void {
+function refuseIgnoredFlags(file: string | undefined, o: RunFlags, cmd: Command): void {
+  // --print-config prints the resolved curriculum: the run's folder, seed and logging are no part of
+  // it. (--dry-run shows them: it lists what the run would do, bin/run-many.ts.)
+  if (o.printConfig) {
+    refuseUnused(cmd, "--print-config", "prints the resolved curriculum and runs nothing (the run's folder, seed and logging are not part of it; --dry-run shows them)", ["dryRun", "sweep", "out", "seed", "wandb", "tensorboard"]);
+  }
   if (o.resume !== undefined) {
     const many = o.sweep ? "--sweep" : o.dryRun ? "--dry-run" : o.printConfig ? "--print-config" : undefined;
     if (many) {
