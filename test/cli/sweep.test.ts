@@ -98,6 +98,18 @@ describe("tcod run --sweep", () => {
     }
   }, 300000);
 
+  it("a point whose folder holds another plan's run refuses the sweep before any plan is written (was: the points before it written into plans/)", () => {
+    const { dir, file } = project();
+    const out = join(dir, "s");
+    mkdirSync(join(out, "small@k=3steps"), { recursive: true });
+    writeFileSync(join(out, "small@k=3steps", "plan.json"), "{}\n");
+    const r = tcod(["run", file, "--sweep", "--out", out]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`TC7009: ${join(out, "small@k=3steps")} holds a run of a different plan than sweep point small@k=3steps compiles to now`);
+    expect(existsSync(join(out, "plans"))).toBe(false);
+    expect(existsSync(join(out, "sweep.json"))).toBe(false);
+  });
+
   it("runs every point in its own folder; a second run skips them; an interrupted point is resumed to the same metrics", async () => {
     const { dir, file } = project();
     const out = join(dir, "sweep-out");
