@@ -17,7 +17,7 @@ import { graphMermaid, graphSvg } from "../../plan/graph-view.js";
 import { checkExpertLengths, maxTurnsOf, naturals } from "../schedule-args.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { jsonMode, result } from "../json-output.js";
-import { isPlanJson, loadPlanJson } from "../plan-json.js";
+import { isPlanJson, loadPlanJson, refuseSourceFlags } from "../plan-json.js";
 import type { Plan } from "../../plan/schema.js";
 
 /** The expert length plotted when --expert-length is not given (turns). */
@@ -34,6 +34,7 @@ export function register(program: Command): void {
     .option("--trace <metrics.jsonl>", "for feedback-level schedules: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
     .option("--graph", "draw each curriculum's execution graph instead: Mermaid text on stdout; with --out also DIR/NAME.graph.svg and DIR/NAME.graph.mmd")
     .action((file: string, o: { out?: string; set: string[]; expertLength?: string; trace?: string; maxPoints?: string; graph?: boolean }, cmd: Command) => {
+      refuseSourceFlags(cmd, file, ["maxPoints"]);
       if (o.graph) {
         refuseUnused(cmd, "--graph", "draws the execution graph, which has no schedule values", ["expertLength", "trace"]);
         plotGraphs(file, o);

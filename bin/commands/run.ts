@@ -11,7 +11,7 @@ import { CompileError, compileFile, safeFileName } from "../../compiler/index.js
 import type { Plan } from "../../plan/schema.js";
 import { UsageError, UserError } from "../../plan/errors.js";
 import { brokenLink, notRegularFile } from "../../plan/read-file.js";
-import { loadPlanJson } from "../plan-json.js";
+import { loadPlanJson, refuseSourceFlags } from "../plan-json.js";
 import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { acquireRunLock, checkRunLock, type RunLock } from "../../runtime/run-lock.js";
@@ -69,6 +69,7 @@ export function register(program: Command): void {
       try {
         if (o.wandb !== undefined && o.wandb.trim() === "") throw new UsageError("--wandb: give the Weights & Biases project to log to", { hint: "e.g. --wandb my-project (WANDB_MODE=offline logs without an account)" });
         refuseIgnoredFlags(file, o, cmd);
+        if (file !== undefined && !(o.sweep || o.dryRun || o.printConfig)) refuseSourceFlags(cmd, file, ["curriculum", "maxPoints"]);
         if (o.sweep || o.dryRun || o.printConfig) {
           process.exitCode = await runMany(file, { ...o, ...(o.seed !== undefined ? { seed: parseSeed(o.seed) } : { seed: undefined }) });
           return;

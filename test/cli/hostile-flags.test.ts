@@ -13,6 +13,7 @@ import { expectUserError } from "../helpers/cli.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const F = join(ROOT, "examples/texthouse/tcod-f2b.tcod");
+const P = join(ROOT, "test/fixtures/plans/texthouse-f2b-small.json");
 const tcod = (args: string[], cwd: string) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd, encoding: "utf8", timeout: 60_000 });
 
 /** Runs `args` in an empty folder: TC7009 at `tcod CMD` with `message` and `hint`, and the folder stays empty. */
@@ -142,6 +143,11 @@ describe("a flag another one would silently ignore", () => {
     [["plot", F, "--graph", "--trace", "x"], "--trace has no effect with --graph", "--graph draws the execution graph, which has no schedule values; drop --trace"],
     [["plot", F, "--graph", "--expert-length", "3"], "--expert-length has no effect with --graph", "drop --expert-length"],
     [["explain", F, "texthouse_tcod_f2b", "--graph", "--at", "1"], "--at has no effect with --graph", "--graph lists the execution graph, which has no values at steps; drop --at"],
+    // A plan .json is one compiled plan: --curriculum and --max-points choose among or bound a .tcod file's (were: dropped without a word).
+    [["run", P, "--curriculum", "x", "-q"], `--curriculum has no effect with a plan .json: ${P} is one compiled plan already`, "drop it, or give the .tcod file the plan was compiled from"],
+    [["run", P, "--max-points", "3", "-q"], "--max-points has no effect with a plan .json", "give the .tcod file"],
+    [["export", "trinity", P, "--curriculum", "x"], "--curriculum has no effect with a plan .json", "give the .tcod file"],
+    [["plot", P, "--max-points", "4"], "--max-points has no effect with a plan .json", "give the .tcod file"],
   ])("tcod %j", (args, message, hint) => refused(args, message, hint));
 
   it("metrics --csv --json: refused on the result line, with no CSV before it", () => {
