@@ -74,8 +74,8 @@ async function parse(argv: string[], commands: Commands, who: string): Promise<v
     .showHelpAfterError(jsonMode() ? false : "  hint: `tcod --help` lists the commands.")
     .exitOverride();
   await registerCommands(program, argv.slice(2), commands);
-  // A single-valued flag given twice, or an empty path: TC7009 naming the flag (bin/flag-rules.ts).
-  enforceFlagRules(program);
+  // A single-valued flag given twice, an empty path, a value that is the next flag: TC7009 naming the flag (bin/flag-rules.ts).
+  enforceFlagRules(program, argv);
   if (!jsonMode()) for (const c of program.commands) c.showHelpAfterError(`  hint: \`tcod ${c.name()} --help\` shows its arguments and options.`);
   await program.parseAsync(argv);
 }

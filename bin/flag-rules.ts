@@ -14,16 +14,21 @@
  * - A command's path arguments (`<file>`, `<files...>`, `<config>`, `<input>`, run folders) likewise:
  *   `tcod compile ''` would otherwise read the current folder, and `tcod metrics -` look for a run
  *   folder called `-`.
+ * - Any other flag's value starting with `-` (`--title -x`, `--set -q`, `--curriculum --json`) is the
+ *   next flag taken for a forgotten value, as commander gives it whatever follows. A flag whose value
+ *   is a number (its argument named `<n>`, `<x>`, `<steps>`, `<turns>`, `<pid>`) is left a negative
+ *   number, which its own check takes or refuses with its range (`--seed -3` is a seed); a value that
+ *   does start with `-` is written joined to its flag, `--title=-x`.
  */
 import type { Command, Option } from "commander";
 import { UsageError } from "../plan/errors.js";
 
-/** Installs the rules on every subcommand of `program` (each command's own options). */
-export function enforceFlagRules(program: Command): void {
+/** Installs the rules on every subcommand of `program` (each command's own options); `argv`: the command line as typed. */
+export function enforceFlagRules(program: Command, argv: readonly string[]): void {
   for (const c of program.commands) {
     for (const o of c.options) {
       if (!o.required && !o.optional) continue; // a switch (--quiet, --json): repeating it changes nothing
-      watch(c, o);
+      watch(c, o, argv);
     }
     c.hook("preAction", (_, action) => checkPathArguments(action));
   }
@@ -71,11 +76,27 @@ const argName = (o: Option): string => /[<[]([^>\]]*)[>\]]/.exec(o.flags)?.[1] ?
 /** Whether the option's value names a file or folder. */
 const isPath = (o: Option): boolean => /^(dir|file)$|\.\w+$/.test(argName(o));
 
+/** Whether the option's value is a number (or a list of them): its own check gives the allowed range. */
+const isNumber = (o: Option): boolean => /^(n|x|steps|turns|pid)$/.test(argName(o));
+
+/** A negative number as commander itself tells one from a flag. */
+const NEGATIVE_NUMBER = /^-(\d+|\d*\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * Why a value given to a flag that is neither a path nor a number looks like the next flag rather
+ * than its value (undefined: it does not). `joined`: the user wrote it as `--flag=VALUE`, on purpose.
+ */
+function flagLikeProblem(o: Option, value: string, joined: boolean): string | undefined {
+  if (!value.startsWith("-") || value === "-" || joined) return undefined;
+  if (isNumber(o) && NEGATIVE_NUMBER.test(value)) return undefined;
+  return `'${value}' looks like a flag, not ${isNumber(o) ? "a number" : "its value"}`;
+}
+
 /** A value as the user would type it back: quoted when empty or when it holds spaces or quotes (`--seed "": …`, not `--seed : …`). */
 export const shownValue = (v: string): string => (v === "" || /[\s"'\\]/.test(v) ? JSON.stringify(v) : v);
 const shown = (v: string | null): string => (v === null ? "(no value)" : shownValue(v));
 
-function watch(c: Command, o: Option): void {
+function watch(c: Command, o: Option, argv: readonly string[]): void {
   const flag = o.long ?? o.short ?? o.name();
   const also = o.long && o.short ? ` (${o.short} is ${o.long})` : "";
   const multi = repeatable(o);
@@ -87,6 +108,13 @@ function watch(c: Command, o: Option): void {
       const what = argName(o) === "dir" ? "folder" : argName(o) === "file" ? "file" : argName(o);
       throw new UsageError(`${flag}: ${problem}; ${flag} takes a ${what}`, {
         hint: `${flag} names a ${what} — ${o.description}. ${pathAdvice(value, what, flag)}`,
+      });
+    }
+    const joined = value !== null && o.long !== undefined && argv.includes(`${o.long}=${value}`);
+    const flagLike = value === null || isPath(o) ? undefined : flagLikeProblem(o, value, joined);
+    if (flagLike !== undefined && value !== null) {
+      throw new UsageError(`${flag} ${value}: ${flagLike}; ${flag} takes <${argName(o)}>`, {
+        hint: `Give ${flag} its value before the next flag; for a value that starts with '-', write it joined to the flag: ${o.long ?? flag}=${value}.`,
       });
     }
     if (multi) return;

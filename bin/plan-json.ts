@@ -5,6 +5,7 @@
  * column, a plan that does not validate (or a constant out of range) TC7001 with each problem's JSON
  * path and hint.
  */
+import type { Command } from "commander";
 import { UsageError } from "../plan/errors.js";
 import { readTextFile } from "../plan/read-file.js";
 import { jsonSyntaxError } from "../plan/json-error.js";
@@ -65,4 +66,20 @@ function setPath(root: unknown, path: string[], value: unknown, text: string): v
   const last = path[path.length - 1]!;
   if (!own(cur, last)) throw new UsageError(`--set ${text}: the plan has no field ${path.join(".")}`, { hint });
   (cur as Record<string, unknown>)[last] = value;
+}
+
+/**
+ * Refuses the flags named in `unused` (attribute names: `maxPoints`) that the command line gave with
+ * a plan .json, which is one compiled plan already: they choose among, or bound, the plans a .tcod
+ * file compiles to, and would otherwise be dropped without a word.
+ */
+export function refuseSourceFlags(c: Command, file: string, unused: readonly string[]): void {
+  if (!isPlanJson(file)) return;
+  for (const name of unused) {
+    if (c.getOptionValueSource(name) !== "cli") continue;
+    const flag = c.options.find((x) => x.attributeName() === name)?.long ?? name;
+    throw new UsageError(`${flag} has no effect with a plan .json: ${file} is one compiled plan already`, {
+      hint: `${flag} chooses among (or bounds) the plans a .tcod file compiles to: drop it, or give the .tcod file the plan was compiled from.`,
+    });
+  }
 }

@@ -19,7 +19,15 @@ import { countLog, pointLogPath } from "./point-log.js";
 import { result } from "./json-output.js";
 import { exitForSignal, signalWord, STOP_SIGNALS, type StopSignal } from "./stop-signals.js";
 
-export interface RunManyFlags { out?: string; set: string[]; curriculum?: string; sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; seed?: number; maxPoints?: string }
+export interface RunManyFlags {
+  out?: string; set: string[]; curriculum?: string; sweep?: boolean; parallel?: string; dryRun?: boolean; printConfig?: boolean; json?: boolean; seed?: number; maxPoints?: string;
+  /** No progress lines from a sweep (its summary is still printed). */
+  quiet?: boolean;
+  /** false: --no-tensorboard, passed on to each point of a sweep. */
+  tensorboard?: boolean;
+  /** --wandb PROJECT, passed on to each point of a sweep. */
+  wandb?: string;
+}
 
 export async function runMany(file: string | undefined, o: RunManyFlags): Promise<number> {
   if (!file) throw new UsageError("give the .tcod file to inspect or sweep");
@@ -28,6 +36,14 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
   printDiagnostics(r, false);
   if (!r.ok) throw new CompileError(file, r, true);
   const plans = pick(r, o.curriculum, file);
+  // Checked before anything is listed: a dry run says what the run would do, and `tcod run FILE`
+  // of several points without --sweep runs none of them.
+  const parallel = parseParallel(o.parallel);
+  if (o.dryRun && !o.sweep && o.out !== undefined && plans.length > 1) {
+    throw new UsageError(`--out ${o.out}: a run folder holds one run, and ${file} compiles to ${plans.length} plans; \`tcod run\` would run none of them`, {
+      hint: `Add --sweep to list the points the sweep would run under ${o.out}, or choose one with --curriculum NAME (\`tcod run ${file} --dry-run\` lists their names).`,
+    });
+  }
   if (o.printConfig || o.dryRun) {
     const out: string[] = [];
     const all = plans.map((c) => ({ c, fields: resolvedFields(c, r.sources) }));
@@ -38,7 +54,9 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
       // The fields every point shares once, then what each point has of its own.
       const same = (field: string) => new Set(all.map((p) => show(p.fields.find((f) => f.field === field)!))).size === 1;
       const first = all[0]!.fields;
-      out.push(`${file}: ${plans.length} point${plans.length === 1 ? "" : "s"}${o.sweep ? ` → ${o.out ?? defaultSweepDir(file)}` : ""}`);
+      out.push(`${file}: ${plans.length} point${plans.length === 1 ? "" : "s"}${o.sweep ? ` → ${o.out ?? defaultSweepDir(file)}` : o.out !== undefined ? ` → ${o.out}` : ""}`);
+      const run = runSettings(o, parallel);
+      if (run.length > 0) out.push(`  the run: ${run.join(", ")}`);
       out.push(`  every point:`, ...first.filter((f) => f.from !== "default" && (all.length === 1 || same(f.field))).map((f) => `      ${show(f)}`));
       if (all.length > 1) {
         for (const { c, fields } of all) {
@@ -46,14 +64,13 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
         }
       }
     }
-    if (o.json) result({ file, dryRun: !!o.dryRun, points: json });
+    const given = o.dryRun ? {
+      ...(o.sweep || o.out !== undefined ? { out: o.out ?? defaultSweepDir(file) } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+      ...(o.parallel !== undefined ? { parallel } : {}), ...(o.wandb !== undefined ? { wandb: o.wandb } : {}), ...(o.tensorboard === false ? { tensorboard: false } : {}),
+    } : {};
+    if (o.json) result({ file, dryRun: !!o.dryRun, ...given, points: json });
     else process.stdout.write(out.join("\n") + "\n");
     return 0;
-  }
-  // Decimal digits only: Number() would also take 0x2, 1e1 and " 2 ".
-  const parallel = o.parallel === undefined ? 1 : /^\d+$/.test(o.parallel) ? Number(o.parallel) : NaN;
-  if (!Number.isInteger(parallel) || parallel < 1 || parallel > 64) {
-    throw new UsageError(`--parallel ${shownValue(o.parallel ?? "")}: expected a whole number from 1 to 64`, { hint: "The points a sweep runs at once, e.g. --parallel 4 (each point is a `tcod run` process of its own)." });
   }
   const dir = o.out ?? defaultSweepDir(file);
   ensureOutDir(dir);
@@ -74,8 +91,8 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
   for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   try {
     const rec = await runSweep({
-      file, plans, overrides: o.set, dir, parallel, ...(o.seed !== undefined ? { seed: o.seed } : {}), cli: process.argv[1]!,
-      sourceRoot: projectRootOf(resolve(file)), configs: new Map(plans.map((c) => [c.plan.name, formatConfig(c, resolvedFields(c, r.sources))])), log: (l) => { if (!o.json) process.stdout.write(l + "\n"); }, signal: abort.signal, quit: quit.signal,
+      file, plans, overrides: o.set, dir, parallel, ...(o.seed !== undefined ? { seed: o.seed } : {}), cli: process.argv[1]!, pointFlags: pointFlags(o),
+      sourceRoot: projectRootOf(resolve(file)), configs: new Map(plans.map((c) => [c.plan.name, formatConfig(c, resolvedFields(c, r.sources))])), log: (l) => { if (!o.json && !o.quiet) process.stdout.write(l + "\n"); }, signal: abort.signal, quit: quit.signal,
     });
     const failed = rec.points.filter((p) => p.status === "failed").length;
     // Each point with its stderr.log and the warnings and notes in it, where it has one.
@@ -92,10 +109,31 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
   }
 }
 
-/**
- * The plans of `--curriculum NAME` (a curriculum, or one sweep point), or all of them when no name is
- * given; an empty or unknown name is an error with a did-you-mean, never "all of them".
- */
+/** `--parallel N`: the points a sweep runs at once (1 when not given). */
+function parseParallel(text: string | undefined): number {
+  // Decimal digits only: Number() would also take 0x2, 1e1 and " 2 ".
+  const parallel = text === undefined ? 1 : /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isInteger(parallel) || parallel < 1 || parallel > 64) {
+    throw new UsageError(`--parallel ${shownValue(text ?? "")}: expected a whole number from 1 to 64`, { hint: "The points a sweep runs at once, e.g. --parallel 4 (each point is a `tcod run` process of its own)." });
+  }
+  return parallel;
+}
+
+/** What the flags set of the run a dry run lists, in words (none: the run's defaults). */
+function runSettings(o: RunManyFlags, parallel: number): string[] {
+  return [
+    ...(o.seed !== undefined ? [`seed ${o.seed} (--seed)`] : []),
+    ...(o.parallel !== undefined ? [`${parallel} point${parallel === 1 ? "" : "s"} at a time (--parallel)`] : []),
+    ...(o.wandb !== undefined ? [`also logged to the W&B project ${o.wandb} (--wandb)`] : []),
+    ...(o.tensorboard === false ? ["no TensorBoard event files (--no-tensorboard)"] : []),
+  ];
+}
+
+/** The flags each point of a sweep is run with, as given to the sweep: its logging. */
+function pointFlags(o: RunManyFlags): string[] {
+  return [...(o.tensorboard === false ? ["--no-tensorboard"] : []), ...(o.wandb !== undefined ? ["--wandb", o.wandb] : [])];
+}
+
 /**
  * What `--curriculum` asks the compiler for: its curriculum alone (of a sweep point's name, the part
  * before `@`), so that a name the file lacks is the compiler's TC2017 at `<--curriculum>`, as in
@@ -105,6 +143,10 @@ export function curriculumOf(file: string, want: string | undefined): { curricul
   return want === undefined ? {} : { curriculum: curriculumFlag(file, want, { points: true }) };
 }
 
+/**
+ * The plans of `--curriculum NAME` (a curriculum, or one sweep point), or all of them when no name is
+ * given; an empty or unknown name is an error with a did-you-mean, never "all of them".
+ */
 export function pick(r: CompileResult, want: string | undefined, file: string): CompiledPlan[] {
   if (want === undefined) {
     if (r.plans.length === 0) throw new UsageError(`${file} declares no curriculum`);

@@ -79,11 +79,12 @@ export interface SweepOptions {
   quit?: AbortSignal;
   /** Each point's resolved curriculum (by plan name), written to its folder's config.txt for the report. */
   configs?: Map<string, string>;
+  /** Flags every point's `tcod run` is given, started or resumed (its logging: --no-tensorboard, --wandb P). */
+  pointFlags?: readonly string[];
 }
 
 /** Runs the points; resolves to the sweep record after every point has stopped. */
 export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
-  mkdirSync(join(o.dir, "plans"), { recursive: true });
   const recordPath = join(o.dir, "sweep.json");
   // A folder, a pipe or a link that leads nowhere in the record's place: it could be neither read nor rewritten.
   const notFile = notRegularFile(recordPath) ?? brokenLink(recordPath);
@@ -91,9 +92,9 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
   const previous = readRecord(recordPath);
   const rec: SweepRecord = { file: o.file, overrides: o.overrides, points: [] };
   const fileNames = planFileNames(o.plans.map((c) => c.plan.name));
-  for (const [i, c] of o.plans.entries()) {
+  // Every point is checked before any plan is written: a sweep one point refuses writes nothing.
+  const plans = o.plans.map((c, i) => {
     const name = fileNames[i]!;
-    const planPath = join(o.dir, "plans", `${name}.plan.json`);
     // Its bundle is named after the plan's file, which no other point's shares.
     const plan = withBundleBeside(c.plan, name);
     const text = stringifyPlan(plan);
@@ -104,8 +105,6 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
       throw new SweepError(`${runDir} holds a run of a different plan than sweep point ${c.plan.name} compiles to now`,
         `The file or the overrides changed since that run; give the sweep another --out folder (or delete ${runDir} to redo the point).`);
     }
-    writeFileSync(planPath, text);
-    if (c.bundle && plan.extensions) writeFileSync(join(o.dir, "plans", plan.extensions.bundle), c.bundle);
     const before = previous.find((p) => p.name === c.plan.name);
     // Completed in the same folder only: a point whose folder name changed (it was shared) runs again.
     const done = before?.status === "completed" && before.dir === name;
@@ -113,6 +112,12 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     const blocked = done ? undefined : pointLogBlocked(log);
     if (blocked) throw new SweepError(`${log} cannot be written (${blocked})`, `Move ${log} out of the way (the sweep keeps the point's stderr in it), then run the sweep again.`, log);
     rec.points.push({ name: c.plan.name, dir: name, settings: c.settings, status: done ? "completed" : existsSync(join(runDir, "metrics.jsonl")) ? "interrupted" : "pending" });
+    return { name, plan, text, bundle: c.bundle };
+  });
+  mkdirSync(join(o.dir, "plans"), { recursive: true });
+  for (const { name, plan, text, bundle } of plans) {
+    writeFileSync(join(o.dir, "plans", `${name}.plan.json`), text);
+    if (bundle && plan.extensions) writeFileSync(join(o.dir, "plans", plan.extensions.bundle), bundle);
   }
   const save = () => writeFileSync(recordPath, JSON.stringify(rec, null, 2) + "\n");
   save();
@@ -125,7 +130,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     const runDir = join(o.dir, p.dir);
     const resume = existsSync(join(runDir, "metrics.jsonl"));
     const planPath = join(o.dir, "plans", `${p.dir}.plan.json`);
-    const args = [o.cli, "run", ...(resume ? ["--resume", runDir] : [planPath, "--out", runDir]), "--quiet", "--watch-parent",
+    const args = [o.cli, "run", ...(resume ? ["--resume", runDir] : [planPath, "--out", runDir]), "--quiet", "--watch-parent", ...(o.pointFlags ?? []),
       ...(o.seed !== undefined && !resume ? ["--seed", String(o.seed)] : []),
       ...(resume ? [] : ["--record", JSON.stringify({ settings: p.settings, sweep: { dir: "..", point: p.name }, sourceRoot: o.sourceRoot })])];
     if (!resume) {

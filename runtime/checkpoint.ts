@@ -122,18 +122,41 @@ export async function writeCheckpoint(runDir: string, state: CheckpointState, st
  * checkpoint: it resumes from step 0). A damaged checkpoint is a RunFolderError naming the file.
  */
 export function findCheckpoint(runDir: string): CheckpointState | null {
-  // A link in the checkpoint's place that leads nowhere is not "no checkpoint yet", which would start
-  // the run over (rewriting metrics.jsonl) and then fail to put a checkpoint in its place.
+  refuseBrokenLink(runDir);
+  recoverInterruptedWrite(runDir);
+  removeStaleTemps(runDir);
+  const dir = checkpointDir(runDir);
+  if (!existsSync(dir)) return null;
+  return readCheckpointAt(dir, runDir);
+}
+
+/**
+ * The checkpoint findCheckpoint would return, read without repairing anything: the leftover of an
+ * interrupted write that findCheckpoint would put back is read where it is. For the checks a resume
+ * makes before it takes the run folder, so that a refused resume leaves the folder as it was.
+ */
+export function peekCheckpoint(runDir: string): CheckpointState | null {
+  refuseBrokenLink(runDir);
+  if (existsSync(checkpointDir(runDir))) return readCheckpointAt(checkpointDir(runDir), runDir);
+  const leftover = newestLeftover(runDir);
+  return leftover === undefined ? null : readCheckpointAt(join(runDir, leftover), runDir);
+}
+
+/**
+ * A link in the checkpoint's place that leads nowhere is not "no checkpoint yet", which would start
+ * the run over (rewriting metrics.jsonl) and then fail to put a checkpoint in its place.
+ */
+function refuseBrokenLink(runDir: string): void {
   const broken = brokenLink(checkpointDir(runDir));
   if (broken) {
     throw new RunFolderError(`cannot resume: ${checkpointDir(runDir)} cannot be read (${broken.message})`, {
       where: { file: checkpointDir(runDir) }, hint: `Point the link at the run's checkpoint folder again, or remove it to restart the run from step 0.`,
     });
   }
-  recoverInterruptedWrite(runDir);
-  removeStaleTemps(runDir);
-  const dir = checkpointDir(runDir);
-  if (!existsSync(dir)) return null;
+}
+
+/** The state.json of the checkpoint folder `dir` of `runDir`, checked; a damaged one is a RunFolderError naming the file. */
+function readCheckpointAt(dir: string, runDir: string): CheckpointState {
   const file = join(dir, "state.json");
   const damaged = (what: string, hint?: string, at?: { line: number; column: number }) => new RunFolderError(`cannot resume: ${file} ${what}`, {
     hint: hint ?? `The checkpoint is damaged. Start the run again in a new --out folder; the metrics so far are in ${join(runDir, "metrics.jsonl")}.`,
@@ -201,15 +224,22 @@ function formatPath(path: readonly PropertyKey[]): string {
 /** A crash between the two renames of writeCheckpoint leaves only checkpoint.old-*: put the newest back. */
 function recoverInterruptedWrite(runDir: string): void {
   if (existsSync(checkpointDir(runDir)) || !existsSync(runDir)) return;
+  const last = newestLeftover(runDir);
+  if (last !== undefined) {
+    renameSync(join(runDir, last), checkpointDir(runDir));
+    fsyncDir(runDir);
+  }
+}
+
+/**
+ * The checkpoint.old-* folder recoverInterruptedWrite puts back: the newest readable one; if none is
+ * readable, the last, so that reading it reports the damage.
+ */
+function newestLeftover(runDir: string): string | undefined {
   const old = readdirSync(runDir).filter((f) => f.startsWith("checkpoint.old-"))
     .map((f) => ({ f, iteration: iterationOf(join(runDir, f, "state.json")) }))
     .sort((a, b) => a.iteration - b.iteration);
-  // The newest readable one; if none is readable, the last, so that reading it reports the damage.
-  const last = old[old.length - 1];
-  if (last) {
-    renameSync(join(runDir, last.f), checkpointDir(runDir));
-    fsyncDir(runDir);
-  }
+  return old[old.length - 1]?.f;
 }
 
 function iterationOf(stateFile: string): number {

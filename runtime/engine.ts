@@ -28,11 +28,11 @@ import { Explorer } from "./explorer.js";
 import { Learner } from "./learner.js";
 import { StalenessPipeline } from "./pipeline.js";
 import { checkResumable, RunState, type RunResult, type RunStatus } from "./run-state.js";
-import type { SampleFileNote } from "./episode-samples.js";
-import { findCheckpoint } from "./checkpoint.js";
+import { EpisodeSampleWriter, type SampleFileNote } from "./episode-samples.js";
+import { findCheckpoint, peekCheckpoint } from "./checkpoint.js";
 import { writeFileAtomicSync } from "./fs-atomic.js";
 import { MAX_RUN_FILE_BYTES, readTextFile } from "../plan/read-file.js";
-import type { MetricsRow } from "./metrics.js";
+import { MetricsWriter, type MetricsRow } from "./metrics.js";
 import type { SetAside } from "./set-aside.js";
 
 export { PlanShapeError, type RunResult, type RunStatus };
@@ -149,6 +149,23 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
     await Promise.allSettled([...envs.values()].map((p) => p.close()));
     await Promise.allSettled([ctx.student.close(), ctx.teacher.close()]);
   }
+}
+
+/**
+ * Everything runPlan refuses a resume of `plan` in `runDir` for, checked without writing anything:
+ * the checkpoint (read where it is, not repaired: checkpoint.ts peekCheckpoint) against the plan, its
+ * plan.json and `seed`; the metrics rows it keeps; the sample episodes it keeps being readable. `tcod
+ * run --resume` calls it before it takes the folder's lock, so a refused resume leaves the folder —
+ * its files and its own mtime — as it was; runPlan checks the same again once the folder is its own.
+ * (The checkpoint's student weights are checked only by the backend that loads them, after.)
+ */
+export function checkResume(plan: Plan, runDir: string, seed?: number): void {
+  const g = planGraph(plan);
+  const checkpoint = peekCheckpoint(runDir);
+  if (!checkpoint) return; // no checkpoint yet: the run starts again at step 0, its rows set aside
+  checkResumable(checkpoint, plan, runDir, plan.clock.steps + g.update.params.staleness, seed, fileSha256(join(runDir, "plan.json")));
+  new MetricsWriter(join(runDir, "metrics.jsonl")).checkKept(checkpoint.metricsOffset);
+  new EpisodeSampleWriter(join(runDir, "episodes.jsonl")).readKept();
 }
 
 /** The SHA-256 of a run folder's file; undefined where it cannot be read (a resume without plan.json). */

@@ -120,8 +120,11 @@ const cut = (s: string): string => (s.length > MAX_OBSERVATION_CHARS ? `${s.slic
 /** A line of episodes.jsonl that is not a sample: its number (1-based), why, and where JSON.parse stopped. */
 export interface SampleLineProblem { line: number; problem: string; column?: number }
 
-/** What a reader of episodes.jsonl reports of lines it left out: a warning for damaged lines, a note for a cut-off last one. */
-export type SampleFileNote = (kind: "warning" | "note", message: string) => void;
+/**
+ * What a reader of episodes.jsonl reports of lines it left out: a warning for damaged lines (with
+ * them, `damaged`, so a caller told of the same lines twice can say so once), a note for a cut-off last one.
+ */
+export type SampleFileNote = (kind: "warning" | "note", message: string, damaged?: readonly SampleLineProblem[]) => void;
 
 /** A line of the file: a sample, a line cut off while it was written (the unterminated last line, not JSON), or damaged. */
 type ReadLine = { sample: EpisodeSample } | { partial: true } | { problem: string; column?: number };
@@ -189,18 +192,8 @@ export class EpisodeSampleWriter {
    * it is dropped, with a note.
    */
   open(keepThroughStep?: number, tell?: SampleFileNote): void {
-    const unreadable = brokenLink(this.path);
-    if (keepThroughStep === undefined || (!existsSync(this.path) && !unreadable)) { writeFileSync(this.path, ""); return; }
-    let text: string;
-    try {
-      if (unreadable) throw unreadable;
-      text = readTextFile(this.path, MAX_RUN_FILE_BYTES);
-    } catch (e) {
-      // A folder, a pipe, a link that leads nowhere or a file past the limit where the samples were: the resume cannot keep them.
-      throw new RunFolderError(`cannot resume: ${this.path} cannot be read (${fileReadError(e).message})`, {
-        where: { file: this.path }, hint: `Move ${this.path} out of the way (it holds the report's sample episodes of the steps so far), then resume again.`,
-      });
-    }
+    const text = keepThroughStep === undefined ? undefined : this.readKept();
+    if (keepThroughStep === undefined || text === undefined) { writeFileSync(this.path, ""); return; }
     const lines = text.split("\n");
     const damaged: SampleLineProblem[] = [];
     let partial: number | undefined;
@@ -211,10 +204,28 @@ export class EpisodeSampleWriter {
       if ("problem" in r) { damaged.push({ line: i + 1, ...r }); return true; }
       return r.sample.step <= keepThroughStep;
     });
-    if (damaged.length) tell?.("warning", damagedLinesMessage(this.path, damaged, "the resume keeps such lines as they are and the report leaves them out"));
+    if (damaged.length) tell?.("warning", damagedLinesMessage(this.path, damaged, "the resume keeps such lines as they are and the report leaves them out"), damaged);
     if (partial !== undefined) tell?.("note", partialSampleMessage(this.path, partial));
     // Replaced atomically: a run killed while resuming keeps every sample of its trained steps.
     writeFileAtomicSync(this.path, kept.map((l) => `${l}\n`).join(""));
+  }
+
+  /**
+   * The file a resume keeps the samples of (undefined: there is none), read-only; one that cannot be
+   * read is a RunFolderError. A resume calls it before it takes the run folder (a refused resume writes nothing).
+   */
+  readKept(): string | undefined {
+    const unreadable = brokenLink(this.path);
+    if (!existsSync(this.path) && !unreadable) return undefined;
+    try {
+      if (unreadable) throw unreadable;
+      return readTextFile(this.path, MAX_RUN_FILE_BYTES);
+    } catch (e) {
+      // A folder, a pipe, a link that leads nowhere or a file past the limit where the samples were: the resume cannot keep them.
+      throw new RunFolderError(`cannot resume: ${this.path} cannot be read (${fileReadError(e).message})`, {
+        where: { file: this.path }, hint: `Move ${this.path} out of the way (it holds the report's sample episodes of the steps so far), then resume again.`,
+      });
+    }
   }
 
   write(samples: readonly EpisodeSample[]): void {

@@ -64,6 +64,15 @@ export class MetricsWriter {
    */
   open(offset?: number): void {
     if (offset === undefined) { writeFileSync(this.path, ""); return; }
+    this.checkKept(offset);
+    truncateSync(this.path, offset);
+  }
+
+  /**
+   * What open(offset) refuses, read-only: the file holds at least `offset` bytes of whole metrics
+   * rows. A resume checks it before it takes the run folder (a refused resume writes nothing).
+   */
+  checkKept(offset: number): void {
     const hint = "The metrics file no longer matches the checkpoint; start the run again in a new --out folder.";
     const fail = (what: string, line?: number) => new RunFolderError(`cannot resume: ${this.path} ${what}`, { hint, where: { file: this.path, ...(line !== undefined ? { line } : {}) } });
     const unreadable = brokenLink(this.path);
@@ -86,7 +95,6 @@ export class MetricsWriter {
         });
       }
     });
-    truncateSync(this.path, offset);
   }
 
   /** Flushes the rows written so far to disk (before a checkpoint records their offset). */

@@ -11,7 +11,7 @@
  * The caller removes the lock when the run ends (release()), and also on process exit (the CLI's
  * exit handler: a second Ctrl-C ends the process without running `finally` blocks).
  */
-import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { UsageError } from "../plan/errors.js";
@@ -108,6 +108,31 @@ function createExclusive(file: string, text: string): boolean {
   }
 }
 
+/** Refuses the run folder held by the lock `info` when its process may still run (TC7009 naming it). */
+function refuseLive(info: LockInfo, runDir: string): void {
+  const file = join(runDir, LOCK_FILE);
+  const sameHost = info.host === hostname();
+  if (sameHost && !alive(info.pid)) return;
+  throw new UsageError(`${runDir} is in use by pid ${info.pid}${sameHost ? "" : ` on host ${info.host}`} (started ${info.started}); a run folder takes one run at a time`, {
+    where: { file },
+    hint: sameHost
+      ? `Wait for that run to end (or stop it: Ctrl-C, or kill ${info.pid}), then resume with --resume ${runDir}; or choose another --out.`
+      : `If that run has ended (its host went down), remove ${file} and resume with --resume ${runDir}; or choose another --out.`,
+  });
+}
+
+/**
+ * What acquireRunLock would refuse of the lock in `runDir` as it is now, read-only: a live run's lock
+ * (TC7009), something else in its place (TC7014, TC7015). A stale or empty lock passes (taking it over
+ * is the acquiring run's). For checks made before a run takes its folder, so that a refusal writes nothing.
+ */
+export function checkRunLock(runDir: string): void {
+  // No folder (or a file in its place, which whoever makes the folder reports): no lock to refuse.
+  try { if (!statSync(runDir).isDirectory()) return; } catch { return; }
+  const held = readLock(join(runDir, LOCK_FILE));
+  if (held !== null && "info" in held) refuseLive(held.info, runDir);
+}
+
 /**
  * Takes RUN_DIR/run.lock for this process, or throws a UsageError (TC7009) naming the process that
  * holds it, or a RunFolderError (TC7014) for a lock tcod did not write. `note` is told when a stale
@@ -118,9 +143,13 @@ export function acquireRunLock(runDir: string, note: (message: string) => void):
   const mine: LockInfo = { pid: process.pid, host: hostname(), started: new Date().toISOString() };
   const text = JSON.stringify(mine) + "\n";
   for (let attempt = 0; ; attempt++) {
-    if (createExclusive(file, text)) break;
+    // A lock there already is read first: one this run cannot take is refused before anything is
+    // written in the folder (not even the temporary file createExclusive links).
     let held = readLock(file);
-    if (held === null) continue; // released between the two calls: try again
+    if (held === null) {
+      if (createExclusive(file, text)) break;
+      continue; // taken between the two calls: read it
+    }
     if ("empty" in held) {
       // A run that created it under O_EXCL writes it at once: still empty a moment later, it was cut off by a crash.
       pause(EMPTY_LOCK_GRACE_MS);
@@ -129,15 +158,7 @@ export function acquireRunLock(runDir: string, note: (message: string) => void):
       if (!("empty" in later)) held = later;
     }
     const info = "info" in held ? held.info : null;
-    const sameHost = info !== null && info.host === hostname();
-    if (info !== null && (!sameHost || alive(info.pid))) {
-      throw new UsageError(`${runDir} is in use by pid ${info.pid}${sameHost ? "" : ` on host ${info.host}`} (started ${info.started}); a run folder takes one run at a time`, {
-        where: { file },
-        hint: sameHost
-          ? `Wait for that run to end (or stop it: Ctrl-C, or kill ${info.pid}), then resume with --resume ${runDir}; or choose another --out.`
-          : `If that run has ended (its host went down), remove ${file} and resume with --resume ${runDir}; or choose another --out.`,
-      });
-    }
+    if (info !== null) refuseLive(info, runDir);
     if (attempt >= 2) throw new UsageError(`${runDir}: cannot take ${file}; other runs are taking it at the same time`, { where: { file }, hint: "Start one run per run folder." });
     // Stale: remove it only if it is still the lock just read (another run may have taken it over).
     const again = readLock(file);

@@ -11,23 +11,9 @@ import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { result } from "../json-output.js";
 import { isPlanJson, loadPlanJson } from "../plan-json.js";
 import { explainTarget } from "../curriculum-arg.js";
-import { refuseUnused, shownValue } from "../flag-rules.js";
+import { refuseUnused } from "../flag-rules.js";
+import { checkExpertLengths, checkSteps, naturals } from "../schedule-args.js";
 import type { Plan } from "../../plan/schema.js";
-
-/** `0,6,12` → [0, 6, 12]; anything but non-negative integers is a coded error naming the option. */
-export function naturals(option: string, text: string, example: string): number[] {
-  const parts = text.split(",").map((x) => x.trim());
-  // Digits past 2^53 − 1 are a whole number, but not one a double holds exactly (…993 reads as …992).
-  const huge = parts.find((x) => /^\d+$/.test(x) && !Number.isSafeInteger(Number(x)));
-  if (huge !== undefined) {
-    throw new UsageError(`${option} ${text}: '${huge}' is beyond the largest exact ${option === "--at" ? "step" : "whole number"}, ${Number.MAX_SAFE_INTEGER} (2^53 − 1)`, { hint: `Give smaller numbers, e.g. ${option} ${example}.` });
-  }
-  const bad = parts.find((x) => !/^\d+$/.test(x));
-  if (bad !== undefined || parts.length === 0) {
-    throw new UsageError(`${option} ${shownValue(text)}: ${bad === undefined || bad === "" ? "an empty entry" : `'${bad}'`} is not a whole number ≥ 0`, { hint: `Give comma-separated whole numbers, e.g. ${option} ${example}.` });
-  }
-  return parts.map(Number);
-}
 
 export function register(program: Command): void {
   program.command("explain")
@@ -55,6 +41,8 @@ export function register(program: Command): void {
       printDiagnostics(r, !!o.json);
       if (!r.ok) { process.exitCode = EXIT_USER; return; }
       const compiled = r.plans[0]!;
+      if (steps0) checkSteps("--at", o.at!, steps0, compiled.plan);
+      if (lengths) checkExpertLengths("--expert-length", o.expertLength!, lengths, compiled.plan);
       const steps = steps0 ?? defaultSteps(compiled.plan.clock.steps);
       const e = explain(compiled, path, steps, lengths, r.sources, (f, l, c) => `${relative(process.cwd(), f) || f}:${l}:${c}`, trace);
       if ("error" in e) throw new UsageError(`target '${target}': ${e.error}`, { hint: e.hint });

@@ -16,7 +16,7 @@ import { collect, printDiagnostics, reportUserError } from "../report-diagnostic
 import { result } from "../json-output.js";
 import { curriculumFlag } from "../curriculum-arg.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
-import { isPlanJson, loadPlanJson } from "../plan-json.js";
+import { isPlanJson, loadPlanJson, refuseSourceFlags } from "../plan-json.js";
 
 export function register(program: Command): void {
   program.command("export")
@@ -30,7 +30,7 @@ export function register(program: Command): void {
     .option("--curriculum <name>", "export only this curriculum (.tcod input)")
     .option(...MAX_POINTS_FLAG)
     .option("--json", "the result line lists what was written (config, plugin, workflow, advantage_fn, notes per plan)")
-    .action((format: string, input: string, o: { out: string; target: string; infra: string[]; set: string[]; curriculum?: string; json?: boolean; maxPoints?: string }) => {
+    .action((format: string, input: string, o: { out: string; target: string; infra: string[]; set: string[]; curriculum?: string; json?: boolean; maxPoints?: string }, cmd: Command) => {
       const fail = (e: string | UserError, hint?: string) => { reportUserError(typeof e === "string" ? new UsageError(e, hint !== undefined ? { hint } : {}) : e, "tcod export"); process.exitCode = EXIT_USER; };
       if (format !== "trinity") return fail(`unknown format '${format}'; the formats are: trinity`, `e.g. tcod export trinity ${input}`);
       if (!(TRINITY_TARGETS as readonly string[]).includes(o.target)) {
@@ -39,6 +39,7 @@ export function register(program: Command): void {
       const infra = parseInfra(o.infra);
       if (typeof infra === "string") return fail(infra, "--infra takes KEY=VALUE, one setting each time it is given; `tcod export --help` lists the keys.");
       let plans: Plan[];
+      refuseSourceFlags(cmd, input, ["curriculum", "maxPoints"]);
       if (isPlanJson(input)) {
         // The one plan loader (bin/plan-json.ts) that run, plot and explain use: the same errors,
         // positions and hints for the same bad plan, and --set applied to the plan's own fields.

@@ -2,6 +2,9 @@ import { Option, type Command } from "commander";
 import { DEFAULT_MAX_MESSAGE_BYTES, FrameGuard, MAX_MESSAGE_ENV, maxMessageBytesFrom } from "../../lsp/frame-guard.js";
 import { UsageError } from "../../plan/errors.js";
 
+/** The largest process id (pid_t is a signed 32-bit int). */
+const MAX_PID = 2 ** 31 - 1;
+
 export function register(program: Command): void {
   program.command("lsp")
     .description("Run the tcod language server over stdio (for editors; see editors/vscode).")
@@ -10,8 +13,11 @@ export function register(program: Command): void {
     // server exits with the editor; vscode-languageserver reads it from the command line itself.
     .addOption(new Option("--clientProcessId <pid>", "the editor's process id").hideHelp())
     .action(async (o: { clientProcessId?: string }) => {
-      if (o.clientProcessId !== undefined && !/^\d+$/.test(o.clientProcessId)) {
-        throw new UsageError(`--clientProcessId ${o.clientProcessId}: expected a process id`, { hint: "Language clients pass it for you; start the server with `tcod lsp --stdio`." });
+      // A process id is positive and fits a C int (pid_t): 0 or a huge number would watch no editor, and
+      // the server would outlive it.
+      const pid = o.clientProcessId !== undefined && /^\d+$/.test(o.clientProcessId) ? Number(o.clientProcessId) : NaN;
+      if (o.clientProcessId !== undefined && !(pid >= 1 && pid <= MAX_PID)) {
+        throw new UsageError(`--clientProcessId ${o.clientProcessId}: expected a process id, a whole number from 1 to ${MAX_PID}`, { hint: "Language clients pass it for you; start the server with `tcod lsp --stdio`." });
       }
       const maxMessage = maxMessageBytesFrom(process.env[MAX_MESSAGE_ENV]);
       if (typeof maxMessage !== "number") {

@@ -14,11 +14,14 @@ import { EXIT_OK, EXIT_USER } from "../exit.js";
 import { UsageError } from "../../plan/errors.js";
 import { ensureOutDir, writeOutFile } from "../out-path.js";
 import { graphMermaid, graphSvg } from "../../plan/graph-view.js";
-import { naturals } from "./explain.js";
+import { checkExpertLengths, maxTurnsOf, naturals } from "../schedule-args.js";
 import { collect, printDiagnostics } from "../report-diagnostics.js";
 import { jsonMode, result } from "../json-output.js";
-import { isPlanJson, loadPlanJson } from "../plan-json.js";
+import { isPlanJson, loadPlanJson, refuseSourceFlags } from "../plan-json.js";
 import type { Plan } from "../../plan/schema.js";
+
+/** The expert length plotted when --expert-length is not given (turns). */
+const DEFAULT_EXPERT_LENGTH = 10;
 
 export function register(program: Command): void {
   program.command("plot")
@@ -27,10 +30,11 @@ export function register(program: Command): void {
     .option("-o, --out <dir>", "also write DIR/NAME.schedules.svg")
     .option("--set <target=value>", "override a curriculum field (.tcod) or a plan JSON path (.json); repeatable", collect, [])
     .option(...MAX_POINTS_FLAG)
-    .option("--expert-length <turns>", "expert length for episode-level schedules (b2f prefix)", "10")
+    .option("--expert-length <turns>", "expert length for episode-level schedules (b2f prefix): from 0 to the plan's max_turns (default 10, or max_turns when that is less)")
     .option("--trace <metrics.jsonl>", "for feedback-level schedules: a metrics trace (RUN_DIR/metrics.jsonl, a run folder, or a synthetic JSONL file) to replay")
     .option("--graph", "draw each curriculum's execution graph instead: Mermaid text on stdout; with --out also DIR/NAME.graph.svg and DIR/NAME.graph.mmd")
-    .action((file: string, o: { out?: string; set: string[]; expertLength: string; trace?: string; maxPoints?: string; graph?: boolean }, cmd: Command) => {
+    .action((file: string, o: { out?: string; set: string[]; expertLength?: string; trace?: string; maxPoints?: string; graph?: boolean }, cmd: Command) => {
+      refuseSourceFlags(cmd, file, ["maxPoints"]);
       if (o.graph) {
         refuseUnused(cmd, "--graph", "draws the execution graph, which has no schedule values", ["expertLength", "trace"]);
         plotGraphs(file, o);
@@ -38,17 +42,21 @@ export function register(program: Command): void {
       }
       const trace = o.trace !== undefined ? readTrace(o.trace) : undefined;
       const untraced: string[] = [];
-      const lengths = naturals("--expert-length", o.expertLength, "10");
-      if (lengths.length !== 1) throw new UsageError(`--expert-length ${o.expertLength}: plot takes one expert length`, { hint: "e.g. --expert-length 10; tcod explain takes several." });
-      if (o.out) ensureOutDir(o.out);
+      const given = o.expertLength !== undefined ? naturals("--expert-length", o.expertLength, "10") : undefined;
+      if (given && given.length !== 1) throw new UsageError(`--expert-length ${o.expertLength}: plot takes one expert length`, { hint: "e.g. --expert-length 10; tcod explain takes several." });
       const plans = plansOf(file, o);
       if (!plans) { process.exitCode = EXIT_USER; return; }
-      const L = lengths[0]!;
+      // Every plan's range before anything is plotted or written; without the flag, 10 turns, or
+      // the plan's max_turns when its episodes are shorter.
+      if (given) for (const plan of plans) checkExpertLengths("--expert-length", o.expertLength!, given, plan);
+      const lengthOf = (plan: Plan): number => given?.[0] ?? Math.min(DEFAULT_EXPERT_LENGTH, maxTurnsOf(plan));
+      if (o.out) ensureOutDir(o.out);
       const say = (t: string) => { if (!jsonMode()) process.stdout.write(t); };
       const plotted: { name: string; steps: number; schedules: Record<string, unknown>[]; svg?: string }[] = [];
       const fileNames = planFileNames(plans.map((p) => p.name));
       for (const [i, plan] of plans.entries()) {
         const grid = stepGrid(plan.clock.steps);
+        const L = lengthOf(plan);
         say(`${plan.name} (${plan.clock.steps} steps)\n`);
         const entry: (typeof plotted)[number] = { name: plan.name, steps: plan.clock.steps, schedules: [] };
         plotted.push(entry);
@@ -95,9 +103,10 @@ export function register(program: Command): void {
 
 /** `tcod plot FILE --graph`: the plan/2 graph of each curriculum as Mermaid (stdout) and, with --out, SVG and .mmd files. */
 function plotGraphs(file: string, o: { out?: string; set: string[] }): void {
-  if (o.out) ensureOutDir(o.out);
   const plans = plansOf(file, o);
   if (!plans) { process.exitCode = EXIT_USER; return; }
+  // After the plans compile: a file that does not leaves no --out folder behind.
+  if (o.out) ensureOutDir(o.out);
   const drawn: { name: string; nodes: number; edges: number; mermaid: string; svg?: string; mmd?: string }[] = [];
   const fileNames = planFileNames(plans.map((p) => p.name));
   for (const [i, plan] of plans.entries()) {

@@ -11,13 +11,13 @@ import { CompileError, compileFile, safeFileName } from "../../compiler/index.js
 import type { Plan } from "../../plan/schema.js";
 import { UsageError, UserError } from "../../plan/errors.js";
 import { brokenLink, notRegularFile } from "../../plan/read-file.js";
-import { loadPlanJson } from "../plan-json.js";
+import { loadPlanJson, refuseSourceFlags } from "../plan-json.js";
 import { loadExtensions } from "../../runtime/extensions.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
-import { acquireRunLock, type RunLock } from "../../runtime/run-lock.js";
+import { acquireRunLock, checkRunLock, type RunLock } from "../../runtime/run-lock.js";
 import { writeErrorOf } from "../../runtime/write-error.js";
 import type { SetAside } from "../../runtime/set-aside.js";
-import { runPlan } from "../../runtime/engine.js";
+import { checkResume, runPlan } from "../../runtime/engine.js";
 import { composeRuntime } from "../compose.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { configDifferences } from "../../runtime/report/compare.js";
@@ -32,7 +32,7 @@ import { recordResume, recordRunStart } from "../provenance.js";
 import { curriculumOf, pick, runMany } from "../run-many.js";
 import { MAX_POINTS_FLAG, parseMaxPoints } from "../sweep.js";
 import { jsonMode, result as setResult } from "../json-output.js";
-import { shownValue } from "../flag-rules.js";
+import { refuseUnused, shownValue } from "../flag-rules.js";
 import { formatConfig, resolvedFields } from "../print-config.js";
 import { findStdlibDir, projectRootOf } from "../../compiler/modules.js";
 import { exitForSignal, signalWord, STOP_SIGNALS, type StopSignal } from "../stop-signals.js";
@@ -59,16 +59,17 @@ export function register(program: Command): void {
     .option("--wandb <project>", "also log to this Weights & Biases project (needs the wandb Python package; WANDB_MODE=offline works without an account)")
     .option("--sweep", "run every curriculum and sweep point of the file, each in its own run folder under --out (default runs/FILE.sweep); run again to resume")
     .option("--parallel <n>", "with --sweep: points run at once (default 1)")
-    .option("--dry-run", "list the points a run would start, with their settings and resolved fields; run nothing")
+    .option("--dry-run", "list the points a run would start, with their settings and resolved fields, and the run folder, seed, parallelism and logging the flags give; run nothing")
     .option("--print-config", "print the resolved curriculum of each point (or of --curriculum NAME); run nothing")
     .option("--json", "machine-readable output: the result line (status, steps, run folder, report; the points with --dry-run/--sweep)")
     .option(...MAX_POINTS_FLAG)
     .addOption(new Option("--record <json>", "what a sweep point's run.json records (set by --sweep)").hideHelp())
     .addOption(new Option("--watch-parent", "stop as on SIGHUP when stdin (a pipe from the sweep) closes (set by --sweep)").hideHelp())
-    .action(async (file: string | undefined, o: RunFlags) => {
+    .action(async (file: string | undefined, o: RunFlags, cmd: Command) => {
       try {
         if (o.wandb !== undefined && o.wandb.trim() === "") throw new UsageError("--wandb: give the Weights & Biases project to log to", { hint: "e.g. --wandb my-project (WANDB_MODE=offline logs without an account)" });
-        refuseIgnoredFlags(file, o);
+        refuseIgnoredFlags(file, o, cmd);
+        if (file !== undefined && !(o.sweep || o.dryRun || o.printConfig)) refuseSourceFlags(cmd, file, ["curriculum", "maxPoints"]);
         if (o.sweep || o.dryRun || o.printConfig) {
           process.exitCode = await runMany(file, { ...o, ...(o.seed !== undefined ? { seed: parseSeed(o.seed) } : { seed: undefined }) });
           return;
@@ -83,7 +84,12 @@ export function register(program: Command): void {
 }
 
 /** Flags that would be silently ignored with the others given: refused, so none means less than it says. */
-function refuseIgnoredFlags(file: string | undefined, o: RunFlags): void {
+function refuseIgnoredFlags(file: string | undefined, o: RunFlags, cmd: Command): void {
+  // --print-config prints the resolved curriculum: the run's folder, seed and logging are no part of
+  // it. (--dry-run shows them: it lists what the run would do, bin/run-many.ts.)
+  if (o.printConfig) {
+    refuseUnused(cmd, "--print-config", "prints the resolved curriculum and runs nothing (the run's folder, seed and logging are not part of it; --dry-run shows them)", ["dryRun", "sweep", "out", "seed", "wandb", "tensorboard"]);
+  }
   if (o.resume !== undefined) {
     const many = o.sweep ? "--sweep" : o.dryRun ? "--dry-run" : o.printConfig ? "--print-config" : undefined;
     if (many) {
@@ -125,7 +131,10 @@ async function run(file: string | undefined, o: RunFlags): Promise<number> {
 /** File-system calls whose failure is a write the machine refused (not a spawn or a read). */
 const WRITE_SYSCALLS = new Set(["write", "open", "mkdir", "rename", "fsync", "close", "ftruncate", "copyfile", "link", "symlink"]);
 
-/** The run; `held.lock` is set once it has taken the run folder (before reading or writing any of it). */
+/**
+ * The run; `held.lock` is set once it has taken the run folder: after everything that refuses the run
+ * has been checked, before anything is written in the folder.
+ */
 async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: RunLock; runDir?: string }): Promise<number> {
   const takeFolder = (dir: string) => {
     held.runDir = dir;
@@ -154,7 +163,8 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
       }
       throw new UsageError(`--resume ${runDir}: not a run folder (no plan.json)`, { hint: resumeHint });
     }
-    takeFolder(runDir);
+    // Everything a resume refuses is checked before it takes the folder's lock (whose file would
+    // change the folder's mtime): a refused resume leaves the folder as it was.
     // The run's records a resume reads or rewrites: a folder or a pipe in their place would fail
     // the report after the run (config.txt) or drop the resume's record unsaid (run.json).
     for (const name of ["run.json", "config.txt"]) {
@@ -188,6 +198,10 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     // The run's W&B id is checked before anything is written (the sinks open after the bundle is
     // loaded): a resume it refuses leaves the folder as it was.
     if (o.wandb) savedRunId(runDir);
+    // The checkpoint, metrics and samples the engine would refuse, and a run holding the folder.
+    checkResume(plan, runDir, seed);
+    checkRunLock(runDir);
+    takeFolder(runDir);
     // run.json records the resume once the engine has taken the folder (onStart, below): a resume
     // refused for a damaged checkpoint or metrics.jsonl is not one.
   } else {
@@ -195,18 +209,13 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     let loaded: Loaded;
     ({ plan, bundle, ...loaded } = loadPlan(file, o));
     runDir = o.out ?? join("runs", `${safeFileName(plan.name)}-${timestamp()}`);
+    // Checked before the folder is made or probed and its lock taken (a refusal writes nothing in
+    // it), and again once the lock is taken: of two runs started on one folder, one goes on.
+    checkRunLock(runDir);
+    refuseHeldFolder(runDir);
     ensureOutDir(runDir);
-    // Taken before the "already holds a run" check: of two runs started on one folder, one goes on.
     takeFolder(runDir);
-    if (existsSync(join(runDir, "metrics.jsonl"))) {
-      // --resume needs the run's plan.json: without one, the folder's metrics are not a run it can continue.
-      if (!existsSync(join(runDir, "plan.json"))) {
-        throw new UsageError(`${runDir} holds a metrics.jsonl but no plan.json, so it is not a run --resume can continue; it is left as it is`, {
-          where: { file: join(runDir, "metrics.jsonl") }, hint: `Choose another --out, or move ${join(runDir, "metrics.jsonl")} away to run in ${runDir}.`,
-        });
-      }
-      throw new UsageError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`, { hint: "A run folder holds one run; its metrics.jsonl is never overwritten." });
-    }
+    refuseHeldFolder(runDir);
     const root = rec?.sourceRoot ?? projectRootOf(resolve(file));
     recordRunStart(runDir, {
       plan, settings: rec?.settings ?? loaded.settings, ...(seed !== undefined ? { seed } : {}), projectDir: root, ...(rec?.sweep ? { sweep: rec.sweep } : {}),
@@ -245,6 +254,9 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
   composeRuntime();
   let result;
   let setAside: readonly SetAside[] = [];
+  // The damaged lines of episodes.jsonl the resume kept, and warned of: the report, which leaves
+  // the same lines out, does not warn of them a second time.
+  let damagedTold = 0;
   try {
     result = await runPlan(plan, {
       runDir, ...(seed !== undefined ? { seed } : {}), resume: !!o.resume, signal: abort.signal, ext,
@@ -266,7 +278,10 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
         process.stderr.write(`tcod run: note: ${why}; the rows written before are kept, not overwritten: ${moved.map((m) => `${m.from} → ${basename(m.to)}`).join(", ")}${read}\n`);
       },
       onWarning: (w) => process.stderr.write(`tcod run: warning ${w}\n`),
-      onFileNote: tellFile,
+      onFileNote: (kind, message, damaged) => {
+        if (damaged) damagedTold = damaged.length;
+        tellFile(kind, message);
+      },
     });
   } finally {
     for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
@@ -274,7 +289,10 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
     progress.stop();
     await sinks.close();
   }
-  const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status }, tellFile);
+  const report = writeReport(runDir, plan, readMetrics(result.metricsPath), { status: result.status }, (kind, message, damaged) => {
+    // The lines the resume kept are the file's only damaged ones (the run appends whole samples).
+    if (damaged?.length !== damagedTold || damagedTold === 0) tellFile(kind, message);
+  });
   setResult({ plan: plan.name, status: result.status, steps: result.step, runDir, report, ...("message" in result && result.message ? { message: result.message } : {}), ...(result.code ? { code: result.code } : {}), ...(result.hint ? { hint: result.hint } : {}), ...(setAside.length ? { setAside } : {}) });
   const out = jsonMode() ? { write: (_: string) => true } : process.stdout;
   switch (result.status) {
@@ -291,6 +309,19 @@ async function runLocked(file: string | undefined, o: RunFlags, held: { lock?: R
       if (!jsonMode()) process.stderr.write(`tcod run${result.code ? ` error ${result.code}` : ": error"}: ${result.message}\n${result.hint ? `  hint: ${result.hint}\n` : ""}`);
       out.write(`report: ${report}\n`);
       return EXIT_USER;
+  }
+}
+
+/** A new run's --out folder that already holds a run (its metrics.jsonl): refused, never overwritten. */
+function refuseHeldFolder(runDir: string): void {
+  if (existsSync(join(runDir, "metrics.jsonl"))) {
+    // --resume needs the run's plan.json: without one, the folder's metrics are not a run it can continue.
+    if (!existsSync(join(runDir, "plan.json"))) {
+      throw new UsageError(`${runDir} holds a metrics.jsonl but no plan.json, so it is not a run --resume can continue; it is left as it is`, {
+        where: { file: join(runDir, "metrics.jsonl") }, hint: `Choose another --out, or move ${join(runDir, "metrics.jsonl")} away to run in ${runDir}.`,
+      });
+    }
+    throw new UsageError(`${runDir} already holds a run; continue it with --resume ${runDir} or choose another --out`, { hint: "A run folder holds one run; its metrics.jsonl is never overwritten." });
   }
 }
 

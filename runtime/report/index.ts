@@ -195,7 +195,7 @@ export function writeReport(runDir: string, plan: Plan, rows: readonly MetricsRo
   }
   const episodesPath = join(runDir, "episodes.jsonl");
   const episodes = readEpisodeSamples(episodesPath);
-  if (episodes.damaged.length) tell?.("warning", damagedLinesMessage(episodesPath, episodes.damaged, "the report leaves such lines out"));
+  if (episodes.damaged.length) tell?.("warning", damagedLinesMessage(episodesPath, episodes.damaged, "the report leaves such lines out"), episodes.damaged);
   if (episodes.partialLastLine !== undefined) tell?.("note", partialSampleMessage(episodesPath, episodes.partialLastLine));
   writeFileSync(path, renderReport(plan, rows, { ...info, runDir, episodes, ...(config !== undefined ? { config } : {}) }));
   return path;

@@ -4,8 +4,8 @@
  * run moves it; a function that throws stops the run with a coded error naming it.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
@@ -168,8 +168,8 @@ describe("a refused resume writes nothing (was: the bundle rewritten before RUN_
     expect(r.status).toBe(0);
   }, 60_000);
 
-  /** Every file and folder under `dir` (not `dir` itself, whose own mtime the lock's coming and going moves): type, size, mtime. */
-  const snapshot = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: "utf8" }).sort().map((f) => {
+  /** `dir` itself (its mtime moves with any file made or removed in it, the lock's included) and every file and folder under it: type, size, mtime. */
+  const snapshot = (dir: string): string[] => [".", ...readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()].map((f) => {
     const st = statSync(join(dir, f));
     return `${f} ${st.isDirectory() ? "dir" : "file"} ${st.size} ${st.mtimeMs}`;
   });
@@ -184,7 +184,14 @@ describe("a refused resume writes nothing (was: the bundle rewritten before RUN_
     ["another plan's checkpoint", (d) => editJson(join(d, "checkpoint", "state.json"), (s) => { s.planName = "other"; }), [], /error TC7014: cannot resume: .*belongs to plan "other"/],
     ["a damaged metrics row before the checkpoint", (d) => writeFileSync(join(d, "metrics.jsonl"), readFileSync(join(d, "metrics.jsonl"), "utf8").replace('"successRate"', '"successRatX"')), [], /error TC7014: cannot resume: .*metrics\.jsonl line \d+ is (a train|an eval) row without a numeric `successRate`/],
     ["--set", () => {}, ["--set", "steps=3"], /error TC7009: --set cannot change a run being resumed/],
-  ])("%s: refused, every file of the folder as it was (names, sizes, mtimes)", (_, damage, flags, message) => {
+    // Were refused after the lock was taken (the folder's own mtime moved), or after the engine had started.
+    ["another seed", () => {}, ["--seed", "12345"], /error TC7014: cannot resume: the run in .* used seed \d+, not 12345/],
+    ["a plan.json edited since", (d) => writeFileSync(join(d, "plan.json"), readFileSync(join(d, "plan.json"), "utf8").replace(/\n?$/, " \n")), [], /error TC7014: cannot resume: .*plan\.json was changed after the run wrote it/],
+    ["a metrics.jsonl shorter than the checkpoint's rows", (d) => writeFileSync(join(d, "metrics.jsonl"), readFileSync(join(d, "metrics.jsonl"), "utf8").slice(0, 40)), [], /error TC7014: cannot resume: .*metrics\.jsonl has 40 bytes, the checkpoint expects at least \d+ \(truncated\)/],
+    ["a folder in episodes.jsonl's place", (d) => { rmSync(join(d, "episodes.jsonl")); mkdirSync(join(d, "episodes.jsonl")); }, [], /error TC7014: cannot resume: .*episodes\.jsonl cannot be read/],
+    ["the leftover of an interrupted checkpoint write, of another plan", (d) => { editJson(join(d, "checkpoint", "state.json"), (s) => { s.planName = "other"; }); renameSync(join(d, "checkpoint"), join(d, "checkpoint.old-4242")); }, [], /error TC7014: cannot resume: .*belongs to plan "other"/],
+    ["a run holding the folder", (d) => writeFileSync(join(d, "run.lock"), JSON.stringify({ pid: process.pid, host: hostname(), started: "2020-01-01T00:00:00.000Z" }) + "\n"), [], new RegExp(`error TC7009: .* is in use by pid ${process.pid}`)],
+  ])("%s: refused, every file of the folder and the folder itself as they were (names, sizes, mtimes)", (_, damage, flags, message) => {
     const dir = join(mkdtempSync(join(tmpdir(), "tcod-ext-resume-")), "run");
     cpSync(run, dir, { recursive: true });
     damage(dir);
@@ -194,6 +201,16 @@ describe("a refused resume writes nothing (was: the bundle rewritten before RUN_
     expect(r.status, r.stderr).toBe(1);
     expect(r.stderr).toMatch(message);
     noStack(r.stderr);
+    expect(snapshot(dir)).toEqual(before);
+  }, 60_000);
+
+  it("a new run on a folder that holds a run: refused, the folder itself as it was too (was: probed for writing and locked first)", () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "tcod-ext-resume-")), "run");
+    cpSync(run, dir, { recursive: true });
+    const before = snapshot(dir);
+    const r = tcod("run", "test/fixtures-ts/ext.tcod", "--set", "steps=2", "--set", "batch=2 tasks × 1 rollout", "--out", dir, "-q");
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`error TC7009: ${dir} already holds a run; continue it with --resume ${dir}`);
     expect(snapshot(dir)).toEqual(before);
   }, 60_000);
 });

@@ -13,6 +13,7 @@ import { expectUserError } from "../helpers/cli.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const F = join(ROOT, "examples/texthouse/tcod-f2b.tcod");
+const P = join(ROOT, "test/fixtures/plans/texthouse-f2b-small.json");
 const tcod = (args: string[], cwd: string) => spawnSync(process.execPath, [join(ROOT, "bin/tcod.mjs"), ...args], { cwd, encoding: "utf8", timeout: 60_000 });
 
 /** Runs `args` in an empty folder: TC7009 at `tcod CMD` with `message` and `hint`, and the folder stays empty. */
@@ -65,6 +66,63 @@ describe("numbers", () => {
   });
 });
 
+describe("a value that is the next flag, for a flag whose value is not a path (was: taken as the value)", () => {
+  it.each([
+    [["compare", "x", "--title", "-x"], "--title -x: '-x' looks like a flag, not its value; --title takes <text>", "write it joined to the flag: --title=-x"],
+    [["run", F, "--curriculum", "-x"], "--curriculum -x: '-x' looks like a flag, not its value; --curriculum takes <name>", "Give --curriculum its value before the next flag"],
+    [["run", F, "--set", "-x"], "--set -x: '-x' looks like a flag, not its value; --set takes <target=value>", "--set=-x"],
+    [["check", F, "--set", "-q"], "--set -q: '-q' looks like a flag, not its value", "--set=-q"],
+    [["compile", F, "--curriculum", "--max-points", "5"], "--curriculum --max-points: '--max-points' looks like a flag, not its value", "--curriculum=--max-points"],
+    [["export", "trinity", F, "--target", "-x"], "--target -x: '-x' looks like a flag, not its value", "--target=-x"],
+    [["export", "trinity", F, "--infra", "-q"], "--infra -q: '-q' looks like a flag, not its value", "--infra=-q"],
+    [["run", F, "--wandb", "-q"], "--wandb -q: '-q' looks like a flag, not its value", "--wandb=-q"],
+    [["plot", F, "--set", "-1"], "--set -1: '-1' looks like a flag, not its value", "--set=-1"],
+    // A numeric flag takes a negative number to its own check (which gives the range), not a word.
+    [["run", F, "--seed", "-x", "--dry-run"], "--seed -x: '-x' looks like a flag, not a number; --seed takes <n>", "--seed=-x"],
+    [["plot", F, "--expert-length", "-q"], "--expert-length -q: '-q' looks like a flag, not a number", "Give --expert-length its value"],
+    [["compare", "x", "--level", "-0.5"], "--level -0.5: expected a success rate in [0, 1]", "e.g. --level 0.5"],
+    [["run", F, "--sweep", "--parallel", "-2"], "--parallel -2: expected a whole number from 1 to 64", "e.g. --parallel 4"],
+    [["lsp", "--clientProcessId", "-5"], "--clientProcessId -5: expected a process id, a whole number from 1 to 2147483647", "tcod lsp --stdio"],
+  ])("tcod %j", (args, message, hint) => refused(args, message, hint));
+
+  it("a value written joined to its flag is the value the user meant (--title=-x), and a negative seed is a seed", () => {
+    const cwd = mkdtempSync(join(tmpdir(), "tcod-hostile-"));
+    // Past --title: the missing run folder is what is refused.
+    expectUserError(tcod(["compare", "x", "--title=-x"], cwd), "TC7009", { message: "no such folder" });
+    const r = tcod(["run", F, "--seed", "-3", "--dry-run"], cwd);
+    expect(r.status, r.stderr).toBe(0);
+  });
+});
+
+describe("numbers past what the plan can reach (was: plotted and explained at a 1,000-turn expert length, or past the last step)", () => {
+  const B = join(ROOT, "examples/texthouse/tcod-b2f.tcod");
+  it.each([
+    [["plot", B, "--expert-length", "31"], "--expert-length 31: 31 turns is past the episodes of texthouse_tcod_b2f, which last at most 30 turns; an expert length is from 0 to 30", "Give expert lengths from 0 (a task without an expert path) to 30 (the plan's max_turns)"],
+    [["plot", B, "--expert-length", "1000", "--out", "svg"], "--expert-length 1000: 1000 turns is past the episodes of texthouse_tcod_b2f", "e.g. --expert-length 10"],
+    [["plot", B, "--expert-length", "99999999999999999999"], "--expert-length 99999999999999999999: '99999999999999999999' is beyond the largest exact whole number", "Give smaller numbers"],
+    [["plot", B, "--expert-length", "1.5"], "--expert-length 1.5: '1.5' is not a whole number ≥ 0", "e.g. --expert-length 10"],
+    [["plot", B, "--expert-length", "-1"], "--expert-length -1: '-1' is not a whole number ≥ 0", "e.g. --expert-length 10"],
+    [["explain", B, "texthouse_tcod_b2f.prefix", "--expert-length", "3,50"], "--expert-length 3,50: 50 turns is past the episodes of texthouse_tcod_b2f, which last at most 30 turns", "to 30 (the plan's max_turns)"],
+    [["explain", B, "texthouse_tcod_b2f.prefix", "--at", "0,41"], "--at 0,41: step 41 is past the end of texthouse_tcod_b2f, which has 40 steps; a step is from 0 to 40", "Give steps from 0 to 40, e.g. --at 0,20,40."],
+    [["lsp", "--clientProcessId", "0"], "--clientProcessId 0: expected a process id, a whole number from 1 to 2147483647", "tcod lsp --stdio"],
+    [["lsp", "--clientProcessId", "99999999999"], "--clientProcessId 99999999999: expected a process id", "tcod lsp --stdio"],
+  ])("tcod %j", (args, message, hint) => refused(args, message, hint));
+
+  it("the bounds themselves are taken: an expert length of 0 (a task without an expert path) and of max_turns; without the flag, 10 turns or max_turns when less", () => {
+    const cwd = mkdtempSync(join(tmpdir(), "tcod-hostile-"));
+    for (const L of ["0", "30"]) {
+      const r = tcod(["plot", B, "--expert-length", L], cwd);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`prefix (L=${L})`);
+    }
+    const short = tcod(["plot", B, "--set", "env = texthouse(split: \"train\", max_turns: 6 turns)"], cwd);
+    expect(short.status, short.stderr).toBe(0);
+    expect(short.stdout).toContain("prefix (L=6)");
+    const e = tcod(["explain", B, "texthouse_tcod_b2f.prefix", "--at", "0,40", "--expert-length", "0,30"], cwd);
+    expect(e.status, e.stderr).toBe(0);
+  });
+});
+
 describe("choices and texts", () => {
   it.each([
     [["export", "trinity", F, "--target", ""], "unknown --target ''; use tcod-fork or upstream", "--target tcod-fork (the default)"],
@@ -85,6 +143,11 @@ describe("a flag another one would silently ignore", () => {
     [["plot", F, "--graph", "--trace", "x"], "--trace has no effect with --graph", "--graph draws the execution graph, which has no schedule values; drop --trace"],
     [["plot", F, "--graph", "--expert-length", "3"], "--expert-length has no effect with --graph", "drop --expert-length"],
     [["explain", F, "texthouse_tcod_f2b", "--graph", "--at", "1"], "--at has no effect with --graph", "--graph lists the execution graph, which has no values at steps; drop --at"],
+    // A plan .json is one compiled plan: --curriculum and --max-points choose among or bound a .tcod file's (were: dropped without a word).
+    [["run", P, "--curriculum", "x", "-q"], `--curriculum has no effect with a plan .json: ${P} is one compiled plan already`, "drop it, or give the .tcod file the plan was compiled from"],
+    [["run", P, "--max-points", "3", "-q"], "--max-points has no effect with a plan .json", "give the .tcod file"],
+    [["export", "trinity", P, "--curriculum", "x"], "--curriculum has no effect with a plan .json", "give the .tcod file"],
+    [["plot", P, "--max-points", "4"], "--max-points has no effect with a plan .json", "give the .tcod file"],
   ])("tcod %j", (args, message, hint) => refused(args, message, hint));
 
   it("metrics --csv --json: refused on the result line, with no CSV before it", () => {

@@ -4,7 +4,7 @@
  * `--print-config`; what a run folder records (run.json, source/, the point's stderr.log).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -57,6 +57,58 @@ describe("tcod run --sweep", () => {
     expect(cfg.stdout).toMatch(/^\s+staleness:\s+.*\/\/ default/m);
     expect(cfg.stdout).not.toContain("small@k=2steps");
   }, 300000);
+
+  it("--dry-run shows the run folder, seed and logging the flags give (was: --out without --sweep silently ignored); --out for several points without --sweep is refused, as the run would be", () => {
+    const { dir, file } = project();
+    const out = join(dir, "r");
+    const one = tcod(["run", file, "--dry-run", "--curriculum", "small@k=2steps", "--out", out, "--seed", "-3", "--no-tensorboard"]);
+    expect(one.status, one.stderr).toBe(0);
+    expect(one.stdout.split("\n").slice(0, 2)).toEqual([`${file}: 1 point → ${out}`, "  the run: seed -3 (--seed), no TensorBoard event files (--no-tensorboard)"]);
+    const json = JSON.parse(tcod(["run", file, "--dry-run", "--curriculum", "small@k=2steps", "--out", out, "--wandb", "p", "--json"]).stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({ ok: true, dryRun: true, out, wandb: "p" });
+    const sweep = tcod(["run", file, "--dry-run", "--sweep", "--parallel", "2", "--out", out]);
+    expect(sweep.stdout.split("\n").slice(0, 2)).toEqual([`${file}: 2 points → ${out}`, "  the run: 2 points at a time (--parallel)"]);
+    const many = tcod(["run", file, "--dry-run", "--out", out]);
+    expect(many.status).toBe(1);
+    expect(many.stderr).toContain(`tcod run error TC7009: --out ${out}: a run folder holds one run, and ${file} compiles to 2 plans`);
+    expect(many.stderr).toContain("hint: Add --sweep");
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("--print-config refuses the flags of a run it does not make (was: --out, --seed, --sweep, --dry-run, --no-tensorboard, --wandb silently ignored)", () => {
+    const { file } = project();
+    for (const [flags, flag] of [[["--out", "x"], "--out"], [["--seed", "3"], "--seed"], [["--sweep"], "--sweep"], [["--dry-run"], "--dry-run"], [["--no-tensorboard"], "--no-tensorboard"], [["--wandb", "p"], "--wandb"]] as const) {
+      const r = tcod(["run", file, "--print-config", ...flags]);
+      expect(r.status, flag).toBe(1);
+      expect(r.stderr).toContain(`tcod run error TC7009: ${flag} has no effect with --print-config`);
+      expect(r.stderr).toContain(`hint: --print-config prints the resolved curriculum and runs nothing`);
+    }
+  });
+
+  it("passes --no-tensorboard on to every point, and --quiet keeps only the summary (were: silently ignored by a sweep)", () => {
+    const { dir, file } = project();
+    const out = join(dir, "quiet");
+    const r = tcod(["run", file, "--sweep", "--out", out, "--no-tensorboard", "--quiet"]);
+    expect(r.status, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).not.toMatch(/^start /m);
+    expect(r.stdout).toContain("2/2 points completed");
+    for (const p of ["small@k=2steps", "small@k=3steps"]) {
+      expect(existsSync(join(out, p, "metrics.jsonl"))).toBe(true);
+      expect(readdirSync(join(out, p)).filter((f) => f.startsWith("events.out.tfevents."))).toEqual([]);
+    }
+  }, 300000);
+
+  it("a point whose folder holds another plan's run refuses the sweep before any plan is written (was: the points before it written into plans/)", () => {
+    const { dir, file } = project();
+    const out = join(dir, "s");
+    mkdirSync(join(out, "small@k=3steps"), { recursive: true });
+    writeFileSync(join(out, "small@k=3steps", "plan.json"), "{}\n");
+    const r = tcod(["run", file, "--sweep", "--out", out]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`TC7009: ${join(out, "small@k=3steps")} holds a run of a different plan than sweep point small@k=3steps compiles to now`);
+    expect(existsSync(join(out, "plans"))).toBe(false);
+    expect(existsSync(join(out, "sweep.json"))).toBe(false);
+  });
 
   it("runs every point in its own folder; a second run skips them; an interrupted point is resumed to the same metrics", async () => {
     const { dir, file } = project();
