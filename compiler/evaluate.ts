@@ -566,10 +566,13 @@ export class Evaluator {
   }
 
   /**
-   * The memo key of a call (see `Closure.memo`): its arguments (numbers and strings only, spans
-   * included) and the checking mode; undefined when the call is not memoized. Not the curriculum's
-   * steps: a call that read `total_steps` is not memoized (`since`), and one that did not gives the
-   * same value whatever the steps (an edit of `steps` reuses every other call).
+   * The memo key of a call (see `Closure.memo`): its arguments (numbers and strings only) as the body
+   * can see them, and the checking mode; undefined when the call is not memoized. Not an argument's
+   * own span: a parameter is read by name, which gives the value the span of the name (`name`), so
+   * the call's value cannot depend on where its arguments were written, and an edit that moves the
+   * call (a line typed above it) must not make its entry stale. Not the curriculum's steps either: a
+   * call that read `total_steps` is not memoized (`since`), and one that did not gives the same value
+   * whatever the steps (an edit of `steps` reuses every other call).
    */
   private memoKey(f: Closure, bound: Map<string, CallArg>): string | undefined {
     let key = this.abstract ? "a" : "c";
@@ -695,7 +698,8 @@ export class Evaluator {
 }
 
 /**
- * An argument in a memoized call's key: its JSON, spans included (values keep their spans, and plans
+ * An argument in a memoized call's key: its JSON but for its own span (see `memoKey`); the spans inside
+ * it (a product's factors) are written, since the body sees those (values keep their spans, and plans
  * show lines and columns). JSON writes NaN and ±Infinity as null and −0 as 0: a value holding one is
  * written with them kept apart.
  */
@@ -703,7 +707,10 @@ function argKey(v: Value): string {
   // Values are never changed once made, and a memoized call's value is passed on as the same object
   // (a schedule read by several calls, a point's `when:` rule): its key is written once.
   let key = argKeys.get(v);
-  if (key === undefined) argKeys.set(v, (key = oddNumbers(v) ? JSON.stringify(v, exactNumbers) : JSON.stringify(v)));
+  if (key === undefined) {
+    const seen = { ...v, span: undefined };
+    argKeys.set(v, (key = oddNumbers(seen) ? JSON.stringify(seen, exactNumbers) : JSON.stringify(seen)));
+  }
   return key;
 }
 const argKeys = new WeakMap<Value, string>();

@@ -324,7 +324,7 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
   let pointsBefore = 0;
   const memo = opts.host?.plans;
   const used = new Set<string>();
-  const inputsOf = new Map<CurriculumDecl, string[]>();
+  const index = new EntryIndex(entry);
   {
     // Evaluate every curriculum even after errors, to report everything in one run; plans are
     // dropped at the end when any error was found.
@@ -332,7 +332,7 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
       const applies = (s: Setting) => s.target.length === 1 || s.target[0] === c.name;
       const seen = new Set<string>();
       // The points' fields that name nothing a point sets are evaluated once and shared (FieldShare).
-      const share = points.length > 1 && opts.sharePoints !== false ? fieldShare(base.loader, entry, [...points.flat(), ...validOverrides].filter(applies)) : undefined;
+      const share = points.length > 1 && opts.sharePoints !== false ? fieldShare(base.loader, index, [...points.flat(), ...validOverrides].filter(applies)) : undefined;
       for (const point of points) {
         // A sweep over another curriculum's fields leaves this one as it is: compile it once.
         const own = point.filter(applies);
@@ -342,7 +342,7 @@ function compileInto(abs: string, opts: CompileOptions, sink: DiagnosticSink, ca
         const settings = [...own, ...validOverrides.filter(applies)];
         // Without settings the first loader's evaluation is reused (lets are evaluated once).
         const compiled = memo
-          ? compileMemo(memo, used, abs, root, c.name, settings, own, sink, cache, base, entry, share, inputsOf)
+          ? compileMemo(memo, used, abs, root, c.name, settings, own, sink, cache, base, index, share)
           : compileOne(abs, root, c.name, settings, own, sink, cache, settings.length === 0 ? base : undefined, base.loader.importTargets, share);
         if (compiled) plans.push(compiled);
       }
@@ -456,19 +456,18 @@ function compileOne(abs: string, root: string, name: string, settings: Setting[]
  */
 function compileMemo(
   memo: PlanMemo, used: Set<string>, abs: string, root: string, name: string, settings: Setting[], point: Setting[],
-  sink: DiagnosticSink, cache: SourceCache, base: { loader: ModuleLoader; ev: Evaluator }, entry: Module, share?: SweepShare,
-  inputsOf?: Map<CurriculumDecl, string[]>,
+  sink: DiagnosticSink, cache: SourceCache, base: { loader: ModuleLoader; ev: Evaluator }, index: EntryIndex, share?: SweepShare,
 ): CompiledPlan | undefined {
   const key = `${name}\n${settings.map((s) => `${s.source}:${s.target.join(".")}=${s.text}`).join("\n")}`;
   used.add(key);
-  const decl = entry.curricula.find((c) => c.name === name)!;
+  const decl = index.curriculum(name)!;
   // A sweep point's settings are values of the file's sweeps, whose names `planInputs` follows anyway:
   // the points of a curriculum read the same inputs, listed once per compilation.
   const swept = settings.every((s) => s.source === "sweep");
-  let inputs = swept ? inputsOf?.get(decl) : undefined;
+  let inputs = swept ? index.sweptInputs.get(decl) : undefined;
   if (!inputs) {
-    inputs = planInputs(entry, decl, swept ? [] : settings, base.loader.modules);
-    if (swept) inputsOf?.set(decl, inputs);
+    inputs = planInputs(index, decl, swept ? [] : settings, base.loader.modules);
+    if (swept) index.sweptInputs.set(decl, inputs);
   }
   const own = settings.length === 0;
   let hit = memo.get(key);
@@ -543,9 +542,9 @@ interface SweepShare extends FieldShare {
  * be charged by evaluating it. A module value is the point's own (`local`) when its module was loaded
  * for the point, not adopted, and it is not shared.
  */
-function fieldShare(base: ModuleLoader, entry: Module, settings: Setting[]): SweepShare {
+function fieldShare(base: ModuleLoader, index: EntryIndex, settings: Setting[]): SweepShare {
   const set = new Set(settings.filter((s) => s.target.length === 1).map((s) => s.target[0]!));
-  const binders = entryBinders(entry);
+  const { entry, binders } = index;
   const verdicts = new WeakMap<object, boolean>();
   const shareable = (node: object) => {
     let v = verdicts.get(node);
@@ -600,6 +599,28 @@ function fieldShare(base: ModuleLoader, entry: Module, settings: Setting[]): Swe
   return share;
 }
 
+/**
+ * What the plans of one compilation look up in its entry module, found once per compilation: once per
+ * curriculum, a file of thousands of curricula and declarations made each keystroke's compilation
+ * quadratic in time and garbage (a map of every declaration per curriculum).
+ */
+class EntryIndex {
+  private bindersMap?: Map<string, Decl>;
+  private byName?: Map<string, CurriculumDecl>;
+  /** The inputs of each curriculum's sweep points, alike for every point (see `compileMemo`). */
+  readonly sweptInputs = new Map<CurriculumDecl, string[]>();
+  constructor(readonly entry: Module) {}
+  get binders(): Map<string, Decl> { return (this.bindersMap ??= entryBinders(this.entry)); }
+  /** The entry's curriculum of that name (the first, as `find` would). */
+  curriculum(name: string): CurriculumDecl | undefined {
+    if (!this.byName) {
+      this.byName = new Map();
+      for (const c of this.entry.curricula) if (!this.byName.has(c.name)) this.byName.set(c.name, c);
+    }
+    return this.byName.get(name);
+  }
+}
+
 /** The entry's declarations by the names they bind (the first of each name; an import binds each of its names). */
 function entryBinders(entry: Module): Map<string, Decl> {
   const binders = new Map<string, Decl>();
@@ -634,10 +655,10 @@ const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.
  * the names they use that the entry does not declare (a declaration added later would hide the
  * builtin). Names are collected from the syntax, over-approximating (a parameter's name counts too).
  */
-function planInputs(entry: Module, decl: CurriculumDecl, settings: Setting[], modules: ReadonlyMap<string, Module>): string[] {
+function planInputs(index: EntryIndex, decl: CurriculumDecl, settings: Setting[], modules: ReadonlyMap<string, Module>): string[] {
+  const { entry, binders } = index;
   const out: string[] = [];
   for (const m of modules.values()) if (m !== entry && m.path !== "std/core") out.push(m.path, m.text);
-  const binders = entryBinders(entry);
   const seen = new Set<Decl>();
   const named = new Set<string>();
   const todo: Decl[] = [decl, ...entry.sweeps];

@@ -112,7 +112,15 @@ function shiftPast(old: string, text: string, r1: number, r1New: number): (x: Po
   const lineOld = lineAt(old, r1);
   const lineDelta = lineAt(text, r1New) - lineOld;
   const colDelta = (r1New - lineStart(text, r1New)) - (r1 - lineStart(old, r1));
-  return (x) => ({ offset: x.offset + delta, line: x.line + lineDelta, column: x.line === lineOld ? x.column + colDelta : x.column });
+  // A parse shares one position object among the spans that start or end at it (grammar/spans.ts
+  // `LineMap.position`): moved, they share one again. Else each span gets its own two, and the moved
+  // half of a large file weighs about twice what its parse did (garbage at the next keystroke).
+  const moved = new Map<Pos, Pos>();
+  return (x) => {
+    let y = moved.get(x);
+    if (y === undefined) moved.set(x, (y = { offset: x.offset + delta, line: x.line + lineDelta, column: x.line === lineOld ? x.column + colDelta : x.column }));
+    return y;
+  };
 }
 
 /**
@@ -217,21 +225,17 @@ function patched(decls: Decl[], al: Aligned, r0: number, r1: number, r1New: numb
     }
     return result;
   };
-  /** The copy of a frame's current child is `y`: start the frame's own copy at the first child that changed. */
+  /**
+   * The copy of a frame's current child is `y`: the frame's own copy is made at the first child that
+   * changed, whole (a spread, then the changed children set): it has the node's keys in the node's
+   * order, so its shape (V8's hidden class) is the node's, not one made key by key (more classes, and
+   * objects with their properties out of line: the moved half of a file weighed more than its parse).
+   */
   function take(f: Frame, y: unknown): void {
     const key = f.keys[f.i]!;
-    const old = (f.v as Record<string | number, unknown>)[key];
-    if (y !== old && !f.out) {
-      if (Array.isArray(f.v)) f.out = f.v.slice(0, key as number);
-      else {
-        const o: Record<string, unknown> = {};
-        for (const k2 of f.keys) { if (k2 === key) break; o[k2 as string] = (f.v as Record<string, unknown>)[k2 as string]; }
-        f.out = o;
-      }
-    }
-    if (f.out) {
-      if (Array.isArray(f.out)) f.out.push(y);
-      else f.out[key as string] = y;
+    if (y !== (f.v as Record<string | number, unknown>)[key]) {
+      f.out ??= Array.isArray(f.v) ? f.v.slice() : { ...f.v };
+      (f.out as Record<string | number, unknown>)[key] = y;
     }
     f.i++;
   }
@@ -324,7 +328,8 @@ function shifted(v: unknown, f: (s: Span) => Span): unknown {
   if (!v || typeof v !== "object") return v;
   const o = v as Record<string, unknown>;
   if (typeof o["file"] === "string" && "start" in o && "end" in o) return f(o as unknown as Span);
-  const out: Record<string, unknown> = {};
+  // A spread first, then each property set: the copy has the node's shape (see `take` in `patched`).
+  const out: Record<string, unknown> = { ...o };
   for (const k in o) out[k] = shifted(o[k], f);
   return out;
 }

@@ -155,7 +155,17 @@ export class Workspace {
   /** Per entry file: the plans of its last compilations (see `CompileHost.plans`). */
   private readonly plans = new Map<string, PlanMemo>();
 
-  setOpen(path: string, text: string): void { this.open.set(path, text); this.analyses.delete(path); }
+  setOpen(path: string, text: string): void {
+    this.open.set(path, text);
+    this.analyses.delete(path);
+    // A module kept for adoption whose text this buffer no longer is cannot be adopted (`compileHost`
+    // `reuse` compares texts): dropped now, not when the next compilation replaces it, so that its
+    // values (an edited large file's whole evaluation) are not alive while that compilation makes new ones.
+    for (const known of this.modules.values()) {
+      const m = known.get(path);
+      if (m && !sameSource({ text }, m)) known.delete(path);
+    }
+  }
   close(path: string): void {
     this.open.delete(path);
     this.plans.delete(path);

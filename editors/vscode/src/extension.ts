@@ -13,7 +13,7 @@ let client: LanguageClient | undefined;
  * The V8 flags of the server's process, as bin/tcod passes them to `tcod lsp` (tcod's
  * lsp/node-flags.ts says why; a test keeps the two lists alike).
  */
-const NODE_FLAGS = ["--min-semi-space-size=16", "--initial-old-space-size=64"];
+const NODE_FLAGS = ["--min-semi-space-size=16", "--initial-old-space-size=64", "--heap-growing-percent=50"];
 
 /** The command that runs `tcod lsp` for a workspace folder. */
 export function serverCommand(folder: string | undefined, configured: string[]): Executable {
