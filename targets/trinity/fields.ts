@@ -65,6 +65,11 @@ export interface Field {
   nullable: boolean;
   /** The dataclass of each item, for a list or dict of dataclasses, which Trinity's merge checks too. */
   items?: string;
+  /**
+   * The type of the items of a default list or dict that holds some (`betas`' floats): what an
+   * interpolation of one (`${algorithm.optimizer.betas.0}`) gets, a float's str() '0.9', '2.0'.
+   */
+  itemType?: "int" | "float" | "str" | "bool";
   /** Trinity fills it when it checks the config: the default is a placeholder. */
   auto?: true;
 }
@@ -84,6 +89,8 @@ const section = (name: string, d?: Json | FieldDefault): Field => (d === undefin
 const listOf = (name: string, d: Json): Field => ({ ...list(d), items: name });
 const dictOf = (name: string, d: Json): Field => ({ ...dict(d), items: name });
 const auto = (f: Field): Field => ({ ...f, auto: true });
+/** A default list or dict whose items are of `itemType`. */
+const holding = (itemType: NonNullable<Field["itemType"]>, f: Field): Field => ({ ...f, itemType });
 /** Optional[…] with a default other than None (in the release the comment beside it names, if not all). */
 const optional = (f: Field): Field => ({ ...f, nullable: true });
 
@@ -402,7 +409,7 @@ export const FIELDS: Readonly<Record<string, Readonly<Record<string, Field>>>> =
     warmup_style: str(null),
     lr_scheduler_type: auto(str("constant")),
     optimizer_type: str("adam"),
-    betas: list([0.9, 0.999]),
+    betas: holding("float", list([0.9, 0.999])),
     weight_decay: float(0.01),
     clip_grad: float(1.0),
   },
@@ -415,7 +422,7 @@ export const FIELDS: Readonly<Record<string, Readonly<Record<string, Field>>>> =
     enable: bool(false),
     priority_fn: str("linear_decay"),
     reuse_cooldown_time: float(null),
-    priority_fn_args: dict({"decay": 2.0}),
+    priority_fn_args: holding("float", dict({"decay": 2.0})),
   },
   ServiceConfig: {
     data_juicer: section("DataJuicerServiceConfig", null),

@@ -1134,11 +1134,28 @@ function trinityDefault(root: unknown, target: Path): DefaultAt {
       continue;
     }
     if (d.kind !== "value") return { kind: "missing" };
-    // A key inside a default list or dict (`betas.0`): its items' types are not in the table.
-    if (!last) return d.value !== null && typeof d.value === "object" ? { kind: "container", at } : { kind: "missing", why: `${at} is not a mapping` };
+    if (!last) return insideDefault(d.value, target.slice(j + 1), at, f.itemType);
     return { kind: "value", value: d.value, type: f.type };
   }
   return { kind: "missing" };
+}
+/**
+ * The item at `rest` inside `value`, the static default list or dict of the field at `at`
+ * (`${algorithm.optimizer.betas.0}` is 0.9), as OmegaConf finds it: a list's item by its index, a
+ * dict's by its key; its type the field's `itemType` (a float's str() is '2.0'), else what the
+ * value is. A list or dict found there is not handed on (a "container").
+ */
+function insideDefault(value: Json, rest: Path, at: string, itemType: FieldType | undefined): DefaultAt {
+  let v = value;
+  for (const seg of rest) {
+    if (v === null || typeof v !== "object") return { kind: "missing", why: `Trinity-RFT's default for ${at} is ${JSON.stringify(value)}, which has nothing inside` };
+    const item: Json | undefined = Array.isArray(v) ? (typeof seg === "number" ? (v as Json[])[seg] : undefined) : (v as Record<string, Json>)[String(seg)];
+    if (item === undefined) return { kind: "missing", why: `Trinity-RFT's default for ${at}, ${JSON.stringify(value)}, has no ${Array.isArray(v) ? "item" : "key"} ${seg}` };
+    v = item;
+  }
+  if (v !== null && typeof v === "object") return { kind: "container", at };
+  const type: FieldType = itemType ?? (typeof v === "boolean" ? "bool" : typeof v === "string" ? "str" : typeof v === "number" && !Number.isInteger(v) ? "float" : "int");
+  return { kind: "value", value: v, type };
 }
 
 /**

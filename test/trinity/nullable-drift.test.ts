@@ -29,7 +29,7 @@ const OPTIONAL_ELSEWHERE: Readonly<Record<string, Readonly<Record<string, string
   },
 };
 
-interface InstalledField { type: unknown; default: { value?: unknown; section?: true; required?: true }; optional: boolean; items: string | null }
+interface InstalledField { type: unknown; default: { value?: unknown; section?: true; required?: true }; optional: boolean; items: string | null; itemType: string | null }
 
 function installed(): { version: string; fields: Record<string, Record<string, InstalledField>> } {
   const r = spawnSync(TRINITY_PY, [new URL("./trinity_field_types.py", import.meta.url).pathname], { encoding: "utf8" });
@@ -87,6 +87,7 @@ describe("fields.ts against the installed Trinity-RFT's dataclasses", () => {
         if (!f) { wrong.push(`${cls}.${name}: not in FIELDS`); continue; }
         if (JSON.stringify(f.type) !== JSON.stringify(want.type)) wrong.push(`${cls}.${name}: type ${JSON.stringify(f.type)}, installed ${JSON.stringify(want.type)}`);
         if ((f.items ?? null) !== want.items) wrong.push(`${cls}.${name}: items ${f.items}, installed ${want.items}`);
+        if ((f.itemType ?? null) !== want.itemType) wrong.push(`${cls}.${name}: item type ${f.itemType}, installed ${want.itemType}`);
         const d = f.default;
         const have = d.kind === "releases" ? d.values[version] : d.kind === "value" ? d.value : d.kind === "section" ? { section: true } : { required: true };
         const installed = "value" in want.default ? want.default.value : want.default;

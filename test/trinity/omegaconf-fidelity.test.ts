@@ -156,6 +156,13 @@ const NODE_CASES: { name: string; yaml: string; paths: string[]; refused?: RegEx
     yaml: withArgs(F2B, "    a: ${algorithm.optimizer.clip_grad}\n    b: ${buffer.trainer_input.experience_buffer.max_read_timeout}\n    c: ${log.level}\n    d: ${explorer.max_retry_times}\n    e: m-${algorithm.optimizer.weight_decay}-${buffer.trainer_input.experience_buffer.capacity}-${explorer.over_rollout.wait_after_min}-${explorer.auxiliary_models.0.gpu_memory_utilization}-${explorer.eval_on_startup}-${trainer.save_strategy}\n    f: ${model.model_path}\n"),
     paths: ["monitor.monitor_args"],
   },
+  { name: "an item of a default list (was: refused)", yaml: F2B.replace("    lr: 1e-6\n", "    lr: ${algorithm.optimizer.betas.0}\n"), paths: ["algorithm.optimizer.lr"] },
+  {
+    name: "items of default lists and dicts inside a string: the float 2.0 of a dict's default, 0.999 (was: refused)",
+    yaml: F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m${buffer.trainer_input.experience_buffer.replay_buffer.priority_fn_args.decay}-${algorithm.optimizer.betas.1}"),
+    paths: ["model.model_path"],
+  },
+  { name: "an item a default list lacks", yaml: F2B.replace("    lr: 1e-6\n", "    lr: ${algorithm.optimizer.betas.5}\n"), paths: ["algorithm.optimizer.lr"], refused: /Trinity-RFT's default for algorithm\.optimizer\.betas, \[0\.9,0\.999\], has no item 5/ },
   { name: "an int field standing for a default", yaml: F2B.replace("  batch_size: 16\n", "  batch_size: ${explorer.max_retry_times}\n"), paths: ["buffer.batch_size"] },
   { name: "an int field standing for a float default", yaml: F2B.replace("  batch_size: 16\n", "  batch_size: ${algorithm.optimizer.clip_grad}\n"), paths: ["buffer.batch_size"], refused: /batch_size must be an integer, got 1\.0, .*Trinity-RFT's default for algorithm\.optimizer\.clip_grad, which the file leaves out/ },
   { name: "a key no dataclass has", yaml: F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m${algorithm.optimizer.nope}"), paths: ["model.model_path"], refused: /refers to algorithm\.optimizer\.nope, which this file does not define \(Trinity-RFT's OptimizerConfig has no field nope\).*Interpolation key 'algorithm\.optimizer\.nope' not found/ },
@@ -191,6 +198,10 @@ describe("interpolations of whole values, in lists and nested mappings, and in s
     expect(importTrinity(NODE_CASES[1]!.yaml, "x.yaml").source).toContain("betas: [0.8, 0.9]");
     expect(importTrinity(NODE_CASES[2]!.yaml, "x.yaml").source).toContain("betas: [0.8, 1.0]");
     expect(at(resolvedConfig(NODE_CASES[7]!.yaml), "model.model_path")).toBe("m/1e-06_16_True_2.5_None");
+    const item = (name: string) => NODE_CASES.find((x) => x.name.startsWith(name))!.yaml;
+    expect(at(resolvedConfig(item("an item of a default list")), "algorithm.optimizer.lr")).toBe(0.9);
+    expect(importTrinity(item("an item of a default list"), "x.yaml").source).toMatch(/lr: +0\.9\b/);
+    expect(at(resolvedConfig(item("items of default lists and dicts")), "model.model_path")).toBe("m2.0-0.999");
   });
 
   itWithTrinity(["trinity.common.config"])("Trinity-RFT's load_config reads the same values, and refuses the refused ones", () => {

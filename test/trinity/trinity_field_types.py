@@ -5,7 +5,8 @@ Printed as JSON: {ClassName: {field: {"type": …, "default": …, "optional": �
 "int", "float", "str", "bool", "list", "dict", "any", {"enum": Name} or {"section": Name}; the default
 {"value": …} (an enum member as its value), {"section": true} (default_factory=a dataclass) or
 {"required": true}; optional: Optional[…] or Any; items: the dataclass of a list's or dict's items,
-else null."""
+else null; itemType: the type ("int", "float", "str", "bool") of the items of a default list or dict
+that holds some, else null."""
 import dataclasses
 import enum
 import json
@@ -52,6 +53,13 @@ def items_of(t):
     return inner[0].__name__ if inner else None
 
 
+def item_type_of(f):
+    v = f.default if f.default is not dataclasses.MISSING else f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+    items = list(v.values()) if isinstance(v, dict) else v if isinstance(v, list) else []
+    types = {type(x).__name__ for x in items}
+    return types.pop() if len(types) == 1 and not dataclasses.is_dataclass(items[0]) else None
+
+
 def default_of(f):
     if f.default is not dataclasses.MISSING:
         v = f.default
@@ -72,7 +80,7 @@ while todo:
         continue
     hints = typing.get_type_hints(cls)
     out[cls.__name__] = {
-        f.name: {"type": type_of(hints[f.name]), "default": default_of(f), "optional": optional(hints[f.name]), "items": items_of(hints[f.name])}
+        f.name: {"type": type_of(hints[f.name]), "default": default_of(f), "optional": optional(hints[f.name]), "items": items_of(hints[f.name]), "itemType": item_type_of(f)}
         for f in dataclasses.fields(cls)
     }
     for f in dataclasses.fields(cls):
