@@ -23,7 +23,7 @@ import { lineColumn } from "../../plan/json-error.js";
 import { decodeSource, hexBytes, type SourceText, wrongEncoding } from "../../grammar/source-chars.js";
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
-import { envDefault, keyPath, splitInterpolations, wholeInterpolation } from "./interpolation.js";
+import { anyKeyPath, envDefault, keyPath, nestedInterpolations, splitInterpolations, wholeInterpolation } from "./interpolation.js";
 import { DATACLASSES, FIELDS, type FieldType, type Json } from "./fields.js";
 import { convert, pythonFloat, pythonInt, pythonStrOf } from "./field-values.js";
 import { resolveAliases, type AliasProblem, type Provenance, type Via } from "./yaml-aliases.js";
@@ -603,6 +603,76 @@ class Reader {
       }
     }
   }
+  /**
+   * Every interpolation in the config's values checked as OmegaConf resolves it when Trinity-RFT
+   * loads the config (`OmegaConf.to_object` resolves every value, those of free-form mappings such
+   * as monitor.monitor_args included, and each nested interpolation first), whether the import
+   * reads the key or not: refused (TC7101) at the value where Trinity refuses the config (a key
+   * neither the file nor Trinity's dataclasses have, a relative key past the root, a resolver
+   * Trinity does not register, one without its argument, a `${` never closed, text OmegaConf's
+   * grammar does not parse). Only whether it resolves is checked, not its value, which the import
+   * does not use: a placeholder default or one that differs between releases resolves, a resolver's
+   * result is not computed, and `${oc.env:VAR}` without a default is noted (Trinity refuses the
+   * config where VAR is unset). Paths in `skip` (reported already) are left alone.
+   */
+  checkInterpolations(skip: ReadonlySet<string>): void {
+    const seen = new Set<unknown>();
+    const walk = (n: unknown, path: Path): void => {
+      if (seen.has(n)) return;
+      seen.add(n);
+      if (isMap(n)) for (const p of n.items as Pair[]) walk(p.value, [...path, keyText(p.key)]);
+      else if (isSeq(n)) n.items.forEach((x, i) => walk(x, [...path, i]));
+      else if (isScalar(n) && typeof n.value === "string" && n.value.includes("${") && !skip.has(fmt(path))) {
+        const found = nestedInterpolations(n.value);
+        if ("unclosed" in found) this.fail(path, `'${found.unclosed}' opens an OmegaConf interpolation (\${) that is never closed: Trinity-RFT (OmegaConf) refuses the value`, "Close it with `}`, or escape it (\\${: OmegaConf reads `\\${` as the text `${`) if the text itself is meant.");
+        else for (const expr of found.exprs) if (!this.checkExpr(expr, path)) break;
+      }
+    };
+    walk(this.doc.contents, []);
+  }
+  /** One interpolation's expression `expr` (in the value at `path`) checked as checkInterpolations says; false when refused. */
+  private checkExpr(expr: string, path: Path): boolean {
+    const shown = `'\${${expr}}'`;
+    const inner = nestedInterpolations(expr);
+    if ("exprs" in inner && !inner.exprs.every((e) => this.checkExpr(e, path))) return false;
+    const resolver = /^\s*([A-Za-z_][\w.]*)\s*:(.*)$/s.exec(expr);
+    if (resolver) {
+      const [, name, args] = resolver as unknown as [string, string, string];
+      if (!OMEGACONF_RESOLVERS.has(name)) {
+        this.fail(path, `${shown} calls the resolver ${name}, which Trinity-RFT does not register: OmegaConf refuses the config ("Unsupported interpolation type ${name}")`, `OmegaConf's own resolvers are ${[...OMEGACONF_RESOLVERS].join(", ")}; write the value, or escape it (\\\${…}: OmegaConf reads \`\\\${\` as the text \`\${\`) if the text itself is meant.`);
+        return false;
+      }
+      if (args.trim() === "" && name !== "oc.create" && name !== "oc.decode") {
+        this.fail(path, `${shown} gives the resolver ${name} no argument: OmegaConf refuses the config ("missing 1 required positional argument")`, "Give it its argument, or write the value.");
+        return false;
+      }
+      const env = name === "oc.env" && !args.includes(",") && "exprs" in inner && inner.exprs.length === 0 ? args.trim() : undefined;
+      if (env !== undefined) {
+        const note = `${fmt(path)}: \${${expr.trim()}} is read from the environment when Trinity-RFT loads the config, which it refuses where ${env} is unset (the import does not use this key)`;
+        if (!this.notes.includes(note)) this.notes.push(note);
+      }
+      return true;
+    }
+    if ("exprs" in inner && inner.exprs.length > 0) return true; // a key named by an interpolation: known only once that resolves
+    const key = anyKeyPath(expr);
+    if (!key) {
+      this.fail(path, `${shown} is not an interpolation OmegaConf's grammar reads (a key path, or resolver:arguments): Trinity-RFT refuses the config`, "Write the key path without spaces or other characters (`${a.b.c}`), or escape it (\\${: OmegaConf reads `\\${` as the text `${`) if the text itself is meant.");
+      return false;
+    }
+    const base = key.up === 0 ? [] : path.slice(0, path.length - key.up);
+    if (key.up > path.length) {
+      this.fail(path, `${shown} goes ${key.up} levels up from ${fmt(path)}, past the config's root: OmegaConf refuses the config ("Interpolation key '${expr.trim()}' not found")`, "Use fewer dots, or an absolute key path (`${a.b.c}`).");
+      return false;
+    }
+    const target = [...base, ...key.path];
+    if (target.length === 0 || this.has(target)) return true;
+    const d = trinityDefault(this.doc.contents, target);
+    if (d.kind !== "missing") return true;
+    const message = key.up === 0 ? defaultRefusal(expr, d)
+      : `${shown} refers to ${fmt(target)} (relative to ${fmt(path)}), which this file does not define${d.why ? ` (${d.why})` : ""}: Trinity-RFT (OmegaConf) refuses the config ("Interpolation key '${expr.trim()}' not found")`;
+    this.fail(path, message, "Write the value, or define the key it refers to; escape it (\\${: OmegaConf reads `\\${` as the text `${`) if the text itself is meant.");
+    return false;
+  }
   has(path: Path): boolean { return this.doc.hasIn(path); }
   /** The YAML text of the scalar at `path` as written (`.nan`, `1e400`). */
   source(path: Path): string | undefined {
@@ -913,6 +983,11 @@ function firstMergeValue(n: unknown, path: Path): { offset: number; path: Path }
 
 /** Interpolations standing for a whole mapping or list (`key: ${a.b}`) that the import follows: a Trinity config has a few. */
 const MAX_NODE_INTERPOLATIONS = 1000;
+/**
+ * The resolvers OmegaConf registers itself (Trinity-RFT registers none): any other name in
+ * `${name:…}` is refused when Trinity loads the config. oc.coerce is OmegaConf 2.4's.
+ */
+const OMEGACONF_RESOLVERS: ReadonlySet<string> = new Set(["oc.env", "oc.select", "oc.decode", "oc.create", "oc.deprecated", "oc.dict.keys", "oc.dict.values", "oc.coerce"]);
 /** Collections inside collections: a Trinity config nests about six levels. */
 const MAX_YAML_DEPTH = 64;
 /**
@@ -1123,14 +1198,17 @@ function trinityDefault(root: unknown, target: Path): DefaultAt {
     const f = typeof seg === "string" ? FIELDS[dc]?.[seg] : undefined;
     if (!f) return { kind: "missing", why: `Trinity-RFT's ${dc} has no field ${seg}` };
     const d = f.default;
+    const last = j === target.length - 1;
+    const section = typeof f.type === "object" && "section" in f.type ? f.type.section : undefined;
+    // A key under a section whose default is None is no key to OmegaConf, whoever fills the section later.
+    if (section !== undefined && d.kind === "value" && !last) return { kind: "missing", why: `Trinity-RFT's default for ${at} is None, not a section` };
     if (f.auto) return { kind: "auto", at, placeholder: d.kind === "value" ? d.value : null, type: f.type };
     if (d.kind === "releases") return { kind: "releases", at, values: d.values, type: f.type };
     if (d.kind === "required") return { kind: "missing", why: `${at} has no default` };
-    const last = j === target.length - 1;
-    if (typeof f.type === "object" && "section" in f.type) {
+    if (section !== undefined) {
       if (d.kind === "value") return { kind: "missing", why: `Trinity-RFT's default for ${at} is None, not a section` };
-      if (last) return { kind: "section", dataclass: f.type.section };
-      dc = f.type.section;
+      if (last) return { kind: "section", dataclass: section };
+      dc = section;
       continue;
     }
     if (d.kind !== "value") return { kind: "missing" };
@@ -1551,6 +1629,8 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
 
   // What Trinity's field types refuse in the keys the import did not read (or read without complaint).
   r.dataclassTypes([], r.doc.contents, "Config", new Set(r.issues.map((i) => i.path)));
+  // Interpolations in the keys it did not read (monitor.monitor_args…), which Trinity resolves all the same.
+  r.checkInterpolations(new Set(r.issues.map((i) => i.path)));
   if (r.issues.length) throw new TrinityImportError(file, r.issues);
 
   // ---- the .tcod text ----

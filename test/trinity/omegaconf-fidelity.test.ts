@@ -301,3 +301,51 @@ describe("explorer.env_vars: strings, as Ray takes them", () => {
     expect(py.stdout).toContain("runtime_env['env_vars'] must be of type Dict[str, str]");
   });
 });
+
+/**
+ * Interpolations in keys the import does not read (monitor.monitor_args, a free-form mapping), which
+ * Trinity-RFT resolves all the same when it loads the config (OmegaConf.to_object): each accepted or
+ * refused as Trinity's load_config accepts or refuses it (were: all accepted unread).
+ */
+const UNREAD_CASES: { name: string; args: string; refused?: RegExp }[] = [
+  { name: "a key neither the file nor Trinity has", args: "    x: ${nope.key}\n", refused: /'\$\{nope\.key\}' refers to nope\.key, which this file does not define \(Trinity-RFT's Config has no field nope\)/ },
+  { name: "the same inside a string", args: "    x: a${nope.key}b\n", refused: /Interpolation key 'nope\.key' not found/ },
+  { name: "the same in a list item", args: "    x: [1, '${nope.k}']\n", refused: /nope\.k/ },
+  { name: "the same in a nested mapping", args: "    x: {y: {z: '${nope.k}'}}\n", refused: /nope\.k/ },
+  { name: "a key under a section whose default is None", args: "    x: ${buffer.explorer_output.name}\n", refused: /Trinity-RFT's default for buffer\.explorer_output is None, not a section/ },
+  { name: "a resolver Trinity does not register", args: "    x: ${now:}\n", refused: /calls the resolver now, which Trinity-RFT does not register.*Unsupported interpolation type now/ },
+  { name: "oc.env without its argument", args: "    x: ${oc.env:}\n", refused: /gives the resolver oc\.env no argument/ },
+  { name: "a key inside a resolver's argument, which OmegaConf resolves first", args: "    x: ${oc.select:nope.k,${nope.j}}\n", refused: /nope\.j/ },
+  { name: "a relative key the mapping lacks", args: "    x: ${.z}\n    y: 1\n", refused: /'\$\{\.z\}' refers to monitor\.monitor_args\.z \(relative to monitor\.monitor_args\.x\)/ },
+  { name: "a relative key past the root", args: "    x: ${.........nope}\n", refused: /goes 9 levels up from monitor\.monitor_args\.x, past the config's root/ },
+  { name: "text OmegaConf's grammar does not parse", args: "    x: ${a b}\n", refused: /is not an interpolation OmegaConf's grammar reads/ },
+  { name: "oc.select of a missing key, with or without a default", args: "    x: ${oc.select:nope.key,5}\n    y: ${oc.select:nope.key}\n    z: ${oc.select:nope,${buffer.batch_size}}\n" },
+  { name: "oc.decode, oc.dict.keys, oc.deprecated", args: "    x: \"${oc.decode:'[1,2]'}\"\n    y: ${oc.dict.keys:monitor}\n    z: ${oc.deprecated:monitor.monitor_type}\n" },
+  { name: "relative keys", args: "    x: ${.y}\n    y: 1\n    z: ${..monitor_type}\n" },
+  { name: "keys with a dash, brackets, spaces around", args: "    x: ${monitor.monitor_args.my-key}\n    my-key: 1\n    b: ${algorithm.optimizer.betas[1]}\n    c: ${ monitor.monitor_type }\n" },
+  { name: "a field Trinity fills itself, a section, a default that differs between releases: they resolve, whatever their value", args: "    x: a${buffer.explorer_input.taskset.batch_size}\n    y: ${buffer.explorer_input.taskset.format}\n    z: ${trainer.trainer_strategy}\n" },
+  { name: "oc.env without a default, of a variable that is set", args: "    x: ${oc.env:HOME}\n" },
+];
+
+describe("interpolations in keys the import does not read, as Trinity-RFT resolves them", () => {
+  it("each case imports, or is refused (TC7101) at the value holding the interpolation", () => {
+    for (const c of UNREAD_CASES) {
+      const yaml = withArgs(F2B, c.args);
+      if (c.refused) {
+        const is = issues(yaml);
+        expect(is.map((i) => i.message).join("\n"), c.name).toMatch(c.refused);
+        expect(is[0]!.path, c.name).toMatch(/^monitor\.monitor_args\.x/);
+        expect(is[0]!.line, c.name).toBe(lineOf(yaml, "    x:"));
+        continue;
+      }
+      expect(() => importTrinity(yaml, "x.yaml"), c.name).not.toThrow();
+    }
+    const env = importTrinity(withArgs(F2B, "    x: ${oc.env:HOME}\n"), "x.yaml");
+    expect(env.notes).toContain("monitor.monitor_args.x: ${oc.env:HOME} is read from the environment when Trinity-RFT loads the config, which it refuses where HOME is unset (the import does not use this key)");
+  });
+
+  itWithTrinity(["trinity.common.config"])("Trinity-RFT's load_config accepts and refuses the same ones", () => {
+    const got = trinityLoads(UNREAD_CASES.map((c) => ({ yaml: withArgs(F2B, c.args), paths: ["monitor.monitor_args"] })));
+    UNREAD_CASES.forEach((c, i) => expect("error" in got[i]!, `${c.name}: ${JSON.stringify(got[i])}`).toBe(c.refused !== undefined));
+  });
+});
