@@ -48,7 +48,7 @@ export type Converted = { ok: true; value: Json } | { ok: false; why: string; hi
 /**
  * What OmegaConf's node for a field of `type` makes of `v`, a value as YAML 1.1 read it (`float`:
  * the YAML read it as a float, `16.0` and `1e2` included, which an int field refuses though it is
- * whole). A list, a dict, Any or a section is handed on as it is. Null is the caller's (NULLABLE).
+ * whole). A list, a dict, Any or a section is handed on as it is. Null is the caller's (Field.nullable).
  */
 export function convert(type: FieldType, v: Json, float: boolean): Converted {
   const shown = typeof v === "string" ? JSON.stringify(v) : typeof v === "number" && float ? pythonFloatRepr(v) : typeof v === "boolean" ? (v ? "True" : "False") : JSON.stringify(v);

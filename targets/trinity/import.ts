@@ -10,7 +10,7 @@
  * static default, fields.ts), inside a string Python's str() of it as its field holds it, and
  * an escaped `\${` is the text `${` (interpolation.ts, as OmegaConf reads it). Anything else is an error.
  *
- * A null is taken (as absent) only where Trinity's field is Optional (NULLABLE); elsewhere Trinity
+ * A null is taken (as absent) only where Trinity's field is Optional (fields.ts `nullable`); elsewhere Trinity
  * refuses it, and so does the import.
  *
  * Keys that only describe the cluster (GPUs, engines, TP, Ray, monitor…) are not curriculum and are
@@ -23,8 +23,8 @@ import { lineColumn } from "../../plan/json-error.js";
 import { decodeSource, hexBytes, type SourceText, wrongEncoding } from "../../grammar/source-chars.js";
 import { closestName } from "../../plan/did-you-mean.js";
 import { DEFAULT_INFRA, FIXED_KEYS, infraProblem, INFRA_KEYS } from "./export.js";
-import { envDefault, keyPath, splitInterpolations, wholeInterpolation } from "./interpolation.js";
-import { FIELDS, type FieldType, type Json } from "./fields.js";
+import { anyKeyPath, envDefault, keyPath, nestedInterpolations, splitInterpolations, wholeInterpolation } from "./interpolation.js";
+import { DATACLASSES, FIELDS, type FieldType, type Json } from "./fields.js";
 import { convert, pythonFloat, pythonInt, pythonStrOf } from "./field-values.js";
 import { resolveAliases, type AliasProblem, type Provenance, type Via } from "./yaml-aliases.js";
 import { constructTagged, omegaconfTags, pythonStr, readPlain, type PlainReading } from "./yaml-scalars.js";
@@ -118,299 +118,15 @@ const GENERATED_HINT = "Use the .tcod file (or compiled plan .json) this config 
 type Path = (string | number)[];
 
 /*
- * Trinity-RFT's config keys, section by section: the fields of the dataclasses in
- * trinity/common/config.py, as the union over the releases 0.4.1, 0.5.0, 0.5.1, 0.5.2 and 0.6.0
- * (the TCOD fork is 0.5.0.dev0; the upstream export target is 0.6.0). Trinity merges a config into
- * these dataclasses (OmegaConf.structured), which refuses a key its dataclass lacks, in every
- * section and every mapping whose field is a dataclass itself; so does the import
- * (`Reader.dataclassKeys` over DATACLASSES), rather than drop a misspelt key unsaid. Fields marked
- * "DO NOT SET" there are still accepted by Trinity, so they are here too. (Checked against the
- * releases' own dataclasses: OmegaConf.merge(OmegaConf.structured(Config), …) refuses an unknown
- * key in each of them, and takes any key in their dict and Any fields.)
+ * Trinity-RFT's config keys, section by section, are the fields of its dataclasses (fields.ts,
+ * DATACLASSES: the union over the releases 0.4.1 to 0.6.0). Trinity merges a config into these
+ * dataclasses (OmegaConf.structured), which refuses a key its dataclass lacks, in every section and
+ * every mapping whose field is a dataclass itself; so does the import (`Reader.dataclassKeys`), rather
+ * than drop a misspelt key unsaid. Fields marked "DO NOT SET" there are still accepted by Trinity, so
+ * they are here too; add_strategy, add_strategy_args and use_token_level_loss are not (no release
+ * from 0.4.1 to 0.6.0 has them, and Trinity refuses them). A null is taken only where the field is
+ * Optional (fields.ts `nullable`; `Reader.dataclassNulls`).
  */
-/** Config (`stages` of later versions). */
-const TOP_KEYS: ReadonlySet<string> = new Set([
-  "mode", "project", "group", "name", "checkpoint_root_dir", "checkpoint_job_dir", "ray_namespace", "continue_from_checkpoint",
-  "ignore_validator_suggestions",
-  "algorithm", "data_processor", "model", "cluster", "buffer", "explorer", "trainer", "monitor", "synchronizer", "service", "log", "stages",
-]);
-/**
- * AlgorithmConfig (enable_router_replay, bypass_old_logprobs and rollout_correction of 0.6.0). Not
- * add_strategy, add_strategy_args or use_token_level_loss: no release from 0.4.1 to 0.6.0 has them
- * (use_token_level_loss was a field up to 0.3.x), and Trinity refuses them.
- */
-const ALGORITHM_KEYS: ReadonlySet<string> = new Set([
-  "algorithm_type", "repeat_times", "sample_strategy", "sample_strategy_args",
-  "advantage_fn", "advantage_fn_args", "kl_penalty_fn", "kl_penalty_fn_args", "policy_loss_fn", "policy_loss_fn_args",
-  "kl_loss_fn", "kl_loss_fn_args", "entropy_loss_fn", "entropy_loss_fn_args", "loss_agg_mode", "optimizer",
-  "enable_router_replay", "bypass_old_logprobs", "rollout_correction",
-]);
-/** OptimizerConfig (algorithm.optimizer). */
-const OPTIMIZER_KEYS: ReadonlySet<string> = new Set([
-  "lr", "lr_warmup_steps", "lr_warmup_steps_ratio", "min_lr_ratio", "warmup_style", "lr_scheduler_type", "optimizer_type",
-  "betas", "weight_decay", "clip_grad",
-]);
-/** BufferConfig. */
-const BUFFER_KEYS: ReadonlySet<string> = new Set([
-  "batch_size", "train_batch_size", "total_epochs", "total_steps", "explorer_input", "trainer_input",
-  "explorer_output", "tokenizer_path", "cache_dir", "pad_token_id",
-]);
-/** ExplorerInput (buffer.explorer_input). */
-const EXPLORER_INPUT_KEYS: ReadonlySet<string> = new Set([
-  "taskset", "tasksets", "eval_tasksets", "default_workflow_type", "default_eval_workflow_type", "default_reward_fn_type",
-]);
-/** TasksetConfig (buffer.explorer_input.taskset, each of eval_tasksets); upstream's data_selector and the fork's task_selector. */
-const TASKSET_KEYS: ReadonlySet<string> = new Set([
-  "name", "storage_type", "path", "split", "subset_name", "format", "rollout_args", "workflow_args", "reward_fn_args",
-  "default_workflow_type", "default_reward_fn_type", "task_selector", "data_selector", "repeat_times",
-  "max_retry_times", "max_retry_interval", "enable_progress_bar",
-  "index", "is_eval", "batch_size", "total_epochs", "total_steps", "ray_namespace",
-]);
-/** GenerationConfig (a taskset's rollout_args). */
-const GENERATION_KEYS: ReadonlySet<string> = new Set(["temperature", "top_p", "top_k", "logprobs", "max_tokens", "n"]);
-/** FormatConfig (a taskset's format). */
-const FORMAT_KEYS: ReadonlySet<string> = new Set([
-  "prompt_type", "prompt_key", "response_key", "system_prompt_key", "system_prompt", "messages_key", "tools_key", "image_key",
-  "video_key", "reply_prefix", "workflow_key", "reward_fn_key", "chosen_key", "rejected_key", "enable_concatenated_multi_turn",
-  "chat_template", "enable_thinking",
-]);
-/** DataSelectorConfig (TaskSelectorConfig before 0.6.0): a taskset's data_selector or task_selector. */
-const SELECTOR_KEYS: ReadonlySet<string> = new Set(["selector_type", "seed", "feature_keys", "kwargs"]);
-/** TrainerInput (buffer.trainer_input). */
-const TRAINER_INPUT_KEYS: ReadonlySet<string> = new Set(["experience_buffer", "auxiliary_buffers"]);
-/** ExperienceBufferConfig (buffer.trainer_input.experience_buffer). */
-const EXPERIENCE_BUFFER_KEYS: ReadonlySet<string> = new Set([
-  "name", "storage_type", "path", "capacity", "max_read_timeout", "replay_buffer", "max_retry_times", "max_retry_interval",
-  "split", "subset_name", "format", "enable_progress_bar", "data_selector",
-  "schema_type", "index", "batch_size", "tokenizer_path", "total_epochs", "total_steps", "ray_namespace",
-]);
-/** ExplorerConfig. */
-const EXPLORER_KEYS: ReadonlySet<string> = new Set([
-  "name", "runner_per_model", "runner_prepare_concurrency", "runner_prepare_max_retries", "max_timeout", "max_retry_times",
-  "env_vars", "concurrent_mode", "max_repeat_times_per_runner", "runner_num", "rollout_model", "auxiliary_models",
-  "eval_interval", "eval_on_startup", "bench_on_latest_checkpoint", "proxy_port", "listen_address",
-  "service_status_check_interval", "min_running_model_num", "db_url", "over_rollout", "dynamic_timeout",
-  "runner_state_report_interval", "max_inflight_batches",
-]);
-/** InferenceModelConfig (explorer.rollout_model, each of explorer.auxiliary_models). */
-const INFERENCE_MODEL_KEYS: ReadonlySet<string> = new Set([
-  "model_path", "name", "engine_type", "engine_num", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-  "seed", "dtype", "gpu_memory_utilization", "enforce_eager", "enable_prefix_caching", "enable_chunked_prefill",
-  "max_model_len", "max_prompt_tokens", "max_response_tokens", "min_response_tokens", "temperature", "top_p", "top_k",
-  "logprobs", "repetition_penalty", "ignore_eos", "use_v1", "enable_thinking", "chat_template", "enable_history",
-  "enable_openai_api", "enable_auto_tool_choice", "tool_call_parser", "reasoning_parser", "enable_log_requests",
-  "enable_prompt_truncation", "enable_lora", "lora_modules", "lora_kwargs", "enable_runtime_lora_updating",
-  "rope_scaling", "rope_theta", "enable_multimodal", "enable_expert_parallel", "enable_return_routed_experts",
-  "extra_engine_args", "external_model_config", "api_key", "gpu_per_engine", "nnodes", "node_rank", "base_port",
-  "bundle_indices", "cuda_visible_devices", "engine_id", "ray_actor_name", "ray_namespace", "checkpoint_job_dir",
-  "sync_method", "trust_remote_code", "weight_sync_buffer_size",
-]);
-/** TrainerConfig. */
-const TRAINER_KEYS: ReadonlySet<string> = new Set([
-  "name", "trainer_type", "trainer_strategy", "save_interval", "enable_preview", "total_steps", "save_hf_checkpoint",
-  "grad_clip", "use_dynamic_bsz", "use_remove_padding", "balance_batch", "critic_warmup", "max_token_len_per_gpu",
-  "ulysses_sequence_parallel_size", "fix_actor_microbatch_loss_scale", "param_offload", "optimizer_offload", "grad_offload",
-  "offload_policy", "save_strategy", "max_checkpoints_to_keep", "megatron", "trust_remote_code", "trainer_config",
-  "trainer_config_path",
-]);
-/** ModelConfig (model): trust_remote_code from 0.5.1; enable_thinking and external_model from 0.5.2. */
-const MODEL_KEYS: ReadonlySet<string> = new Set([
-  "model_path", "critic_model_path", "custom_chat_template", "chat_template_path", "temperature", "top_p", "top_k", "logprobs",
-  "max_model_len", "max_prompt_tokens", "max_response_tokens", "min_response_tokens", "enable_prompt_truncation",
-  "repetition_penalty", "lora_configs", "fully_sharded_loras", "max_cpu_loras", "rope_scaling", "rope_theta", "tinker",
-  "trust_remote_code", "enable_thinking", "external_model",
-]);
-/** LoRAConfig (each of model.lora_configs). */
-const LORA_KEYS: ReadonlySet<string> = new Set([
-  "name", "path", "base_model_name", "lora_rank", "lora_alpha", "lora_dtype", "target_modules", "exclude_modules", "is_dummy",
-]);
-/** TinkerConfig (model.tinker; base_url from 0.5.0). */
-const TINKER_KEYS: ReadonlySet<string> = new Set(["enable", "rank", "seed", "train_mlp", "train_attn", "train_unembed", "base_url"]);
-/** ExternalModelConfig (model.external_model, an inference model's external_model_config; from 0.5.2). */
-const EXTERNAL_MODEL_KEYS: ReadonlySet<string> = new Set(["enable", "base_url_env", "api_key_env", "model_name"]);
-/** ClusterConfig (cluster; the *_gpu_num and trainer_node* fields from 0.5.0). */
-const CLUSTER_KEYS: ReadonlySet<string> = new Set([
-  "ray_address", "node_num", "gpu_per_node", "total_gpu_num", "rollout_gpu_num", "auxiliary_model_gpu_num", "explorer_gpu_num",
-  "trainer_gpu_num", "trainer_node_num", "trainer_gpu_num_per_node",
-]);
-/** SynchronizerConfig (synchronizer; explorer_sync_interval, trainer_sync_interval and group_name of 0.6.0). */
-const SYNCHRONIZER_KEYS: ReadonlySet<string> = new Set([
-  "sync_method", "sync_style", "sync_interval", "sync_offset", "sync_timeout", "wait_for_checkpoint", "explorer_world_size",
-  "ray_namespace", "explorer_sync_interval", "trainer_sync_interval", "group_name",
-]);
-/** MonitorConfig (monitor; detailed_stats from 0.5.0). Its monitor_args is free-form. */
-const MONITOR_KEYS: ReadonlySet<string> = new Set(["monitor_type", "monitor_args", "enable_ray_timeline", "cache_dir", "detailed_stats"]);
-/** DataProcessorConfig (data_processor). */
-const DATA_PROCESSOR_KEYS: ReadonlySet<string> = new Set(["task_pipeline", "experience_pipeline"]);
-/** TaskPipelineConfig (data_processor.task_pipeline). */
-const TASK_PIPELINE_KEYS: ReadonlySet<string> = new Set([
-  "operators", "num_process", "config_path", "inputs", "output", "target_fields", "priority_weights", "top_k",
-]);
-/** ExperiencePipelineConfig (data_processor.experience_pipeline). */
-const EXPERIENCE_PIPELINE_KEYS: ReadonlySet<string> = new Set(["operators", "save_input", "input_save_path", "inputs", "output"]);
-/** OperatorConfig (each operator of a pipeline). Its args is free-form. */
-const OPERATOR_KEYS: ReadonlySet<string> = new Set(["name", "args"]);
-/** ServiceConfig (service). */
-const SERVICE_KEYS: ReadonlySet<string> = new Set(["data_juicer"]);
-/** DataJuicerServiceConfig (service.data_juicer). */
-const DATA_JUICER_KEYS: ReadonlySet<string> = new Set(["server_url", "auto_start", "port"]);
-/** LogConfig (log). */
-const LOG_KEYS: ReadonlySet<string> = new Set(["level", "group_by_node", "save_dir"]);
-/** OverRolloutConfig (explorer.over_rollout; return_partial_tasks of 0.6.0). */
-const OVER_ROLLOUT_KEYS: ReadonlySet<string> = new Set(["ratio", "wait_after_min", "return_partial_tasks"]);
-/** DynamicTimeoutConfig (explorer.dynamic_timeout; warmup_min_steps of 0.6.0). */
-const DYNAMIC_TIMEOUT_KEYS: ReadonlySet<string> = new Set(["enable", "ratio", "warmup_min_steps"]);
-/** MegatronParallelConfig (trainer.megatron, of 0.6.0). */
-const MEGATRON_KEYS: ReadonlySet<string> = new Set([
-  "tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
-  "expert_model_parallel_size", "expert_tensor_parallel_size", "context_parallel_size", "sequence_parallel",
-]);
-/** ReplayBufferConfig (an experience buffer's replay_buffer). Its priority_fn_args is free-form. */
-const REPLAY_BUFFER_KEYS: ReadonlySet<string> = new Set(["enable", "priority_fn", "reuse_cooldown_time", "priority_fn_args"]);
-/** StorageConfig (buffer.explorer_output): task_selector up to 0.5.1, data_selector from 0.5.2. */
-const STORAGE_KEYS: ReadonlySet<string> = new Set([
-  "name", "storage_type", "path", "repeat_times", "index", "split", "subset_name", "format", "capacity", "max_read_timeout",
-  "replay_buffer", "max_retry_times", "max_retry_interval", "default_workflow_type", "default_reward_fn_type", "rollout_args",
-  "workflow_args", "reward_fn_args", "task_selector", "enable_progress_bar", "ray_namespace", "wrap_in_ray", "schema_type",
-  "total_epochs", "total_steps", "batch_size", "tokenizer_path", "is_eval", "data_selector",
-]);
-/** StageConfig (each of stages, which the import refuses as a whole but whose keys Trinity checks all the same). */
-const STAGE_KEYS: ReadonlySet<string> = new Set(["stage_name", "mode", "algorithm", "buffer", "data_processor", "explorer", "trainer"]);
-
-/**
- * Each dataclass: its keys, and those of its fields whose type is a dataclass too, which Trinity's
- * structured merge checks as well ("one": the dataclass; "list": a list of them; "map": a mapping of
- * free names to them). Every other field (a scalar, or a dict or Any such as workflow_args, env_vars,
- * *_args, kwargs, trainer_config) takes any keys and is not looked into.
- */
-type Nested = readonly [field: string, shape: "one" | "list" | "map", dataclass: string];
-export const DATACLASSES: Readonly<Record<string, { keys: ReadonlySet<string>; nested: readonly Nested[] }>> = {
-  Config: {
-    keys: TOP_KEYS,
-    nested: [
-      ["algorithm", "one", "AlgorithmConfig"], ["data_processor", "one", "DataProcessorConfig"], ["model", "one", "ModelConfig"],
-      ["cluster", "one", "ClusterConfig"], ["buffer", "one", "BufferConfig"], ["explorer", "one", "ExplorerConfig"],
-      ["trainer", "one", "TrainerConfig"], ["monitor", "one", "MonitorConfig"], ["synchronizer", "one", "SynchronizerConfig"],
-      ["service", "one", "ServiceConfig"], ["log", "one", "LogConfig"], ["stages", "list", "StageConfig"],
-    ],
-  },
-  AlgorithmConfig: { keys: ALGORITHM_KEYS, nested: [["optimizer", "one", "OptimizerConfig"]] },
-  OptimizerConfig: { keys: OPTIMIZER_KEYS, nested: [] },
-  DataProcessorConfig: { keys: DATA_PROCESSOR_KEYS, nested: [["task_pipeline", "one", "TaskPipelineConfig"], ["experience_pipeline", "one", "ExperiencePipelineConfig"]] },
-  TaskPipelineConfig: { keys: TASK_PIPELINE_KEYS, nested: [["operators", "list", "OperatorConfig"], ["output", "one", "TasksetConfig"]] },
-  ExperiencePipelineConfig: {
-    keys: EXPERIENCE_PIPELINE_KEYS,
-    nested: [["operators", "list", "OperatorConfig"], ["inputs", "map", "ExperienceBufferConfig"], ["output", "one", "ExperienceBufferConfig"]],
-  },
-  OperatorConfig: { keys: OPERATOR_KEYS, nested: [] },
-  ModelConfig: {
-    keys: MODEL_KEYS,
-    nested: [["lora_configs", "list", "LoRAConfig"], ["tinker", "one", "TinkerConfig"], ["external_model", "one", "ExternalModelConfig"]],
-  },
-  LoRAConfig: { keys: LORA_KEYS, nested: [] },
-  TinkerConfig: { keys: TINKER_KEYS, nested: [] },
-  ExternalModelConfig: { keys: EXTERNAL_MODEL_KEYS, nested: [] },
-  ClusterConfig: { keys: CLUSTER_KEYS, nested: [] },
-  BufferConfig: {
-    keys: BUFFER_KEYS,
-    nested: [["explorer_input", "one", "ExplorerInput"], ["trainer_input", "one", "TrainerInput"], ["explorer_output", "one", "StorageConfig"]],
-  },
-  ExplorerInput: {
-    keys: EXPLORER_INPUT_KEYS,
-    nested: [["taskset", "one", "TasksetConfig"], ["tasksets", "list", "TasksetConfig"], ["eval_tasksets", "list", "TasksetConfig"]],
-  },
-  TasksetConfig: {
-    keys: TASKSET_KEYS,
-    nested: [["rollout_args", "one", "GenerationConfig"], ["format", "one", "FormatConfig"], ["task_selector", "one", "DataSelectorConfig"], ["data_selector", "one", "DataSelectorConfig"]],
-  },
-  GenerationConfig: { keys: GENERATION_KEYS, nested: [] },
-  FormatConfig: { keys: FORMAT_KEYS, nested: [] },
-  DataSelectorConfig: { keys: SELECTOR_KEYS, nested: [] },
-  TrainerInput: { keys: TRAINER_INPUT_KEYS, nested: [["experience_buffer", "one", "ExperienceBufferConfig"], ["auxiliary_buffers", "map", "ExperienceBufferConfig"]] },
-  ExperienceBufferConfig: {
-    keys: EXPERIENCE_BUFFER_KEYS,
-    nested: [["replay_buffer", "one", "ReplayBufferConfig"], ["format", "one", "FormatConfig"], ["data_selector", "one", "DataSelectorConfig"]],
-  },
-  ReplayBufferConfig: { keys: REPLAY_BUFFER_KEYS, nested: [] },
-  StorageConfig: {
-    keys: STORAGE_KEYS,
-    nested: [
-      ["format", "one", "FormatConfig"], ["replay_buffer", "one", "ReplayBufferConfig"], ["rollout_args", "one", "GenerationConfig"],
-      ["task_selector", "one", "DataSelectorConfig"], ["data_selector", "one", "DataSelectorConfig"],
-    ],
-  },
-  ExplorerConfig: {
-    keys: EXPLORER_KEYS,
-    nested: [
-      ["rollout_model", "one", "InferenceModelConfig"], ["auxiliary_models", "list", "InferenceModelConfig"],
-      ["over_rollout", "one", "OverRolloutConfig"], ["dynamic_timeout", "one", "DynamicTimeoutConfig"],
-    ],
-  },
-  InferenceModelConfig: { keys: INFERENCE_MODEL_KEYS, nested: [["external_model_config", "one", "ExternalModelConfig"]] },
-  OverRolloutConfig: { keys: OVER_ROLLOUT_KEYS, nested: [] },
-  DynamicTimeoutConfig: { keys: DYNAMIC_TIMEOUT_KEYS, nested: [] },
-  TrainerConfig: { keys: TRAINER_KEYS, nested: [["megatron", "one", "MegatronParallelConfig"]] },
-  MegatronParallelConfig: { keys: MEGATRON_KEYS, nested: [] },
-  MonitorConfig: { keys: MONITOR_KEYS, nested: [] },
-  SynchronizerConfig: { keys: SYNCHRONIZER_KEYS, nested: [] },
-  ServiceConfig: { keys: SERVICE_KEYS, nested: [["data_juicer", "one", "DataJuicerServiceConfig"]] },
-  DataJuicerServiceConfig: { keys: DATA_JUICER_KEYS, nested: [] },
-  LogConfig: { keys: LOG_KEYS, nested: [] },
-  StageConfig: {
-    keys: STAGE_KEYS,
-    nested: [
-      ["algorithm", "one", "AlgorithmConfig"], ["buffer", "one", "BufferConfig"], ["data_processor", "one", "DataProcessorConfig"],
-      ["explorer", "one", "ExplorerConfig"], ["trainer", "one", "TrainerConfig"],
-    ],
-  },
-};
-/**
- * The fields of each dataclass of DATACLASSES that take null (`~`, `null`, an empty value): those
- * annotated Optional[…] or Any in trinity/common/config.py. OmegaConf's structured merge refuses
- * None for any other field (a ValidationError: "field 'x' is not Optional", "Incompatible value
- * 'None' for field of type 'int'"), and Trinity refuses the config; the import refuses it at the key
- * (Reader.dataclassNulls). As for the keys, the union over the releases 0.4.1 to 0.6.0: a field
- * Optional in one of them takes null (cluster.node_num and gpu_per_node only in 0.4.1;
- * data_processor.experience_pipeline, trainer.max_checkpoints_to_keep and an inference model's
- * lora_kwargs up to 0.5.2; a taskset's task_selector from 0.5.2; an inference model's enable_thinking
- * from 0.5.0).
- */
-export const NULLABLE: Readonly<Record<string, ReadonlySet<string>>> = {
-  Config: new Set(),
-  AlgorithmConfig: new Set(["advantage_fn", "advantage_fn_args", "entropy_loss_fn", "entropy_loss_fn_args", "kl_loss_fn", "kl_loss_fn_args", "kl_penalty_fn", "kl_penalty_fn_args", "loss_agg_mode", "policy_loss_fn", "policy_loss_fn_args", "rollout_correction", "sample_strategy", "sample_strategy_args"]),
-  OptimizerConfig: new Set(["warmup_style"]),
-  DataProcessorConfig: new Set(["experience_pipeline", "task_pipeline"]),
-  TaskPipelineConfig: new Set(["config_path", "output"]),
-  ExperiencePipelineConfig: new Set(["input_save_path", "output"]),
-  OperatorConfig: new Set(),
-  ModelConfig: new Set(["chat_template_path", "custom_chat_template", "enable_thinking", "lora_configs", "max_cpu_loras", "max_model_len", "max_prompt_tokens", "max_response_tokens", "rope_scaling", "rope_theta"]),
-  LoRAConfig: new Set(["base_model_name", "exclude_modules", "name", "path"]),
-  TinkerConfig: new Set(["base_url", "seed"]),
-  ExternalModelConfig: new Set(["model_name"]),
-  ClusterConfig: new Set(["gpu_per_node", "node_num"]),
-  BufferConfig: new Set(["cache_dir", "explorer_output", "pad_token_id", "tokenizer_path", "total_steps"]),
-  ExplorerInput: new Set(["default_eval_workflow_type", "default_reward_fn_type", "default_workflow_type", "taskset"]),
-  TasksetConfig: new Set(["default_reward_fn_type", "default_workflow_type", "path", "ray_namespace", "subset_name", "task_selector", "total_steps"]),
-  GenerationConfig: new Set(["logprobs", "max_tokens", "temperature", "top_p"]),
-  FormatConfig: new Set(["chat_template", "enable_thinking", "image_key", "reply_prefix", "system_prompt", "system_prompt_key", "video_key"]),
-  DataSelectorConfig: new Set(["selector_type"]),
-  TrainerInput: new Set(["experience_buffer"]),
-  ExperienceBufferConfig: new Set(["enable_progress_bar", "path", "ray_namespace", "replay_buffer", "schema_type", "subset_name", "tokenizer_path", "total_steps"]),
-  ReplayBufferConfig: new Set(["reuse_cooldown_time"]),
-  StorageConfig: new Set(["default_reward_fn_type", "default_workflow_type", "enable_progress_bar", "path", "ray_namespace", "repeat_times", "replay_buffer", "schema_type", "subset_name", "tokenizer_path", "total_steps"]),
-  ExplorerConfig: new Set(["db_url", "max_repeat_times_per_runner", "runner_num"]),
-  InferenceModelConfig: new Set(["base_port", "chat_template", "checkpoint_job_dir", "cuda_visible_devices", "enable_prompt_truncation", "enable_thinking", "logprobs", "lora_kwargs", "lora_modules", "max_model_len", "max_prompt_tokens", "max_response_tokens", "min_response_tokens", "model_path", "name", "ray_actor_name", "ray_namespace", "reasoning_parser", "repetition_penalty", "rope_scaling", "rope_theta", "sync_method", "temperature", "tool_call_parser", "top_k", "top_p"]),
-  OverRolloutConfig: new Set(),
-  DynamicTimeoutConfig: new Set(),
-  TrainerConfig: new Set(["max_checkpoints_to_keep", "max_token_len_per_gpu", "total_steps", "trainer_config"]),
-  MegatronParallelConfig: new Set(["expert_tensor_parallel_size", "virtual_pipeline_model_parallel_size"]),
-  MonitorConfig: new Set(["monitor_args"]),
-  SynchronizerConfig: new Set(["explorer_sync_interval", "explorer_world_size", "trainer_sync_interval"]),
-  ServiceConfig: new Set(["data_juicer"]),
-  DataJuicerServiceConfig: new Set(["port", "server_url"]),
-  LogConfig: new Set(),
-  StageConfig: new Set(["algorithm", "buffer", "data_processor", "explorer", "mode", "trainer"]),
-};
 /** Past this many keys, an unknown key's hint names a few and the dataclass rather than all of them. */
 const HINT_KEYS = 30;
 
@@ -831,7 +547,7 @@ class Reader {
   }
   /**
    * Every key of the mapping `node` (at `path`, aliases and merge keys resolved) of the dataclass
-   * `name` whose value is null but whose field is not Optional (NULLABLE), refused at the key
+   * `name` whose value is null but whose field is not Optional (fields.ts `nullable`), refused at the key
    * (TC7101), then the same in its fields that are dataclasses, as dataclassKeys walks them. Unknown
    * keys are dataclassKeys' to report, and not looked at here.
    */
@@ -840,7 +556,7 @@ class Reader {
     const dc = DATACLASSES[name]!;
     for (const pair of node.items as Pair[]) {
       const k = isScalar(pair.key) ? pair.key.value : undefined;
-      if (typeof k !== "string" || !dc.keys.has(k) || NULLABLE[name]!.has(k)) continue;
+      if (typeof k !== "string" || !dc.keys.has(k) || FIELDS[name]![k]!.nullable) continue;
       if (pair.value !== null && !(isScalar(pair.value) && pair.value.value === null)) continue;
       const text = pair.value === null ? "" : this.source([...path, k]) ?? "";
       const written = text === "" ? "an empty value" : `\`${text}\``;
@@ -886,6 +602,76 @@ class Reader {
         for (const q of child.items as Pair[]) this.dataclassTypes([...path, field, String(isScalar(q.key) ? q.key.value : q.key)], q.value, inner, skip);
       }
     }
+  }
+  /**
+   * Every interpolation in the config's values checked as OmegaConf resolves it when Trinity-RFT
+   * loads the config (`OmegaConf.to_object` resolves every value, those of free-form mappings such
+   * as monitor.monitor_args included, and each nested interpolation first), whether the import
+   * reads the key or not: refused (TC7101) at the value where Trinity refuses the config (a key
+   * neither the file nor Trinity's dataclasses have, a relative key past the root, a resolver
+   * Trinity does not register, one without its argument, a `${` never closed, text OmegaConf's
+   * grammar does not parse). Only whether it resolves is checked, not its value, which the import
+   * does not use: a placeholder default or one that differs between releases resolves, a resolver's
+   * result is not computed, and `${oc.env:VAR}` without a default is noted (Trinity refuses the
+   * config where VAR is unset). Paths in `skip` (reported already) are left alone.
+   */
+  checkInterpolations(skip: ReadonlySet<string>): void {
+    const seen = new Set<unknown>();
+    const walk = (n: unknown, path: Path): void => {
+      if (seen.has(n)) return;
+      seen.add(n);
+      if (isMap(n)) for (const p of n.items as Pair[]) walk(p.value, [...path, keyText(p.key)]);
+      else if (isSeq(n)) n.items.forEach((x, i) => walk(x, [...path, i]));
+      else if (isScalar(n) && typeof n.value === "string" && n.value.includes("${") && !skip.has(fmt(path))) {
+        const found = nestedInterpolations(n.value);
+        if ("unclosed" in found) this.fail(path, `'${found.unclosed}' opens an OmegaConf interpolation (\${) that is never closed: Trinity-RFT (OmegaConf) refuses the value`, "Close it with `}`, or escape it (\\${: OmegaConf reads `\\${` as the text `${`) if the text itself is meant.");
+        else for (const expr of found.exprs) if (!this.checkExpr(expr, path)) break;
+      }
+    };
+    walk(this.doc.contents, []);
+  }
+  /** One interpolation's expression `expr` (in the value at `path`) checked as checkInterpolations says; false when refused. */
+  private checkExpr(expr: string, path: Path): boolean {
+    const shown = `'\${${expr}}'`;
+    const inner = nestedInterpolations(expr);
+    if ("exprs" in inner && !inner.exprs.every((e) => this.checkExpr(e, path))) return false;
+    const resolver = /^\s*([A-Za-z_][\w.]*)\s*:(.*)$/s.exec(expr);
+    if (resolver) {
+      const [, name, args] = resolver as unknown as [string, string, string];
+      if (!OMEGACONF_RESOLVERS.has(name)) {
+        this.fail(path, `${shown} calls the resolver ${name}, which Trinity-RFT does not register: OmegaConf refuses the config ("Unsupported interpolation type ${name}")`, `OmegaConf's own resolvers are ${[...OMEGACONF_RESOLVERS].join(", ")}; write the value, or escape it (\\\${…}: OmegaConf reads \`\\\${\` as the text \`\${\`) if the text itself is meant.`);
+        return false;
+      }
+      if (args.trim() === "" && name !== "oc.create" && name !== "oc.decode") {
+        this.fail(path, `${shown} gives the resolver ${name} no argument: OmegaConf refuses the config ("missing 1 required positional argument")`, "Give it its argument, or write the value.");
+        return false;
+      }
+      const env = name === "oc.env" && !args.includes(",") && "exprs" in inner && inner.exprs.length === 0 ? args.trim() : undefined;
+      if (env !== undefined) {
+        const note = `${fmt(path)}: \${${expr.trim()}} is read from the environment when Trinity-RFT loads the config, which it refuses where ${env} is unset (the import does not use this key)`;
+        if (!this.notes.includes(note)) this.notes.push(note);
+      }
+      return true;
+    }
+    if ("exprs" in inner && inner.exprs.length > 0) return true; // a key named by an interpolation: known only once that resolves
+    const key = anyKeyPath(expr);
+    if (!key) {
+      this.fail(path, `${shown} is not an interpolation OmegaConf's grammar reads (a key path, or resolver:arguments): Trinity-RFT refuses the config`, "Write the key path without spaces or other characters (`${a.b.c}`), or escape it (\\${: OmegaConf reads `\\${` as the text `${`) if the text itself is meant.");
+      return false;
+    }
+    const base = key.up === 0 ? [] : path.slice(0, path.length - key.up);
+    if (key.up > path.length) {
+      this.fail(path, `${shown} goes ${key.up} levels up from ${fmt(path)}, past the config's root: OmegaConf refuses the config ("Interpolation key '${expr.trim()}' not found")`, "Use fewer dots, or an absolute key path (`${a.b.c}`).");
+      return false;
+    }
+    const target = [...base, ...key.path];
+    if (target.length === 0 || this.has(target)) return true;
+    const d = trinityDefault(this.doc.contents, target);
+    if (d.kind !== "missing") return true;
+    const message = key.up === 0 ? defaultRefusal(expr, d)
+      : `${shown} refers to ${fmt(target)} (relative to ${fmt(path)}), which this file does not define${d.why ? ` (${d.why})` : ""}: Trinity-RFT (OmegaConf) refuses the config ("Interpolation key '${expr.trim()}' not found")`;
+    this.fail(path, message, "Write the value, or define the key it refers to; escape it (\\${: OmegaConf reads `\\${` as the text `${`) if the text itself is meant.");
+    return false;
   }
   has(path: Path): boolean { return this.doc.hasIn(path); }
   /** The YAML text of the scalar at `path` as written (`.nan`, `1e400`). */
@@ -1197,6 +983,11 @@ function firstMergeValue(n: unknown, path: Path): { offset: number; path: Path }
 
 /** Interpolations standing for a whole mapping or list (`key: ${a.b}`) that the import follows: a Trinity config has a few. */
 const MAX_NODE_INTERPOLATIONS = 1000;
+/**
+ * The resolvers OmegaConf registers itself (Trinity-RFT registers none): any other name in
+ * `${name:…}` is refused when Trinity loads the config. oc.coerce is OmegaConf 2.4's.
+ */
+const OMEGACONF_RESOLVERS: ReadonlySet<string> = new Set(["oc.env", "oc.select", "oc.decode", "oc.create", "oc.deprecated", "oc.dict.keys", "oc.dict.values", "oc.coerce"]);
 /** Collections inside collections: a Trinity config nests about six levels. */
 const MAX_YAML_DEPTH = 64;
 /**
@@ -1407,22 +1198,42 @@ function trinityDefault(root: unknown, target: Path): DefaultAt {
     const f = typeof seg === "string" ? FIELDS[dc]?.[seg] : undefined;
     if (!f) return { kind: "missing", why: `Trinity-RFT's ${dc} has no field ${seg}` };
     const d = f.default;
+    const last = j === target.length - 1;
+    const section = typeof f.type === "object" && "section" in f.type ? f.type.section : undefined;
+    // A key under a section whose default is None is no key to OmegaConf, whoever fills the section later.
+    if (section !== undefined && d.kind === "value" && !last) return { kind: "missing", why: `Trinity-RFT's default for ${at} is None, not a section` };
     if (f.auto) return { kind: "auto", at, placeholder: d.kind === "value" ? d.value : null, type: f.type };
     if (d.kind === "releases") return { kind: "releases", at, values: d.values, type: f.type };
     if (d.kind === "required") return { kind: "missing", why: `${at} has no default` };
-    const last = j === target.length - 1;
-    if (typeof f.type === "object" && "section" in f.type) {
+    if (section !== undefined) {
       if (d.kind === "value") return { kind: "missing", why: `Trinity-RFT's default for ${at} is None, not a section` };
-      if (last) return { kind: "section", dataclass: f.type.section };
-      dc = f.type.section;
+      if (last) return { kind: "section", dataclass: section };
+      dc = section;
       continue;
     }
     if (d.kind !== "value") return { kind: "missing" };
-    // A key inside a default list or dict (`betas.0`): its items' types are not in the table.
-    if (!last) return d.value !== null && typeof d.value === "object" ? { kind: "container", at } : { kind: "missing", why: `${at} is not a mapping` };
+    if (!last) return insideDefault(d.value, target.slice(j + 1), at, f.itemType);
     return { kind: "value", value: d.value, type: f.type };
   }
   return { kind: "missing" };
+}
+/**
+ * The item at `rest` inside `value`, the static default list or dict of the field at `at`
+ * (`${algorithm.optimizer.betas.0}` is 0.9), as OmegaConf finds it: a list's item by its index, a
+ * dict's by its key; its type the field's `itemType` (a float's str() is '2.0'), else what the
+ * value is. A list or dict found there is not handed on (a "container").
+ */
+function insideDefault(value: Json, rest: Path, at: string, itemType: FieldType | undefined): DefaultAt {
+  let v = value;
+  for (const seg of rest) {
+    if (v === null || typeof v !== "object") return { kind: "missing", why: `Trinity-RFT's default for ${at} is ${JSON.stringify(value)}, which has nothing inside` };
+    const item: Json | undefined = Array.isArray(v) ? (typeof seg === "number" ? (v as Json[])[seg] : undefined) : (v as Record<string, Json>)[String(seg)];
+    if (item === undefined) return { kind: "missing", why: `Trinity-RFT's default for ${at}, ${JSON.stringify(value)}, has no ${Array.isArray(v) ? "item" : "key"} ${seg}` };
+    v = item;
+  }
+  if (v !== null && typeof v === "object") return { kind: "container", at };
+  const type: FieldType = itemType ?? (typeof v === "boolean" ? "bool" : typeof v === "string" ? "str" : typeof v === "number" && !Number.isInteger(v) ? "float" : "int");
+  return { kind: "value", value: v, type };
 }
 
 /**
@@ -1555,12 +1366,12 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
   // every mapping in them whose field is a dataclass (DATACLASSES), whether the import reads it or not.
   r.dataclassKeys([], r.doc.contents, "Config");
   const unknown = r.issues.splice(0);
-  const foreign = [...top].filter((k) => !TOP_KEYS.has(k));
+  const foreign = [...top].filter((k) => !DATACLASSES.Config!.keys.has(k));
   // Most top-level keys those of something else (a verl or Hydra config with an `algorithm:` or
   // `trainer:` among them): one error that says so, not one per key, nor the missing keys and
   // values that would follow from it.
   if (foreign.length * 2 > top.size) {
-    const own = [...top].filter((k) => TOP_KEYS.has(k));
+    const own = [...top].filter((k) => DATACLASSES.Config!.keys.has(k));
     const inside = unknown.length - foreign.length;
     throw new TrinityImportError(file, [{
       path: "$", line: 1, column: 1,
@@ -1818,6 +1629,8 @@ export function importTrinity(config: string | Uint8Array, file = "<config>"): T
 
   // What Trinity's field types refuse in the keys the import did not read (or read without complaint).
   r.dataclassTypes([], r.doc.contents, "Config", new Set(r.issues.map((i) => i.path)));
+  // Interpolations in the keys it did not read (monitor.monitor_args…), which Trinity resolves all the same.
+  r.checkInterpolations(new Set(r.issues.map((i) => i.path)));
   if (r.issues.length) throw new TrinityImportError(file, r.issues);
 
   // ---- the .tcod text ----

@@ -99,3 +99,43 @@ export function envDefault(text: string): { value: string | null } | undefined {
   if (/^[-+]?(?:inf|nan)$/i.test(t)) return { value: /nan/i.test(t) ? "nan" : t.startsWith("-") ? "-inf" : "inf" };
   return /^[\w/.\-+:~@%*?| ]*$/.test(t) ? { value: t } : undefined;
 }
+
+/**
+ * The interpolations of `s` as OmegaConf's grammar nests them (`${oc.select:a,${b}}` holds `${b}`,
+ * which OmegaConf resolves first): the text of each outermost `${…}`, escapes as splitInterpolations
+ * reads them, quotes inside one skipped over; or the text from a `${` never closed.
+ */
+export function nestedInterpolations(s: string): { exprs: string[] } | { unclosed: string } {
+  const exprs: string[] = [];
+  let i = 0;
+  for (const m of s.matchAll(/(\\*)\$\{/g)) {
+    if (m.index < i || m[1]!.length % 2 === 1) continue;
+    const open = m.index + m[0].length;
+    let depth = 1;
+    let j = open;
+    for (let quote = ""; j < s.length && depth > 0; j++) {
+      const c = s[j]!;
+      if (quote) { if (c === quote) quote = ""; continue; }
+      if (c === "'" || c === '"') quote = c;
+      else if (c === "$" && s[j + 1] === "{" && s[j - 1] !== "\\") { depth++; j++; }
+      else if (c === "}") depth--;
+    }
+    if (depth > 0) return { unclosed: s.slice(m.index + m[1]!.length) };
+    exprs.push(s.slice(open, j - 1));
+    i = j;
+  }
+  return { exprs };
+}
+
+/**
+ * The key an interpolation expression names as OmegaConf's grammar reads one: absolute (`a.b.0`,
+ * `a.b[0]`) or relative to the node holding it (`.y`, a sibling; `..x`, a key of its parent's
+ * parent; `up`: how many levels up from that node). Keys may hold `-` and start with digits; spaces
+ * around are trimmed. Undefined for anything else (a resolver, a key with spaces).
+ */
+export function anyKeyPath(expr: string): { up: number; path: (string | number)[] } | undefined {
+  const m = /^(\.*)([\w-]+(?:\.[\w-]+|\[[\w-]+\])*)?$/.exec(expr.trim());
+  if (!m || (m[1] === "" && m[2] === undefined)) return undefined;
+  const path = (m[2] ?? "").replace(/\[([\w-]+)\]/g, ".$1").split(".").filter((s) => s !== "").map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  return { up: m[1]!.length, path };
+}

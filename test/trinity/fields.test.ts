@@ -1,25 +1,38 @@
 /**
- * targets/trinity/fields.ts (each field's type and default) against import.ts's DATACLASSES, and
- * field-values.ts's conversions as OmegaConf's nodes make them (the cases of
- * test/trinity/omegaconf-fidelity.test.ts check them against Trinity-RFT's own load_config).
+ * targets/trinity/fields.ts (each field's type, default and whether it takes null) and DATACLASSES,
+ * derived from it, and field-values.ts's conversions as OmegaConf's nodes make them (the cases of
+ * test/trinity/omegaconf-fidelity.test.ts check them against Trinity-RFT's own load_config;
+ * test/trinity/nullable-drift.test.ts the table against the installed release's dataclasses).
  */
 import { describe, expect, it } from "vitest";
-import { FIELDS } from "../../targets/trinity/fields.js";
+import { DATACLASSES, FIELDS } from "../../targets/trinity/fields.js";
 import { convert, enumMember, pythonStrOf } from "../../targets/trinity/field-values.js";
-import { DATACLASSES } from "../../targets/trinity/import.js";
 
-describe("FIELDS", () => {
-  it("has the dataclasses and keys of DATACLASSES, no more and no fewer", () => {
-    expect(Object.keys(FIELDS).sort()).toEqual(Object.keys(DATACLASSES).sort());
-    for (const [cls, d] of Object.entries(DATACLASSES)) expect(Object.keys(FIELDS[cls]!).sort(), cls).toEqual([...d.keys].sort());
-  });
-  it("gives each field of DATACLASSES' nested sections the section's type", () => {
-    for (const [cls, d] of Object.entries(DATACLASSES)) {
-      for (const [field, shape, inner] of d.nested) {
-        const t = FIELDS[cls]![field]!.type;
-        expect(t, `${cls}.${field}`).toEqual(shape === "one" ? { section: inner } : shape === "list" ? "list" : "dict");
-      }
+describe("FIELDS and DATACLASSES", () => {
+  it("every dataclass a field names (a section, a list's or mapping's items) is in FIELDS, and every one is reached from Config", () => {
+    const reached = new Set<string>();
+    const todo = ["Config"];
+    while (todo.length > 0) {
+      const cls = todo.pop()!;
+      if (reached.has(cls)) continue;
+      expect(FIELDS[cls], cls).toBeDefined();
+      reached.add(cls);
+      todo.push(...DATACLASSES[cls]!.nested.map(([, , inner]) => inner));
     }
+    expect([...reached].sort()).toEqual(Object.keys(FIELDS).sort());
+  });
+  it("DATACLASSES has each dataclass's keys in its field order, and its sections, lists and mappings of dataclasses", () => {
+    for (const [cls, fs] of Object.entries(FIELDS)) expect([...DATACLASSES[cls]!.keys], cls).toEqual(Object.keys(fs));
+    expect(DATACLASSES.ExperiencePipelineConfig!.nested).toEqual([["operators", "list", "OperatorConfig"], ["inputs", "map", "ExperienceBufferConfig"], ["output", "one", "ExperienceBufferConfig"]]);
+    expect(DATACLASSES.Config!.nested.map(([f]) => f)).toEqual(["algorithm", "data_processor", "model", "cluster", "buffer", "explorer", "trainer", "monitor", "synchronizer", "service", "log", "stages"]);
+  });
+  it("a field takes null where its default is None (in any release), where it is Any, and where it is marked Optional", () => {
+    expect(FIELDS.BufferConfig!.total_steps!.nullable).toBe(true);
+    expect(FIELDS.BufferConfig!.batch_size!.nullable).toBe(false);
+    expect(FIELDS.ClusterConfig!.node_num!.nullable).toBe(true); // None in 0.4.1 only
+    expect(FIELDS.TrainerConfig!.trainer_config!.nullable).toBe(true); // Any
+    expect(FIELDS.StorageConfig!.replay_buffer!.nullable).toBe(true); // Optional[ReplayBufferConfig] = field(default_factory=…)
+    expect(FIELDS.TasksetConfig!.enable_progress_bar!.nullable).toBe(false);
   });
 });
 

@@ -133,7 +133,7 @@ describe("bad input names the YAML path and line", () => {
     ]);
     expect(is[0]!.message).toBe("unknown key algorithm.add_strategy: Trinity-RFT's algorithm section has no such key, and Trinity refuses the config");
     // The hint lists what AlgorithmConfig has, these three not among them.
-    expect(is[0]!.hint).toBe("Remove it, or correct its name; algorithm section takes algorithm_type, repeat_times, sample_strategy, sample_strategy_args, advantage_fn, advantage_fn_args, kl_penalty_fn, kl_penalty_fn_args, policy_loss_fn, policy_loss_fn_args, kl_loss_fn, kl_loss_fn_args, entropy_loss_fn, entropy_loss_fn_args, loss_agg_mode, optimizer, enable_router_replay, bypass_old_logprobs, rollout_correction.");
+    expect(is[0]!.hint).toBe("Remove it, or correct its name; algorithm section takes algorithm_type, repeat_times, optimizer, sample_strategy, sample_strategy_args, advantage_fn, advantage_fn_args, kl_penalty_fn, kl_penalty_fn_args, policy_loss_fn, policy_loss_fn_args, kl_loss_fn, kl_loss_fn_args, entropy_loss_fn, entropy_loss_fn_args, loss_agg_mode, enable_router_replay, bypass_old_logprobs, rollout_correction.");
   });
 });
 
@@ -328,7 +328,7 @@ describe("keys of every other section and of the dataclasses nested in them; cha
       "sequence_parallel", "monitor_type", "sync_interval", "server_url", "level",
     ]);
     expect(is[1]!.message).toBe("unknown key model.max_respose_tokens: Trinity-RFT's model section has no such key, and Trinity refuses the config");
-    expect(is[1]!.hint).toMatch(/^Did you mean 'max_response_tokens'\? Remove it, or correct its name; model section takes model_path, critic_model_path, .*, external_model\.$/);
+    expect(is[1]!.hint).toMatch(/^Did you mean 'max_response_tokens'\? Remove it, or correct its name; model section takes model_path, trust_remote_code, critic_model_path, .*, external_model\.$/);
     expect(is[4]!.message).toBe("unknown key cluster.gpus_per_node: Trinity-RFT's cluster section has no such key, and Trinity refuses the config");
     expect(is[7]!.hint).toBe("Did you mean 'ratio'? Remove it, or correct its name; explorer.over_rollout section takes ratio, wait_after_min, return_partial_tasks.");
     const e = (() => { try { importTrinity(one, "x.yaml"); } catch (err) { return err as TrinityImportError; } })()!;

@@ -156,6 +156,13 @@ const NODE_CASES: { name: string; yaml: string; paths: string[]; refused?: RegEx
     yaml: withArgs(F2B, "    a: ${algorithm.optimizer.clip_grad}\n    b: ${buffer.trainer_input.experience_buffer.max_read_timeout}\n    c: ${log.level}\n    d: ${explorer.max_retry_times}\n    e: m-${algorithm.optimizer.weight_decay}-${buffer.trainer_input.experience_buffer.capacity}-${explorer.over_rollout.wait_after_min}-${explorer.auxiliary_models.0.gpu_memory_utilization}-${explorer.eval_on_startup}-${trainer.save_strategy}\n    f: ${model.model_path}\n"),
     paths: ["monitor.monitor_args"],
   },
+  { name: "an item of a default list (was: refused)", yaml: F2B.replace("    lr: 1e-6\n", "    lr: ${algorithm.optimizer.betas.0}\n"), paths: ["algorithm.optimizer.lr"] },
+  {
+    name: "items of default lists and dicts inside a string: the float 2.0 of a dict's default, 0.999 (was: refused)",
+    yaml: F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m${buffer.trainer_input.experience_buffer.replay_buffer.priority_fn_args.decay}-${algorithm.optimizer.betas.1}"),
+    paths: ["model.model_path"],
+  },
+  { name: "an item a default list lacks", yaml: F2B.replace("    lr: 1e-6\n", "    lr: ${algorithm.optimizer.betas.5}\n"), paths: ["algorithm.optimizer.lr"], refused: /Trinity-RFT's default for algorithm\.optimizer\.betas, \[0\.9,0\.999\], has no item 5/ },
   { name: "an int field standing for a default", yaml: F2B.replace("  batch_size: 16\n", "  batch_size: ${explorer.max_retry_times}\n"), paths: ["buffer.batch_size"] },
   { name: "an int field standing for a float default", yaml: F2B.replace("  batch_size: 16\n", "  batch_size: ${algorithm.optimizer.clip_grad}\n"), paths: ["buffer.batch_size"], refused: /batch_size must be an integer, got 1\.0, .*Trinity-RFT's default for algorithm\.optimizer\.clip_grad, which the file leaves out/ },
   { name: "a key no dataclass has", yaml: F2B.replace("model_path: Qwen/Qwen2.5-1.5B-Instruct", "model_path: m${algorithm.optimizer.nope}"), paths: ["model.model_path"], refused: /refers to algorithm\.optimizer\.nope, which this file does not define \(Trinity-RFT's OptimizerConfig has no field nope\).*Interpolation key 'algorithm\.optimizer\.nope' not found/ },
@@ -191,6 +198,10 @@ describe("interpolations of whole values, in lists and nested mappings, and in s
     expect(importTrinity(NODE_CASES[1]!.yaml, "x.yaml").source).toContain("betas: [0.8, 0.9]");
     expect(importTrinity(NODE_CASES[2]!.yaml, "x.yaml").source).toContain("betas: [0.8, 1.0]");
     expect(at(resolvedConfig(NODE_CASES[7]!.yaml), "model.model_path")).toBe("m/1e-06_16_True_2.5_None");
+    const item = (name: string) => NODE_CASES.find((x) => x.name.startsWith(name))!.yaml;
+    expect(at(resolvedConfig(item("an item of a default list")), "algorithm.optimizer.lr")).toBe(0.9);
+    expect(importTrinity(item("an item of a default list"), "x.yaml").source).toMatch(/lr: +0\.9\b/);
+    expect(at(resolvedConfig(item("items of default lists and dicts")), "model.model_path")).toBe("m2.0-0.999");
   });
 
   itWithTrinity(["trinity.common.config"])("Trinity-RFT's load_config reads the same values, and refuses the refused ones", () => {
@@ -288,5 +299,53 @@ describe("explorer.env_vars: strings, as Ray takes them", () => {
   itWithTrinity(["ray"])("Ray refuses a runtime_env whose env_vars holds a number, as Trinity's workflow runners are made with it", () => {
     const py = spawnSync(TRINITY_PY, ["-c", "from ray._private.runtime_env.validation import parse_and_validate_env_vars as v\ntry:\n  v({'A': 1e-07}); print('taken')\nexcept TypeError as e: print(e)"], { encoding: "utf8" });
     expect(py.stdout).toContain("runtime_env['env_vars'] must be of type Dict[str, str]");
+  });
+});
+
+/**
+ * Interpolations in keys the import does not read (monitor.monitor_args, a free-form mapping), which
+ * Trinity-RFT resolves all the same when it loads the config (OmegaConf.to_object): each accepted or
+ * refused as Trinity's load_config accepts or refuses it (were: all accepted unread).
+ */
+const UNREAD_CASES: { name: string; args: string; refused?: RegExp }[] = [
+  { name: "a key neither the file nor Trinity has", args: "    x: ${nope.key}\n", refused: /'\$\{nope\.key\}' refers to nope\.key, which this file does not define \(Trinity-RFT's Config has no field nope\)/ },
+  { name: "the same inside a string", args: "    x: a${nope.key}b\n", refused: /Interpolation key 'nope\.key' not found/ },
+  { name: "the same in a list item", args: "    x: [1, '${nope.k}']\n", refused: /nope\.k/ },
+  { name: "the same in a nested mapping", args: "    x: {y: {z: '${nope.k}'}}\n", refused: /nope\.k/ },
+  { name: "a key under a section whose default is None", args: "    x: ${buffer.explorer_output.name}\n", refused: /Trinity-RFT's default for buffer\.explorer_output is None, not a section/ },
+  { name: "a resolver Trinity does not register", args: "    x: ${now:}\n", refused: /calls the resolver now, which Trinity-RFT does not register.*Unsupported interpolation type now/ },
+  { name: "oc.env without its argument", args: "    x: ${oc.env:}\n", refused: /gives the resolver oc\.env no argument/ },
+  { name: "a key inside a resolver's argument, which OmegaConf resolves first", args: "    x: ${oc.select:nope.k,${nope.j}}\n", refused: /nope\.j/ },
+  { name: "a relative key the mapping lacks", args: "    x: ${.z}\n    y: 1\n", refused: /'\$\{\.z\}' refers to monitor\.monitor_args\.z \(relative to monitor\.monitor_args\.x\)/ },
+  { name: "a relative key past the root", args: "    x: ${.........nope}\n", refused: /goes 9 levels up from monitor\.monitor_args\.x, past the config's root/ },
+  { name: "text OmegaConf's grammar does not parse", args: "    x: ${a b}\n", refused: /is not an interpolation OmegaConf's grammar reads/ },
+  { name: "oc.select of a missing key, with or without a default", args: "    x: ${oc.select:nope.key,5}\n    y: ${oc.select:nope.key}\n    z: ${oc.select:nope,${buffer.batch_size}}\n" },
+  { name: "oc.decode, oc.dict.keys, oc.deprecated", args: "    x: \"${oc.decode:'[1,2]'}\"\n    y: ${oc.dict.keys:monitor}\n    z: ${oc.deprecated:monitor.monitor_type}\n" },
+  { name: "relative keys", args: "    x: ${.y}\n    y: 1\n    z: ${..monitor_type}\n" },
+  { name: "keys with a dash, brackets, spaces around", args: "    x: ${monitor.monitor_args.my-key}\n    my-key: 1\n    b: ${algorithm.optimizer.betas[1]}\n    c: ${ monitor.monitor_type }\n" },
+  { name: "a field Trinity fills itself, a section, a default that differs between releases: they resolve, whatever their value", args: "    x: a${buffer.explorer_input.taskset.batch_size}\n    y: ${buffer.explorer_input.taskset.format}\n    z: ${trainer.trainer_strategy}\n" },
+  { name: "oc.env without a default, of a variable that is set", args: "    x: ${oc.env:HOME}\n" },
+];
+
+describe("interpolations in keys the import does not read, as Trinity-RFT resolves them", () => {
+  it("each case imports, or is refused (TC7101) at the value holding the interpolation", () => {
+    for (const c of UNREAD_CASES) {
+      const yaml = withArgs(F2B, c.args);
+      if (c.refused) {
+        const is = issues(yaml);
+        expect(is.map((i) => i.message).join("\n"), c.name).toMatch(c.refused);
+        expect(is[0]!.path, c.name).toMatch(/^monitor\.monitor_args\.x/);
+        expect(is[0]!.line, c.name).toBe(lineOf(yaml, "    x:"));
+        continue;
+      }
+      expect(() => importTrinity(yaml, "x.yaml"), c.name).not.toThrow();
+    }
+    const env = importTrinity(withArgs(F2B, "    x: ${oc.env:HOME}\n"), "x.yaml");
+    expect(env.notes).toContain("monitor.monitor_args.x: ${oc.env:HOME} is read from the environment when Trinity-RFT loads the config, which it refuses where HOME is unset (the import does not use this key)");
+  });
+
+  itWithTrinity(["trinity.common.config"])("Trinity-RFT's load_config accepts and refuses the same ones", () => {
+    const got = trinityLoads(UNREAD_CASES.map((c) => ({ yaml: withArgs(F2B, c.args), paths: ["monitor.monitor_args"] })));
+    UNREAD_CASES.forEach((c, i) => expect("error" in got[i]!, `${c.name}: ${JSON.stringify(got[i])}`).toBe(c.refused !== undefined));
   });
 });
