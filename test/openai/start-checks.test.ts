@@ -15,6 +15,7 @@ import { nodeOf } from "../../plan/schema.js";
 import { BackendError } from "../../runtime/backends/backend.js";
 import { OpenAIClient } from "../../runtime/backends/openai/client.js";
 import { createOpenAIBackend, HttpBackendError, WorkerTrainer } from "../../runtime/backends/openai/index.js";
+import { createRemoteModels } from "../../runtime/backends/openai/models.js";
 import { EnvPool } from "../../runtime/env-pool.js";
 import { createEnv } from "../../runtime/envs/registry.js";
 import { runGraph } from "../../runtime/graph.js";
@@ -231,6 +232,31 @@ describe("sampled ids against the model's vocabulary", () => {
     expect(e.message).toContain("choices[0].token_ids[1]: token id 5000 is past the model's vocabulary of 5000 ids (0…4999)");
     expect(e.hint).toContain("no embedding row");
     await s.close();
+  });
+
+  it("a vLLM teacher's top-k ids are checked against the student's vocabulary (its trainer's rows): TC7004 naming server, endpoint and field", async () => {
+    const url = await fakeVllm({ model: "base" });
+    const trainerUrl = await fakeVllm({ model: "base", trainer: true, trainerVocab: 103 });
+    const teacherUrl = await fakeVllm({ model: "big" });
+    const runDir = mkdtempSync(join(tmpdir(), "tcod-teacher-vocab-"));
+    const models = await createRemoteModels({
+      student: { path: "base", backend: vllmSpec(url) }, teacher: { path: "big", backend: vllmSpec(teacherUrl) }, agent: {} as never, seed: 1, runDir,
+    }, { trainerUrl, log: () => {} });
+    try {
+      // The student's rows reach the topk estimator too (a vLLM tokenizer reports no size).
+      expect(models.student.outputSize).toBe(103);
+      // The fake lists t+1 … t+k after each scored token t: 102 passes, 103 is past the student's 103 rows.
+      const ok = await models.teacher.score([{ prompt: [1, 100], completion: [101], temperature: 1, topk: 1 }]);
+      expect(ok[0]!.topk![0]!.map((a) => a.token)).toContain(102);
+      const e = await failure(models.teacher.score([{ prompt: [1, 100], completion: [101, 2], temperature: 1, topk: 2 }]));
+      expect(e.code).toBe("TC7004");
+      expect(e.retryable).toBe(false);
+      expect(e.message).toBe(`vllm server ${teacherUrl} /v1/completions: malformed response: choices[0].prompt_logprobs[2]["103"]: token id 103 is past the student's vocabulary of 103 ids (0…102)`);
+      expect(e.hint).toContain("no output row");
+    } finally {
+      await models.student.close();
+      await models.teacher.close();
+    }
   });
 
   it("unknown (vLLM reports no vocabulary size, no trainer): not checked", async () => {
