@@ -16,7 +16,7 @@
  * first's: a format that shows history grows them turn by turn up to its window, so the first
  * PLAYED_TURNS turns are played with the expert's actions (else an admissible one) and rendered, and
  * every later turn is taken to be as long as the longest message showing the whole window
- * (rollout.ts turnUserLengths).
+ * (rollout.ts turnUserLengths); none is taken to be shorter than the first.
  */
 import { nodeOf } from "../plan/access.js";
 import { evalRef, readsFeedback, type ExtFns } from "../plan/expr.js";
@@ -137,7 +137,7 @@ export const PLAYED_TURNS = 4;
 function measured(u: { played: number[]; how: "expert" | "admissible" | "none" }, agent: AgentFormat): string {
   const by = u.how === "expert" ? "with the expert's actions" : u.how === "admissible" ? "with admissible actions" : "without a step";
   const window = agent.historyWindow > 0 ? `, later ones as long as the longest showing the last ${agent.historyWindow} steps (history_window)` : ", later ones as long as the longest";
-  return `the first ${u.played.length} played ${by}${window}`;
+  return `the first ${u.played.length} played ${by}${window}, none shorter than the first`;
 }
 
 function sizes(users: number[]): string {
@@ -181,14 +181,17 @@ export function longestPrefix(plan: Plan, expertLength: number, ext: ExtFns = {}
 /**
  * The last prompt of an episode of `turns` student turns plus its reply, turns kept as the agent's
  * memory keeps them: the system prompt, each kept turn's user message (as measured: the played ones,
- * then `later`) with its reply of at most max_response_tokens, and the last turn's user message.
+ * then `later`; none shorter than the first) with its reply of at most max_response_tokens, and the
+ * last turn's user message.
  */
 export function episodeEstimate(first: { prompt: number[]; user: number; assistantPrefix: number; assistantSuffix: number }, users: { played: number[]; later: number },
   agent: AgentFormat, turns: number): { tokens: number; turns: number; users: number[] } {
   const last = Math.max(1, turns);
   const earlier = last - 1;
   const kept = agent.memory.kind === "window" ? Math.min(agent.memory.turns, earlier) : earlier;
-  const userAt = (t: number) => (t === 0 ? first.user : users.played[t] ?? users.later);
+  // None shorter than the first: the turns played follow the expert, whose observations may be
+  // shorter than those a student meets (the estimate is of what an episode may reach).
+  const userAt = (t: number) => Math.max(first.user, users.played[t] ?? users.later);
   const system = first.prompt.length - first.user - first.assistantPrefix;
   let tokens = system + userAt(last - 1) + first.assistantPrefix + agent.maxResponseTokens;
   const shown = [userAt(last - 1)];

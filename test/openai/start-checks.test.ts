@@ -77,7 +77,7 @@ describe("the model's context against the run's first prompt (vLLM's max_model_l
     const pools = envs();
     const long = await checkContextLengths(setup(s, 40), pools);
     expect(long).toHaveLength(1);
-    expect(long[0]).toMatch(/^TC7004: the student model 'base' reads at most 1500 tokens \(.*\), but a whole episode may reach about \d+: 40 turns kept in memory \("accumulate"\) of user messages of (about \d+|\d+–\d+) tokens \(the first 4 played with the expert's actions, later ones as long as the longest\)/);
+    expect(long[0]).toMatch(/^TC7004: the student model 'base' reads at most 1500 tokens \(.*\), but a whole episode may reach about \d+: 40 turns kept in memory \("accumulate"\) of user messages of (about \d+|\d+–\d+) tokens \(the first 4 played with the expert's actions, later ones as long as the longest, none shorter than the first\)/);
     expect(long[0]).toContain("a shorter agent memory (memory: window), or fewer max_turns");
     expect(await checkContextLengths(setup(s, 2), pools)).toEqual([]);
     expect(await checkContextLengths(setup(s, 40, false), pools)).toEqual([]);
@@ -192,7 +192,7 @@ curriculum c {
       const w = await checkContextLengths({ plan, tokenizer: s.tokenizer, plays: [play] }, pools);
       expect(w).toHaveLength(1);
       expect(w[0]).toContain(`but a whole episode may reach about ${estimate.tokens}: 12 turns kept in memory ("accumulate") of user messages of ${Math.min(...estimate.users)}–${Math.max(...estimate.users)} tokens ` +
-        "(the first 4 played with the expert's actions, later ones as long as the longest showing the last 2 steps (history_window))");
+        "(the first 4 played with the expert's actions, later ones as long as the longest showing the last 2 steps (history_window), none shorter than the first)");
       // A window of 2 kept turns: three user messages in the last prompt, the growth still counted.
       const windowed = { ...agent, memory: { kind: "window" as const, turns: 2 } };
       expect(episodeEstimate(first, users, windowed, 12)).toMatchObject({ turns: 3, users: [users.later, users.later, users.later] });
