@@ -136,6 +136,20 @@ describe("tcod run --sweep", () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it("--wandb with a Python that has wandb: checked once, then every point logs to the project (a stand-in for wandb_sink.py's Python)", () => {
+    const { dir, file } = project();
+    const out = join(dir, "wb-ok"), lines = join(dir, "sink-lines.jsonl"), fake = join(dir, "fake-python");
+    // Answers as wandb_sink.py does ("loaded", then "ready" on init) and keeps every line it is sent.
+    writeFileSync(fake, `#!${process.execPath}\nconsole.log("loaded");\nrequire("readline").createInterface({ input: process.stdin }).on("line", (l) => {\n` +
+      `  require("fs").appendFileSync(${JSON.stringify(lines)}, l + "\\n");\n  if (JSON.parse(l).init) console.log("ready");\n});\n`, { mode: 0o755 });
+    const r = spawnSync(process.execPath, [CLI, "run", file, "--sweep", "--out", out, "--wandb", "p", "--no-tensorboard"], { cwd: ROOT, encoding: "utf8", env: { ...process.env, TCOD_PYTHON: fake } });
+    expect(r.status, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain("2/2 points completed");
+    const sent = readFileSync(lines, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { init?: { project: string; name: string } });
+    expect(sent.filter((m) => m.init).map((m) => [m.init!.project, m.init!.name]).sort()).toEqual([["p", "small@k=2steps"], ["p", "small@k=3steps"]]);
+    for (const p of ["small@k=2steps", "small@k=3steps"]) expect(readFileSync(join(out, p, "wandb-id"), "utf8")).toMatch(/^[0-9a-f]{12}\n$/);
+  }, 300000);
+
   it("runs every point in its own folder; a second run skips them; an interrupted point is resumed to the same metrics", async () => {
     const { dir, file } = project();
     const out = join(dir, "sweep-out");
