@@ -13,7 +13,8 @@ import { curriculumFlag } from "./curriculum-arg.js";
 import { shownValue } from "./flag-rules.js";
 import { formatConfig, resolvedFields } from "./print-config.js";
 import { printDiagnostics } from "./report-diagnostics.js";
-import { defaultSweepDir, parseMaxPoints, runSweep, sweepSummary } from "./sweep.js";
+import { checkSweep, defaultSweepDir, parseMaxPoints, runSweep, sweepSummary } from "./sweep.js";
+import { checkWandb } from "../runtime/sinks/wandb.js";
 import { ensureOutDir } from "./out-path.js";
 import { countLog, pointLogPath } from "./point-log.js";
 import { result } from "./json-output.js";
@@ -73,6 +74,10 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
     return 0;
   }
   const dir = o.out ?? defaultSweepDir(file);
+  // Every point, and what every point's --wandb needs, checked before the folder is made or probed:
+  // a refused sweep leaves no new folder, and an existing one as it was (its mtime too).
+  const checked = checkSweep({ file, plans, overrides: o.set, dir });
+  if (o.wandb !== undefined) await checkWandb();
   ensureOutDir(dir);
   // Ctrl-C, SIGTERM (a scheduler) and SIGHUP (a closed terminal) alike, as for `tcod run`: the signal
   // goes on to each running point (bin/sweep.ts), which finishes its step and checkpoints, and no new
@@ -93,7 +98,7 @@ export async function runMany(file: string | undefined, o: RunManyFlags): Promis
     const rec = await runSweep({
       file, plans, overrides: o.set, dir, parallel, ...(o.seed !== undefined ? { seed: o.seed } : {}), cli: process.argv[1]!, pointFlags: pointFlags(o),
       sourceRoot: projectRootOf(resolve(file)), configs: new Map(plans.map((c) => [c.plan.name, formatConfig(c, resolvedFields(c, r.sources))])), log: (l) => { if (!o.json && !o.quiet) process.stdout.write(l + "\n"); }, signal: abort.signal, quit: quit.signal,
-    });
+    }, checked);
     const failed = rec.points.filter((p) => p.status === "failed").length;
     // Each point with its stderr.log and the warnings and notes in it, where it has one.
     const withLog = () => rec.points.map((p) => {

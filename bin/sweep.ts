@@ -83,8 +83,18 @@ export interface SweepOptions {
   pointFlags?: readonly string[];
 }
 
-/** Runs the points; resolves to the sweep record after every point has stopped. */
-export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
+/** A sweep every point of which was checked (checkSweep): its record and each point's plan, to be written. */
+export interface CheckedSweep {
+  readonly rec: SweepRecord;
+  readonly plans: readonly { name: string; plan: CompiledPlan["plan"]; text: string; bundle: CompiledPlan["bundle"] }[];
+}
+
+/**
+ * Checks every point of the sweep, writing nothing (it reads sweep.json and each point's saved plan,
+ * and looks at its stderr.log): a sweep one point refuses writes nothing, and the caller makes and
+ * probes the --out folder only after it (a refused new sweep leaves no folder, an existing one its mtime).
+ */
+export function checkSweep(o: Pick<SweepOptions, "file" | "plans" | "overrides" | "dir">): CheckedSweep {
   const recordPath = join(o.dir, "sweep.json");
   // A folder, a pipe or a link that leads nowhere in the record's place: it could be neither read nor rewritten.
   const notFile = notRegularFile(recordPath) ?? brokenLink(recordPath);
@@ -114,6 +124,12 @@ export async function runSweep(o: SweepOptions): Promise<SweepRecord> {
     rec.points.push({ name: c.plan.name, dir: name, settings: c.settings, status: done ? "completed" : existsSync(join(runDir, "metrics.jsonl")) ? "interrupted" : "pending" });
     return { name, plan, text, bundle: c.bundle };
   });
+  return { rec, plans };
+}
+
+/** Runs the points of a checked sweep; resolves to the sweep record after every point has stopped. */
+export async function runSweep(o: SweepOptions, { rec, plans }: CheckedSweep): Promise<SweepRecord> {
+  const recordPath = join(o.dir, "sweep.json");
   mkdirSync(join(o.dir, "plans"), { recursive: true });
   for (const { name, plan, text, bundle } of plans) {
     writeFileSync(join(o.dir, "plans", `${name}.plan.json`), text);

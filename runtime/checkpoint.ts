@@ -14,7 +14,7 @@
  * the run-state check (checkResumable) also refuses a plan.json changed since the run wrote it.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { UserError } from "../plan/errors.js";
 import type { StudentBackend } from "./backends/backend.js";
@@ -54,6 +54,13 @@ export interface CheckpointState {
   counters: { droppedFailed: number; droppedStale: number };
   metricsOffset: number;
   savedAt: string;
+  /**
+   * The files the student's saveState wrote under checkpoint/student, by path within it, with their
+   * sizes in bytes, as found when the checkpoint was written: a resume checks them before it takes the
+   * folder (checkStudentFiles). Absent in checkpoints of older versions; empty where the student saved
+   * its state elsewhere (a worker on another machine).
+   */
+  student?: { files: Record<string, number> };
 }
 
 const count = z.number().int().nonnegative();
@@ -83,6 +90,7 @@ const StateSchema = z.looseObject({
   counters: z.looseObject({ droppedFailed: count, droppedStale: count }),
   metricsOffset: count,
   savedAt: z.string(),
+  student: z.looseObject({ files: z.record(z.string(), count) }).optional(),
 });
 
 export const checkpointDir = (runDir: string): string => join(runDir, "checkpoint");
@@ -99,7 +107,7 @@ export async function writeCheckpoint(runDir: string, state: CheckpointState, st
   try {
     mkdirSync(join(tmp, "student"), { recursive: true });
     await student.saveState(join(tmp, "student"));
-    writeFileAtomicSync(join(tmp, "state.json"), JSON.stringify(state));
+    writeFileAtomicSync(join(tmp, "state.json"), JSON.stringify({ ...state, student: { files: filesUnder(join(tmp, "student")) } }));
     fsyncTree(tmp);
     fsyncDir(runDir);
   } catch (e) {
@@ -137,9 +145,46 @@ export function findCheckpoint(runDir: string): CheckpointState | null {
  */
 export function peekCheckpoint(runDir: string): CheckpointState | null {
   refuseBrokenLink(runDir);
-  if (existsSync(checkpointDir(runDir))) return readCheckpointAt(checkpointDir(runDir), runDir);
-  const leftover = newestLeftover(runDir);
-  return leftover === undefined ? null : readCheckpointAt(join(runDir, leftover), runDir);
+  const leftover = existsSync(checkpointDir(runDir)) ? undefined : newestLeftover(runDir);
+  const dir = leftover === undefined ? checkpointDir(runDir) : join(runDir, leftover);
+  if (!existsSync(dir)) return null;
+  const state = readCheckpointAt(dir, runDir);
+  checkStudentFiles(dir, state, runDir);
+  return state;
+}
+
+/** Every regular file under `dir` (links followed) by its path within it, with its size in bytes. */
+function filesUnder(dir: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const f of readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()) {
+    const st = statSync(join(dir, f), { throwIfNoEntry: false });
+    if (st?.isFile()) out[f] = st.size;
+  }
+  return out;
+}
+
+/**
+ * The student's files of the checkpoint folder `dir` as cheaply as they can be checked before a resume
+ * takes the run folder: its student/ folder is there, and each file the checkpoint lists is a regular
+ * file of the size it had when written. Weights that pass may still not load (loadStudent, later);
+ * weights cut short, removed or replaced are refused here, the folder untouched (RunFolderError).
+ */
+function checkStudentFiles(dir: string, state: CheckpointState, runDir: string): void {
+  const folder = join(dir, "student");
+  const hint = `The checkpoint's student state is damaged: put its files back as the run wrote them, or start the run again in a new --out folder; the metrics so far are in ${join(runDir, "metrics.jsonl")}.`;
+  const damaged = (file: string, what: string) => new RunFolderError(`cannot resume: ${file} ${what}`, { where: { file }, hint });
+  const st = statSync(folder, { throwIfNoEntry: false });
+  if (!st) throw damaged(folder, brokenLink(folder) ? `cannot be read (${brokenLink(folder)!.message})` : "is missing (the checkpoint holds no student state)");
+  if (!st.isDirectory()) throw damaged(folder, "is a file, not the student's state folder");
+  for (const [name, bytes] of Object.entries(state.student?.files ?? {})) {
+    // A name that leaves the folder was not written by writeCheckpoint.
+    if (isAbsolute(name) || name.split(/[\\/]/).includes("..")) throw damaged(join(dir, "state.json"), `lists a student file outside ${folder}: ${JSON.stringify(name.slice(0, 80))}`);
+    const file = join(folder, name);
+    const f = statSync(file, { throwIfNoEntry: false });
+    if (!f) throw damaged(file, brokenLink(file) ? `cannot be read (${brokenLink(file)!.message})` : `is missing (the checkpoint recorded ${bytes} bytes)`);
+    if (!f.isFile()) throw damaged(file, `is ${f.isDirectory() ? "a folder" : "not a regular file"}, not the file of ${bytes} bytes the checkpoint recorded`);
+    if (f.size !== bytes) throw damaged(file, `has ${f.size} bytes, the checkpoint recorded ${bytes} (${f.size < bytes ? "truncated" : "overwritten"})`);
+  }
 }
 
 /**

@@ -10,9 +10,13 @@
  * steps the prompt shows as history — and it plus the agent's max_response_tokens must fit each model
  * that reads it whose context is known (StudentBackend/TeacherBackend `context`: the worker's config,
  * vLLM's --max-model-len, SGLang's --context-length), else the run is refused (TC7004). A whole
- * episode — max_turns turns whose observations are about as long as the first and whose replies are
- * at most max_response_tokens, kept in memory ("accumulate", or a window's turns) — that may pass the
- * context is a warning with the estimate: episodes that end early never reach it.
+ * episode — max_turns turns whose replies are at most max_response_tokens, kept in memory
+ * ("accumulate", or a window's turns) — that may pass the context is a warning with the estimate:
+ * episodes that end early never reach it. Its user messages are measured, not taken to be the
+ * first's: a format that shows history grows them turn by turn up to its window, so the first
+ * PLAYED_TURNS turns are played with the expert's actions (else an admissible one) and rendered, and
+ * every later turn is taken to be as long as the longest message showing the whole window
+ * (rollout.ts turnUserLengths); none is taken to be shorter than the first.
  */
 import { nodeOf } from "../plan/access.js";
 import { evalRef, readsFeedback, type ExtFns } from "../plan/expr.js";
@@ -21,7 +25,7 @@ import { stepGrid, varsAt } from "../plan/schedules.js";
 import { BackendError, type ModelContext, type Tokenizer } from "./backends/backend.js";
 import type { EnvPool } from "./env-pool.js";
 import type { RunGraph } from "./graph.js";
-import { firstTurnPrompt } from "./rollout.js";
+import { firstTurnPrompt, turnUserLengths } from "./rollout.js";
 
 export interface ContextModel {
   /** The model's name in the plan (its path), for messages. */
@@ -88,15 +92,16 @@ async function checkPlay(s: ContextSetup, play: ContextPlay, envs: ReadonlyMap<s
   if (known.length === 0 || !spec || !agent || !pool) return undefined;
   const task = (await pool.tasks(spec.split))[0];
   if (!task) return undefined;
-  const first = await pool.with(async (env) => {
-    let prefix: readonly string[] = [];
-    if (play.prefix && plannerPrefix(s.plan)) {
-      const expert = task.actions ?? (env.expertPath ? await env.expertPath(task) : []);
-      prefix = expert.slice(0, longestPrefix(s.plan, expert.length, s.ext));
-    }
-    return firstTurnPrompt(env, agent, s.tokenizer, task, prefix);
+  const opening = await pool.with(async (env) => {
+    const replays = play.prefix && plannerPrefix(s.plan);
+    // An expert the estimate alone reads (below) may fail: the estimate then plays admissible actions.
+    const expert = task.actions ?? (!env.expertPath ? [] : replays ? await env.expertPath(task) : await env.expertPath(task).catch(() => []));
+    const prefix = replays ? expert.slice(0, longestPrefix(s.plan, expert.length, s.ext)) : [];
+    const first = await firstTurnPrompt(env, agent, s.tokenizer, task, prefix);
+    return first && { first, prefix: prefix.slice(0, first.replayed), expert };
   });
-  if (!first) return undefined;
+  if (!opening) return undefined;
+  const first = opening.first;
   const reply = agent.maxResponseTokens;
   const after = first.replayed > 0 ? `, after the longest expert prefix the curriculum replays for it (${first.replayed} actions, shown as history),` : "";
   const where = `the first prompt of task '${task.id}' (${spec.kind}, split "${spec.split}", agent '${agent.name}'${play.what === "training" ? "" : `; ${play.what}`})${after}`;
@@ -113,13 +118,31 @@ async function checkPlay(s: ContextSetup, play: ContextPlay, envs: ReadonlyMap<s
       "or send less: a shorter system prompt or template, fewer max_response_tokens" + (first.replayed > 0 ? ", a shorter expert prefix (prefix:)." : "."));
   }
   // The student plays the turns the prefix leaves (maxTurns − prefix, EpisodePlanner).
-  const episode = episodeEstimate(first, agent, play.maxTurns - first.replayed);
+  const turns = play.maxTurns - first.replayed;
+  const users = await pool.with((env) => turnUserLengths(env, agent, s.tokenizer, task, opening.prefix, opening.expert.slice(opening.prefix.length), Math.min(turns, PLAYED_TURNS)));
+  if (!users) return undefined;
+  const episode = episodeEstimate(first, users, agent, turns);
   const tightest = models[0]!;
   if (episode.tokens <= tightest.context.tokens) return undefined;
   const whose = play.what === "training" ? "a whole episode" : `a whole ${play.what} episode (max_turns ${play.maxTurns})`;
   return `TC7004: the ${tightest.role} model '${tightest.name}' reads at most ${tightest.context.tokens} tokens (${tightest.context.source}), but ${whose} may reach about ${episode.tokens}: ` +
-    `${episode.turns} turns kept in memory ("${memoryName(agent)}") of a user message of about ${first.user} tokens (as the first) and a reply of up to ${reply}, after a first prompt of ${first.prompt.length}. ` +
+    `${episode.turns} turns kept in memory ("${memoryName(agent)}") of user messages of ${sizes(episode.users)} tokens (${measured(users, agent)}) and replies of up to ${reply}, after a first prompt of ${first.prompt.length}. ` +
     "Turns past the context are refused by the server mid-run; give the model more positions, a shorter agent memory (memory: window), or fewer max_turns";
+}
+
+/** Student turns played at start-up to measure how the user message grows (a format's history window of 2 is reached by the third). */
+export const PLAYED_TURNS = 4;
+
+/** How the user messages were measured, for the warning. */
+function measured(u: { played: number[]; how: "expert" | "admissible" | "none" }, agent: AgentFormat): string {
+  const by = u.how === "expert" ? "with the expert's actions" : u.how === "admissible" ? "with admissible actions" : "without a step";
+  const window = agent.historyWindow > 0 ? `, later ones as long as the longest showing the last ${agent.historyWindow} steps (history_window)` : ", later ones as long as the longest";
+  return `the first ${u.played.length} played ${by}${window}, none shorter than the first`;
+}
+
+function sizes(users: number[]): string {
+  const lo = Math.min(...users), hi = Math.max(...users);
+  return lo === hi ? `about ${lo}` : `${lo}–${hi}`;
 }
 
 function plannerPrefix(plan: Plan): boolean {
@@ -155,12 +178,28 @@ export function longestPrefix(plan: Plan, expertLength: number, ext: ExtFns = {}
   return peak === -Infinity ? most : Math.max(0, Math.min(peak, most));
 }
 
-/** The last prompt of an episode of `turns` student turns plus its reply, turns kept as the agent's memory keeps them. */
-function episodeEstimate(first: { prompt: number[]; user: number; assistantPrefix: number; assistantSuffix: number }, agent: AgentFormat, turns: number): { tokens: number; turns: number } {
-  const earlier = Math.max(0, turns - 1);
+/**
+ * The last prompt of an episode of `turns` student turns plus its reply, turns kept as the agent's
+ * memory keeps them: the system prompt, each kept turn's user message (as measured: the played ones,
+ * then `later`; none shorter than the first) with its reply of at most max_response_tokens, and the
+ * last turn's user message.
+ */
+export function episodeEstimate(first: { prompt: number[]; user: number; assistantPrefix: number; assistantSuffix: number }, users: { played: number[]; later: number },
+  agent: AgentFormat, turns: number): { tokens: number; turns: number; users: number[] } {
+  const last = Math.max(1, turns);
+  const earlier = last - 1;
   const kept = agent.memory.kind === "window" ? Math.min(agent.memory.turns, earlier) : earlier;
-  const turn = first.user + first.assistantPrefix + agent.maxResponseTokens + first.assistantSuffix;
-  return { tokens: first.prompt.length + kept * turn + agent.maxResponseTokens, turns: kept + 1 };
+  // None shorter than the first: the turns played follow the expert, whose observations may be
+  // shorter than those a student meets (the estimate is of what an episode may reach).
+  const userAt = (t: number) => Math.max(first.user, users.played[t] ?? users.later);
+  const system = first.prompt.length - first.user - first.assistantPrefix;
+  let tokens = system + userAt(last - 1) + first.assistantPrefix + agent.maxResponseTokens;
+  const shown = [userAt(last - 1)];
+  for (let t = last - 1 - kept; t < last - 1; t++) {
+    tokens += userAt(t) + first.assistantPrefix + agent.maxResponseTokens + first.assistantSuffix;
+    shown.push(userAt(t));
+  }
+  return { tokens, turns: kept + 1, users: shown };
 }
 
 function memoryName(agent: AgentFormat): string {

@@ -145,6 +145,59 @@ function shownAfterReply(shown: Shown, action: string, answer: string): void {
  */
 export async function firstTurnPrompt(env: EnvAdapter, format: AgentFormat, tokenizer: Tokenizer, task: TaskRef, prefix: readonly string[] = []):
   Promise<{ prompt: number[]; system: number; user: number; assistantPrefix: number; assistantSuffix: number; replayed: number } | undefined> {
+  const { first, shown, replay } = await replayPrefix(env, task, prefix);
+  // A format the env cannot fill: runEpisode refuses it with its coded error at the first episode.
+  if (!fillable(format, shown)) return undefined;
+  const system = format.system.length > 0 ? tokenizer.renderSystem(format.system) : [];
+  const user = tokenizer.renderUser(renderUserMessage(format, {
+    task: first.task, history: shown.history, observation: shown.observation, admissible: shown.admissible, ...shown.compact,
+  }));
+  const prompt = new ChatMemory(format, tokenizer, system).prompt(user);
+  return { prompt, system: system.length, user: user.length, assistantPrefix: tokenizer.assistantPrefix().length, assistantSuffix: tokenizer.assistantSuffix().length, replayed: replay.length };
+}
+
+/**
+ * The user messages of an episode's student turns, in tokens, for the start-up estimate of a whole
+ * episode (preflight-context.ts): a format that shows history (`historyWindow`) makes later messages
+ * longer than the first. The first `turns` turns after `prefix` are rendered as runEpisode renders
+ * them, the student stepping with `actions` (the expert's, after the prefix) and, past them, the first
+ * admissible action, until the env ends the episode; `later` stands for every turn after those: the
+ * longest message that showed the format's whole window, the next turn's among them (its history
+ * filled with the steps played, repeated, where fewer were): past the window a message shows no more
+ * steps, only other observations. `how` says whose actions were played.
+ */
+export async function turnUserLengths(env: EnvAdapter, format: AgentFormat, tokenizer: Tokenizer, task: TaskRef, prefix: readonly string[], actions: readonly string[], turns: number):
+  Promise<{ played: number[]; later: number; how: "expert" | "admissible" | "none" } | undefined> {
+  const { first, shown } = await replayPrefix(env, task, prefix);
+  if (!fillable(format, shown)) return undefined;
+  const window = format.historyWindow;
+  const userOf = (history: readonly HistoryEntry[]) => tokenizer.renderUser(renderUserMessage(format, {
+    task: first.task, history, observation: shown.observation, admissible: shown.admissible, ...shown.compact,
+  })).length;
+  const played: number[] = [];
+  let later = 0, how: "expert" | "admissible" | "none" = "none";
+  for (let t = 0; t < turns; t++) {
+    if (!fillable(format, shown)) break;
+    const n = userOf(shown.history);
+    played.push(n);
+    if (window === 0 || shown.history.length >= window) later = Math.max(later, n);
+    const action = actions[t] ?? shown.admissible[0];
+    if (action === undefined) break;
+    if (how !== "admissible") how = t < actions.length ? "expert" : "admissible";
+    const r = await env.step(action);
+    shownAfterStep(shown, action, r);
+    if (r.done) break;
+  }
+  if (fillable(format, shown)) {
+    const seen = shown.history.length > 0 ? shown.history : [{ observation: shown.observation, action: "" }];
+    const filled = shown.history.length >= window ? shown.history : Array.from({ length: window }, (_, i) => seen[i % seen.length]!);
+    later = Math.max(later, userOf(filled));
+  }
+  return { played, later: later || Math.max(0, ...played), how };
+}
+
+/** A reset of `task` and the replay of `prefix`, cut where it would end the episode (firstTurnPrompt). */
+async function replayPrefix(env: EnvAdapter, task: TaskRef, prefix: readonly string[]): Promise<{ first: Observation; shown: Shown; replay: readonly string[] }> {
   let replay = prefix;
   let first = await env.reset(task);
   let shown = shownAtReset(first);
@@ -160,14 +213,12 @@ export async function firstTurnPrompt(env: EnvAdapter, format: AgentFormat, toke
     }
     shownAfterStep(shown, replay[i]!, r);
   }
-  // A format the env cannot fill: runEpisode refuses it with its coded error at the first episode.
-  if (usesCompactActions(format) && (shown.compact.actionTemplates === undefined || shown.compact.objects === undefined)) return undefined;
-  const system = format.system.length > 0 ? tokenizer.renderSystem(format.system) : [];
-  const user = tokenizer.renderUser(renderUserMessage(format, {
-    task: first.task, history: shown.history, observation: shown.observation, admissible: shown.admissible, ...shown.compact,
-  }));
-  const prompt = new ChatMemory(format, tokenizer, system).prompt(user);
-  return { prompt, system: system.length, user: user.length, assistantPrefix: tokenizer.assistantPrefix().length, assistantSuffix: tokenizer.assistantSuffix().length, replayed: replay.length };
+  return { first, shown, replay };
+}
+
+/** Whether the env supplied what the format shows (ScienceWorld's compact action list). */
+function fillable(format: AgentFormat, shown: Shown): boolean {
+  return !usesCompactActions(format) || (shown.compact.actionTemplates !== undefined && shown.compact.objects !== undefined);
 }
 
 /**

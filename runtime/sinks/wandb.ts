@@ -28,8 +28,7 @@ export interface WandbOptions { project: string; runDir: string; name: string; c
 export class WandbSink {
   private started = false;
 
-  private constructor(private readonly o: WandbOptions, private readonly python: string, private readonly child: ChildProcess,
-    private readonly lines: Interface, private readonly done: Promise<number>, private readonly id: string | undefined) {}
+  private constructor(private readonly o: WandbOptions, private readonly sink: SinkProcess, private readonly id: string | undefined) {}
 
   /**
    * Starts the sink process and waits until it has imported wandb: a Python without it fails here,
@@ -37,18 +36,9 @@ export class WandbSink {
    */
   static async open(o: WandbOptions): Promise<WandbSink> {
     const id = savedRunId(o.runDir);
-    const python = o.python ?? process.env.TCOD_PYTHON ?? "python3";
-    const env = { WANDB_SILENT: "true", ...process.env }; // wandb's banner would break the progress bar
-    const child = spawn(python, [sinkScript()], { stdio: ["pipe", "pipe", "inherit"], env });
-    const done = new Promise<number>((res) => {
-      child.on("error", () => res(127));
-      child.on("exit", (code) => res(code ?? 1));
-    });
-    const lines = createInterface({ input: child.stdout! });
-    child.stdin!.on("error", () => {});
-    const sink = new WandbSink(o, python, child, lines, done, id);
+    const sink = SinkProcess.start(o.python);
     await sink.expect("loaded");
-    return sink;
+    return new WandbSink(o, sink, id);
   }
 
   /**
@@ -60,23 +50,60 @@ export class WandbSink {
     this.started = true;
     const id = this.id ?? randomBytes(6).toString("hex");
     writeFileSync(join(this.o.runDir, ID_FILE), id + "\n");
-    const ready = this.expect("ready");
-    this.child.stdin!.write(JSON.stringify({ init: { project: this.o.project, name: this.o.name, id, dir: resolve(this.o.runDir), config: this.o.config } }) + "\n");
+    const ready = this.sink.expect("ready");
+    this.sink.send({ init: { project: this.o.project, name: this.o.name, id, dir: resolve(this.o.runDir), config: this.o.config } });
     await ready;
   }
 
   log(step: number, scalars: Scalars): void {
-    if (this.started) this.child.stdin!.write(JSON.stringify({ step, scalars }) + "\n");
+    if (this.started) this.sink.send({ step, scalars });
   }
 
   /** Finishes the W&B run (syncs it, in online mode), if one was begun, and waits for the sink to exit. */
   async close(): Promise<void> {
-    this.child.stdin!.end(this.started ? JSON.stringify({ finish: true }) + "\n" : "");
+    await this.sink.end(this.started ? { finish: true } : undefined);
+  }
+}
+
+/**
+ * The check `--wandb` makes before anything starts, on its own: the sink process starts, imports wandb
+ * and is closed again, creating no W&B run and writing nothing; a Python without wandb is the
+ * WandbError `tcod run --wandb` reports. A sweep makes it once, before any point starts.
+ */
+export async function checkWandb(python?: string): Promise<void> {
+  const sink = SinkProcess.start(python);
+  await sink.expect("loaded");
+  await sink.end(undefined);
+}
+
+/** The wandb_sink.py process: JSON lines in, one word per answer out. */
+class SinkProcess {
+  private constructor(readonly python: string, private readonly child: ChildProcess, private readonly lines: Interface, private readonly done: Promise<number>) {}
+
+  static start(python = process.env.TCOD_PYTHON ?? "python3"): SinkProcess {
+    const env = { WANDB_SILENT: "true", ...process.env }; // wandb's banner would break the progress bar
+    const child = spawn(python, [sinkScript()], { stdio: ["pipe", "pipe", "inherit"], env });
+    const done = new Promise<number>((res) => {
+      child.on("error", () => res(127));
+      child.on("exit", (code) => res(code ?? 1));
+    });
+    const lines = createInterface({ input: child.stdout! });
+    child.stdin!.on("error", () => {});
+    return new SinkProcess(python, child, lines, done);
+  }
+
+  send(message: unknown): void {
+    this.child.stdin!.write(JSON.stringify(message) + "\n");
+  }
+
+  /** Ends the sink's input (after `last`, where given) and waits for it to exit. */
+  async end(last: unknown): Promise<void> {
+    this.child.stdin!.end(last === undefined ? "" : JSON.stringify(last) + "\n");
     await this.done;
   }
 
   /** The sink's next line must be `word`; anything else (an error line, an exit) is a WandbError. */
-  private async expect(word: string): Promise<void> {
+  async expect(word: string): Promise<void> {
     const answer = await new Promise<string>((res) => {
       this.lines.once("line", res);
       void this.done.then(() => res(""));

@@ -190,6 +190,10 @@ describe("a refused resume writes nothing (was: the bundle rewritten before RUN_
     ["a metrics.jsonl shorter than the checkpoint's rows", (d) => writeFileSync(join(d, "metrics.jsonl"), readFileSync(join(d, "metrics.jsonl"), "utf8").slice(0, 40)), [], /error TC7014: cannot resume: .*metrics\.jsonl has 40 bytes, the checkpoint expects at least \d+ \(truncated\)/],
     ["a folder in episodes.jsonl's place", (d) => { rmSync(join(d, "episodes.jsonl")); mkdirSync(join(d, "episodes.jsonl")); }, [], /error TC7014: cannot resume: .*episodes\.jsonl cannot be read/],
     ["the leftover of an interrupted checkpoint write, of another plan", (d) => { editJson(join(d, "checkpoint", "state.json"), (s) => { s.planName = "other"; }); renameSync(join(d, "checkpoint"), join(d, "checkpoint.old-4242")); }, [], /error TC7014: cannot resume: .*belongs to plan "other"/],
+    // Were found only once the lock was taken, by the backend loading the weights (the folder's mtime moved).
+    ["the student's weights cut short", (d) => { const p = join(d, "checkpoint", "student", "embedded-student.bin"); writeFileSync(p, readFileSync(p).subarray(0, 100)); }, [], /error TC7014: cannot resume: .*embedded-student\.bin has 100 bytes, the checkpoint recorded \d+ \(truncated\)/],
+    ["the student's weights removed", (d) => rmSync(join(d, "checkpoint", "student", "embedded-student.bin")), [], /error TC7014: cannot resume: .*embedded-student\.bin is missing \(the checkpoint recorded \d+ bytes\)/],
+    ["the student's state folder removed", (d) => rmSync(join(d, "checkpoint", "student"), { recursive: true }), [], /error TC7014: cannot resume: .*student is missing \(the checkpoint holds no student state\)/],
     ["a run holding the folder", (d) => writeFileSync(join(d, "run.lock"), JSON.stringify({ pid: process.pid, host: hostname(), started: "2020-01-01T00:00:00.000Z" }) + "\n"), [], new RegExp(`error TC7009: .* is in use by pid ${process.pid}`)],
   ])("%s: refused, every file of the folder and the folder itself as they were (names, sizes, mtimes)", (_, damage, flags, message) => {
     const dir = join(mkdtempSync(join(tmpdir(), "tcod-ext-resume-")), "run");

@@ -4,7 +4,7 @@
  * `--print-config`; what a run folder records (run.json, source/, the point's stderr.log).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -109,6 +109,46 @@ describe("tcod run --sweep", () => {
     expect(existsSync(join(out, "plans"))).toBe(false);
     expect(existsSync(join(out, "sweep.json"))).toBe(false);
   });
+
+  it("a refused sweep leaves its --out folder as it was: the folder's mtime unchanged (was: made and probed before the points were checked)", () => {
+    const { dir, file } = project();
+    const out = join(dir, "kept");
+    mkdirSync(join(out, "small@k=3steps"), { recursive: true });
+    writeFileSync(join(out, "small@k=3steps", "plan.json"), "{}\n");
+    const past = new Date(Date.now() - 3_600_000);
+    utimesSync(out, past, past);
+    const before = statSync(out).mtimeMs;
+    const r = tcod(["run", file, "--sweep", "--out", out]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("holds a run of a different plan");
+    expect(readdirSync(out)).toEqual(["small@k=3steps"]);
+    expect(statSync(out).mtimeMs).toBe(before);
+  });
+
+  it("--wandb without the wandb package is refused once, before any point starts, with TC7011 and a hint; no folder is made (was: every point failed)", () => {
+    const { dir, file } = project();
+    const out = join(dir, "wb");
+    const r = spawnSync(process.execPath, [CLI, "run", file, "--sweep", "--out", out, "--wandb", "p"], { cwd: ROOT, encoding: "utf8", env: { ...process.env, TCOD_PYTHON: "/nonexistent/python" } });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe("tcod run error TC7011: --wandb: W&B logging did not start (cannot run /nonexistent/python)\n" +
+      "  hint: Install the wandb package for /nonexistent/python (pip install wandb), or point TCOD_PYTHON at a Python that has it; WANDB_MODE=offline logs without an account.\n");
+    expect(r.stdout).not.toMatch(/^start /m);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("--wandb with a Python that has wandb: checked once, then every point logs to the project (a stand-in for wandb_sink.py's Python)", () => {
+    const { dir, file } = project();
+    const out = join(dir, "wb-ok"), lines = join(dir, "sink-lines.jsonl"), fake = join(dir, "fake-python");
+    // Answers as wandb_sink.py does ("loaded", then "ready" on init) and keeps every line it is sent.
+    writeFileSync(fake, `#!${process.execPath}\nconsole.log("loaded");\nrequire("readline").createInterface({ input: process.stdin }).on("line", (l) => {\n` +
+      `  require("fs").appendFileSync(${JSON.stringify(lines)}, l + "\\n");\n  if (JSON.parse(l).init) console.log("ready");\n});\n`, { mode: 0o755 });
+    const r = spawnSync(process.execPath, [CLI, "run", file, "--sweep", "--out", out, "--wandb", "p", "--no-tensorboard"], { cwd: ROOT, encoding: "utf8", env: { ...process.env, TCOD_PYTHON: fake } });
+    expect(r.status, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain("2/2 points completed");
+    const sent = readFileSync(lines, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { init?: { project: string; name: string } });
+    expect(sent.filter((m) => m.init).map((m) => [m.init!.project, m.init!.name]).sort()).toEqual([["p", "small@k=2steps"], ["p", "small@k=3steps"]]);
+    for (const p of ["small@k=2steps", "small@k=3steps"]) expect(readFileSync(join(out, p, "wandb-id"), "utf8")).toMatch(/^[0-9a-f]{12}\n$/);
+  }, 300000);
 
   it("runs every point in its own folder; a second run skips them; an interrupted point is resumed to the same metrics", async () => {
     const { dir, file } = project();

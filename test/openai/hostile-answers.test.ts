@@ -396,6 +396,30 @@ describe("top-k alternatives past the model's vocabulary (the topk estimator tra
       expect(() => parse(undefined), name).not.toThrow();
     }
   });
+
+  it("a teacher's listed id at or past the student's vocabulary is refused where the answer is read, in each dialect; below it, or unknown, passes", () => {
+    const vllm = vllmScore(-2);
+    (vllm.choices[0]!.prompt_logprobs[3] as Record<string, unknown>)[String(big)] = { logprob: -5 };
+    const sg = sglangScore(-2) as { meta_info: Record<string, unknown> }[];
+    sg[0]!.meta_info.input_top_logprobs = [null, null, [[-1, 3, null]], [[-2, 4, null], [-5, big, null]]];
+    const wk = workerScore(-2) as { results: { topk: { token: number; logprob: number }[][] }[] };
+    wk.results[0]!.topk[1]!.push({ token: big, logprob: -5 });
+    // The teacher's own vocabulary is larger (or unknown): only the student's bounds the ids.
+    const cases: [string, (student?: number) => unknown, string][] = [
+      ["vllm", (s) => vllmDialect({ model: "m", vocabSize: 1000, studentVocabSize: s }).parseScore(vllm, topkReq), `choices[0].prompt_logprobs[3]["${big}"]`],
+      ["sglang", (s) => sglangDialect({ model: "m", studentVocabSize: s }).parseScore(sg, topkReq), "[0].meta_info.input_top_logprobs[3][1][1]"],
+      ["worker", (s) => workerDialect({ model: "m", role: "teacher", vocabSize: 1000, studentVocabSize: s }).parseScore(wk, topkReq), "results[0].topk[1][1].token"],
+    ];
+    for (const [name, parse, field] of cases) {
+      const e = malformed(() => parse(big));
+      expect(e.field, name).toBe(field);
+      expect(e.problem, name).toBe(`token id ${big} is past the student's vocabulary of ${big} ids (0…${big - 1})`);
+      expect(e.hint, name).toMatch(/^The teacher lists among its top-k alternatives a token the student has no output row for/);
+      expect(e.hint, name).toContain("k1 estimator");
+      expect(() => parse(big + 1), name).not.toThrow();
+      expect(() => parse(undefined), name).not.toThrow();
+    }
+  });
 });
 
 describe("HTTP answers of the wrong kind", () => {

@@ -15,11 +15,12 @@ import { nodeOf } from "../../plan/schema.js";
 import { BackendError } from "../../runtime/backends/backend.js";
 import { OpenAIClient } from "../../runtime/backends/openai/client.js";
 import { createOpenAIBackend, HttpBackendError, WorkerTrainer } from "../../runtime/backends/openai/index.js";
+import { createRemoteModels } from "../../runtime/backends/openai/models.js";
 import { EnvPool } from "../../runtime/env-pool.js";
 import { createEnv } from "../../runtime/envs/registry.js";
 import { runGraph } from "../../runtime/graph.js";
-import { checkContextLengths, contextPlays, longestPrefix } from "../../runtime/preflight-context.js";
-import { firstTurnPrompt } from "../../runtime/rollout.js";
+import { checkContextLengths, contextPlays, episodeEstimate, longestPrefix, PLAYED_TURNS } from "../../runtime/preflight-context.js";
+import { firstTurnPrompt, turnUserLengths } from "../../runtime/rollout.js";
 
 composeRuntime(); // the envs bin/ registers
 
@@ -76,7 +77,7 @@ describe("the model's context against the run's first prompt (vLLM's max_model_l
     const pools = envs();
     const long = await checkContextLengths(setup(s, 40), pools);
     expect(long).toHaveLength(1);
-    expect(long[0]).toMatch(/^TC7004: the student model 'base' reads at most 1500 tokens \(.*\), but a whole episode may reach about \d+: 40 turns kept in memory \("accumulate"\) of a user message of about \d+ tokens/);
+    expect(long[0]).toMatch(/^TC7004: the student model 'base' reads at most 1500 tokens \(.*\), but a whole episode may reach about \d+: 40 turns kept in memory \("accumulate"\) of user messages of (about \d+|\d+–\d+) tokens \(the first 4 played with the expert's actions, later ones as long as the longest, none shorter than the first\)/);
     expect(long[0]).toContain("a shorter agent memory (memory: window), or fewer max_turns");
     expect(await checkContextLengths(setup(s, 2), pools)).toEqual([]);
     expect(await checkContextLengths(setup(s, 40, false), pools)).toEqual([]);
@@ -162,6 +163,46 @@ curriculum c {
     }
   });
 
+  it("a format that shows history: the whole-episode estimate measures the growing user messages, not the first's alone", async () => {
+    const plan = compiled(source("hist.tcod", "max_turns: 12 turns", 'tcod_format(memory: "accumulate")'));
+    const g = runGraph(plan);
+    const url = await fakeVllm({ model: "base" });
+    const s = await createOpenAIBackend(vllmSpec(url), { role: "student", model: "base" });
+    const pools = poolsOf(plan);
+    try {
+      const [train] = contextPlays(plan, g, { name: "loglinear", role: "student", context: undefined }, { name: "oracle", role: "teacher", context: undefined });
+      const agent = plan.resources.agents[train!.agentId]!, spec = plan.resources.envs[train!.envId]!, pool = pools.get(train!.envId)!;
+      expect(agent.historyWindow).toBe(2);
+      const task = (await pool.tasks(spec.split))[0]!;
+      const first = (await pool.with((env) => firstTurnPrompt(env, agent, s.tokenizer, task)))!;
+      const expert = await pool.with((env) => env.expertPath!(task));
+      const users = (await pool.with((env) => turnUserLengths(env, agent, s.tokenizer, task, [], expert, PLAYED_TURNS)))!;
+      // Turns 0 and 1 have fewer than 2 earlier steps (the history-free template); from turn 2 on two are shown.
+      expect(users.how).toBe("expert");
+      expect(users.played[0]).toBe(first.user);
+      expect(users.played[2]!).toBeGreaterThan(users.played[1]! + 20);
+      expect(users.later).toBeGreaterThanOrEqual(users.played[2]!);
+      // Every user message as long as the first (the estimate before): a context just that large
+      // was taken to fit, but the turns that show history pass it.
+      const R = agent.maxResponseTokens, turn = first.user + first.assistantPrefix + R + first.assistantSuffix;
+      const asFirst = first.prompt.length + 11 * turn + R;
+      const estimate = episodeEstimate(first, users, agent, 12);
+      expect(estimate.tokens).toBeGreaterThan(asFirst + 9 * 20);
+      const play = { ...train!, models: [{ name: "loglinear", role: "student" as const, context: ctx(asFirst) }] };
+      const w = await checkContextLengths({ plan, tokenizer: s.tokenizer, plays: [play] }, pools);
+      expect(w).toHaveLength(1);
+      expect(w[0]).toContain(`but a whole episode may reach about ${estimate.tokens}: 12 turns kept in memory ("accumulate") of user messages of ${Math.min(...estimate.users)}–${Math.max(...estimate.users)} tokens ` +
+        "(the first 4 played with the expert's actions, later ones as long as the longest showing the last 2 steps (history_window), none shorter than the first)");
+      // A window of 2 kept turns: three user messages in the last prompt, the growth still counted.
+      const windowed = { ...agent, memory: { kind: "window" as const, turns: 2 } };
+      expect(episodeEstimate(first, users, windowed, 12)).toMatchObject({ turns: 3, users: [users.later, users.later, users.later] });
+      expect(await checkContextLengths({ plan, tokenizer: s.tokenizer, plays: [{ ...play, models: [{ ...play.models[0]!, context: ctx(estimate.tokens) }] }] }, pools)).toEqual([]);
+    } finally {
+      await Promise.all([...pools.values()].map((p) => p.close()));
+      await s.close();
+    }
+  });
+
   it("the TurnOPD probe plays full episodes of its own max_turns, read by student and teacher", () => {
     const plan = compiled("examples/texthouse/turnopd.tcod");
     const plays = contextPlays(plan, runGraph(plan), { name: "s", role: "student", context: undefined }, { name: "t", role: "teacher", context: undefined });
@@ -231,6 +272,31 @@ describe("sampled ids against the model's vocabulary", () => {
     expect(e.message).toContain("choices[0].token_ids[1]: token id 5000 is past the model's vocabulary of 5000 ids (0…4999)");
     expect(e.hint).toContain("no embedding row");
     await s.close();
+  });
+
+  it("a vLLM teacher's top-k ids are checked against the student's vocabulary (its trainer's rows): TC7004 naming server, endpoint and field", async () => {
+    const url = await fakeVllm({ model: "base" });
+    const trainerUrl = await fakeVllm({ model: "base", trainer: true, trainerVocab: 103 });
+    const teacherUrl = await fakeVllm({ model: "big" });
+    const runDir = mkdtempSync(join(tmpdir(), "tcod-teacher-vocab-"));
+    const models = await createRemoteModels({
+      student: { path: "base", backend: vllmSpec(url) }, teacher: { path: "big", backend: vllmSpec(teacherUrl) }, agent: {} as never, seed: 1, runDir,
+    }, { trainerUrl, log: () => {} });
+    try {
+      // The student's rows reach the topk estimator too (a vLLM tokenizer reports no size).
+      expect(models.student.outputSize).toBe(103);
+      // The fake lists t+1 … t+k after each scored token t: 102 passes, 103 is past the student's 103 rows.
+      const ok = await models.teacher.score([{ prompt: [1, 100], completion: [101], temperature: 1, topk: 1 }]);
+      expect(ok[0]!.topk![0]!.map((a) => a.token)).toContain(102);
+      const e = await failure(models.teacher.score([{ prompt: [1, 100], completion: [101, 2], temperature: 1, topk: 2 }]));
+      expect(e.code).toBe("TC7004");
+      expect(e.retryable).toBe(false);
+      expect(e.message).toBe(`vllm server ${teacherUrl} /v1/completions: malformed response: choices[0].prompt_logprobs[2]["103"]: token id 103 is past the student's vocabulary of 103 ids (0…102)`);
+      expect(e.hint).toContain("no output row");
+    } finally {
+      await models.student.close();
+      await models.teacher.close();
+    }
   });
 
   it("unknown (vLLM reports no vocabulary size, no trainer): not checked", async () => {

@@ -3,12 +3,12 @@
  * naming the file, never a crash; a run killed before its first checkpoint resumes from step 0; a
  * checkpoint beyond the plan is refused; leftovers of interrupted checkpoint writes are cleaned up.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runPlan } from "../../runtime/engine.js";
+import { checkResume, runPlan } from "../../runtime/engine.js";
 import { readMetrics } from "../../runtime/metrics.js";
 import { RunFolderError } from "../../runtime/checkpoint.js";
 import { parsePlan } from "../../plan/schema.js";
@@ -127,6 +127,36 @@ describe("damaged run folders", () => {
       expect(readFileSync(join(dir, "run.json"), "utf8")).toBe(record);
       expect(readdirSync(dir).filter((f) => f.includes("tfevents"))).toEqual([]);
     }
+  });
+});
+
+describe("the student's files, checked before a resume takes the folder (checkResume)", () => {
+  const refusal = (dir: string): RunFolderError => {
+    try { checkResume(plan, dir); } catch (e) { expect(e).toBeInstanceOf(RunFolderError); return e as RunFolderError; }
+    throw new Error("expected a refusal");
+  };
+
+  it("a checkpoint records each file of checkpoint/student with its size; intact, the check passes", () => {
+    const files = (JSON.parse(readFileSync(state(stopped), "utf8")) as { student: { files: Record<string, number> } }).student.files;
+    expect(Object.keys(files).sort()).toEqual(Object.keys(studentFiles(stopped)));
+    for (const [f, bytes] of Object.entries(files)) expect(statSync(join(stopped, "checkpoint", "student", f)).size).toBe(bytes);
+    expect(() => checkResume(plan, damaged(() => {}))).not.toThrow();
+  });
+
+  it("a file cut short, grown, missing or a folder is TC7014 naming it; a checkpoint of an older version (no list) is checked for its folder alone", () => {
+    const bin = (d: string) => join(d, "checkpoint", "student", "embedded-student.bin");
+    let e = refusal(damaged((d) => writeFileSync(bin(d), readFileSync(bin(d)).subarray(0, 8))));
+    expect(e.message).toMatch(/embedded-student\.bin has 8 bytes, the checkpoint recorded \d+ \(truncated\)$/);
+    expect(e.where?.file).toMatch(/embedded-student\.bin$/);
+    expect(refusal(damaged((d) => writeFileSync(bin(d), Buffer.concat([readFileSync(bin(d)), Buffer.from([0])])))).message).toMatch(/\(overwritten\)$/);
+    expect(refusal(damaged((d) => { rmSync(bin(d)); mkdirSync(bin(d)); })).message).toMatch(/embedded-student\.bin is a folder, not the file of \d+ bytes the checkpoint recorded$/);
+    expect(refusal(damaged((d) => rmSync(bin(d)))).hint).toContain("put its files back as the run wrote them");
+    const older = (d: string) => editState(d, (s) => { delete s.student; });
+    expect(() => checkResume(plan, damaged((d) => { older(d); writeFileSync(bin(d), "x"); }))).not.toThrow(); // found by loadStudent, as before
+    e = refusal(damaged((d) => { older(d); rmSync(join(d, "checkpoint", "student"), { recursive: true }); }));
+    expect(e.message).toMatch(/student is missing \(the checkpoint holds no student state\)$/);
+    e = refusal(damaged((d) => editState(d, (s) => { s.student = { files: { "../../metrics.jsonl": 1 } }; })));
+    expect(e.message).toMatch(/state\.json lists a student file outside .*: "\.\.\/\.\.\/metrics\.jsonl"$/);
   });
 });
 

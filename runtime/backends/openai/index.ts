@@ -55,6 +55,11 @@ export interface OpenAIBackendOptions {
   maxLogprobs?: number;
   stopTokens?: number[];
   vocabSize?: number;
+  /**
+   * A teacher's: the student's vocabulary size (its output rows), where known. The teacher's top-k
+   * ids at or past it are refused where its answer is read, naming server, endpoint and field.
+   */
+  studentVocabSize?: number;
   /** Chat template as text, for servers that cannot tokenize messages (SGLang). */
   chatTemplate?: ChatTemplateText;
   sglang?: Pick<SglangOptions, "seedField" | "scoreMaxNewTokens">;
@@ -120,6 +125,7 @@ async function build(spec: RemoteSpec, o: OpenAIBackendOptions, dialectName: Dia
   // rows (/info vocab_size), else `vocabSize` given here; a vLLM/SGLang student's trainer's rows below.
   const rows = info ? numberOr(info.vocab_size) : undefined;
   live.vocabSize = rows ?? o.vocabSize;
+  if (o.role === "teacher" && o.studentVocabSize !== undefined) live.studentVocabSize = o.studentVocabSize;
   if (dialectName === "worker") live.role = workerRole(probe, o.model, client);
   if (dialectName === "worker" && o.role === "student" && live.role !== "student") {
     throw client.fail("/info", "config", false, `model '${o.model}' is this worker's teacher, not its student`, "Point the student at the worker's --model (or --served-name).");
@@ -184,11 +190,13 @@ async function build(spec: RemoteSpec, o: OpenAIBackendOptions, dialectName: Dia
     });
   };
 
-  // A tcod worker normalises exact-KL targets over its output rows (/info vocab_size); the tokenizer may have fewer.
+  // The trainer normalises exact-KL targets over its output rows (a worker's /info vocab_size, or a
+  // vLLM/SGLang student's trainer's); the tokenizer may know fewer, or none (vLLM reports no size).
+  const outputRows = live.vocabSize;
   const student: OpenAIStudent = {
     ...common,
     tokenizer,
-    ...(rows !== undefined && rows > tokenizer.vocabSize ? { outputSize: rows } : {}),
+    ...(outputRows !== undefined && outputRows > tokenizer.vocabSize ? { outputSize: outputRows } : {}),
     version: () => version,
     sample: (reqs) => samples.submit(reqs),
     score,

@@ -117,7 +117,9 @@ export async function createRemoteModels(setup: ModelsSetup, env: RemoteModelsEn
     student = await createOpenAIBackend(st.spec, { role: "student", model: sm.path, training: trainingFor(sm.backend, runDir, env, maxBodyBytes), maxBodyBytes, ...st.env });
     log(student.probeLine);
     // A teacher in the student's worker process addresses it by its path (the worker's --teacher).
-    teacher = await createOpenAIBackend(tt.spec, { role: "teacher", model: tm.path, maxBodyBytes, ...tt.env });
+    // Its top-k ids are checked against the rows a top-k target spreads over (teacher-score.ts).
+    const studentRows = student.outputSize ?? (student.tokenizer.vocabSize > 0 ? student.tokenizer.vocabSize : undefined);
+    teacher = await createOpenAIBackend(tt.spec, { role: "teacher", model: tm.path, maxBodyBytes, ...(studentRows !== undefined ? { studentVocabSize: studentRows } : {}), ...tt.env });
     if (teacher.server !== student.server || teacher.probeLine !== student.probeLine) log(teacher.probeLine);
     assertSameTokenizer({ tokenizer: student.tokenizer, server: student.server }, { tokenizer: teacher.tokenizer, server: teacher.server });
     const tokenizer = meteredTokenizer(studentVocab ? mirrored(student, studentVocab, log) : student.tokenizer, meter);

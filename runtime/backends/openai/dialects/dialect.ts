@@ -43,6 +43,12 @@ export interface DialectOptions {
    * not, so for them it is the trainer's, or `vocabSize` given through the API, or unknown (unchecked).
    */
   vocabSize?: number;
+  /**
+   * A teacher's: the student's vocabulary size (the rows its train() normalises over), where known.
+   * Top-k alternatives at or past it are refused where the answer is read (shape.ts checkListedIds):
+   * the topk estimator's target lives on the student's rows alone.
+   */
+  studentVocabSize?: number;
 }
 
 export interface Dialect {

@@ -23,8 +23,8 @@ import {
   only,
 } from "./dialect.js";
 import {
-  asArray, asLogprob, asObject, asSampledLogprob, asTokenId, checkInVocabulary, distinctAlternatives, requireExactLength, requireLength,
-  ZERO_PROB_LOGPROB, type Json,
+  asArray, asLogprob, asObject, asSampledLogprob, asTokenId, checkInVocabulary, checkListedIds, distinctAlternatives, requireExactLength, requireLength,
+  ZERO_PROB_LOGPROB, type Json, type ListedBounds,
 } from "./shape.js";
 
 export interface SglangOptions extends DialectOptions {
@@ -174,7 +174,7 @@ export function sglangScoreBody(o: SglangOptions, mode: LogprobsMode, reqs: Scor
   };
 }
 
-export function parseSglangScore(json: Json, reqs: ScoreRequest[], o?: Pick<DialectOptions, "vocabSize">): ScoreResult[] {
+export function parseSglangScore(json: Json, reqs: ScoreRequest[], o?: ListedBounds): ScoreResult[] {
   const list = reqs.length === 1 && !Array.isArray(json) ? [json] : asArray(json, "");
   requireExactLength(list, reqs.length, "(body)", "one result per scored sequence");
   return reqs.map((r, j) => {
@@ -196,7 +196,7 @@ export function parseSglangScore(json: Json, reqs: ScoreRequest[], o?: Pick<Dial
       const t = triple(input[i], at, "scored");
       if (t.token !== token) throw new MalformedResponse(`${at}[1]`, `is token ${t.token}, but the scored sequence has ${token} there; the server changed the input ids`, PROMPT_CHANGED_HINT);
       if (t.isNull) nulls++;
-      return { logprob: t.logprob, alternatives: () => topAlternatives(tops[i], `${base}.input_top_logprobs[${i}]`, o?.vocabSize) };
+      return { logprob: t.logprob, alternatives: () => topAlternatives(tops[i], `${base}.input_top_logprobs[${i}]`, o) };
     });
     // A teacher that gives every token the student wrote a probability of zero is a NaN one (SGLang
     // writes NaN as null too), not a verdict: its scores would be a KL of ~9999 per token.
@@ -208,12 +208,12 @@ export function parseSglangScore(json: Json, reqs: ScoreRequest[], o?: Pick<Dial
 }
 
 /**
- * One position's top-k triples, each id inside a known vocabulary; a null is -inf, but not all of
+ * One position's top-k triples, each id inside the known vocabularies; a null is -inf, but not all of
  * them: a distribution's most likely token has a probability above zero.
  */
-function topAlternatives(v: Json, path: string, vocabSize: number | undefined): { token: number; logprob: number }[] {
+function topAlternatives(v: Json, path: string, bounds: ListedBounds | undefined): { token: number; logprob: number }[] {
   const alts = asArray(v, path).map((x, a) => triple(x, `${path}[${a}]`, "scored"));
-  checkInVocabulary(alts.map((x) => x.token), vocabSize, (a) => `${path}[${a}][1]`, "listed");
+  checkListedIds(alts.map((x) => x.token), bounds, (a) => `${path}[${a}][1]`);
   if (alts.length > 0 && alts.every((x) => x.isNull)) {
     throw new MalformedResponse(path, `gives every one of its ${alts.length} alternatives a null log-probability: the most likely token of a distribution cannot have probability zero, so they are NaN`, SGLANG_NULL_HINT);
   }

@@ -110,6 +110,29 @@ export function checkInVocabulary(ids: readonly number[], vocabSize: number | un
     "Serve the model the plan names (the trainer's --model, the teacher's path) at this URL, and see the server's log.");
 }
 
+/**
+ * What a scored answer's top-k ids are checked against: the answering model's vocabulary and, for a
+ * teacher, the student's (DialectOptions.studentVocabSize); unknown sizes are not checked.
+ */
+export interface ListedBounds { vocabSize?: number; studentVocabSize?: number }
+
+/**
+ * Top-k alternatives inside the model's vocabulary and, for a teacher, inside the student's: the topk
+ * estimator trains the student toward every listed id (signals/topk-target.ts), so an id the student
+ * has no output row for is refused here, naming the field, rather than mid-step without the server.
+ */
+export function checkListedIds(ids: readonly number[], b: ListedBounds | undefined, at: (i: number) => string): void {
+  checkInVocabulary(ids, b?.vocabSize, at, "listed");
+  const student = b?.studentVocabSize;
+  if (student === undefined || student <= 0) return;
+  const i = ids.findIndex((id) => id >= student);
+  if (i < 0) return;
+  throw new MalformedResponse(at(i), `token id ${ids[i]} is past the student's vocabulary of ${student} ids (0…${student - 1})`,
+    "The teacher lists among its top-k alternatives a token the student has no output row for, and the topk estimator trains the student toward every id listed: " +
+    "the teacher's vocabulary is larger than the student's (another model family, a tokenizer with added tokens). " +
+    "Serve a teacher whose tokenizer and vocabulary are the student's, or use the k1 estimator, which reads no top-k.");
+}
+
 export function asString(v: Json, path: string): string {
   if (typeof v !== "string") throw new MalformedResponse(path, `expected a string, got ${describe(v)}`);
   return v;

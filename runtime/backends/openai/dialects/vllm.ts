@@ -16,7 +16,7 @@ import {
   type Dialect, type DialectName, type DialectOptions, type HttpCall, type LogprobsMode,
   only,
 } from "./dialect.js";
-import { asArray, asLogprob, asObject, asSampledLogprob, asString, asTokenId, checkInVocabulary, field, requireExactLength, type Json } from "./shape.js";
+import { asArray, asLogprob, asObject, asSampledLogprob, asString, asTokenId, checkInVocabulary, checkListedIds, field, requireExactLength, type Json, type ListedBounds } from "./shape.js";
 
 /** Sequences per scoring call: bounded so one prefill batch stays a sane size. */
 const DEFAULT_SCORE_BATCH = 16;
@@ -171,22 +171,22 @@ export function vllmScoreBody(o: DialectOptions, mode: LogprobsMode, reqs: Score
   };
 }
 
-/** Every alternative of one position's dict (completionLogprobs keeps the k highest; the actual token may rank below k), each id inside a known vocabulary. */
-function alternativesOf(entry: Record<string, Json>, path: string, vocabSize: number | undefined): { token: number; logprob: number }[] {
+/** Every alternative of one position's dict (completionLogprobs keeps the k highest; the actual token may rank below k), each id inside the known vocabularies. */
+function alternativesOf(entry: Record<string, Json>, path: string, bounds: ListedBounds | undefined): { token: number; logprob: number }[] {
   const alts = Object.entries(entry).map(([key, v]) => {
     const id = Number(key);
     if (!Number.isInteger(id) || id < 0) throw new MalformedResponse(path, `key ${JSON.stringify(key)} is not a token id`);
     return { token: id, logprob: asLogprob(asObject(v, field(path, key)).logprob, field(field(path, key), "logprob")) };
   });
-  checkInVocabulary(alts.map((a) => a.token), vocabSize, (i) => field(path, String(alts[i]!.token)), "listed");
+  checkListedIds(alts.map((a) => a.token), bounds, (i) => field(path, String(alts[i]!.token)));
   return alts;
 }
 
 /**
  * Read completion-token logprobs out of one `prompt_logprobs` list (entry 0 is null: the first token
- * has no context, and is never read); top-k ids past `vocabSize`, where known, are refused.
+ * has no context, and is never read); top-k ids past the known vocabularies (`bounds`) are refused.
  */
-export function readPromptLogprobs(pl: Json, r: ScoreRequest, base: string, vocabSize?: number): ScoreResult {
+export function readPromptLogprobs(pl: Json, r: ScoreRequest, base: string, bounds?: ListedBounds): ScoreResult {
   const list = asArray(pl, base);
   const seq = [...r.prompt, ...r.completion];
   if (list.length !== seq.length) {
@@ -203,7 +203,7 @@ export function readPromptLogprobs(pl: Json, r: ScoreRequest, base: string, voca
     if (!(key in entry)) {
       throw new MalformedResponse(at, `has no entry for the scored token ${key} (keys: ${Object.keys(entry).slice(0, 6).join(", ")}); the server may have re-tokenized the prompt`, PROMPT_CHANGED_HINT);
     }
-    return { logprob: asLogprob(asObject(entry[key], field(at, key)).logprob, field(field(at, key), "logprob")), alternatives: () => alternativesOf(entry, at, vocabSize) };
+    return { logprob: asLogprob(asObject(entry[key], field(at, key)).logprob, field(field(at, key), "logprob")), alternatives: () => alternativesOf(entry, at, bounds) };
   });
 }
 
@@ -215,7 +215,7 @@ function choiceIndex(v: Json, path: string, n: number): number {
   return v;
 }
 
-export function parseVllmScore(json: Json, reqs: ScoreRequest[], expect?: Pick<DialectOptions, "model" | "servedModels" | "vocabSize">): ScoreResult[] {
+export function parseVllmScore(json: Json, reqs: ScoreRequest[], expect?: Pick<DialectOptions, "model" | "servedModels" | "vocabSize" | "studentVocabSize">): ScoreResult[] {
   const body = asObject(json, "");
   checkAnsweredModel(body, expect);
   const choices = asArray(body.choices, "choices");
@@ -234,7 +234,7 @@ export function parseVllmScore(json: Json, reqs: ScoreRequest[], expect?: Pick<D
   const out = reqs.map((r, i) => {
     const hit = byIndex.get(i)!;
     checkPromptEcho(hit.c, [...r.prompt, ...r.completion], `choices[${hit.at}]`);
-    return readPromptLogprobs(hit.c.prompt_logprobs, r, `choices[${hit.at}].prompt_logprobs`, expect?.vocabSize);
+    return readPromptLogprobs(hit.c.prompt_logprobs, r, `choices[${hit.at}].prompt_logprobs`, expect);
   });
   const sent = reqs.reduce((n, r) => n + r.prompt.length + r.completion.length, 0);
   checkUsage(body, "prompt_tokens", sent, "the sequences sent have", PROMPT_CHANGED_HINT);

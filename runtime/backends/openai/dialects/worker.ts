@@ -17,7 +17,7 @@ import {
   checkSampleTemperature, checkScoreShape, checkScoreTemperature, checkTopk,
   type Dialect, type DialectOptions, type HttpCall, type LogprobsMode,
 } from "./dialect.js";
-import { asArray, asEntropy, asLogprob, asObject, asSampledLogprob, asTokenId, checkInVocabulary, distinctAlternatives, requireExactLength, type Json } from "./shape.js";
+import { asArray, asEntropy, asLogprob, asObject, asSampledLogprob, asTokenId, checkInVocabulary, checkListedIds, distinctAlternatives, requireExactLength, type Json, type ListedBounds } from "./shape.js";
 
 export interface WorkerDialectOptions extends DialectOptions {
   /** Which of the worker's models answers: the trainable student or the frozen teacher beside it. */
@@ -89,7 +89,7 @@ export function workerScoreBody(o: WorkerDialectOptions, mode: LogprobsMode, req
   };
 }
 
-export function parseWorkerScore(json: Json, reqs: ScoreRequest[], o?: Pick<DialectOptions, "vocabSize">): ScoreResult[] {
+export function parseWorkerScore(json: Json, reqs: ScoreRequest[], o?: ListedBounds): ScoreResult[] {
   const results = asArray(asObject(json, "").results, "results");
   requireExactLength(results, reqs.length, "results", "one result per scored sequence");
   return reqs.map((r, i) => {
@@ -107,7 +107,7 @@ export function parseWorkerScore(json: Json, reqs: ScoreRequest[], o?: Pick<Dial
           const e = asObject(alt, `${at}.topk[${j}][${a}]`);
           return { token: asTokenId(e.token, `${at}.topk[${j}][${a}].token`), logprob: asLogprob(e.logprob, `${at}.topk[${j}][${a}].logprob`) };
         });
-        checkInVocabulary(alts.map((x) => x.token), o?.vocabSize, (a) => `${at}.topk[${j}][${a}].token`, "listed");
+        checkListedIds(alts.map((x) => x.token), o, (a) => `${at}.topk[${j}][${a}].token`);
         return distinctAlternatives(alts, `${at}.topk[${j}]`);
       });
     }
