@@ -119,7 +119,7 @@ describe("every flag the docs give a tcod command is one of its flags", () => {
     const flags = new Map(COMMANDS.map((c) => [c, flagsOf(c)]));
     const bad: string[] = [];
     for (const doc of DOCS) {
-      readFileSync(join(ROOT, doc), "utf8").split("\n").forEach((text, i) => {
+      readFileSync(join(ROOT, doc), "utf8").replace(/\\\n/g, " ").split("\n").forEach((text, i) => {
         // A command runs to the end of its code span, a `#` comment, or the next command on the line.
         const spans = [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
         if (/^\s*(\$ |npx |tcod |bin\/tcod |[A-Z_]+=\S* )/.test(text)) spans.push(text.replace(/\s#\s.*$/, ""));
@@ -131,6 +131,26 @@ describe("every flag the docs give a tcod command is one of its flags", () => {
               if (!known.has(f[0]) && !HIDDEN.has(f[0]) && f[0] !== "--help") bad.push(`${doc}:${i + 1}: tcod ${m[1]} ${f[0]}`);
             }
           }
+        }
+      });
+    }
+    expect(bad).toEqual([]);
+  });
+});
+
+describe("every flag the docs give the worker is one of its flags", () => {
+  it("python -m tcod_worker …, torchrun -m tcod_worker …, TCOD_WORKER_ARGS=\"…\"", () => {
+    const dir = join(ROOT, "worker/tcod_worker");
+    const known = new Set(readdirSync(dir).filter((f) => f.endsWith(".py"))
+      .flatMap((f) => [...readFileSync(join(dir, f), "utf8").matchAll(/add_argument\(\s*"(--[a-z][a-z-]*)"/g)].map((m) => m[1]!)));
+    expect(known.has("--model")).toBe(true);
+    const bad: string[] = [];
+    for (const doc of DOCS) {
+      // A shell line continued with `\` is one command.
+      readFileSync(join(ROOT, doc), "utf8").replace(/\\\n/g, " ").split("\n").forEach((text, i) => {
+        const uses = [...text.matchAll(/-m tcod_worker\b([^`#|]*)/g), ...text.matchAll(/TCOD_WORKER_ARGS="([^"]*)"/g)].map((m) => m[1]!);
+        for (const u of uses) {
+          for (const f of u.matchAll(/(?<![\w-])--[a-z][a-z-]*/g)) if (!known.has(f[0])) bad.push(`${doc}:${i + 1}: tcod_worker ${f[0]}`);
         }
       });
     }
