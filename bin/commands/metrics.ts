@@ -38,7 +38,7 @@ interface Flags { csv?: boolean; json?: boolean; tensorboard?: boolean }
 
 export function register(program: Command): void {
   program.command("metrics")
-    .description("Print a run's metrics: a summary table, CSV (--csv), or JSON (--json); --tensorboard writes TensorBoard event files from metrics.jsonl. A value metrics.jsonl holds as null (not measured at that step, or NaN/±Infinity when written) is shown as null and counted, never dropped; min, max and best are over the numbers.")
+    .description("Print a run's metrics: a summary table, CSV (--csv), or JSON (--json); --tensorboard writes TensorBoard event files from metrics.jsonl. A value metrics.jsonl holds as null (not measured at that step, or NaN/±Infinity when written) is shown as null and counted, never dropped; min and max are over the numbers.")
     .argument("<runDirs...>", "run folders (each with metrics.jsonl), or a metrics file a restart set aside in one (RUN_DIR/metrics.jsonl.before-restart-N); every one that cannot be read is reported, and then nothing else is printed")
     .option("--csv", "every metrics row as CSV on stdout (`null` where the row holds null, empty where it has no such value)")
     .option("--json", "the summary as the JSON result line")
